@@ -1,0 +1,274 @@
+//! Writes the retry loop around the function's body. Every decision is a call into the runtime
+//! (`Call::decide`); this module only arranges syntax.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Path, Type};
+
+use crate::args::{RetryArgs, combine};
+use crate::item::{self, Param, RetryFn};
+
+/// `#[retryable(args)] item`, as tokens. Never panics: any problem becomes a `compile_error!`
+/// emitted beside the unchanged function, so that its callers still compile.
+pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
+    let parsed_args = RetryArgs::parse(args);
+    let parsed_fn = item::parse(item.clone());
+    match (parsed_args, parsed_fn) {
+        (Ok(args), Ok(f)) => match expand(&args, f) {
+            Ok(tokens) => tokens,
+            Err(e) => with_errors(item, e),
+        },
+        (args, f) => {
+            let errors = combine(args.err().into_iter().chain(f.err().map(|(e, _)| e)));
+            with_errors(
+                item,
+                errors.unwrap_or_else(|| unreachable!("one side failed")),
+            )
+        }
+    }
+}
+
+fn with_errors(item: TokenStream, e: syn::Error) -> TokenStream {
+    let errors = e.to_compile_error();
+    quote!(#item #errors)
+}
+
+/// The rewritten function.
+fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
+    let k = &args.krate;
+    let p = quote!(#k::__private);
+    if !f.is_async() && args.schedule.timeout.is_some() {
+        return Err(syn::Error::new(
+            args.schedule.span_of("timeout"),
+            "`timeout` needs an `async fn`: a blocking call cannot be cut short; remove `timeout` or make the function async",
+        ));
+    }
+
+    let call = format_ident!("__reattempt_call", span = Span::mixed_site());
+    let out = format_ident!("__reattempt_out", span = Span::mixed_site());
+    let res = format_ident!("__reattempt_res", span = Span::mixed_site());
+    let policy = format_ident!("__REATTEMPT_POLICY", span = Span::mixed_site());
+    let ret = &f.output;
+
+    let builder = policy_builder(args, &p);
+    let name = match &args.name {
+        Some(lit) => quote!(#lit),
+        None => {
+            let fn_name = f.item.sig.ident.to_string();
+            quote!(::core::concat!(::core::module_path!(), "::", #fn_name))
+        }
+    };
+    let per_attempt: Vec<TokenStream> =
+        f.params.iter().filter_map(|a| per_attempt(a, &p)).collect();
+    let body = &f.item.block;
+    let retry_err = retry_err(args, &p);
+    let retry_ok = hook(args.retry_if_ok.as_ref(), quote!(#p::never_ok));
+    let hint = hook(args.retry_after.as_ref(), quote!(#p::no_hint));
+    let on_retry = hook(args.on_retry.as_ref(), quote!(#p::no_notify));
+
+    let (attempt, sleep) = if f.is_async() {
+        let fake = fake_return(ret);
+        let method = if args.schedule.timeout.is_some() {
+            quote!(attempt_timed)
+        } else {
+            quote!(attempt)
+        };
+        (
+            quote!(#call.#method(async { #fake #body }).await),
+            quote!(#call.sleep(__reattempt_delay).await),
+        )
+    } else {
+        (
+            quote!(#call.attempt_blocking(|| -> #ret #body)),
+            quote!(#call.sleep_blocking(__reattempt_delay)),
+        )
+    };
+    let tail = match &args.recover {
+        Some(path) => recover_call(path, &f, &out, &p),
+        None => quote!(#out),
+    };
+
+    let new_body = quote! {{
+        static #policy: #p::RetryPolicy = #p::policy(#builder);
+        let mut #call = #p::Call::new(&#policy, #name);
+        let #out: #ret = loop {
+            let #res: #ret = {
+                #(#per_attempt)*
+                #attempt
+            };
+            match #call.decide(#res, #retry_err, #retry_ok, #hint, #on_retry) {
+                #p::Decision::Return(__reattempt_outcome) => break __reattempt_outcome,
+                #p::Decision::Sleep(__reattempt_delay) => #sleep,
+            }
+        };
+        #tail
+    }};
+
+    let RetryFn { item, .. } = f;
+    let attrs = &item.attrs;
+    let vis = &item.vis;
+    let sig = &item.sig;
+    Ok(quote! {
+        #(#attrs)*
+        // By-value arguments are only cloned from (into each attempt), never consumed.
+        #[allow(clippy::needless_pass_by_value)]
+        #vis #sig #new_body
+    })
+}
+
+/// `RetryPolicy::builder()` with each key that was given; validated already by the same rules.
+fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
+    let s = &args.schedule;
+    let duration = |d: std::time::Duration| {
+        let (secs, nanos) = (d.as_secs(), d.subsec_nanos());
+        quote!(#p::Duration::new(#secs, #nanos))
+    };
+    let mut calls = Vec::new();
+    if let Some(n) = s.max_attempts {
+        calls.push(quote!(.max_attempts(#n)));
+    }
+    if let Some(d) = s.delay {
+        let d = duration(d);
+        calls.push(quote!(.delay(#d)));
+    }
+    if let Some(b) = s.backoff {
+        let variant = format_ident!("{}", format!("{b:?}"));
+        calls.push(quote!(.backoff(#p::Backoff::#variant)));
+    }
+    if let Some(m) = s.multiplier {
+        let m = Literal::f64_suffixed(m);
+        calls.push(quote!(.multiplier(#m)));
+    }
+    if let Some(d) = s.max_delay {
+        let d = duration(d);
+        calls.push(quote!(.max_delay(#d)));
+    }
+    if let Some(j) = s.jitter {
+        let j = match j {
+            retry_runtime::Jitter::Proportional(f) => {
+                let f = Literal::f64_suffixed(f);
+                quote!(Proportional(#f))
+            }
+            other => {
+                let variant = format_ident!("{}", format!("{other:?}"));
+                quote!(#variant)
+            }
+        };
+        calls.push(quote!(.jitter(#p::Jitter::#j)));
+    }
+    if let Some(d) = s.timeout {
+        let d = duration(d);
+        calls.push(quote!(.timeout(#d)));
+    }
+    if let Some(d) = s.max_elapsed {
+        let d = duration(d);
+        calls.push(quote!(.max_elapsed(#d)));
+    }
+    quote!(#p::RetryPolicy::builder() #(#calls)*)
+}
+
+/// What one attempt binds before running the body.
+fn per_attempt(param: &Param, p: &TokenStream) -> Option<TokenStream> {
+    match param {
+        Param::Owned { ident, mutable, ty } => {
+            let mutability = mutable.then(|| quote!(mut));
+            // Spanned at the type, so that a missing `Clone` is reported at this argument.
+            Some(quote_spanned! {ty.span()=>
+                let #mutability #ident = #p::clone_arg(&#ident);
+            })
+        }
+        Param::Pattern { pat, renamed, ty } => Some(match ty {
+            Type::Reference(r) if r.mutability.is_some() => quote!(let #pat = &mut *#renamed;),
+            Type::Reference(_) => quote!(let #pat = #renamed;),
+            _ => quote_spanned! {ty.span()=> let #pat = #p::clone_arg(&#renamed);},
+        }),
+        Param::Borrowed { .. } | Param::Ignored { .. } => None,
+    }
+}
+
+/// Pins the async block's output to the declared return type, so that `?` in the body knows
+/// what to convert into; spanned at the return type so type errors point there.
+fn fake_return(ret: &Type) -> TokenStream {
+    quote_spanned! {ret.span()=>
+        #[allow(
+            unknown_lints,
+            unreachable_code,
+            clippy::diverging_sub_expression,
+            clippy::let_unit_value,
+            clippy::unreachable,
+            clippy::let_with_type_underscore,
+            clippy::empty_loop
+        )]
+        if false {
+            let __reattempt_fake_return: #ret = loop {};
+            return __reattempt_fake_return;
+        }
+    }
+}
+
+/// The predicate deciding whether an error is retried: (`retry_on` or `retry_if`, or every
+/// error when neither is given) and not `no_retry_on`.
+fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
+    let e = format_ident!("__reattempt_error", span = Span::mixed_site());
+    let on = args
+        .retry_on
+        .as_ref()
+        .map(|pats| quote!(::core::matches!(#e, #(#pats)|*)));
+    let when = args
+        .retry_if
+        .as_ref()
+        .map(|pred| quote!(#p::call_pred(#pred, #e)));
+    let yes = match (on, when) {
+        (None, None) => None,
+        (Some(a), None) | (None, Some(a)) => Some(a),
+        (Some(a), Some(b)) => Some(quote!(#a || #b)),
+    };
+    let no = args
+        .no_retry_on
+        .as_ref()
+        .map(|pats| quote!(::core::matches!(#e, #(#pats)|*)));
+    let verdict = match (yes, no) {
+        (None, None) => return quote!(#p::every_error),
+        (Some(yes), None) => yes,
+        (None, Some(no)) => quote!(!(#no)),
+        (Some(yes), Some(no)) => quote!((#yes) && !(#no)),
+    };
+    // Pattern bindings (`e @ Io(_)`) are only matched, never used.
+    quote! {
+        |#e| {
+            #[allow(unused_variables)]
+            let __reattempt_retry: bool = #verdict;
+            __reattempt_retry
+        }
+    }
+}
+
+fn hook(user: Option<&syn::Expr>, default: TokenStream) -> TokenStream {
+    user.map_or(default, |expr| quote!(#expr))
+}
+
+/// `#[recover]` call after the loop: the final `Err` goes to the recover function with the
+/// receiver and the original arguments.
+fn recover_call(path: &Path, f: &RetryFn, out: &syn::Ident, p: &TokenStream) -> TokenStream {
+    let marker = crate::recover::marker_path(path);
+    let originals = f.params.iter().map(Param::original);
+    let args = quote!((#(#originals,)*));
+    let e = format_ident!("__reattempt_error", span = Span::mixed_site());
+    let call = if f.has_receiver {
+        quote_spanned!(path.span()=> #p::recover_method(#marker, #path, self, #e, #args))
+    } else {
+        quote_spanned!(path.span()=> #p::recover_free(#marker, #path, #e, #args))
+    };
+    let call = if f.is_async() {
+        quote!(#call.await)
+    } else {
+        call
+    };
+    quote! {
+        match #out {
+            ::core::result::Result::Err(#e) => #call,
+            __reattempt_ok => __reattempt_ok,
+        }
+    }
+}

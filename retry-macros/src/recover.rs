@@ -1,0 +1,86 @@
+//! `#[recover]`: leaves the function as it is and adds a hidden marker beside it, which
+//! `#[retryable(recover = f)]` names. The marker's type says whether `f` takes only the error or
+//! also the retryable function's arguments; the call itself goes to `f`, checked by the runtime's
+//! `RecoverMethod`/`RecoverFree` traits (whose messages name the expected signature).
+
+use darling::FromMeta;
+use darling::ast::NestedMeta;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::{FnArg, ItemFn, LitStr, Path};
+
+/// The marker's name for a recover function named `ident`.
+fn marker_ident(ident: &syn::Ident) -> syn::Ident {
+    format_ident!(
+        "__REATTEMPT_RECOVER_{}",
+        ident.to_string().trim_start_matches("r#").to_uppercase(),
+        span = ident.span()
+    )
+}
+
+/// `recover = Self::pending` → `Self::__REATTEMPT_RECOVER_PENDING`.
+pub(crate) fn marker_path(path: &Path) -> Path {
+    let mut marker = path.clone();
+    if let Some(last) = marker.segments.last_mut() {
+        last.ident = marker_ident(&last.ident);
+    }
+    marker
+}
+
+#[derive(FromMeta, Default)]
+struct RecoverArgs {
+    #[darling(rename = "crate")]
+    krate: Option<LitStr>,
+}
+
+/// `#[recover(args)] item`, as tokens; never panics.
+pub fn recover(args: TokenStream, item: TokenStream) -> TokenStream {
+    match expand(args, item.clone()) {
+        Ok(tokens) => tokens,
+        Err(e) => {
+            let errors = e.to_compile_error();
+            quote!(#item #errors)
+        }
+    }
+}
+
+fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let list = NestedMeta::parse_meta_list(args)?;
+    let args = RecoverArgs::from_list(&list)?;
+    let krate: Path = match &args.krate {
+        Some(lit) => lit.parse()?,
+        None => syn::parse_quote!(::reattempt),
+    };
+    let f: ItemFn = syn::parse2(item.clone()).map_err(|_| {
+        syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "#[recover] applies to a function with a body: the fallback of a #[retryable] function",
+        )
+    })?;
+    let params = f
+        .sig
+        .inputs
+        .iter()
+        .filter(|a| matches!(a, FnArg::Typed(_)))
+        .count();
+    if params == 0 {
+        return Err(syn::Error::new(
+            f.sig.ident.span(),
+            "a #[recover] function takes the final error as its first argument (after `self`), \
+             then nothing or exactly the #[retryable] function's arguments",
+        ));
+    }
+    let kind = if params == 1 {
+        quote!(ErrorOnly)
+    } else {
+        quote!(WithArgs)
+    };
+    let marker = marker_ident(&f.sig.ident);
+    let vis = &f.vis;
+    Ok(quote! {
+        #item
+        #[doc(hidden)]
+        #[allow(dead_code, non_upper_case_globals)]
+        #vis const #marker: #krate::__private::#kind = #krate::__private::#kind;
+    })
+}

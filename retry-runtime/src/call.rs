@@ -1,0 +1,248 @@
+//! The driver of one retrying call, in the pieces the generated code of `#[retryable]` awaits:
+//! [`Call::attempt`] wraps one run of the body, [`Call::decide`] asks the engine what follows,
+//! [`Call::sleep`] waits. The closure API ([`Retry`](crate::Retry)) makes the same decisions
+//! through [`decide`].
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use pin_project_lite::pin_project;
+use tokio::time::{Instant, Sleep};
+
+use crate::context::{Enter, RetryContext};
+use crate::engine::{Engine, Verdict};
+use crate::error::Elapsed;
+use crate::events;
+use crate::policy::RetryPolicy;
+
+/// What the retry loop does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision<R> {
+    /// End the loop with this outcome.
+    Return(R),
+    /// Sleep this long, then run the next attempt.
+    Sleep(Duration),
+}
+
+/// Errors that a timed-out attempt can turn into. Implemented for every `E: From<Elapsed>`.
+#[diagnostic::on_unimplemented(
+    message = "`timeout` needs the error type `{Self}` to implement `From<reattempt::Elapsed>`",
+    label = "a timed-out attempt must become a `{Self}`",
+    note = "add a timeout variant to `{Self}` and `impl From<reattempt::Elapsed> for {Self}`"
+)]
+pub trait FromElapsed: From<Elapsed> {}
+
+impl<E: From<Elapsed>> FromElapsed for E {}
+
+/// One logical call: the engine's state and the call's name (for events).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use retry_runtime::{Call, Decision, RetryPolicy};
+///
+/// static POLICY: RetryPolicy = match RetryPolicy::builder().max_attempts(3).build() {
+///     Ok(p) => p,
+///     Err(_) => panic!(),
+/// };
+/// let mut call = Call::new(&POLICY, "demo");
+/// let mut failures = 2;
+/// let out: Result<&str, &str> = loop {
+///     let res = call.attempt(async { if failures > 0 { failures -= 1; Err("busy") } else { Ok("done") } }).await;
+///     match call.decide(res, |_| true, |_| false, |_| None, |_, _, _| {}) {
+///         Decision::Return(r) => break r,
+///         Decision::Sleep(d) => call.sleep(d).await,
+///     }
+/// };
+/// assert_eq!(out, Ok("done"));
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Call<'p> {
+    engine: Engine<'p>,
+    name: &'static str,
+}
+
+impl<'p> Call<'p> {
+    /// A call following `policy`, labelled `name` in events. Reads no clock unless the policy has
+    /// `max_elapsed`.
+    pub fn new(policy: &'p RetryPolicy, name: &'static str) -> Self {
+        Call {
+            engine: Engine::new(policy, Instant::now),
+            name,
+        }
+    }
+
+    /// Runs one attempt: `context()` names this call while `fut` is polled.
+    pub fn attempt<F: Future>(&mut self, fut: F) -> Attempt<'_, 'p, F> {
+        self.engine.begin_attempt();
+        Attempt {
+            engine: &mut self.engine,
+            fut,
+        }
+    }
+
+    /// Runs one attempt under the policy's `timeout` (clipped to the `max_elapsed` deadline): an
+    /// attempt that runs out of time is dropped and becomes `Err(E::from(Elapsed))`.
+    pub fn attempt_timed<F, T, E>(&mut self, fut: F) -> TimedAttempt<'_, 'p, F>
+    where
+        F: Future<Output = Result<T, E>>,
+        E: FromElapsed,
+    {
+        self.engine.begin_attempt();
+        let timer = self
+            .engine
+            .attempt_timeout(Instant::now)
+            .map(tokio::time::sleep);
+        TimedAttempt {
+            engine: &mut self.engine,
+            fut,
+            timer,
+        }
+    }
+
+    /// Runs one attempt of a blocking function: `context()` names this call while `f` runs.
+    pub fn attempt_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        self.engine.begin_attempt();
+        let _current = Enter::new(&self.engine);
+        f()
+    }
+
+    /// Decides what follows an attempt's outcome; see [`decide`].
+    pub fn decide<T, E: Debug>(
+        &mut self,
+        outcome: Result<T, E>,
+        retry_err: impl FnOnce(&E) -> bool,
+        retry_ok: impl FnOnce(&T) -> bool,
+        hint: impl FnOnce(&E) -> Option<Duration>,
+        on_retry: impl FnOnce(&E, &RetryContext, Duration),
+    ) -> Decision<Result<T, E>> {
+        decide(
+            &mut self.engine,
+            self.name,
+            outcome,
+            retry_err,
+            retry_ok,
+            hint,
+            on_retry,
+        )
+    }
+
+    /// The sleep before the next attempt.
+    pub fn sleep(&self, delay: Duration) -> Sleep {
+        tokio::time::sleep(delay)
+    }
+
+    /// The sleep before the next attempt of a blocking function.
+    pub fn sleep_blocking(&self, delay: Duration) {
+        std::thread::sleep(delay);
+    }
+}
+
+/// What follows an attempt's outcome, per the engine's rules.
+///
+/// - `Ok(v)`: returned, unless `retry_ok(&v)` asks for a retry; when no retry is left, the last
+///   `Ok` is returned.
+/// - `Err(e)`: retried if `retry_err(&e)`, after `hint(&e)` (a server's requested delay) or the
+///   schedule's delay; `on_retry` is called before the sleep. Otherwise returned.
+///
+/// On success with no `retry_ok`, this reads no clock and draws no random number.
+pub fn decide<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: &str,
+    outcome: Result<T, E>,
+    retry_err: impl FnOnce(&E) -> bool,
+    retry_ok: impl FnOnce(&T) -> bool,
+    hint: impl FnOnce(&E) -> Option<Duration>,
+    on_retry: impl FnOnce(&E, &RetryContext, Duration),
+) -> Decision<Result<T, E>> {
+    match outcome {
+        Ok(value) => {
+            if !retry_ok(&value) {
+                return Decision::Return(Ok(value));
+            }
+            match engine.after_failure(true, None, Instant::now()) {
+                Verdict::Retry(delay) => {
+                    events::retrying_ok(name, engine.attempt(), delay);
+                    Decision::Sleep(delay)
+                }
+                Verdict::GiveUp(reason) => {
+                    events::giving_up(name, engine.attempt(), reason, None);
+                    Decision::Return(Ok(value))
+                }
+            }
+        }
+        Err(error) => {
+            let retryable = retry_err(&error);
+            let hint = if retryable { hint(&error) } else { None };
+            match engine.after_failure(retryable, hint, Instant::now()) {
+                Verdict::Retry(delay) => {
+                    on_retry(&error, &RetryContext::of(engine), delay);
+                    events::retrying(name, engine.attempt(), delay, &error);
+                    Decision::Sleep(delay)
+                }
+                Verdict::GiveUp(reason) => {
+                    events::giving_up(name, engine.attempt(), reason, Some(&error));
+                    Decision::Return(Err(error))
+                }
+            }
+        }
+    }
+}
+
+pin_project! {
+    /// One attempt of an async body; made by [`Call::attempt`].
+    #[must_use = "futures do nothing unless awaited"]
+    pub struct Attempt<'a, 'p, F> {
+        engine: &'a mut Engine<'p>,
+        #[pin]
+        fut: F,
+    }
+}
+
+impl<F: Future> Future for Attempt<'_, '_, F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let _current = Enter::new(this.engine);
+        this.fut.poll(cx)
+    }
+}
+
+pin_project! {
+    /// One attempt of an async body under a time limit; made by [`Call::attempt_timed`].
+    #[must_use = "futures do nothing unless awaited"]
+    pub struct TimedAttempt<'a, 'p, F> {
+        engine: &'a mut Engine<'p>,
+        #[pin]
+        fut: F,
+        #[pin]
+        timer: Option<Sleep>,
+    }
+}
+
+impl<F, T, E> Future for TimedAttempt<'_, '_, F>
+where
+    F: Future<Output = Result<T, E>>,
+    E: From<Elapsed>,
+{
+    type Output = Result<T, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
+        let this = self.project();
+        {
+            let _current = Enter::new(this.engine);
+            if let Poll::Ready(out) = this.fut.poll(cx) {
+                return Poll::Ready(out);
+            }
+        }
+        match this.timer.as_pin_mut().map(|timer| timer.poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(Err(E::from(Elapsed::new()))),
+            _ => Poll::Pending,
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! `context()`: what an attempt can learn about the call it belongs to.
+//!
+//! While an attempt is polled, a thread-local pointer names the call's [`Engine`]; it is set
+//! before each poll and restored after (about a nanosecond), rather than entering a task-local
+//! scope per attempt. Outside an attempt the pointer is null and `context()` gives `None`.
+
+use std::cell::Cell;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::engine::Engine;
+
+thread_local! {
+    static CURRENT: Cell<*const Engine<'static>> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Makes `engine` the current call until the guard is dropped (even by a panic), restoring the
+/// call that was current before, so nested retrying calls see their own context.
+pub(crate) struct Enter {
+    previous: *const Engine<'static>,
+}
+
+impl Enter {
+    pub(crate) fn new(engine: &Engine<'_>) -> Self {
+        let ptr = std::ptr::from_ref(engine).cast::<Engine<'static>>();
+        Enter {
+            previous: CURRENT.replace(ptr),
+        }
+    }
+}
+
+impl Drop for Enter {
+    fn drop(&mut self) {
+        CURRENT.set(self.previous);
+    }
+}
+
+/// Runs `f` with the engine of the innermost attempt being polled on this thread, if any.
+pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>) -> T) -> Option<T> {
+    let ptr = CURRENT.get();
+    // SAFETY: the pointer is non-null only while an `Enter` guard lives, and a guard lives only
+    // inside the poll (or the blocking call) of an attempt that borrows the engine for that
+    // whole time; the engine is only read here, through `Cell`s, on this same thread. The
+    // lifetime is erased in the pointer and does not escape `f`.
+    unsafe { ptr.as_ref() }.map(f)
+}
+
+/// What an attempt knows about its call: a snapshot taken by [`context()`] (or handed to an
+/// `on_retry` callback).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use retry_runtime::{RetryPolicy, context};
+///
+/// let policy = RetryPolicy::builder().delay(std::time::Duration::from_millis(1)).build().unwrap();
+/// let mut keys = vec![];
+/// let out: Result<u32, std::io::Error> = policy
+///     .retry(|| {
+///         let ctx = context().expect("inside an attempt");
+///         keys.push(ctx.idempotency_key());
+///         async move {
+///             if ctx.attempt() < 3 { Err(std::io::ErrorKind::TimedOut.into()) } else { Ok(ctx.attempt()) }
+///         }
+///     })
+///     .await;
+/// assert_eq!(out.unwrap(), 3);
+/// assert!(keys.iter().all(|k| *k == keys[0]));
+/// assert!(context().is_none());
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryContext {
+    attempt: u32,
+    max_attempts: u32,
+    start: Instant,
+    key: IdempotencyKey,
+}
+
+impl RetryContext {
+    pub(crate) fn of(engine: &Engine<'_>) -> Self {
+        RetryContext {
+            attempt: engine.attempt(),
+            max_attempts: engine.policy().max_attempts(),
+            start: engine.start_or(Instant::now),
+            key: engine.idempotency_key(),
+        }
+    }
+
+    /// The attempt's number, 1 for the first.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The most attempts the call will make.
+    pub fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// Time since the call's clock started: the first attempt's start when the policy has
+    /// `max_elapsed`; otherwise the first moment it was needed (the first `context()` or the end
+    /// of the first failed attempt), since a call that succeeds reads no clock.
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// One random 128-bit key for the whole logical call: the same on every attempt, different
+    /// for every call. Send it as `Idempotency-Key` so the server can apply a retried request once.
+    pub fn idempotency_key(&self) -> IdempotencyKey {
+        self.key
+    }
+}
+
+/// The context of the attempt being run on this thread, or `None` outside any retrying call.
+///
+/// Calling it fixes the call's idempotency key (drawn once per call) and starts its clock if
+/// neither was yet: it is the asking that costs, not the retrying.
+///
+/// ```
+/// assert!(retry_runtime::context().is_none());
+/// ```
+pub fn context() -> Option<RetryContext> {
+    with_current(RetryContext::of)
+}
+
+/// A random 128-bit idempotency key. `Display` gives 32 lowercase hex digits.
+///
+/// ```
+/// use retry_runtime::IdempotencyKey;
+///
+/// let key = IdempotencyKey::from_u128(0xfeed);
+/// assert_eq!(key.to_string(), "0000000000000000000000000000feed");
+/// assert_eq!(key.as_u128(), 0xfeed);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey([u64; 2]);
+
+impl IdempotencyKey {
+    /// A fresh key from the operating-system-seeded generator.
+    pub(crate) fn random() -> Self {
+        Self::from_u128(crate::rng::key_bits())
+    }
+
+    /// A key with these bits (for tests and for keys stored elsewhere).
+    pub const fn from_u128(bits: u128) -> Self {
+        #[allow(clippy::cast_possible_truncation, reason = "splitting into halves")]
+        IdempotencyKey([(bits >> 64) as u64, bits as u64])
+    }
+
+    /// The key's bits.
+    pub const fn as_u128(self) -> u128 {
+        ((self.0[0] as u128) << 64) | self.0[1] as u128
+    }
+}
+
+impl std::fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", self.as_u128())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RetryPolicy;
+
+    #[test]
+    fn context_is_set_only_inside_the_guard_and_nests() {
+        let p = RetryPolicy::default();
+        let mut outer = Engine::new(&p, Instant::now);
+        outer.begin_attempt();
+        let mut inner = Engine::new(&p, Instant::now);
+        inner.begin_attempt();
+        inner.begin_attempt();
+        assert!(context().is_none());
+        {
+            let _g = Enter::new(&outer);
+            assert_eq!(context().unwrap().attempt(), 1);
+            {
+                let _g = Enter::new(&inner);
+                assert_eq!(context().unwrap().attempt(), 2);
+            }
+            assert_eq!(context().unwrap().attempt(), 1);
+        }
+        assert!(context().is_none());
+    }
+
+    #[test]
+    fn the_guard_restores_on_panic() {
+        let p = RetryPolicy::default();
+        let e = Engine::new(&p, Instant::now);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _g = Enter::new(&e);
+            panic!("boom");
+        }));
+        assert!(r.is_err());
+        assert!(context().is_none());
+    }
+
+    #[test]
+    fn keys_are_hex_and_distinct() {
+        let a = IdempotencyKey::random();
+        let b = IdempotencyKey::random();
+        assert_ne!(a, b);
+        assert_eq!(a.to_string().len(), 32);
+        assert_eq!(IdempotencyKey::from_u128(a.as_u128()), a);
+    }
+}

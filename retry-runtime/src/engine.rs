@@ -1,0 +1,315 @@
+//! The attempt engine: given how an attempt ended, decide whether to stop or to sleep and retry.
+//!
+//! Plain state and plain functions, with the clock passed in, so that every rule is unit-tested
+//! without a runtime. The generated code of `#[retryable]` and the closure API both drive it
+//! (through [`Call`](crate::call::Call) and [`Retry`](crate::Retry)).
+
+use std::cell::Cell;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::context::IdempotencyKey;
+use crate::delays::Schedule;
+use crate::policy::RetryPolicy;
+
+/// What to do after an attempt that did not succeed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Sleep this long, then make the next attempt.
+    Retry(Duration),
+    /// Stop and hand the outcome to the caller (or to `#[recover]`).
+    GiveUp(GiveUpReason),
+}
+
+/// Why a call stopped retrying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GiveUpReason {
+    /// The outcome is not one the call retries.
+    NotRetryable,
+    /// `max_attempts` attempts were made.
+    Exhausted,
+    /// The next sleep would end at or past the `max_elapsed` deadline.
+    DeadlineReached,
+}
+
+impl std::fmt::Display for GiveUpReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GiveUpReason::NotRetryable => "not retryable",
+            GiveUpReason::Exhausted => "attempts exhausted",
+            GiveUpReason::DeadlineReached => "max_elapsed reached",
+        })
+    }
+}
+
+/// The state of one logical call: which attempt it is on, when it started, its idempotency key
+/// and where it is in its schedule.
+///
+/// The fields that [`context()`](crate::context()) reads live in `Cell`s, since it reads them
+/// through a shared pointer while the call's attempt is being polled.
+///
+/// ```
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+/// use retry_runtime::{Engine, GiveUpReason, Jitter, RetryPolicy, Verdict};
+///
+/// let policy = RetryPolicy::builder().max_attempts(2).jitter(Jitter::None).build().unwrap();
+/// let mut engine = Engine::new(&policy, Instant::now);
+/// let now = Instant::now();
+/// engine.begin_attempt();
+/// assert_eq!(engine.after_failure(true, None, now), Verdict::Retry(Duration::from_millis(100)));
+/// engine.begin_attempt();
+/// assert_eq!(engine.after_failure(true, None, now), Verdict::GiveUp(GiveUpReason::Exhausted));
+/// ```
+#[derive(Debug)]
+pub struct Engine<'p> {
+    policy: &'p RetryPolicy,
+    attempt: Cell<u32>,
+    start: Cell<Option<Instant>>,
+    key: Cell<Option<IdempotencyKey>>,
+    schedule: Schedule,
+}
+
+impl<'p> Engine<'p> {
+    /// A call that has made no attempt yet. `now` is read only if the policy has `max_elapsed`,
+    /// which needs the start time; otherwise the clock starts at the first failure or the first
+    /// [`context()`](crate::context()), so that a call that succeeds reads no clock.
+    pub fn new(policy: &'p RetryPolicy, now: impl FnOnce() -> Instant) -> Self {
+        let start = policy.max_elapsed.map(|_| now());
+        Engine {
+            policy,
+            attempt: Cell::new(0),
+            start: Cell::new(start),
+            key: Cell::new(None),
+            schedule: Schedule::default(),
+        }
+    }
+
+    /// The policy this call follows.
+    pub fn policy(&self) -> &'p RetryPolicy {
+        self.policy
+    }
+
+    /// Marks the start of the next attempt and gives its number (1-based).
+    pub fn begin_attempt(&mut self) -> u32 {
+        let n = self.attempt.get().saturating_add(1);
+        self.attempt.set(n);
+        n
+    }
+
+    /// The current attempt's number (1-based); 0 before the first.
+    pub fn attempt(&self) -> u32 {
+        self.attempt.get()
+    }
+
+    /// When the call's clock started, starting it at `now` if it has not yet.
+    pub fn start_or(&self, now: impl FnOnce() -> Instant) -> Instant {
+        if let Some(start) = self.start.get() {
+            start
+        } else {
+            let start = now();
+            self.start.set(Some(start));
+            start
+        }
+    }
+
+    /// The call's idempotency key, drawn on first use and then the same for every attempt.
+    pub fn idempotency_key(&self) -> IdempotencyKey {
+        if let Some(key) = self.key.get() {
+            key
+        } else {
+            let key = IdempotencyKey::random();
+            self.key.set(Some(key));
+            key
+        }
+    }
+
+    /// The instant by which the whole call must be over, if the policy sets `max_elapsed`.
+    /// A deadline too far to represent counts as none.
+    pub fn deadline(&self) -> Option<Instant> {
+        let limit = self.policy.max_elapsed?;
+        self.start.get()?.checked_add(limit)
+    }
+
+    /// The time limit for the attempt about to start: `timeout`, clipped to what remains before
+    /// the deadline. `None` when the policy has no `timeout` (then `max_elapsed` limits only the
+    /// sleeps: an attempt is never cut short without a `timeout`). `now` is read only when both
+    /// are set.
+    pub fn attempt_timeout(&self, now: impl FnOnce() -> Instant) -> Option<Duration> {
+        let timeout = self.policy.timeout?;
+        Some(match self.deadline() {
+            Some(deadline) => timeout.min(deadline.saturating_duration_since(now())),
+            None => timeout,
+        })
+    }
+
+    /// Decides what follows a failed attempt (an error, or an `Ok` value the caller retries).
+    ///
+    /// `retryable` says whether the outcome is one to retry; `hint` is a server's requested delay
+    /// (Retry-After), which replaces the computed delay but is still capped at `max_delay`. A retry
+    /// is refused when attempts are exhausted or when the sleep would end at or past the deadline.
+    pub fn after_failure(
+        &mut self,
+        retryable: bool,
+        hint: Option<Duration>,
+        now: Instant,
+    ) -> Verdict {
+        self.start_or(|| now);
+        if !retryable {
+            return Verdict::GiveUp(GiveUpReason::NotRetryable);
+        }
+        if self.attempt.get() >= self.policy.max_attempts {
+            return Verdict::GiveUp(GiveUpReason::Exhausted);
+        }
+        let computed = self.schedule.next(self.policy);
+        let delay = hint.map_or(computed, |h| h.min(self.policy.max_delay));
+        if let Some(deadline) = self.deadline() {
+            let wakes = now.checked_add(delay);
+            if wakes.is_none_or(|w| w >= deadline) {
+                return Verdict::GiveUp(GiveUpReason::DeadlineReached);
+            }
+        }
+        Verdict::Retry(delay)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Jitter;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn policy(b: crate::RetryPolicyBuilder) -> RetryPolicy {
+        b.jitter(Jitter::None).build().unwrap()
+    }
+
+    #[test]
+    fn retries_until_attempts_are_exhausted() {
+        let p = policy(RetryPolicy::builder().max_attempts(3));
+        let now = Instant::now();
+        let mut e = Engine::new(&p, || unreachable!("no max_elapsed: no clock read"));
+        let mut verdicts = vec![];
+        for _ in 0..3 {
+            e.begin_attempt();
+            verdicts.push(e.after_failure(true, None, now));
+        }
+        assert_eq!(
+            verdicts,
+            [
+                Verdict::Retry(100 * MS),
+                Verdict::Retry(200 * MS),
+                Verdict::GiveUp(GiveUpReason::Exhausted)
+            ]
+        );
+        assert_eq!(e.attempt(), 3);
+    }
+
+    #[test]
+    fn a_non_retryable_outcome_stops_at_once() {
+        let p = policy(RetryPolicy::builder());
+        let mut e = Engine::new(&p, Instant::now);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(false, Some(MS), Instant::now()),
+            Verdict::GiveUp(GiveUpReason::NotRetryable)
+        );
+    }
+
+    #[test]
+    fn a_hint_replaces_the_delay_but_not_the_ceiling() {
+        let p = policy(RetryPolicy::builder().max_attempts(5).max_delay(1000 * MS));
+        let mut e = Engine::new(&p, Instant::now);
+        let now = Instant::now();
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, Some(700 * MS), now),
+            Verdict::Retry(700 * MS)
+        );
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, Some(9000 * MS), now),
+            Verdict::Retry(1000 * MS)
+        );
+        e.begin_attempt();
+        // The schedule went on counting under the hints: this is retry 3's delay.
+        assert_eq!(e.after_failure(true, None, now), Verdict::Retry(400 * MS));
+    }
+
+    #[test]
+    fn no_sleep_starts_that_would_end_past_the_deadline() {
+        let p = policy(
+            RetryPolicy::builder()
+                .max_attempts(10)
+                .max_elapsed(1000 * MS),
+        );
+        let t0 = Instant::now();
+        let mut e = Engine::new(&p, || t0);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, None, t0 + 100 * MS),
+            Verdict::Retry(100 * MS)
+        );
+        e.begin_attempt();
+        // 800 ms + 200 ms ends exactly at the deadline: refused.
+        assert_eq!(
+            e.after_failure(true, None, t0 + 800 * MS),
+            Verdict::GiveUp(GiveUpReason::DeadlineReached)
+        );
+    }
+
+    #[test]
+    fn the_timeout_is_clipped_to_what_remains() {
+        let p = policy(
+            RetryPolicy::builder()
+                .timeout(300 * MS)
+                .max_elapsed(1000 * MS),
+        );
+        let t0 = Instant::now();
+        let e = Engine::new(&p, || t0);
+        assert_eq!(e.attempt_timeout(|| t0), Some(300 * MS));
+        assert_eq!(e.attempt_timeout(|| t0 + 850 * MS), Some(150 * MS));
+        assert_eq!(e.attempt_timeout(|| t0 + 2000 * MS), Some(Duration::ZERO));
+        let untimed = policy(RetryPolicy::builder().max_elapsed(1000 * MS));
+        assert_eq!(Engine::new(&untimed, || t0).attempt_timeout(|| t0), None);
+    }
+
+    #[test]
+    fn the_clock_starts_at_the_first_failure_without_max_elapsed() {
+        let p = policy(RetryPolicy::builder());
+        let t0 = Instant::now();
+        let mut e = Engine::new(&p, || unreachable!());
+        assert_eq!(e.deadline(), None);
+        e.begin_attempt();
+        let _ = e.after_failure(true, None, t0 + 5 * MS);
+        assert_eq!(e.start_or(|| unreachable!()), t0 + 5 * MS);
+    }
+
+    #[test]
+    fn huge_limits_do_not_overflow() {
+        let p = policy(
+            RetryPolicy::builder()
+                .max_attempts(u32::MAX)
+                .max_delay(Duration::MAX)
+                .max_elapsed(Duration::MAX)
+                .multiplier(1e6),
+        );
+        let t0 = Instant::now();
+        let mut e = Engine::new(&p, || t0);
+        for _ in 0..100 {
+            e.begin_attempt();
+            assert!(matches!(e.after_failure(true, None, t0), Verdict::Retry(_)));
+        }
+    }
+
+    #[test]
+    fn the_key_is_drawn_once() {
+        let p = policy(RetryPolicy::builder());
+        let e = Engine::new(&p, Instant::now);
+        let k = e.idempotency_key();
+        assert_eq!(e.idempotency_key(), k);
+        assert_ne!(Engine::new(&p, Instant::now).idempotency_key(), k);
+    }
+}

@@ -1,0 +1,47 @@
+//! The runtime of [reattempt](https://docs.rs/reattempt): retry policies, backoff, jitter, the
+//! attempt engine, the call context and the closure API. Every retry decision is made here, in
+//! plain code that is tested without macros; `#[retryable]` only writes the loop that calls it.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use retry_runtime::{Jitter, RetryPolicy};
+//!
+//! let policy = RetryPolicy::builder()
+//!     .max_attempts(4)
+//!     .delay(Duration::from_millis(200))
+//!     .max_delay(Duration::from_secs(2))
+//!     .jitter(Jitter::Full)
+//!     .timeout(Duration::from_secs(1))
+//!     .build()?;
+//! let value = policy.retry(|| async { Ok::<_, std::io::Error>(42) }).await?;
+//! assert_eq!(value, 42);
+//! # Ok(())
+//! # }
+//! ```
+
+mod backoff;
+mod call;
+mod classify;
+mod context;
+mod delays;
+mod engine;
+mod error;
+mod events;
+mod jitter;
+mod policy;
+mod retry;
+mod rng;
+
+pub use backoff::Backoff;
+pub use call::{Attempt, Call, Decision, FromElapsed, TimedAttempt, decide};
+pub use classify::{Transient, transient};
+pub use context::{IdempotencyKey, RetryContext, context};
+pub use delays::Delays;
+pub use engine::{Engine, GiveUpReason, Verdict};
+pub use error::Elapsed;
+pub use jitter::{Jitter, ParseJitterError};
+pub use policy::{PolicyError, RetryPolicy, RetryPolicyBuilder};
+pub use retry::{EveryError, NoHint, OnRetry, Retry, RetryAfter, RetryFuture, RetryWhen, Silent};
+pub use rng::seed_rng;

@@ -1,0 +1,527 @@
+//! The retry schedule: how many attempts, how long between them, and the time limits.
+
+use std::time::Duration;
+
+use crate::backoff::Backoff;
+use crate::delays::Delays;
+use crate::jitter::Jitter;
+
+/// A validated retry schedule. Build one with [`RetryPolicy::builder`].
+///
+/// The builder's methods carry the attribute's key names, so one vocabulary serves
+/// `#[retryable(...)]` and code that builds a policy at run time (from config, say).
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{Backoff, Jitter, RetryPolicy};
+///
+/// # fn main() -> Result<(), retry_runtime::PolicyError> {
+/// let policy = RetryPolicy::builder()
+///     .max_attempts(4)
+///     .delay(Duration::from_millis(200))
+///     .backoff(Backoff::Exponential)
+///     .multiplier(2.0)
+///     .max_delay(Duration::from_secs(2))
+///     .jitter(Jitter::None)
+///     .build()?;
+/// let sleeps: Vec<Duration> = policy.delays().collect();
+/// assert_eq!(sleeps, [200, 400, 800].map(Duration::from_millis));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    pub(crate) max_attempts: u32,
+    pub(crate) delay: Duration,
+    pub(crate) backoff: Backoff,
+    pub(crate) multiplier: f64,
+    pub(crate) max_delay: Duration,
+    pub(crate) jitter: Jitter,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_elapsed: Option<Duration>,
+}
+
+/// Defaults, as in the attribute's table.
+impl RetryPolicy {
+    /// Total attempts, the first included.
+    pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+    /// The first backoff delay.
+    pub const DEFAULT_DELAY: Duration = Duration::from_millis(100);
+    /// The exponential growth factor.
+    pub const DEFAULT_MULTIPLIER: f64 = 2.0;
+    /// The ceiling of one delay, before jitter.
+    pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(20);
+
+    /// A builder holding the defaults: 3 attempts, 100 ms exponential ×2 up to 20 s, full jitter,
+    /// no timeout, no total limit.
+    ///
+    /// ```
+    /// let policy = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// assert_eq!(policy.max_attempts(), 3);
+    /// ```
+    pub const fn builder() -> RetryPolicyBuilder {
+        RetryPolicyBuilder {
+            max_attempts: Self::DEFAULT_MAX_ATTEMPTS,
+            delay: Self::DEFAULT_DELAY,
+            backoff: Backoff::Exponential,
+            multiplier: None,
+            max_delay: None,
+            jitter: Jitter::Full,
+            timeout: None,
+            max_elapsed: None,
+        }
+    }
+
+    /// Total attempts, the first included.
+    ///
+    /// ```
+    /// let p = retry_runtime::RetryPolicy::builder().max_attempts(5).build().unwrap();
+    /// assert_eq!(p.max_attempts(), 5);
+    /// ```
+    pub const fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// The first backoff delay.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let p = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// assert_eq!(p.delay(), Duration::from_millis(100));
+    /// ```
+    pub const fn delay(&self) -> Duration {
+        self.delay
+    }
+
+    /// How the delay grows.
+    ///
+    /// ```
+    /// # use retry_runtime::{Backoff, RetryPolicy};
+    /// assert_eq!(RetryPolicy::builder().build().unwrap().backoff(), Backoff::Exponential);
+    /// ```
+    pub const fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+
+    /// The exponential growth factor.
+    ///
+    /// ```
+    /// assert_eq!(retry_runtime::RetryPolicy::builder().build().unwrap().multiplier(), 2.0);
+    /// ```
+    pub const fn multiplier(&self) -> f64 {
+        self.multiplier
+    }
+
+    /// The ceiling of one delay, before jitter.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use retry_runtime::RetryPolicy;
+    /// // The default ceiling rises to a `delay` above 20 s.
+    /// let p = RetryPolicy::builder().delay(Duration::from_secs(30)).build().unwrap();
+    /// assert_eq!(p.max_delay(), Duration::from_secs(30));
+    /// ```
+    pub const fn max_delay(&self) -> Duration {
+        self.max_delay
+    }
+
+    /// How delays are randomised.
+    ///
+    /// ```
+    /// # use retry_runtime::{Jitter, RetryPolicy};
+    /// assert_eq!(RetryPolicy::builder().build().unwrap().jitter(), Jitter::Full);
+    /// ```
+    pub const fn jitter(&self) -> Jitter {
+        self.jitter
+    }
+
+    /// The per-attempt time limit, if any.
+    ///
+    /// ```
+    /// assert_eq!(retry_runtime::RetryPolicy::builder().build().unwrap().timeout(), None);
+    /// ```
+    pub const fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The limit on all attempts and sleeps of one call, if any.
+    ///
+    /// ```
+    /// assert_eq!(retry_runtime::RetryPolicy::builder().build().unwrap().max_elapsed(), None);
+    /// ```
+    pub const fn max_elapsed(&self) -> Option<Duration> {
+        self.max_elapsed
+    }
+
+    /// The sleeps between the attempts of one logical call, in order: `max_attempts − 1` of them,
+    /// jittered with this thread's generator (see [`seed_rng`](crate::seed_rng)).
+    ///
+    /// Decorrelated jitter is stateful: each sleep depends on the previous one, so take one
+    /// iterator per logical call.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use retry_runtime::RetryPolicy;
+    /// let p = RetryPolicy::builder().max_attempts(4).build().unwrap();
+    /// let sleeps: Vec<Duration> = p.delays().collect();
+    /// assert_eq!(sleeps.len(), 3);
+    /// assert!(sleeps.iter().all(|d| *d <= Duration::from_millis(400)));
+    /// ```
+    pub fn delays(&self) -> Delays<'_> {
+        Delays::new(self, None)
+    }
+
+    /// As [`delays`](Self::delays), drawing from a generator seeded with `seed`: the same seed
+    /// gives the same schedule.
+    ///
+    /// ```
+    /// # use retry_runtime::RetryPolicy;
+    /// let p = RetryPolicy::builder().max_attempts(6).build().unwrap();
+    /// assert!(p.delays_seeded(9).eq(p.delays_seeded(9)));
+    /// ```
+    pub fn delays_seeded(&self, seed: u64) -> Delays<'_> {
+        Delays::new(self, Some(seed))
+    }
+}
+
+impl Default for RetryPolicy {
+    /// The defaults of [`RetryPolicy::builder`].
+    fn default() -> Self {
+        match Self::builder().build() {
+            Ok(policy) => policy,
+            Err(_) => unreachable!("the defaults are valid"),
+        }
+    }
+}
+
+/// Builds a [`RetryPolicy`]; every method is `const`, so a policy can live in a `static`.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{RetryPolicy, PolicyError};
+///
+/// static POLICY: RetryPolicy = match RetryPolicy::builder().max_attempts(5).build() {
+///     Ok(p) => p,
+///     Err(_) => panic!("invalid policy"),
+/// };
+/// assert_eq!(POLICY.max_attempts(), 5);
+///
+/// let err = RetryPolicy::builder().max_attempts(0).build().unwrap_err();
+/// assert_eq!(err, PolicyError::ZeroAttempts);
+/// assert_eq!(err.field(), "max_attempts");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[must_use]
+pub struct RetryPolicyBuilder {
+    max_attempts: u32,
+    delay: Duration,
+    backoff: Backoff,
+    multiplier: Option<f64>,
+    max_delay: Option<Duration>,
+    jitter: Jitter,
+    timeout: Option<Duration>,
+    max_elapsed: Option<Duration>,
+}
+
+impl RetryPolicyBuilder {
+    /// Total attempts, the first included (≥ 1; default 3).
+    pub const fn max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = n;
+        self
+    }
+
+    /// The first backoff delay (> 0; default 100 ms).
+    pub const fn delay(mut self, d: Duration) -> Self {
+        self.delay = d;
+        self
+    }
+
+    /// How the delay grows (default exponential).
+    pub const fn backoff(mut self, b: Backoff) -> Self {
+        self.backoff = b;
+        self
+    }
+
+    /// The exponential growth factor (finite, ≥ 1; default 2). Only with exponential backoff.
+    pub const fn multiplier(mut self, m: f64) -> Self {
+        self.multiplier = Some(m);
+        self
+    }
+
+    /// The ceiling of one delay before jitter (> 0, ≥ `delay`; default 20 s, or `delay` when that
+    /// is larger and no ceiling was set).
+    pub const fn max_delay(mut self, d: Duration) -> Self {
+        self.max_delay = Some(d);
+        self
+    }
+
+    /// How delays are randomised (default full jitter).
+    pub const fn jitter(mut self, j: Jitter) -> Self {
+        self.jitter = j;
+        self
+    }
+
+    /// A per-attempt time limit (> 0): a slower attempt is dropped and counts as a retryable failure.
+    pub const fn timeout(mut self, d: Duration) -> Self {
+        self.timeout = Some(d);
+        self
+    }
+
+    /// A limit on all attempts and sleeps of one call (> 0).
+    pub const fn max_elapsed(mut self, d: Duration) -> Self {
+        self.max_elapsed = Some(d);
+        self
+    }
+
+    /// Checks every value and gives the policy, or the first rule broken.
+    ///
+    /// # Errors
+    /// A [`PolicyError`] naming the field and the rule it breaks.
+    pub const fn build(self) -> Result<RetryPolicy, PolicyError> {
+        if self.max_attempts == 0 {
+            return Err(PolicyError::ZeroAttempts);
+        }
+        if self.delay.is_zero() {
+            return Err(PolicyError::ZeroDuration { field: "delay" });
+        }
+        let multiplier = match self.multiplier {
+            Some(m) => {
+                if !matches!(self.backoff, Backoff::Exponential) {
+                    return Err(PolicyError::MultiplierWithoutExponential {
+                        backoff: self.backoff,
+                    });
+                }
+                if !m.is_finite() || m < 1.0 {
+                    return Err(PolicyError::MultiplierBelowOne { multiplier: m });
+                }
+                m
+            }
+            None => RetryPolicy::DEFAULT_MULTIPLIER,
+        };
+        let max_delay = match self.max_delay {
+            Some(d) => {
+                if d.is_zero() {
+                    return Err(PolicyError::ZeroDuration { field: "max_delay" });
+                }
+                if self.delay.as_nanos() > d.as_nanos() {
+                    return Err(PolicyError::DelayAboveMaxDelay {
+                        delay: self.delay,
+                        max_delay: d,
+                    });
+                }
+                d
+            }
+            None if self.delay.as_nanos() > RetryPolicy::DEFAULT_MAX_DELAY.as_nanos() => self.delay,
+            None => RetryPolicy::DEFAULT_MAX_DELAY,
+        };
+        if let Jitter::Proportional(f) = self.jitter
+            && !Jitter::factor_is_valid(f)
+        {
+            return Err(PolicyError::JitterFactorOutOfRange { factor: f });
+        }
+        if let Some(d) = self.timeout
+            && d.is_zero()
+        {
+            return Err(PolicyError::ZeroDuration { field: "timeout" });
+        }
+        if let Some(d) = self.max_elapsed
+            && d.is_zero()
+        {
+            return Err(PolicyError::ZeroDuration {
+                field: "max_elapsed",
+            });
+        }
+        Ok(RetryPolicy {
+            max_attempts: self.max_attempts,
+            delay: self.delay,
+            backoff: self.backoff,
+            multiplier,
+            max_delay,
+            jitter: self.jitter,
+            timeout: self.timeout,
+            max_elapsed: self.max_elapsed,
+        })
+    }
+}
+
+/// A policy value that breaks a rule; [`field`](PolicyError::field) names the setting.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::RetryPolicy;
+///
+/// let err = RetryPolicy::builder().multiplier(0.5).build().unwrap_err();
+/// assert_eq!(err.field(), "multiplier");
+/// assert_eq!(err.to_string(), "invalid `multiplier`: must be a finite number ≥ 1, got 0.5");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// `max_attempts` was 0; it counts the first attempt, so it must be at least 1.
+    ZeroAttempts,
+    /// A duration that must be positive was zero.
+    ZeroDuration {
+        /// The setting: `delay`, `max_delay`, `timeout` or `max_elapsed`.
+        field: &'static str,
+    },
+    /// `multiplier` was below 1, infinite or not a number.
+    MultiplierBelowOne {
+        /// The value given.
+        multiplier: f64,
+    },
+    /// `multiplier` was set with a backoff that does not use it.
+    MultiplierWithoutExponential {
+        /// The backoff chosen.
+        backoff: Backoff,
+    },
+    /// `delay` was larger than `max_delay`.
+    DelayAboveMaxDelay {
+        /// The first delay.
+        delay: Duration,
+        /// The ceiling.
+        max_delay: Duration,
+    },
+    /// A proportional jitter factor outside (0, 1].
+    JitterFactorOutOfRange {
+        /// The value given.
+        factor: f64,
+    },
+}
+
+impl PolicyError {
+    /// The name of the setting at fault, as spelled in the attribute and the builder.
+    pub const fn field(&self) -> &'static str {
+        match self {
+            PolicyError::ZeroAttempts => "max_attempts",
+            PolicyError::ZeroDuration { field } => field,
+            PolicyError::MultiplierBelowOne { .. }
+            | PolicyError::MultiplierWithoutExponential { .. } => "multiplier",
+            PolicyError::DelayAboveMaxDelay { .. } => "delay",
+            PolicyError::JitterFactorOutOfRange { .. } => "jitter",
+        }
+    }
+}
+
+impl std::fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid `{}`: ", self.field())?;
+        match self {
+            PolicyError::ZeroAttempts => {
+                f.write_str("must be at least 1 (it counts the first attempt)")
+            }
+            PolicyError::ZeroDuration { .. } => f.write_str("must be longer than zero"),
+            PolicyError::MultiplierBelowOne { multiplier } => {
+                write!(f, "must be a finite number ≥ 1, got {multiplier}")
+            }
+            PolicyError::MultiplierWithoutExponential { backoff } => write!(
+                f,
+                "only applies to exponential backoff, but backoff is {backoff:?}; remove it or use exponential backoff"
+            ),
+            PolicyError::DelayAboveMaxDelay { delay, max_delay } => {
+                write!(f, "must not exceed `max_delay`: {delay:?} > {max_delay:?}")
+            }
+            PolicyError::JitterFactorOutOfRange { factor } => {
+                write!(f, "a jitter factor must be in (0, 1], got {factor}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn defaults_match_the_design() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.max_attempts(), 3);
+        assert_eq!(p.delay(), 100 * MS);
+        assert_eq!(p.backoff(), Backoff::Exponential);
+        assert!((p.multiplier() - 2.0).abs() < f64::EPSILON);
+        assert_eq!(p.max_delay(), Duration::from_secs(20));
+        assert_eq!(p.jitter(), Jitter::Full);
+        assert_eq!(p.timeout(), None);
+        assert_eq!(p.max_elapsed(), None);
+    }
+
+    fn err(b: RetryPolicyBuilder) -> PolicyError {
+        b.build().unwrap_err()
+    }
+
+    #[test]
+    fn zero_attempts_is_rejected() {
+        let e = err(RetryPolicy::builder().max_attempts(0));
+        assert_eq!(e.field(), "max_attempts");
+        assert!(e.to_string().contains("at least 1"));
+    }
+
+    #[test]
+    fn zero_durations_are_rejected_by_field() {
+        let b = RetryPolicy::builder();
+        assert_eq!(err(b.delay(Duration::ZERO)).field(), "delay");
+        assert_eq!(err(b.max_delay(Duration::ZERO)).field(), "max_delay");
+        assert_eq!(err(b.timeout(Duration::ZERO)).field(), "timeout");
+        assert_eq!(err(b.max_elapsed(Duration::ZERO)).field(), "max_elapsed");
+    }
+
+    #[test]
+    fn bad_multipliers_are_rejected() {
+        let b = RetryPolicy::builder();
+        for m in [0.5, 0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(err(b.multiplier(m)).field(), "multiplier", "{m}");
+        }
+        assert_eq!(
+            err(b.backoff(Backoff::Fixed).multiplier(2.0)),
+            PolicyError::MultiplierWithoutExponential {
+                backoff: Backoff::Fixed
+            }
+        );
+        assert_eq!(
+            err(b.backoff(Backoff::Linear).multiplier(2.0)).field(),
+            "multiplier"
+        );
+        assert!(b.multiplier(1.0).build().is_ok());
+    }
+
+    #[test]
+    fn delay_above_max_delay_is_rejected() {
+        let e = err(RetryPolicy::builder().delay(3000 * MS).max_delay(2000 * MS));
+        assert_eq!(e.field(), "delay");
+        assert!(e.to_string().contains("max_delay"), "{e}");
+    }
+
+    #[test]
+    fn default_ceiling_rises_to_a_long_delay() {
+        let p = RetryPolicy::builder()
+            .delay(Duration::from_secs(45))
+            .build()
+            .unwrap();
+        assert_eq!(p.max_delay(), Duration::from_secs(45));
+    }
+
+    #[test]
+    fn jitter_factor_outside_unit_interval_is_rejected() {
+        let b = RetryPolicy::builder();
+        for f in [0.0, -0.1, 1.01, f64::NAN] {
+            assert_eq!(err(b.jitter(Jitter::Proportional(f))).field(), "jitter");
+        }
+        assert!(b.jitter(Jitter::Proportional(1.0)).build().is_ok());
+    }
+
+    #[test]
+    fn extreme_but_valid_settings_build() {
+        let p = RetryPolicy::builder()
+            .max_attempts(u32::MAX)
+            .multiplier(1e6)
+            .max_delay(Duration::MAX)
+            .max_elapsed(Duration::MAX)
+            .timeout(Duration::MAX)
+            .build()
+            .unwrap();
+        assert_eq!(p.max_attempts(), u32::MAX);
+    }
+}

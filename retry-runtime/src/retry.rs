@@ -1,0 +1,298 @@
+//! The closure API: `policy.retry(|| async { … }).when(…).notify(…).await`.
+
+use std::fmt::Debug;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use pin_project_lite::pin_project;
+use tokio::time::{Instant, Sleep};
+
+use crate::call::{Decision, FromElapsed, decide};
+use crate::context::{Enter, RetryContext};
+use crate::engine::Engine;
+use crate::error::Elapsed;
+use crate::policy::RetryPolicy;
+
+/// Retries every error (the default of [`Retry::when`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EveryError;
+
+/// Calls nothing before a retry (the default of [`Retry::notify`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Silent;
+
+/// Uses the schedule's delay (the default of [`Retry::retry_after`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHint;
+
+/// Which errors to retry: [`EveryError`] or an `FnMut(&E) -> bool`.
+pub trait RetryWhen<E> {
+    /// `true` to retry `error`.
+    fn retry(&mut self, error: &E) -> bool;
+}
+
+impl<E> RetryWhen<E> for EveryError {
+    fn retry(&mut self, _: &E) -> bool {
+        true
+    }
+}
+
+impl<E, F: FnMut(&E) -> bool> RetryWhen<E> for F {
+    fn retry(&mut self, error: &E) -> bool {
+        self(error)
+    }
+}
+
+/// What to call before each retry's sleep: [`Silent`] or an `FnMut(&E, &RetryContext, Duration)`.
+pub trait OnRetry<E> {
+    /// Called with the error, the call's context and the coming sleep.
+    fn on_retry(&mut self, error: &E, ctx: &RetryContext, delay: Duration);
+}
+
+impl<E> OnRetry<E> for Silent {
+    fn on_retry(&mut self, _: &E, _: &RetryContext, _: Duration) {}
+}
+
+impl<E, F: FnMut(&E, &RetryContext, Duration)> OnRetry<E> for F {
+    fn on_retry(&mut self, error: &E, ctx: &RetryContext, delay: Duration) {
+        self(error, ctx, delay);
+    }
+}
+
+/// A server's requested delay: [`NoHint`] or an `FnMut(&E) -> Option<Duration>`.
+pub trait RetryAfter<E> {
+    /// The delay the error asks for, if any.
+    fn retry_after(&mut self, error: &E) -> Option<Duration>;
+}
+
+impl<E> RetryAfter<E> for NoHint {
+    fn retry_after(&mut self, _: &E) -> Option<Duration> {
+        None
+    }
+}
+
+impl<E, F: FnMut(&E) -> Option<Duration>> RetryAfter<E> for F {
+    fn retry_after(&mut self, error: &E) -> Option<Duration> {
+        self(error)
+    }
+}
+
+impl RetryPolicy {
+    /// Retries `op` (a closure making one attempt's future) under this policy.
+    ///
+    /// The per-attempt `timeout` turns a slow attempt into `E::from(Elapsed)`, so the error type
+    /// must implement `From<Elapsed>` (`std::io::Error` does); `max_elapsed` bounds the whole call.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::io;
+    /// use retry_runtime::{RetryPolicy, transient};
+    ///
+    /// let policy = RetryPolicy::builder().max_attempts(4).build().unwrap();
+    /// let mut calls = 0;
+    /// let out: io::Result<&str> = policy
+    ///     .retry(|| {
+    ///         calls += 1;
+    ///         let n = calls;
+    ///         async move { if n < 3 { Err(io::ErrorKind::ConnectionReset.into()) } else { Ok("ok") } }
+    ///     })
+    ///     .when(transient)
+    ///     .notify(|e: &io::Error, ctx: &retry_runtime::RetryContext, d| {
+    ///         println!("attempt {} failed ({e}); retrying in {d:?}", ctx.attempt());
+    ///     })
+    ///     .await;
+    /// assert_eq!(out.unwrap(), "ok");
+    /// assert_eq!(calls, 3);
+    /// # }
+    /// ```
+    pub fn retry<Op>(&self, op: Op) -> Retry<'_, Op> {
+        Retry {
+            policy: self,
+            op,
+            when: EveryError,
+            notify: Silent,
+            hint: NoHint,
+            name: "retry",
+        }
+    }
+}
+
+/// A retrying call being set up; `.await` it to run. Made by [`RetryPolicy::retry`].
+#[must_use = "a retry does nothing until awaited"]
+#[derive(Debug, Clone)]
+pub struct Retry<'p, Op, W = EveryError, N = Silent, H = NoHint> {
+    policy: &'p RetryPolicy,
+    op: Op,
+    when: W,
+    notify: N,
+    hint: H,
+    name: &'static str,
+}
+
+impl<'p, Op, W, N, H> Retry<'p, Op, W, N, H> {
+    /// Retries only the errors for which `predicate` is `true` (default: every error).
+    pub fn when<P>(self, predicate: P) -> Retry<'p, Op, P, N, H> {
+        Retry {
+            policy: self.policy,
+            op: self.op,
+            when: predicate,
+            notify: self.notify,
+            hint: self.hint,
+            name: self.name,
+        }
+    }
+
+    /// Calls `f(error, context, delay)` before each retry's sleep.
+    pub fn notify<F>(self, f: F) -> Retry<'p, Op, W, F, H> {
+        Retry {
+            policy: self.policy,
+            op: self.op,
+            when: self.when,
+            notify: f,
+            hint: self.hint,
+            name: self.name,
+        }
+    }
+
+    /// Uses the delay an error asks for (a Retry-After header, gRPC pushback) instead of the
+    /// schedule's, still capped at `max_delay` and bounded by `max_elapsed`.
+    pub fn retry_after<F>(self, f: F) -> Retry<'p, Op, W, N, F> {
+        Retry {
+            policy: self.policy,
+            op: self.op,
+            when: self.when,
+            notify: self.notify,
+            hint: f,
+            name: self.name,
+        }
+    }
+
+    /// Labels the call in events (default `"retry"`).
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+}
+
+impl<'p, Op, Fut, T, E, W, N, H> IntoFuture for Retry<'p, Op, W, N, H>
+where
+    Op: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: FromElapsed + Debug,
+    W: RetryWhen<E>,
+    N: OnRetry<E>,
+    H: RetryAfter<E>,
+{
+    type Output = Result<T, E>;
+    type IntoFuture = RetryFuture<'p, Op, Fut, W, N, H>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        RetryFuture {
+            engine: Engine::new(self.policy, Instant::now),
+            name: self.name,
+            op: self.op,
+            when: self.when,
+            notify: self.notify,
+            hint: self.hint,
+            attempt: None,
+            timer: None,
+        }
+    }
+}
+
+pin_project! {
+    /// The future of a [`Retry`]. While an attempt runs, `timer` is its time limit (if any);
+    /// between attempts it is the backoff sleep.
+    #[must_use = "futures do nothing unless awaited"]
+    pub struct RetryFuture<'p, Op, Fut, W, N, H> {
+        engine: Engine<'p>,
+        name: &'static str,
+        op: Op,
+        when: W,
+        notify: N,
+        hint: H,
+        #[pin]
+        attempt: Option<Fut>,
+        #[pin]
+        timer: Option<Sleep>,
+    }
+}
+
+impl<Op, Fut, T, E, W, N, H> Future for RetryFuture<'_, Op, Fut, W, N, H>
+where
+    Op: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: FromElapsed + Debug,
+    W: RetryWhen<E>,
+    N: OnRetry<E>,
+    H: RetryAfter<E>,
+{
+    type Output = Result<T, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
+        let mut this = self.project();
+        loop {
+            if let Some(fut) = this.attempt.as_mut().as_pin_mut() {
+                let polled = {
+                    let _current = Enter::new(this.engine);
+                    fut.poll(cx)
+                };
+                let outcome = match polled {
+                    Poll::Ready(outcome) => outcome,
+                    Poll::Pending => match this.timer.as_mut().as_pin_mut().map(|t| t.poll(cx)) {
+                        Some(Poll::Ready(())) => Err(E::from(Elapsed::new())),
+                        _ => return Poll::Pending,
+                    },
+                };
+                this.attempt.set(None);
+                let (when, hint, notify) = (&mut *this.when, &mut *this.hint, &mut *this.notify);
+                match decide(
+                    this.engine,
+                    this.name,
+                    outcome,
+                    |e| when.retry(e),
+                    |_| false,
+                    |e| hint.retry_after(e),
+                    |e, ctx, d| notify.on_retry(e, ctx, d),
+                ) {
+                    Decision::Return(outcome) => {
+                        this.timer.set(None);
+                        return Poll::Ready(outcome);
+                    }
+                    Decision::Sleep(delay) => set_timer(this.timer.as_mut(), delay),
+                }
+            } else {
+                if this.engine.attempt() > 0 {
+                    // Between attempts: the timer is the backoff sleep.
+                    if let Some(sleep) = this.timer.as_mut().as_pin_mut() {
+                        ready!(sleep.poll(cx));
+                    }
+                }
+                this.engine.begin_attempt();
+                let fut = {
+                    let _current = Enter::new(this.engine);
+                    (this.op)()
+                };
+                this.attempt.set(Some(fut));
+                match this.engine.attempt_timeout(Instant::now) {
+                    Some(limit) => set_timer(this.timer.as_mut(), limit),
+                    None => this.timer.set(None),
+                }
+            }
+        }
+    }
+}
+
+/// Points the one timer at `now + delay`, reusing its registration when it exists.
+fn set_timer(mut timer: Pin<&mut Option<Sleep>>, delay: Duration) {
+    match timer.as_mut().as_pin_mut() {
+        Some(sleep) => match Instant::now().checked_add(delay) {
+            Some(deadline) => sleep.reset(deadline),
+            None => timer.set(Some(tokio::time::sleep(delay))),
+        },
+        None => timer.set(Some(tokio::time::sleep(delay))),
+    }
+}

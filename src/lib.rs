@@ -1,0 +1,150 @@
+//! # reattempt
+//!
+//! Retrying a remote call as a one-line, compile-checked declaration: per-attempt timeouts,
+//! capped exponential backoff with jitter, retrying only what is transient, a total deadline,
+//! idempotency keys and a `#[recover]` fallback.
+//!
+//! ```
+//! use reattempt::{recover, retryable};
+//!
+//! #[derive(Debug)]
+//! enum PayError { Unavailable, Declined, Timeout }
+//! impl From<reattempt::Elapsed> for PayError {
+//!     fn from(_: reattempt::Elapsed) -> Self { PayError::Timeout }
+//! }
+//!
+//! struct Gateway { outages: std::sync::atomic::AtomicU32 }
+//!
+//! impl Gateway {
+//!     #[retryable(max_attempts = 4, delay = "200ms", max_delay = "2s", timeout = "1s",
+//!                 retry_on = [PayError::Unavailable | PayError::Timeout],
+//!                 recover = Self::mark_pending)]
+//!     async fn charge(&self, order: &str) -> Result<String, PayError> {
+//!         let key = reattempt::context().unwrap().idempotency_key();
+//!         if self.outages.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) > 0 {
+//!             return Err(PayError::Unavailable);
+//!         }
+//!         Ok(format!("charged {order} once, key {key}"))
+//!     }
+//!
+//!     #[recover]
+//!     async fn mark_pending(&self, err: PayError, order: &str) -> Result<String, PayError> {
+//!         Ok(format!("{order} pending after {err:?}"))
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let gateway = Gateway { outages: 2.into() };
+//! assert!(gateway.charge("order-1").await.unwrap().starts_with("charged order-1"));
+//! let down = Gateway { outages: 9.into() };
+//! assert_eq!(down.charge("order-2").await.unwrap(), "order-2 pending after Unavailable");
+//! # }
+//! ```
+//!
+//! The same schedule is available without the attribute, from [`RetryPolicy`]:
+//! `policy.retry(|| async { … }).when(transient).await`.
+
+#[doc(hidden)]
+pub mod __private;
+
+/// Retries a function that returns `Result`, per a schedule written in the attribute.
+///
+/// Applies to `async fn` (free functions; inherent and trait-impl methods with `self`, `&self`
+/// or `&mut self`; generics; `impl Trait`, reference and pattern arguments) and to blocking `fn`
+/// (which sleeps with `std::thread::sleep`). The function keeps its signature, visibility,
+/// attributes and `Send`-ness. Each attempt re-runs the body; `return` and `?` end the attempt.
+/// By-value arguments are cloned for each attempt (they must be `Clone`; the compiler says so at
+/// the argument otherwise); references are passed as they are. The error type must be `Debug`
+/// (it is logged with each retry).
+///
+/// | key | value | default |
+/// |---|---|---|
+/// | `max_attempts` | integer ≥ 1, the first attempt included | 3 |
+/// | `delay` | the first delay, `"250ms"`, `"2s"`, `"1m 30s"` | `"100ms"` |
+/// | `backoff` | `"fixed"`, `"linear"`, `"exponential"` | exponential |
+/// | `multiplier` | exponential growth, ≥ 1 | 2 |
+/// | `max_delay` | ceiling of one delay before jitter | `"20s"` (or `delay` if larger) |
+/// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"`, or a factor in (0, 1] | `"full"` |
+/// | `retry_on` | `[pattern, …]`: retry only matching errors | every `Err` |
+/// | `no_retry_on` | `[pattern, …]`: never retry these | none |
+/// | `retry_if` | path or closure `Fn(&E) -> bool` (`reattempt::transient`) | none |
+/// | `retry_if_ok` | path or closure `Fn(&T) -> bool`: retry some `Ok` values; the last is returned | none |
+/// | `timeout` | per-attempt limit (`async fn` only); needs `E: From<reattempt::Elapsed>` | none |
+/// | `max_elapsed` | limit on all attempts and sleeps | none |
+/// | `retry_after` | path or closure `Fn(&E) -> Option<Duration>`: a server's hint replaces the delay | none |
+/// | `on_retry` | path or closure `Fn(&E, &RetryContext, Duration)`, called before each sleep | none |
+/// | `recover` | path to a [`macro@recover`] function: the fallback for the final error | none |
+/// | `name` | label in events | the function's path |
+/// | `crate` | path of this crate, if renamed | `"::reattempt"` |
+///
+/// `retry_on` and `retry_if` together retry an error that either accepts; `no_retry_on` wins over
+/// both. Without `max_elapsed`, the call's clock starts at its first failure (or its first
+/// [`context()`] call), so that a call that succeeds reads no clock; with it, `timeout` is
+/// clipped to the time that remains, and no sleep starts that would end past the deadline.
+///
+/// ```
+/// use std::time::Duration;
+/// use reattempt::retryable;
+///
+/// #[derive(Debug, PartialEq)]
+/// enum ApiError { Http(u16), Timeout }
+/// impl From<reattempt::Elapsed> for ApiError {
+///     fn from(_: reattempt::Elapsed) -> Self { ApiError::Timeout }
+/// }
+///
+/// #[retryable(max_attempts = 3, delay = "100ms", jitter = "none", timeout = "500ms",
+///             retry_on = [ApiError::Http(500..=599) | ApiError::Timeout],
+///             no_retry_on = [ApiError::Http(501)])]
+/// async fn fetch(calls: &std::cell::Cell<u32>) -> Result<u32, ApiError> {
+///     calls.set(calls.get() + 1);
+///     if calls.get() < 3 { Err(ApiError::Http(503)) } else { Ok(calls.get()) }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let calls = std::cell::Cell::new(0);
+/// let start = tokio::time::Instant::now();
+/// assert_eq!(fetch(&calls).await, Ok(3));
+/// assert_eq!(start.elapsed(), Duration::from_millis(300)); // 100 ms, then 200 ms
+/// # }
+/// ```
+#[doc(inline)]
+pub use retry_macros::retryable;
+
+/// Marks the fallback of a [`macro@retryable`] function, as Spring Retry's `@Recover`.
+///
+/// Its parameters are the receiver (if the retryable function has one), the final error by
+/// value, then either nothing or exactly the retryable function's arguments; it returns the same
+/// `Result`. It is called once: after the last attempt failed, after a non-retryable error, or
+/// when `max_elapsed` ran out; never on success. Its result is the call's result. It stays an
+/// ordinary function that can be called directly. (It is not supported inside trait impls.)
+///
+/// ```
+/// use reattempt::{recover, retryable};
+///
+/// #[retryable(max_attempts = 2, delay = "10ms", recover = cached)]
+/// fn price(sku: &str) -> Result<u32, String> {
+///     Err(format!("{sku}: pricing service down"))
+/// }
+///
+/// #[recover]
+/// fn cached(err: String, sku: &str) -> Result<u32, String> {
+///     if sku == "tea" { Ok(3) } else { Err(err) }
+/// }
+///
+/// assert_eq!(price("tea"), Ok(3));
+/// assert_eq!(price("cake"), Err("cake: pricing service down".to_string()));
+/// ```
+#[doc(inline)]
+pub use retry_macros::recover;
+
+pub use retry_runtime::{
+    Backoff, Delays, Elapsed, GiveUpReason, IdempotencyKey, Jitter, ParseJitterError, PolicyError,
+    Retry, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient, context, seed_rng, transient,
+};
+
+/// The pieces of the closure API and the engine, for code that drives retries by hand.
+pub mod runtime {
+    pub use retry_runtime::*;
+}
