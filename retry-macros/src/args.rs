@@ -330,19 +330,18 @@ impl RetryArgs {
         reserved("budget", raw.budget.as_ref(), &mut errors);
         reserved("policy", raw.policy.as_ref(), &mut errors);
 
-        let krate = match &raw.krate {
-            Some(lit) => match lit.parse::<Path>() {
-                Ok(p) => p,
-                Err(_) => {
+        let krate = raw.krate.as_ref().map_or_else(
+            || syn::parse_quote!(::reattempt),
+            |lit| {
+                lit.parse::<Path>().unwrap_or_else(|_| {
                     errors.push(syn::Error::new(
                         lit.span(),
                         "`crate` must be a path to the reattempt facade, such as \"::reattempt\"",
                     ));
                     syn::parse_quote!(::reattempt)
-                }
+                })
             },
-            None => syn::parse_quote!(::reattempt),
-        };
+        );
 
         if let Some(e) = combine(errors) {
             return Err(e);

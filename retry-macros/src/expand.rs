@@ -17,21 +17,22 @@ pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
     match (parsed_args, parsed_fn) {
         (Ok(args), Ok(f)) => match expand(&args, f) {
             Ok(tokens) => tokens,
-            Err(e) => with_errors(item, e),
+            Err(e) => with_errors(item, &e),
         },
         (args, f) => {
-            let errors = combine(args.err().into_iter().chain(f.err().map(|(e, _)| e)));
+            let errors = combine(args.err().into_iter().chain(f.err()));
             with_errors(
                 item,
-                errors.unwrap_or_else(|| unreachable!("one side failed")),
+                &errors.unwrap_or_else(|| unreachable!("one side failed")),
             )
         }
     }
 }
 
-fn with_errors(item: TokenStream, e: syn::Error) -> TokenStream {
-    let errors = e.to_compile_error();
-    quote!(#item #errors)
+/// The unchanged item, then the errors.
+pub(crate) fn with_errors(mut item: TokenStream, e: &syn::Error) -> TokenStream {
+    item.extend(e.to_compile_error());
+    item
 }
 
 /// The rewritten function.
@@ -52,12 +53,11 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
     let ret = &f.output;
 
     let builder = policy_builder(args, &p);
-    let name = match &args.name {
-        Some(lit) => quote!(#lit),
-        None => {
-            let fn_name = f.item.sig.ident.to_string();
-            quote!(::core::concat!(::core::module_path!(), "::", #fn_name))
-        }
+    let name = if let Some(lit) = &args.name {
+        quote!(#lit)
+    } else {
+        let fn_name = f.item.sig.ident.to_string();
+        quote!(::core::concat!(::core::module_path!(), "::", #fn_name))
     };
     let per_attempt: Vec<TokenStream> =
         f.params.iter().filter_map(|a| per_attempt(a, &p)).collect();
@@ -84,9 +84,10 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
             quote!(#call.sleep_blocking(__reattempt_delay)),
         )
     };
-    let tail = match &args.recover {
-        Some(path) => recover_call(path, &f, &out, &p),
-        None => quote!(#out),
+    let tail = if let Some(path) = &args.recover {
+        recover_call(path, &f, &out, &p)
+    } else {
+        quote!(#out)
     };
 
     let new_body = quote! {{

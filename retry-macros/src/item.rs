@@ -47,18 +47,12 @@ impl RetryFn {
     }
 }
 
-/// Parses the item under the attribute. On error the item is still given back (when it is a
-/// function) so that the caller can emit it unchanged beside the error.
-pub(crate) fn parse(item: TokenStream) -> Result<RetryFn, (syn::Error, Option<ItemFn>)> {
-    let item: ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(_) => return Err((not_a_function(item), None)),
+/// Parses the item under the attribute.
+pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
+    let Ok(mut item) = syn::parse2::<ItemFn>(item.clone()) else {
+        return Err(not_a_function(item));
     };
-    let output = match result_type(&item.sig.output) {
-        Ok(t) => t,
-        Err(e) => return Err((e, Some(item))),
-    };
-    let mut item = item;
+    let output = result_type(&item.sig.output)?;
     let mut params = Vec::new();
     let mut has_receiver = false;
     for (i, arg) in item.sig.inputs.iter_mut().enumerate() {
@@ -181,7 +175,7 @@ mod tests {
         let f = parse(quote!(
             async fn f(&self, mut a: String, b: &str, (x, y): (u8, u8), _: u8) -> Result<(), E> {}
         ))
-        .unwrap_or_else(|(e, _)| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"));
         assert!(f.has_receiver);
         assert!(matches!(f.params[0], Param::Owned { mutable: true, .. }));
         assert!(matches!(f.params[1], Param::Borrowed { .. }));

@@ -35,20 +35,17 @@ struct RecoverArgs {
 
 /// `#[recover(args)] item`, as tokens; never panics.
 pub fn recover(args: TokenStream, item: TokenStream) -> TokenStream {
-    match expand(args, item.clone()) {
+    match expand(args, &item) {
         Ok(tokens) => tokens,
-        Err(e) => {
-            let errors = e.to_compile_error();
-            quote!(#item #errors)
-        }
+        Err(e) => crate::expand::with_errors(item, &e),
     }
 }
 
-fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let list = NestedMeta::parse_meta_list(args)?;
-    let args = RecoverArgs::from_list(&list)?;
+fn expand(args: TokenStream, item: &TokenStream) -> syn::Result<TokenStream> {
+    let metas = NestedMeta::parse_meta_list(args)?;
+    let args = RecoverArgs::from_list(&metas)?;
     let krate: Path = match &args.krate {
-        Some(lit) => lit.parse()?,
+        Some(path) => path.parse()?,
         None => syn::parse_quote!(::reattempt),
     };
     let f: ItemFn = syn::parse2(item.clone()).map_err(|_| {
@@ -77,7 +74,15 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     };
     let marker = marker_ident(&f.sig.ident);
     let vis = &f.vis;
+    // An async retryable function awaits its fallback, so the fallback is async even when its
+    // body awaits nothing.
+    let allow_async = f
+        .sig
+        .asyncness
+        .is_some()
+        .then(|| quote!(#[allow(clippy::unused_async)]));
     Ok(quote! {
+        #allow_async
         #item
         #[doc(hidden)]
         #[allow(dead_code, non_upper_case_globals)]
