@@ -92,13 +92,13 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
 
     let new_body = quote! {{
         static #policy: #p::RetryPolicy = #p::policy(#builder);
-        let mut #call = #p::Call::new(&#policy, #name);
+        let mut #call = #p::Call::new(&#policy);
         let #out: #ret = loop {
             let #res: #ret = {
                 #(#per_attempt)*
                 #attempt
             };
-            match #call.decide(#res, #retry_err, #retry_ok, #hint, #on_retry) {
+            match #call.decide(#name, #res, #retry_err, #retry_ok, #hint, #on_retry) {
                 #p::Decision::Return(__reattempt_outcome) => break __reattempt_outcome,
                 #p::Decision::Sleep(__reattempt_delay) => #sleep,
             }

@@ -37,7 +37,8 @@ pub trait FromElapsed: From<Elapsed> {}
 
 impl<E: From<Elapsed>> FromElapsed for E {}
 
-/// One logical call: the engine's state and the call's name (for events).
+/// One logical call: the engine's state. (The call's name for events is passed to
+/// [`decide`](Call::decide) as a constant, so that it takes no room in the call's future.)
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -48,11 +49,11 @@ impl<E: From<Elapsed>> FromElapsed for E {}
 ///     Ok(p) => p,
 ///     Err(_) => panic!(),
 /// };
-/// let mut call = Call::new(&POLICY, "demo");
+/// let mut call = Call::new(&POLICY);
 /// let mut failures = 2;
 /// let out: Result<&str, &str> = loop {
 ///     let res = call.attempt(async { if failures > 0 { failures -= 1; Err("busy") } else { Ok("done") } }).await;
-///     match call.decide(res, |_| true, |_| false, |_| None, |_, _, _| {}) {
+///     match call.decide("demo", res, |_| true, |_| false, |_| None, |_, _, _| {}) {
 ///         Decision::Return(r) => break r,
 ///         Decision::Sleep(d) => call.sleep(d).await,
 ///     }
@@ -63,16 +64,13 @@ impl<E: From<Elapsed>> FromElapsed for E {}
 #[derive(Debug)]
 pub struct Call<'p> {
     engine: Engine<'p>,
-    name: &'static str,
 }
 
 impl<'p> Call<'p> {
-    /// A call following `policy`, labelled `name` in events. Reads no clock unless the policy has
-    /// `max_elapsed`.
-    pub fn new(policy: &'p RetryPolicy, name: &'static str) -> Self {
+    /// A call following `policy`. Reads no clock unless the policy has `max_elapsed`.
+    pub fn new(policy: &'p RetryPolicy) -> Self {
         Call {
             engine: Engine::new(policy, Instant::now),
-            name,
         }
     }
 
@@ -111,9 +109,10 @@ impl<'p> Call<'p> {
         f()
     }
 
-    /// Decides what follows an attempt's outcome; see [`decide`].
+    /// Decides what follows an attempt's outcome (`name` labels the call's events); see [`decide`].
     pub fn decide<T, E: Debug>(
         &mut self,
+        name: &str,
         outcome: Result<T, E>,
         retry_err: impl FnOnce(&E) -> bool,
         retry_ok: impl FnOnce(&T) -> bool,
@@ -122,7 +121,7 @@ impl<'p> Call<'p> {
     ) -> Decision<Result<T, E>> {
         decide(
             &mut self.engine,
-            self.name,
+            name,
             outcome,
             retry_err,
             retry_ok,

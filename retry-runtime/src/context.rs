@@ -148,6 +148,14 @@ impl IdempotencyKey {
         IdempotencyKey([(bits >> 64) as u64, bits as u64])
     }
 
+    pub(crate) const fn to_halves(self) -> [u64; 2] {
+        self.0
+    }
+
+    pub(crate) const fn from_halves(halves: [u64; 2]) -> Self {
+        IdempotencyKey(halves)
+    }
+
     /// The key's bits.
     pub const fn as_u128(self) -> u128 {
         ((self.0[0] as u128) << 64) | self.0[1] as u128

@@ -7,47 +7,45 @@ use rand::{Rng, SeedableRng, rngs::SmallRng};
 use crate::policy::RetryPolicy;
 use crate::rng::with_jitter_rng;
 
-/// Where one call is in its schedule: how many sleeps it took and the last one (which
-/// decorrelated jitter grows from).
+/// Where one call is in its schedule: its previous sleep (decorrelated jitter grows from it),
+/// in microseconds so that it packs beside the engine's attempt counter; it saturates at 71
+/// minutes, which only narrows decorrelated jitter's range for longer sleeps. The retry number is
+/// the caller's (the engine's attempt count), so it is not stored twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Schedule {
-    retries: u32,
-    previous: Duration,
+    previous_us: u32,
 }
 
 impl Schedule {
-    /// The next sleep, drawn from `rng`.
+    /// The sleep before retry `n` (1-based), drawn from `rng`.
     pub(crate) fn next_with<R: Rng + ?Sized>(
         &mut self,
+        n: u32,
         policy: &RetryPolicy,
         rng: &mut R,
     ) -> Duration {
-        self.retries = self.retries.saturating_add(1);
-        let previous = if self.retries == 1 {
+        let previous = if n <= 1 {
             policy.delay
         } else {
-            self.previous
+            Duration::from_micros(u64::from(self.previous_us))
         };
-        let d = policy.backoff.delay(
-            self.retries,
-            policy.delay,
-            policy.multiplier,
-            policy.max_delay,
-        );
+        let d = policy
+            .backoff
+            .delay(n, policy.delay, policy.multiplier, policy.max_delay);
         let sleep = policy
             .jitter
             .apply(d, previous, policy.delay, policy.max_delay, rng);
-        self.previous = sleep;
+        self.previous_us = u32::try_from(sleep.as_micros()).unwrap_or(u32::MAX);
         sleep
     }
 
-    /// The next sleep, from this thread's generator; draws nothing without jitter.
-    pub(crate) fn next(&mut self, policy: &RetryPolicy) -> Duration {
+    /// The sleep before retry `n`, from this thread's generator; draws nothing without jitter.
+    pub(crate) fn next(&mut self, n: u32, policy: &RetryPolicy) -> Duration {
         if matches!(policy.jitter, crate::Jitter::None) {
             // No randomness needed: skip the thread-local access.
-            self.next_with(policy, &mut NoRandomness)
+            self.next_with(n, policy, &mut NoRandomness)
         } else {
-            with_jitter_rng(|rng| self.next_with(policy, rng))
+            with_jitter_rng(|rng| self.next_with(n, policy, rng))
         }
     }
 }
@@ -83,6 +81,7 @@ impl rand::TryRng for NoRandomness {
 #[derive(Debug, Clone)]
 pub struct Delays<'p> {
     policy: &'p RetryPolicy,
+    retries: u32,
     schedule: Schedule,
     rng: Option<SmallRng>,
 }
@@ -91,6 +90,7 @@ impl<'p> Delays<'p> {
     pub(crate) fn new(policy: &'p RetryPolicy, seed: Option<u64>) -> Self {
         Delays {
             policy,
+            retries: 0,
             schedule: Schedule::default(),
             rng: seed.map(SmallRng::seed_from_u64),
         }
@@ -101,17 +101,18 @@ impl Iterator for Delays<'_> {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
-        if self.schedule.retries >= self.policy.max_attempts - 1 {
+        if self.retries >= self.policy.max_attempts - 1 {
             return None;
         }
+        self.retries += 1;
         Some(match &mut self.rng {
-            Some(rng) => self.schedule.next_with(self.policy, rng),
-            None => self.schedule.next(self.policy),
+            Some(rng) => self.schedule.next_with(self.retries, self.policy, rng),
+            None => self.schedule.next(self.retries, self.policy),
         })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = (self.policy.max_attempts - 1 - self.schedule.retries) as usize;
+        let left = (self.policy.max_attempts - 1 - self.retries) as usize;
         (left, Some(left))
     }
 }

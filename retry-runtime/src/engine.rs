@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use crate::context::IdempotencyKey;
 use crate::delays::Schedule;
+use crate::instant_slot::InstantSlot;
 use crate::policy::RetryPolicy;
 
 /// What to do after an attempt that did not succeed.
@@ -67,8 +68,9 @@ impl std::fmt::Display for GiveUpReason {
 pub struct Engine<'p> {
     policy: &'p RetryPolicy,
     attempt: Cell<u32>,
-    start: Cell<Option<Instant>>,
-    key: Cell<Option<IdempotencyKey>>,
+    start: InstantSlot,
+    /// The key's bits, 0 until drawn (a drawn 0 is redrawn).
+    key: Cell<[u64; 2]>,
     schedule: Schedule,
 }
 
@@ -77,12 +79,15 @@ impl<'p> Engine<'p> {
     /// which needs the start time; otherwise the clock starts at the first failure or the first
     /// [`context()`](crate::context()), so that a call that succeeds reads no clock.
     pub fn new(policy: &'p RetryPolicy, now: impl FnOnce() -> Instant) -> Self {
-        let start = policy.max_elapsed.map(|_| now());
+        let start = InstantSlot::empty();
+        if policy.max_elapsed.is_some() {
+            start.set(now());
+        }
         Engine {
             policy,
             attempt: Cell::new(0),
-            start: Cell::new(start),
-            key: Cell::new(None),
+            start,
+            key: Cell::new([0; 2]),
             schedule: Schedule::default(),
         }
     }
@@ -110,20 +115,19 @@ impl<'p> Engine<'p> {
             start
         } else {
             let start = now();
-            self.start.set(Some(start));
+            self.start.set(start);
             start
         }
     }
 
     /// The call's idempotency key, drawn on first use and then the same for every attempt.
     pub fn idempotency_key(&self) -> IdempotencyKey {
-        if let Some(key) = self.key.get() {
-            key
-        } else {
-            let key = IdempotencyKey::random();
-            self.key.set(Some(key));
-            key
+        let mut bits = self.key.get();
+        while bits == [0; 2] {
+            bits = IdempotencyKey::random().to_halves();
+            self.key.set(bits);
         }
+        IdempotencyKey::from_halves(bits)
     }
 
     /// The instant by which the whole call must be over, if the policy sets `max_elapsed`.
@@ -163,7 +167,7 @@ impl<'p> Engine<'p> {
         if self.attempt.get() >= self.policy.max_attempts {
             return Verdict::GiveUp(GiveUpReason::Exhausted);
         }
-        let computed = self.schedule.next(self.policy);
+        let computed = self.schedule.next(self.attempt.get(), self.policy);
         let delay = hint.map_or(computed, |h| h.min(self.policy.max_delay));
         if let Some(deadline) = self.deadline() {
             let wakes = now.checked_add(delay);

@@ -29,6 +29,7 @@ mod delays;
 mod engine;
 mod error;
 mod events;
+mod instant_slot;
 mod jitter;
 mod policy;
 mod retry;

@@ -1,0 +1,58 @@
+//! The same successful call made five ways, shared by `benches/overhead.rs` and
+//! `examples/overhead_report.rs` so that both measure exactly the same code.
+
+use std::hint::black_box;
+use std::io;
+use std::time::Duration;
+
+use reattempt::{RetryPolicy, retryable};
+
+/// The remote call being retried: succeeds at once. Not inlined, so every variant pays one call.
+#[inline(never)]
+pub async fn op(x: u64) -> io::Result<u64> {
+    Ok(black_box(x))
+}
+
+/// No retrying at all.
+pub async fn plain(x: u64) -> io::Result<u64> {
+    op(x).await
+}
+
+/// What a careful engineer writes by hand: 3 attempts, 100 ms doubling.
+pub async fn hand_loop(x: u64) -> io::Result<u64> {
+    let mut attempt = 1;
+    let mut delay = Duration::from_millis(100);
+    loop {
+        match op(x).await {
+            Ok(v) => return Ok(v),
+            Err(_) if attempt < 3 => {
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+                attempt += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The attribute with its defaults (3 attempts, 100 ms exponential, full jitter).
+#[retryable]
+pub async fn attribute(x: u64) -> io::Result<u64> {
+    op(x).await
+}
+
+/// The attribute with a per-attempt timeout (a timer is armed for every attempt).
+#[retryable(timeout = "1s")]
+pub async fn attribute_timeout(x: u64) -> io::Result<u64> {
+    op(x).await
+}
+
+static POLICY: RetryPolicy = match RetryPolicy::builder().build() {
+    Ok(p) => p,
+    Err(_) => panic!("valid"),
+};
+
+/// The closure API with the default policy.
+pub async fn closure(x: u64) -> io::Result<u64> {
+    POLICY.retry(|| op(x)).await
+}
