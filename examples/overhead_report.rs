@@ -1,7 +1,9 @@
 //! One table of the success path's costs, each way of calling: allocations per call (a counting
 //! global allocator), the future's size (`size_of_val`) and a rough time per call.
 //! Run in release mode: `cargo run --release --example overhead_report`.
-//! (Precise times: `cargo bench --bench overhead`.)
+//! (Precise times: `cargo bench --bench overhead`. Repeatable instruction counts:
+//! `OVERHEAD_CALLS=100000 valgrind --tool=callgrind target/release/examples/overhead_report`,
+//! then `callgrind_annotate --inclusive=yes` and read the `measure::<…>` lines.)
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
@@ -32,7 +34,13 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-const CALLS: u64 = 2_000_000;
+/// Calls per variant; `OVERHEAD_CALLS` lowers it for a run under callgrind.
+fn calls() -> u64 {
+    std::env::var("OVERHEAD_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000_000)
+}
 
 fn measure<F, Fut>(rt: &tokio::runtime::Runtime, name: &str, f: F)
 where
@@ -46,7 +54,7 @@ where
         }
         let before = ALLOCATIONS.load(Relaxed);
         let start = Instant::now();
-        for i in 0..CALLS {
+        for i in 0..calls() {
             black_box(f(black_box(i)).await.ok());
         }
         let elapsed = start.elapsed();
@@ -56,9 +64,9 @@ where
         )
     });
     #[allow(clippy::cast_precision_loss, reason = "a ratio for display")]
-    let per_call_allocs = allocations as f64 / CALLS as f64;
+    let per_call_allocs = allocations as f64 / calls() as f64;
     #[allow(clippy::cast_precision_loss, reason = "a ratio for display")]
-    let per_call_ns = nanos / CALLS as f64;
+    let per_call_ns = nanos / calls() as f64;
     println!("| {name:<18} | {per_call_ns:>8.2} | {per_call_allocs:>11.3} | {size:>12} |");
 }
 

@@ -68,6 +68,7 @@ pub struct Call<'p> {
 
 impl<'p> Call<'p> {
     /// A call following `policy`. Reads no clock unless the policy has `max_elapsed`.
+    #[inline]
     pub fn new(policy: &'p RetryPolicy) -> Self {
         Call {
             engine: Engine::new(policy, Instant::now),
@@ -75,6 +76,7 @@ impl<'p> Call<'p> {
     }
 
     /// Runs one attempt: `context()` names this call while `fut` is polled.
+    #[inline]
     pub fn attempt<F: Future>(&mut self, fut: F) -> Attempt<'_, 'p, F> {
         self.engine.begin_attempt();
         Attempt {
@@ -110,6 +112,7 @@ impl<'p> Call<'p> {
     }
 
     /// Decides what follows an attempt's outcome (`name` labels the call's events); see [`decide`].
+    #[inline]
     pub fn decide<T, E: Debug>(
         &mut self,
         name: &str,
@@ -131,6 +134,7 @@ impl<'p> Call<'p> {
     }
 
     /// The sleep before the next attempt.
+    #[inline]
     pub fn sleep(&self, delay: Duration) -> Sleep {
         tokio::time::sleep(delay)
     }
@@ -149,6 +153,7 @@ impl<'p> Call<'p> {
 ///   schedule's delay; `on_retry` is called before the sleep. Otherwise returned.
 ///
 /// On success with no `retry_ok`, this reads no clock and draws no random number.
+#[inline]
 pub fn decide<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: &str,
@@ -158,36 +163,56 @@ pub fn decide<T, E: Debug>(
     hint: impl FnOnce(&E) -> Option<Duration>,
     on_retry: impl FnOnce(&E, &RetryContext, Duration),
 ) -> Decision<Result<T, E>> {
+    // The success path, kept small so that it inlines into the caller's loop.
     match outcome {
-        Ok(value) => {
-            if !retry_ok(&value) {
-                return Decision::Return(Ok(value));
-            }
-            match engine.after_failure(true, None, Instant::now()) {
-                Verdict::Retry(delay) => {
-                    events::retrying_ok(name, engine.attempt(), delay);
-                    Decision::Sleep(delay)
-                }
-                Verdict::GiveUp(reason) => {
-                    events::giving_up(name, engine.attempt(), reason, None);
-                    Decision::Return(Ok(value))
-                }
-            }
+        Ok(value) if !retry_ok(&value) => Decision::Return(Ok(value)),
+        Ok(value) => after_ok_to_retry(engine, name, value),
+        Err(error) => after_error(engine, name, error, retry_err, hint, on_retry),
+    }
+}
+
+/// An `Ok` value that `retry_if_ok` asked to retry.
+#[cold]
+#[inline(never)]
+fn after_ok_to_retry<T, E>(
+    engine: &mut Engine<'_>,
+    name: &str,
+    value: T,
+) -> Decision<Result<T, E>> {
+    match engine.after_failure(true, None, Instant::now()) {
+        Verdict::Retry(delay) => {
+            events::retrying_ok(name, engine.attempt(), delay);
+            Decision::Sleep(delay)
         }
-        Err(error) => {
-            let retryable = retry_err(&error);
-            let hint = if retryable { hint(&error) } else { None };
-            match engine.after_failure(retryable, hint, Instant::now()) {
-                Verdict::Retry(delay) => {
-                    on_retry(&error, &RetryContext::of(engine), delay);
-                    events::retrying(name, engine.attempt(), delay, &error);
-                    Decision::Sleep(delay)
-                }
-                Verdict::GiveUp(reason) => {
-                    events::giving_up(name, engine.attempt(), reason, Some(&error));
-                    Decision::Return(Err(error))
-                }
-            }
+        Verdict::GiveUp(reason) => {
+            events::giving_up(name, engine.attempt(), reason, None);
+            Decision::Return(Ok(value))
+        }
+    }
+}
+
+/// An error: retried per the predicates and the engine, or returned.
+#[cold]
+#[inline(never)]
+fn after_error<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: &str,
+    error: E,
+    retry_err: impl FnOnce(&E) -> bool,
+    hint: impl FnOnce(&E) -> Option<Duration>,
+    on_retry: impl FnOnce(&E, &RetryContext, Duration),
+) -> Decision<Result<T, E>> {
+    let retryable = retry_err(&error);
+    let hint = if retryable { hint(&error) } else { None };
+    match engine.after_failure(retryable, hint, Instant::now()) {
+        Verdict::Retry(delay) => {
+            on_retry(&error, &RetryContext::of(engine), delay);
+            events::retrying(name, engine.attempt(), delay, &error);
+            Decision::Sleep(delay)
+        }
+        Verdict::GiveUp(reason) => {
+            events::giving_up(name, engine.attempt(), reason, Some(&error));
+            Decision::Return(Err(error))
         }
     }
 }
@@ -205,6 +230,7 @@ pin_project! {
 impl<F: Future> Future for Attempt<'_, '_, F> {
     type Output = F::Output;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let _current = Enter::new(this.engine);

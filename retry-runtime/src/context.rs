@@ -22,6 +22,7 @@ pub(crate) struct Enter {
 }
 
 impl Enter {
+    #[inline]
     pub(crate) fn new(engine: &Engine<'_>) -> Self {
         let ptr = std::ptr::from_ref(engine).cast::<Engine<'static>>();
         Enter {
@@ -31,6 +32,7 @@ impl Enter {
 }
 
 impl Drop for Enter {
+    #[inline]
     fn drop(&mut self) {
         CURRENT.set(self.previous);
     }

@@ -78,26 +78,36 @@ impl<'p> Engine<'p> {
     /// A call that has made no attempt yet. `now` is read only if the policy has `max_elapsed`,
     /// which needs the start time; otherwise the clock starts at the first failure or the first
     /// [`context()`](crate::context()), so that a call that succeeds reads no clock.
+    #[inline]
     pub fn new(policy: &'p RetryPolicy, now: impl FnOnce() -> Instant) -> Self {
-        let start = InstantSlot::empty();
+        let engine = Engine::unstarted(policy);
         if policy.max_elapsed.is_some() {
-            start.set(now());
+            engine.start.set(now());
         }
+        engine
+    }
+
+    /// A call whose clock is not started even with `max_elapsed`: for a future that may be
+    /// created well before it is first polled (the closure API), which starts it with
+    /// [`start_or`](Self::start_or) when the first attempt begins.
+    pub(crate) fn unstarted(policy: &'p RetryPolicy) -> Self {
         Engine {
             policy,
             attempt: Cell::new(0),
-            start,
+            start: InstantSlot::empty(),
             key: Cell::new([0; 2]),
             schedule: Schedule::default(),
         }
     }
 
     /// The policy this call follows.
+    #[inline]
     pub fn policy(&self) -> &'p RetryPolicy {
         self.policy
     }
 
     /// Marks the start of the next attempt and gives its number (1-based).
+    #[inline]
     pub fn begin_attempt(&mut self) -> u32 {
         let n = self.attempt.get().saturating_add(1);
         self.attempt.set(n);
@@ -105,6 +115,7 @@ impl<'p> Engine<'p> {
     }
 
     /// The current attempt's number (1-based); 0 before the first.
+    #[inline]
     pub fn attempt(&self) -> u32 {
         self.attempt.get()
     }

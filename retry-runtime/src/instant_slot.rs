@@ -23,6 +23,7 @@ const UNSET: i64 = i64::MIN;
 pub(crate) struct InstantSlot(Cell<i64>);
 
 impl InstantSlot {
+    #[inline]
     pub(crate) const fn empty() -> Self {
         InstantSlot(Cell::new(UNSET))
     }

@@ -191,7 +191,9 @@ where
 
     fn into_future(self) -> Self::IntoFuture {
         RetryFuture {
-            engine: Engine::new(self.policy, Instant::now),
+            // The clock starts with the first attempt, not here: the future may wait before it
+            // is first polled.
+            engine: Engine::unstarted(self.policy),
             name: self.name,
             op: self.op,
             when: self.when,
@@ -271,7 +273,10 @@ where
                         ready!(sleep.poll(cx));
                     }
                 }
-                this.engine.begin_attempt();
+                if this.engine.begin_attempt() == 1 && this.engine.policy().max_elapsed().is_some()
+                {
+                    this.engine.start_or(Instant::now);
+                }
                 let fut = {
                     let _current = Enter::new(this.engine);
                     (this.op)()

@@ -2,6 +2,7 @@
 //! backoff and jitter, the number of sleeps, the attempt engine's rules, and the builder's
 //! validation; plus statistical checks of the jitter means.
 
+use std::convert::Infallible;
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -35,8 +36,8 @@ fn duration_up_to(max: u64) -> impl Strategy<Value = Duration> {
 
 fn any_backoff() -> impl Strategy<Value = Backoff> {
     prop_oneof![
-        Just(Backoff::Fixed),
-        Just(Backoff::Linear),
+        1 => Just(Backoff::Fixed),
+        1 => Just(Backoff::Linear),
         2 => Just(Backoff::Exponential),
     ]
 }
@@ -44,11 +45,11 @@ fn any_backoff() -> impl Strategy<Value = Backoff> {
 /// A valid proportional factor: in (0, 1], edges included.
 fn valid_factor() -> impl Strategy<Value = f64> {
     prop_oneof![
-        Just(1.0),
-        Just(0.5),
-        Just(f64::MIN_POSITIVE),
-        Just(f64::from_bits(1)),
-        Just(1.0 - f64::EPSILON / 2.0),
+        1 => Just(1.0),
+        1 => Just(0.5),
+        1 => Just(f64::MIN_POSITIVE),
+        1 => Just(f64::from_bits(1)),
+        1 => Just(1.0 - f64::EPSILON / 2.0),
         4 => (0.0..=1.0f64).prop_filter("positive", |f| *f > 0.0),
     ]
 }
@@ -66,10 +67,10 @@ fn valid_jitter() -> impl Strategy<Value = Jitter> {
 /// A valid multiplier (used only with exponential backoff), or none for the default.
 fn valid_multiplier() -> impl Strategy<Value = Option<f64>> {
     prop_oneof![
-        Just(None),
-        Just(Some(1.0)),
-        Just(Some(1.000_000_1)),
-        Just(Some(1e6)),
+        1 => Just(None),
+        1 => Just(Some(1.0)),
+        1 => Just(Some(1.000_000_1)),
+        1 => Just(Some(1e6)),
         2 => (1.0..=2.0f64).prop_map(Some),
         2 => (1.0..=1e6f64).prop_map(Some),
     ]
@@ -80,7 +81,7 @@ fn valid_limit() -> impl Strategy<Value = Option<Duration>> {
     prop_oneof![
         2 => Just(None),
         2 => duration_up_to(CENTURY_NS).prop_map(Some),
-        Just(Some(Duration::MAX)),
+        1 => Just(Some(Duration::MAX)),
     ]
 }
 
@@ -96,9 +97,9 @@ enum MaxDelay {
 
 fn valid_max_delay() -> impl Strategy<Value = MaxDelay> {
     prop_oneof![
-        Just(MaxDelay::Default),
-        Just(MaxDelay::Above(0)),
-        Just(MaxDelay::Max),
+        1 => Just(MaxDelay::Default),
+        1 => Just(MaxDelay::Above(0)),
+        1 => Just(MaxDelay::Max),
         5 => log_nanos(CENTURY_NS).prop_map(MaxDelay::Above),
     ]
 }
@@ -412,6 +413,76 @@ fn backoff_delay(p: &RetryPolicy, n: u32) -> Duration {
         .delay(n, p.delay(), p.multiplier(), p.max_delay())
 }
 
+/// Checks one sleep against its jitter's range around `d` (the backoff's delay), `previous`
+/// being the sleep before it (`delay` before the first).
+fn check_jitter_bounds(
+    p: &RetryPolicy,
+    d: Duration,
+    previous: Duration,
+    sleep: Duration,
+) -> Result<(), TestCaseError> {
+    match p.jitter() {
+        Jitter::None => prop_assert_eq!(sleep, d),
+        Jitter::Full => prop_assert!(sleep <= d, "full {:?} > d {:?}", sleep, d),
+        Jitter::Equal => prop_assert!(
+            sleep >= d / 2 && sleep <= d,
+            "equal {:?} outside [{:?}, {:?}]",
+            sleep,
+            d / 2,
+            d
+        ),
+        Jitter::Decorrelated => {
+            let high = previous.saturating_mul(3).max(p.delay()).min(p.max_delay());
+            prop_assert!(
+                sleep >= p.delay() && sleep <= high,
+                "decorrelated {:?} outside [{:?}, {:?}]",
+                sleep,
+                p.delay(),
+                high
+            );
+        }
+        Jitter::Proportional(f) => {
+            let d_ns = nanos(d);
+            let (_, df_ceil) = exact_product(d_ns, f);
+            // 1 ns of rounding; for d ≥ 2^50 ns (13 days) f64 precision allows a little more.
+            let tolerance = 1 + (d_ns >> 50);
+            let low = d_ns.saturating_sub(df_ceil + tolerance);
+            let high = (d_ns + df_ceil + tolerance).min(u128::from(u64::MAX));
+            prop_assert!(
+                (low..=high).contains(&sleep.as_nanos()),
+                "proportional({}) {:?} outside [{}, {}] ns (d = {:?})",
+                f,
+                sleep,
+                low,
+                high,
+                d
+            );
+        }
+    }
+    if !matches!(p.jitter(), Jitter::Proportional(_)) {
+        prop_assert!(sleep <= p.max_delay());
+    }
+    Ok(())
+}
+
+/// A generator that always gives the same bits: all zeros draws the low end of every range, all
+/// ones the high end, so the extremes of each jitter are checked, not just likely values.
+struct Constant(u64);
+
+impl rand::TryRng for Constant {
+    type Error = Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        Ok(u32::try_from(self.0 >> 32).unwrap_or(u32::MAX))
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        Ok(self.0)
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        dst.fill(self.0.to_le_bytes()[0]);
+        Ok(())
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Properties
 // ---------------------------------------------------------------------------------------------
@@ -440,7 +511,7 @@ proptest! {
                 Backoff::Exponential if p.multiplier().to_bits() == 1.0f64.to_bits() => {
                     Some(nanos(p.delay()))
                 }
-                _ => None,
+                Backoff::Exponential => None,
             };
             if let Some(expected) = expected {
                 prop_assert_eq!(sleep.as_nanos(), expected.min(nanos(p.max_delay())));
@@ -463,41 +534,27 @@ proptest! {
         let mut previous = p.delay();
         for (i, sleep) in p.delays_seeded(seed).take(STEPS).enumerate() {
             let retry = u32::try_from(i + 1).unwrap();
-            let d = backoff_delay(&p, retry);
-            match p.jitter() {
-                Jitter::None => prop_assert_eq!(sleep, d),
-                Jitter::Full => prop_assert!(sleep <= d, "full {:?} > d {:?}", sleep, d),
-                Jitter::Equal => prop_assert!(
-                    sleep >= d / 2 && sleep <= d,
-                    "equal {:?} outside [{:?}, {:?}]", sleep, d / 2, d
-                ),
-                Jitter::Decorrelated => {
-                    let high = previous.saturating_mul(3).max(p.delay()).min(p.max_delay());
-                    prop_assert!(
-                        sleep >= p.delay() && sleep <= high,
-                        "decorrelated {:?} outside [{:?}, {:?}]", sleep, p.delay(), high
-                    );
-                }
-                Jitter::Proportional(f) => {
-                    let d_ns = nanos(d);
-                    let (_, df_ceil) = exact_product(d_ns, f);
-                    // 1 ns of rounding; for d ≥ 2^50 ns (13 days) f64 precision allows a little more.
-                    let tolerance = 1 + (d_ns >> 50);
-                    let low = d_ns.saturating_sub(df_ceil + tolerance);
-                    let high = (d_ns + df_ceil + tolerance).min(u128::from(u64::MAX));
-                    prop_assert!(
-                        (low..=high).contains(&sleep.as_nanos()),
-                        "proportional({}) {:?} outside [{}, {}] ns (d = {:?})", f, sleep, low, high, d
-                    );
-                }
-            }
-            if !matches!(p.jitter(), Jitter::Proportional(_)) {
-                prop_assert!(sleep <= p.max_delay());
-            }
+            check_jitter_bounds(&p, backoff_delay(&p, retry), previous, sleep)?;
             previous = sleep;
         }
         // The same seed gives the same schedule.
         prop_assert!(p.delays_seeded(seed).take(STEPS).eq(p.delays_seeded(seed).take(STEPS)));
+    }
+
+    /// The extremes of each jitter's range (drawn with all-zero and all-one generators) stay in
+    /// bounds too, for any retry number and any previous sleep.
+    #[test]
+    fn jitter_extremes_stay_in_their_bounds(
+        spec in valid_spec(many_attempts()),
+        retry in prop_oneof![1..=64u32, any::<u32>()],
+        previous_extra in prop_oneof![Just(0), log_nanos(CENTURY_NS)],
+        bits in prop_oneof![Just(0), Just(u64::MAX)],
+    ) {
+        let p = spec.policy();
+        let d = backoff_delay(&p, retry);
+        let previous = p.delay().saturating_add(Duration::from_nanos(previous_extra));
+        let sleep = p.jitter().apply(d, previous, p.delay(), p.max_delay(), &mut Constant(bits));
+        check_jitter_bounds(&p, d, previous, sleep)?;
     }
 
     /// A policy sleeps once between each two attempts: `max_attempts − 1` times.
@@ -562,14 +619,13 @@ proptest! {
         for (i, (retryable, hint, attempt_takes)) in steps.into_iter().enumerate() {
             let attempt = engine.begin_attempt();
             prop_assert_eq!(attempt, u32::try_from(i + 1).unwrap());
-            match engine.attempt_timeout(|| now) {
-                Some(limit) => {
-                    prop_assert!(Some(limit) <= p.timeout());
-                    if let Some(deadline) = engine.deadline() {
-                        prop_assert!(limit <= deadline.saturating_duration_since(now));
-                    }
+            if let Some(limit) = engine.attempt_timeout(|| now) {
+                prop_assert!(Some(limit) <= p.timeout());
+                if let Some(deadline) = engine.deadline() {
+                    prop_assert!(limit <= deadline.saturating_duration_since(now));
                 }
-                None => prop_assert_eq!(p.timeout(), None),
+            } else {
+                prop_assert_eq!(p.timeout(), None);
             }
             let Some(failed_at) = now.checked_add(attempt_takes) else { break };
             now = failed_at;
@@ -588,10 +644,11 @@ proptest! {
                         }
                         None => {}
                     }
+                    // Without a deadline a sleep may be too long for the clock (a hint or
+                    // `max_delay` of `Duration::MAX`); with one it must end before it.
                     let wakes = now.checked_add(sleep);
-                    prop_assert!(wakes.is_some(), "a retry whose sleep overflows the clock");
-                    if let (Some(deadline), Some(wakes)) = (engine.deadline(), wakes) {
-                        prop_assert!(wakes < deadline);
+                    if let Some(deadline) = engine.deadline() {
+                        prop_assert!(wakes.is_some_and(|w| w < deadline));
                     }
                     match wakes {
                         Some(wakes) => now = wakes,
