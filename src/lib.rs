@@ -55,8 +55,9 @@ pub mod __private;
 /// (which sleeps with `std::thread::sleep`). The function keeps its signature, visibility,
 /// attributes and `Send`-ness. Each attempt re-runs the body; `return` and `?` end the attempt.
 /// By-value arguments are cloned for each attempt (they must be `Clone`; the compiler says so at
-/// the argument otherwise); references are passed as they are. The error type must be `Debug`
-/// (it is logged with each retry).
+/// the argument otherwise); references are passed as they are. A `self` taken by value is not
+/// cloned: the body may use it, but not move out of it. The error type must be `Debug` (it is
+/// logged with each retry). Not for `const fn`.
 ///
 /// | key | value | default |
 /// |---|---|---|

@@ -319,7 +319,11 @@ impl RetryArgs {
         }
         if let Some(JitterArg(text, span)) = &raw.jitter {
             s.spans.insert("jitter", *span);
-            match text.parse::<Jitter>() {
+            // A number is a proportional factor, whose range the runtime's rules check.
+            match text
+                .parse::<f64>()
+                .map_or_else(|_| text.parse::<Jitter>(), |f| Ok(Jitter::Proportional(f)))
+            {
                 Ok(j) => s.jitter = Some(j),
                 Err(e) => errors.push(syn::Error::new(*span, e.to_string())),
             }

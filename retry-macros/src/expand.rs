@@ -69,13 +69,17 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
 
     let (attempt, sleep) = if f.is_async() {
         let fake = fake_return(ret);
+        // Spanned at `timeout`'s value, so that a missing `From<Elapsed>` is reported there.
         let method = if args.schedule.timeout.is_some() {
-            quote!(attempt_timed)
+            quote_spanned!(args.schedule.span_of("timeout")=> attempt_timed)
         } else {
             quote!(attempt)
         };
+        // The body's statements, not its block: a block as the async block's tail would trip
+        // `unused_braces` for one-line bodies.
+        let stmts = &body.stmts;
         (
-            quote!(#call.#method(async { #fake #body }).await),
+            quote!(#call.#method(async { #fake #(#stmts)* }).await),
             quote!(#call.sleep(__reattempt_delay).await),
         )
     } else {
@@ -212,10 +216,12 @@ fn fake_return(ret: &Type) -> TokenStream {
 /// error when neither is given) and not `no_retry_on`.
 fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
+    // One `matches!` per item: a list is not an or-pattern, so an item may bind a name the
+    // others do not.
     let on = args
         .retry_on
         .as_ref()
-        .map(|pats| quote!(::core::matches!(#e, #(#pats)|*)));
+        .map(|pats| quote!(#(::core::matches!(#e, #pats))||*));
     let when = args
         .retry_if
         .as_ref()
@@ -228,7 +234,7 @@ fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     let no = args
         .no_retry_on
         .as_ref()
-        .map(|pats| quote!(::core::matches!(#e, #(#pats)|*)));
+        .map(|pats| quote!(#(::core::matches!(#e, #pats))||*));
     let verdict = match (yes, no) {
         (None, None) => return quote!(#p::every_error),
         (Some(yes), None) => yes,

@@ -52,7 +52,13 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
     let Ok(mut item) = syn::parse2::<ItemFn>(item.clone()) else {
         return Err(not_a_function(item));
     };
-    let output = result_type(&item.sig.output)?;
+    if let Some(constness) = &item.sig.constness {
+        return Err(syn::Error::new(
+            constness.span,
+            "#[retryable] cannot apply to a `const fn`: retrying sleeps and reads the clock; remove `const`",
+        ));
+    }
+    let output = result_type(&item.sig)?;
     let mut params = Vec::new();
     let mut has_receiver = false;
     for (i, arg) in item.sig.inputs.iter_mut().enumerate() {
@@ -124,10 +130,10 @@ fn ident_pat(ident: Ident) -> Pat {
 
 /// The return type, which must be a `Result` (any path whose last segment is `Result`, so that
 /// `io::Result<T>` and crate aliases work).
-fn result_type(output: &ReturnType) -> syn::Result<Type> {
-    let ReturnType::Type(_, ty) = output else {
+fn result_type(sig: &syn::Signature) -> syn::Result<Type> {
+    let ReturnType::Type(_, ty) = &sig.output else {
         return Err(syn::Error::new(
-            Span::call_site(),
+            sig.paren_token.span.close(),
             "#[retryable] needs a function that returns `Result<T, E>`: add a return type",
         ));
     };

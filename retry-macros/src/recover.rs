@@ -75,14 +75,15 @@ fn expand(args: TokenStream, item: &TokenStream) -> syn::Result<TokenStream> {
     let marker = marker_ident(&f.sig.ident);
     let vis = &f.vis;
     // An async retryable function awaits its fallback, so the fallback is async even when its
-    // body awaits nothing.
+    // body awaits nothing; and it returns the retryable function's `Result` even when it always
+    // succeeds.
     let allow_async = f
         .sig
         .asyncness
         .is_some()
-        .then(|| quote!(#[allow(clippy::unused_async)]));
+        .then(|| quote!(clippy::unused_async,));
     Ok(quote! {
-        #allow_async
+        #[allow(#allow_async clippy::unnecessary_wraps)]
         #item
         #[doc(hidden)]
         #[allow(dead_code, non_upper_case_globals)]

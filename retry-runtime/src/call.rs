@@ -30,7 +30,7 @@ pub enum Decision<R> {
 /// Errors that a timed-out attempt can turn into. Implemented for every `E: From<Elapsed>`.
 #[diagnostic::on_unimplemented(
     message = "`timeout` needs the error type `{Self}` to implement `From<reattempt::Elapsed>`",
-    label = "a timed-out attempt must become a `{Self}`",
+    label = "a timed-out attempt must be converted into `{Self}`",
     note = "add a timeout variant to `{Self}` and `impl From<reattempt::Elapsed> for {Self}`"
 )]
 pub trait FromElapsed: From<Elapsed> {}
@@ -87,7 +87,7 @@ impl<'p> Call<'p> {
 
     /// Runs one attempt under the policy's `timeout` (clipped to the `max_elapsed` deadline): an
     /// attempt that runs out of time is dropped and becomes `Err(E::from(Elapsed))`.
-    pub fn attempt_timed<F, T, E>(&mut self, fut: F) -> TimedAttempt<'_, 'p, F>
+    pub fn attempt_timed<F, T, E>(&mut self, fut: F) -> TimedAttempt<'_, 'p, F, E>
     where
         F: Future<Output = Result<T, E>>,
         E: FromElapsed,
@@ -101,6 +101,7 @@ impl<'p> Call<'p> {
             engine: &mut self.engine,
             fut,
             timer,
+            timed_out: E::from,
         }
     }
 
@@ -241,19 +242,21 @@ impl<F: Future> Future for Attempt<'_, '_, F> {
 pin_project! {
     /// One attempt of an async body under a time limit; made by [`Call::attempt_timed`].
     #[must_use = "futures do nothing unless awaited"]
-    pub struct TimedAttempt<'a, 'p, F> {
+    pub struct TimedAttempt<'a, 'p, F, E> {
         engine: &'a mut Engine<'p>,
         #[pin]
         fut: F,
         #[pin]
         timer: Option<Sleep>,
+        // Checked once where the attempt is made (`E: FromElapsed`), so that a missing
+        // conversion is one error there rather than another at the `.await`.
+        timed_out: fn(Elapsed) -> E,
     }
 }
 
-impl<F, T, E> Future for TimedAttempt<'_, '_, F>
+impl<F, T, E> Future for TimedAttempt<'_, '_, F, E>
 where
     F: Future<Output = Result<T, E>>,
-    E: From<Elapsed>,
 {
     type Output = Result<T, E>;
 
@@ -266,7 +269,7 @@ where
             }
         }
         match this.timer.as_pin_mut().map(|timer| timer.poll(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(Err(E::from(Elapsed::new()))),
+            Some(Poll::Ready(())) => Poll::Ready(Err((this.timed_out)(Elapsed::new()))),
             _ => Poll::Pending,
         }
     }

@@ -1,0 +1,8 @@
+use reattempt::retryable;
+
+#[retryable(max_attempts = 2)]
+fn fetch() {}
+
+fn main() {
+    fetch();
+}
