@@ -11,7 +11,6 @@ use darling::util::SpannedValue;
 use proc_macro2::{Span, TokenStream};
 use retry_runtime::{Backoff, Jitter, RetryPolicy, RetryPolicyBuilder};
 use syn::parse::{ParseStream, Parser};
-use syn::punctuated::Punctuated;
 use syn::{Expr, Lit, LitStr, Pat, Path, Token};
 
 /// The checked arguments.
@@ -135,6 +134,56 @@ impl FromMeta for DurationArg {
     }
 }
 
+/// `max_attempts = 4`: a whole number that fits in `u32` (its lower bound is the runtime's rule).
+struct AttemptsArg(u32, Span);
+
+impl FromMeta for AttemptsArg {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        let message = "`max_attempts` is a whole number of attempts, the first included, from 1 to 4294967295";
+        match expr {
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Int(i), ..
+            }) => i
+                .base10_parse::<u32>()
+                .map(|n| AttemptsArg(n, i.span()))
+                .map_err(|_| darling::Error::custom(message).with_span(i)),
+            other => Err(darling::Error::custom(message).with_span(other)),
+        }
+    }
+}
+
+/// `name = "charge"`.
+struct NameArg(LitStr);
+
+impl FromMeta for NameArg {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Str(s), ..
+            }) => Ok(NameArg(s.clone())),
+            other => Err(darling::Error::custom(
+                "`name` is a string literal, as in `name = \"charge\"`",
+            )
+            .with_span(other)),
+        }
+    }
+}
+
+/// `recover = Self::fallback`.
+struct RecoverArg(Path);
+
+impl FromMeta for RecoverArg {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Path(p) if p.qself.is_none() => Ok(RecoverArg(p.path.clone())),
+            other => Err(darling::Error::custom(
+                "`recover` takes the path of a #[recover] function, as in `recover = Self::fallback` or `recover = fallback`",
+            )
+            .with_span(other)),
+        }
+    }
+}
+
 /// A number argument that may be written `2` or `1.5`.
 struct NumberArg(f64, Span);
 
@@ -175,7 +224,7 @@ impl FromMeta for JitterArg {
 /// Every key except the two pattern lists, as darling sees them.
 #[derive(FromMeta)]
 struct RawArgs {
-    max_attempts: Option<SpannedValue<u32>>,
+    max_attempts: Option<AttemptsArg>,
     delay: Option<DurationArg>,
     backoff: Option<LitStr>,
     multiplier: Option<NumberArg>,
@@ -187,8 +236,8 @@ struct RawArgs {
     retry_if_ok: Option<Expr>,
     retry_after: Option<Expr>,
     on_retry: Option<Expr>,
-    recover: Option<Path>,
-    name: Option<LitStr>,
+    recover: Option<RecoverArg>,
+    name: Option<NameArg>,
     #[darling(rename = "crate")]
     krate: Option<LitStr>,
     circuit_breaker: Option<SpannedValue<Expr>>,
@@ -218,12 +267,26 @@ fn split(args: TokenStream) -> syn::Result<Split> {
             if let Some(key) = key {
                 input.parse::<syn::Ident>()?;
                 input.parse::<Token![=]>()?;
+                if !input.peek(syn::token::Bracket) {
+                    return Err(input.error(format!(
+                        "`{key}` takes a list of patterns in brackets, as in `{key} = [MyError::Unavailable, MyError::Http(500..=599)]`"
+                    )));
+                }
                 let content;
                 syn::bracketed!(content in input);
-                let pats = Punctuated::<Pat, Token![,]>::parse_terminated_with(
-                    &content,
-                    Pat::parse_multi,
-                )?;
+                let mut pats = Vec::new();
+                while !content.is_empty() {
+                    pats.push(Pat::parse_multi(&content)?);
+                    if content.peek(Token![if]) {
+                        return Err(content.error(format!(
+                            "patterns in `{key}` take no `if` guard; for a condition, use `retry_if = |e| …`"
+                        )));
+                    }
+                    if content.is_empty() {
+                        break;
+                    }
+                    content.parse::<Token![,]>()?;
+                }
                 let slot = if key == "retry_on" {
                     &mut out.retry_on
                 } else {
@@ -243,7 +306,7 @@ fn split(args: TokenStream) -> syn::Result<Split> {
                         ),
                     ));
                 }
-                *slot = Some(pats.into_iter().collect());
+                *slot = Some(pats);
             } else {
                 out.rest.push(input.parse::<NestedMeta>()?);
             }
@@ -298,9 +361,9 @@ impl RetryArgs {
 
         let mut errors = Vec::new();
         let mut s = Schedule::default();
-        if let Some(n) = &raw.max_attempts {
-            s.spans.insert("max_attempts", n.span());
-            s.max_attempts = Some(**n);
+        if let Some(AttemptsArg(n, span)) = raw.max_attempts {
+            s.spans.insert("max_attempts", span);
+            s.max_attempts = Some(n);
         }
         s.delay = parse_duration(raw.delay, "delay", &mut s.spans, &mut errors);
         s.max_delay = parse_duration(raw.max_delay, "max_delay", &mut s.spans, &mut errors);
@@ -359,8 +422,8 @@ impl RetryArgs {
             retry_if_ok: raw.retry_if_ok,
             retry_after: raw.retry_after,
             on_retry: raw.on_retry,
-            recover: raw.recover,
-            name: raw.name,
+            recover: raw.recover.map(|r| r.0),
+            name: raw.name.map(|n| n.0),
             krate,
         })
     }

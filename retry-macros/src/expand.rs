@@ -225,7 +225,7 @@ fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     let when = args
         .retry_if
         .as_ref()
-        .map(|pred| quote!(#p::call_pred(#pred, #e)));
+        .map(|pred| quote_spanned!(pred.span()=> #p::call_pred(#pred, #e)));
     let yes = match (on, when) {
         (None, None) => None,
         (Some(a), None) | (None, Some(a)) => Some(a),
@@ -256,19 +256,22 @@ fn hook(user: Option<&syn::Expr>, default: TokenStream) -> TokenStream {
 }
 
 /// `#[recover]` call after the loop: the final `Err` goes to the recover function with the
-/// receiver and the original arguments.
+/// receiver and the original arguments. The arguments' types are written out, so that a recover
+/// function of the wrong shape is reported at its path as "expected signature …".
 fn recover_call(path: &Path, f: &RetryFn, out: &syn::Ident, p: &TokenStream) -> TokenStream {
     let marker = crate::recover::marker_path(path);
     let originals = f.params.iter().map(Param::original);
     let args = quote!((#(#originals,)*));
+    let types = f.params.iter().map(|a| nameable(a.ty()));
+    let arg_types = quote!((#(#types,)*));
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
     let call = if f.has_receiver {
-        quote_spanned!(path.span()=> #p::recover_method(#marker, #path, self, #e, #args))
+        quote_spanned!(path.span()=> #p::recover_method::<_, _, _, _, #arg_types>(#marker, #path, self, #e, #args))
     } else {
-        quote_spanned!(path.span()=> #p::recover_free(#marker, #path, #e, #args))
+        quote_spanned!(path.span()=> #p::recover_free::<_, _, _, #arg_types>(#marker, #path, #e, #args))
     };
     let call = if f.is_async() {
-        quote!(#call.await)
+        quote_spanned!(path.span()=> #call.await)
     } else {
         call
     };
@@ -277,5 +280,21 @@ fn recover_call(path: &Path, f: &RetryFn, out: &syn::Ident, p: &TokenStream) -> 
             ::core::result::Result::Err(#e) => #call,
             __reattempt_ok => __reattempt_ok,
         }
+    }
+}
+
+/// The type as written, or `_` where it cannot be named in an expression (`impl Trait`).
+fn nameable(ty: &Type) -> TokenStream {
+    fn mentions_impl(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i == "impl",
+            proc_macro2::TokenTree::Group(g) => mentions_impl(g.stream()),
+            _ => false,
+        })
+    }
+    if mentions_impl(quote!(#ty)) {
+        quote!(_)
+    } else {
+        quote!(#ty)
     }
 }

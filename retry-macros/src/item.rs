@@ -15,20 +15,30 @@ pub(crate) enum Param {
         ty: Type,
     },
     /// `name: &T` or `name: &mut T`: passed to each attempt as it is.
-    Borrowed { ident: Ident },
+    Borrowed { ident: Ident, ty: Type },
     /// A destructuring pattern (`(a, b): (u32, u32)`): renamed in the signature; each attempt
     /// destructures a clone (or, for a reference, a copy) of it.
     Pattern { pat: Pat, renamed: Ident, ty: Type },
     /// `_: T`: nothing reaches the attempt.
-    Ignored { renamed: Ident },
+    Ignored { renamed: Ident, ty: Type },
 }
 
 impl Param {
     /// The expression that passes the original argument on (to `#[recover]`).
     pub(crate) fn original(&self) -> &Ident {
         match self {
-            Param::Owned { ident, .. } | Param::Borrowed { ident } => ident,
-            Param::Pattern { renamed, .. } | Param::Ignored { renamed } => renamed,
+            Param::Owned { ident, .. } | Param::Borrowed { ident, .. } => ident,
+            Param::Pattern { renamed, .. } | Param::Ignored { renamed, .. } => renamed,
+        }
+    }
+
+    /// The argument's declared type.
+    pub(crate) fn ty(&self) -> &Type {
+        match self {
+            Param::Owned { ty, .. }
+            | Param::Borrowed { ty, .. }
+            | Param::Pattern { ty, .. }
+            | Param::Ignored { ty, .. } => ty,
         }
     }
 }
@@ -82,6 +92,7 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
                 if is_ref {
                     Param::Borrowed {
                         ident: ident.clone(),
+                        ty: (*typed.ty).clone(),
                     }
                 } else {
                     // The signature's binding is only cloned from, so a `mut` there would be
@@ -96,7 +107,10 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
             }
             Pat::Wild(_) => {
                 *typed.pat = ident_pat(renamed.clone());
-                Param::Ignored { renamed }
+                Param::Ignored {
+                    renamed,
+                    ty: (*typed.ty).clone(),
+                }
             }
             pat => {
                 let original = pat.clone();

@@ -11,8 +11,9 @@ use syn::{FnArg, ItemFn, LitStr, Path};
 
 /// The marker's name for a recover function named `ident`.
 fn marker_ident(ident: &syn::Ident) -> syn::Ident {
+    // Named so that, when `#[recover]` is missing, rustc's "cannot find value `…`" says what is.
     format_ident!(
-        "__REATTEMPT_RECOVER_{}",
+        "{}_NEEDS_THE_RECOVER_ATTRIBUTE",
         ident.to_string().trim_start_matches("r#").to_uppercase(),
         span = ident.span()
     )

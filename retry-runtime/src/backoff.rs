@@ -57,6 +57,17 @@ impl Backoff {
     }
 }
 
+impl std::fmt::Display for Backoff {
+    /// The name used in the attribute and in config: `fixed`, `linear` or `exponential`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backoff::Fixed => "fixed",
+            Backoff::Linear => "linear",
+            Backoff::Exponential => "exponential",
+        })
+    }
+}
+
 impl std::str::FromStr for Backoff {
     type Err = String;
 

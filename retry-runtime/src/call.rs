@@ -37,6 +37,16 @@ pub trait FromElapsed: From<Elapsed> {}
 
 impl<E: From<Elapsed>> FromElapsed for E {}
 
+/// Errors that retries can log: every `E: Debug`.
+#[diagnostic::on_unimplemented(
+    message = "a retried error is logged with each retry, so `{Self}` must implement `Debug`",
+    label = "`{Self}` is not `Debug`",
+    note = "add `#[derive(Debug)]` to `{Self}`"
+)]
+pub trait LoggedError: Debug {}
+
+impl<E: Debug> LoggedError for E {}
+
 /// One logical call: the engine's state. (The call's name for events is passed to
 /// [`decide`](Call::decide) as a constant, so that it takes no room in the call's future.)
 ///
@@ -114,7 +124,7 @@ impl<'p> Call<'p> {
 
     /// Decides what follows an attempt's outcome (`name` labels the call's events); see [`decide`].
     #[inline]
-    pub fn decide<T, E: Debug>(
+    pub fn decide<T, E: LoggedError>(
         &mut self,
         name: &str,
         outcome: Result<T, E>,

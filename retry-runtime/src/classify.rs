@@ -17,6 +17,11 @@ use crate::error::Elapsed;
 /// assert!(transient(&PayError::Unavailable));
 /// assert!(!transient(&PayError::Declined));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not say which of its values are transient",
+    label = "`{Self}` does not implement `reattempt::Transient`",
+    note = "implement `reattempt::Transient` for `{Self}`, or list the retryable errors with `retry_on = [..]`"
+)]
 pub trait Transient {
     /// `true` when trying again may succeed.
     fn is_transient(&self) -> bool;

@@ -36,7 +36,7 @@ mod retry;
 mod rng;
 
 pub use backoff::Backoff;
-pub use call::{Attempt, Call, Decision, FromElapsed, TimedAttempt, decide};
+pub use call::{Attempt, Call, Decision, FromElapsed, LoggedError, TimedAttempt, decide};
 pub use classify::{Transient, transient};
 pub use context::{IdempotencyKey, RetryContext, context};
 pub use delays::Delays;

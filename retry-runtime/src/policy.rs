@@ -415,7 +415,7 @@ impl std::fmt::Display for PolicyError {
             }
             PolicyError::MultiplierWithoutExponential { backoff } => write!(
                 f,
-                "only applies to exponential backoff, but backoff is {backoff:?}; remove it or use exponential backoff"
+                "only applies to exponential backoff, but backoff is \"{backoff}\"; remove it or use exponential backoff"
             ),
             PolicyError::DelayAboveMaxDelay { delay, max_delay } => {
                 write!(f, "must not exceed `max_delay`: {delay:?} > {max_delay:?}")
