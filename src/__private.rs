@@ -3,8 +3,9 @@
 
 pub use core::time::Duration;
 pub use retry_runtime::{
-    Backoff, Call, Decision, Jitter, RetryContext, RetryPolicy, RetryPolicyBuilder,
+    Backoff, Call, Decision, Guards, Jitter, RetryContext, RetryPolicy, RetryPolicyBuilder,
 };
+use retry_runtime::{CircuitBreaker, FromBreakerOpen, Permit};
 
 /// Builds a policy in a `static`. The macro has checked the values with the same rules already;
 /// should they ever disagree, compilation stops here rather than at run time.
@@ -13,6 +14,24 @@ pub const fn policy(builder: RetryPolicyBuilder) -> RetryPolicy {
         Ok(policy) => policy,
         Err(_) => panic!("reattempt: the attribute's policy is invalid (please report this)"),
     }
+}
+
+/// The `policy = …` expression, as a reference (a `static`, a `LazyLock`, a field all coerce).
+#[inline]
+pub fn policy_ref(policy: &RetryPolicy) -> &RetryPolicy {
+    policy
+}
+
+/// Asks the breaker for leave to make one attempt; `None` when it is open.
+#[inline]
+pub fn admit(breaker: &CircuitBreaker) -> Option<Permit> {
+    breaker.try_acquire().ok()
+}
+
+/// The error of an attempt the breaker rejected.
+#[inline]
+pub fn breaker_open<E: FromBreakerOpen>() -> E {
+    E::from(retry_runtime::BreakerOpen::new())
 }
 
 /// A by-value argument of a `#[retryable]` function, which every attempt gets a clone of.

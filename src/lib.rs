@@ -141,9 +141,14 @@ pub use retry_macros::retryable;
 pub use retry_macros::recover;
 
 pub use retry_runtime::{
-    Backoff, Delays, Elapsed, GiveUpReason, IdempotencyKey, Jitter, ParseJitterError, PolicyError,
-    Retry, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient, context, seed_rng, transient,
+    Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
+    Elapsed, GiveUpReason, IdempotencyKey, Jitter, ParseJitterError, PolicyError, Retry,
+    RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient,
+    context, seed_rng, transient,
 };
+
+#[cfg(feature = "http")]
+pub use retry_runtime::http;
 
 /// The pieces of the closure API and the engine, for code that drives retries by hand.
 pub mod runtime {

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use darling::FromMeta;
 use darling::ast::NestedMeta;
-use darling::util::SpannedValue;
 use proc_macro2::{Span, TokenStream};
 use retry_runtime::{Backoff, Jitter, RetryPolicy, RetryPolicyBuilder};
 use syn::parse::{ParseStream, Parser};
@@ -25,6 +24,9 @@ pub(crate) struct RetryArgs {
     pub(crate) recover: Option<Path>,
     pub(crate) name: Option<LitStr>,
     pub(crate) krate: Path,
+    pub(crate) circuit_breaker: Option<Expr>,
+    pub(crate) budget: Option<Expr>,
+    pub(crate) policy: Option<Expr>,
 }
 
 /// The schedule keys that were given, with the span of each value.
@@ -240,9 +242,9 @@ struct RawArgs {
     name: Option<NameArg>,
     #[darling(rename = "crate")]
     krate: Option<LitStr>,
-    circuit_breaker: Option<SpannedValue<Expr>>,
-    budget: Option<SpannedValue<Expr>>,
-    policy: Option<SpannedValue<Expr>>,
+    circuit_breaker: Option<Expr>,
+    budget: Option<Expr>,
+    policy: Option<Expr>,
 }
 
 const PATTERN_KEYS: [&str; 2] = ["retry_on", "no_retry_on"];
@@ -343,11 +345,14 @@ fn parse_duration(
     }
 }
 
-fn reserved(key: &str, value: Option<&SpannedValue<Expr>>, errors: &mut Vec<syn::Error>) {
-    if let Some(v) = value {
+/// `policy = …` sets the whole schedule at run time: no schedule key may stand beside it.
+fn exclude_schedule_keys(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
+    let mut keys: Vec<_> = schedule.spans.iter().collect();
+    keys.sort_by_key(|(key, _)| **key);
+    for (key, span) in keys {
         errors.push(syn::Error::new(
-            v.span(),
-            format!("`{key}` is reserved for a coming release of reattempt and cannot be used yet"),
+            *span,
+            format!("`{key}` cannot be combined with `policy`, which sets the whole schedule; set it in the policy instead"),
         ));
     }
 }
@@ -391,11 +396,11 @@ impl RetryArgs {
                 Err(e) => errors.push(syn::Error::new(*span, e.to_string())),
             }
         }
-        s.check(&mut errors);
-
-        reserved("circuit_breaker", raw.circuit_breaker.as_ref(), &mut errors);
-        reserved("budget", raw.budget.as_ref(), &mut errors);
-        reserved("policy", raw.policy.as_ref(), &mut errors);
+        if raw.policy.is_some() {
+            exclude_schedule_keys(&s, &mut errors);
+        } else {
+            s.check(&mut errors);
+        }
 
         let krate = raw.krate.as_ref().map_or_else(
             || syn::parse_quote!(::reattempt),
@@ -425,6 +430,9 @@ impl RetryArgs {
             recover: raw.recover.map(|r| r.0),
             name: raw.name.map(|n| n.0),
             krate,
+            circuit_breaker: raw.circuit_breaker,
+            budget: raw.budget,
+            policy: raw.policy,
         })
     }
 }

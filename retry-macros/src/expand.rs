@@ -49,10 +49,8 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
     let call = format_ident!("__reattempt_call", span = Span::mixed_site());
     let out = format_ident!("__reattempt_out", span = Span::mixed_site());
     let res = format_ident!("__reattempt_res", span = Span::mixed_site());
-    let policy = format_ident!("__REATTEMPT_POLICY", span = Span::mixed_site());
     let ret = &f.output;
-
-    let builder = policy_builder(args, &p);
+    let (policy_item, policy_ref) = policy_source(args, &p);
     let name = if let Some(lit) = &args.name {
         quote!(#lit)
     } else {
@@ -70,7 +68,10 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
     let (attempt, sleep) = if f.is_async() {
         let fake = fake_return(ret);
         // Spanned at `timeout`'s value, so that a missing `From<Elapsed>` is reported there.
-        let method = if args.schedule.timeout.is_some() {
+        // A run-time policy may hold a timeout, so its attempts are always timed.
+        let method = if let Some(expr) = &args.policy {
+            quote_spanned!(expr.span()=> attempt_timed)
+        } else if args.schedule.timeout.is_some() {
             quote_spanned!(args.schedule.span_of("timeout")=> attempt_timed)
         } else {
             quote!(attempt)
@@ -94,15 +95,19 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
         quote!(#out)
     };
 
+    let run = quote! {{
+        #(#per_attempt)*
+        #attempt
+    }};
+    let Guarded { admit, run, guards } = guarded(args, run, &p);
+
     let new_body = quote! {{
-        static #policy: #p::RetryPolicy = #p::policy(#builder);
-        let mut #call = #p::Call::new(&#policy);
+        #policy_item
+        let mut #call = #p::Call::new(#policy_ref);
         let #out: #ret = loop {
-            let #res: #ret = {
-                #(#per_attempt)*
-                #attempt
-            };
-            match #call.decide(#name, #res, #retry_err, #retry_ok, #hint, #on_retry) {
+            #admit
+            let #res: #ret = #run;
+            match #call.decide(#name, #res, #retry_err, #retry_ok, #hint, #on_retry, #guards) {
                 #p::Decision::Return(__reattempt_outcome) => break __reattempt_outcome,
                 #p::Decision::Sleep(__reattempt_delay) => #sleep,
             }
@@ -120,6 +125,58 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
         #[allow(clippy::needless_pass_by_value)]
         #vis #sig #new_body
     })
+}
+
+/// The policy: a `static` built from the keys (checked already), or the `policy` expression.
+/// Gives the item to declare (if any) and the expression of a `&RetryPolicy`.
+fn policy_source(args: &RetryArgs, p: &TokenStream) -> (TokenStream, TokenStream) {
+    if let Some(expr) = &args.policy {
+        (
+            quote!(),
+            quote_spanned!(expr.span()=> #p::policy_ref(&#expr)),
+        )
+    } else {
+        let policy = format_ident!("__REATTEMPT_POLICY", span = Span::mixed_site());
+        let builder = policy_builder(args, p);
+        (
+            quote!(static #policy: #p::RetryPolicy = #p::policy(#builder);),
+            quote!(&#policy),
+        )
+    }
+}
+
+/// An attempt under the breaker and budget, if the attribute names them.
+struct Guarded {
+    /// Asks the breaker for a permit before the attempt.
+    admit: TokenStream,
+    /// Runs the attempt, or yields the breaker's rejection as its error.
+    run: TokenStream,
+    /// The `Guards` handed to `decide`.
+    guards: TokenStream,
+}
+
+fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream) -> Guarded {
+    let permit = format_ident!("__reattempt_permit", span = Span::mixed_site());
+    let mut guards = quote!(#p::Guards::NONE);
+    let (admit, run) = if let Some(b) = &args.circuit_breaker {
+        let rejected = quote_spanned!(b.span()=> #p::breaker_open());
+        guards = quote!(#guards.breaker(&#b, #permit));
+        (
+            quote!(let #permit = #p::admit(&#b);),
+            quote! {
+                match #permit {
+                    ::core::option::Option::Some(_) => #run,
+                    ::core::option::Option::None => ::core::result::Result::Err(#rejected),
+                }
+            },
+        )
+    } else {
+        (quote!(), run)
+    };
+    if let Some(g) = &args.budget {
+        guards = quote_spanned!(g.span()=> #guards.budget(&#g));
+    }
+    Guarded { admit, run, guards }
 }
 
 /// `RetryPolicy::builder()` with each key that was given; validated already by the same rules.

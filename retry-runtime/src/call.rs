@@ -12,8 +12,10 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use crate::context::{Enter, RetryContext};
-use crate::engine::{Engine, Verdict};
+use crate::breaker::{CircuitBreaker, Permit};
+use crate::budget::RetryBudget;
+use crate::context::{self, Enter, RetryContext};
+use crate::engine::{Engine, GiveUpReason, Limits, Verdict};
 use crate::error::Elapsed;
 use crate::events;
 use crate::policy::RetryPolicy;
@@ -37,6 +39,82 @@ pub trait FromElapsed: From<Elapsed> {}
 
 impl<E: From<Elapsed>> FromElapsed for E {}
 
+/// Errors that a rejected call can turn into. Implemented for every `E: From<BreakerOpen>`.
+#[diagnostic::on_unimplemented(
+    message = "`circuit_breaker` needs the error type `{Self}` to implement `From<reattempt::BreakerOpen>`",
+    label = "a call rejected by the open breaker must be converted into `{Self}`",
+    note = "add a variant to `{Self}` and `impl From<reattempt::BreakerOpen> for {Self}`"
+)]
+pub trait FromBreakerOpen: From<crate::BreakerOpen> {}
+
+impl<E: From<crate::BreakerOpen>> FromBreakerOpen for E {}
+
+/// The breaker permit an attempt was made under, and the budget its retry is paid from.
+///
+/// ```
+/// use retry_runtime::{CircuitBreaker, Guards, RetryBudget};
+///
+/// let breaker = CircuitBreaker::builder().build().unwrap();
+/// let budget = RetryBudget::builder().build().unwrap();
+/// let permit = breaker.try_acquire().ok();
+/// let guards = Guards::NONE.breaker(&breaker, permit).budget(&budget);
+/// # let _ = guards;
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+#[must_use]
+pub struct Guards<'b> {
+    breaker: Option<(&'b CircuitBreaker, Option<Permit>)>,
+    budget: Option<&'b RetryBudget>,
+}
+
+impl<'b> Guards<'b> {
+    /// Neither breaker nor budget.
+    pub const NONE: Guards<'static> = Guards {
+        breaker: None,
+        budget: None,
+    };
+
+    /// The attempt went through `breaker` under `permit`; `None` means the breaker rejected it.
+    #[inline]
+    pub fn breaker(self, breaker: &'b CircuitBreaker, permit: Option<Permit>) -> Self {
+        Guards {
+            breaker: Some((breaker, permit)),
+            ..self
+        }
+    }
+
+    /// Retries are paid from `budget`, and a success pays back into it.
+    #[inline]
+    pub fn budget(self, budget: &'b RetryBudget) -> Self {
+        Guards {
+            budget: Some(budget),
+            ..self
+        }
+    }
+
+    fn rejected(&self) -> bool {
+        matches!(self.breaker, Some((_, None)))
+    }
+
+    /// Tells the breaker how the attempt went: a failure is an outcome the call retries (a
+    /// non-retryable error means the dependency answered, so it counts as a success).
+    fn record(&self, succeeded: bool) {
+        if let Some((breaker, Some(permit))) = self.breaker {
+            breaker.record(permit, succeeded);
+        }
+    }
+
+    #[inline]
+    fn succeeded(&self) {
+        if self.breaker.is_some() {
+            self.record(true);
+        }
+        if let Some(budget) = self.budget {
+            budget.deposit();
+        }
+    }
+}
+
 /// Errors that retries can log: every `E: Debug`.
 #[diagnostic::on_unimplemented(
     message = "a retried error is logged with each retry, so `{Self}` must implement `Debug`",
@@ -53,7 +131,7 @@ impl<E: Debug> LoggedError for E {}
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
-/// use retry_runtime::{Call, Decision, RetryPolicy};
+/// use retry_runtime::{Call, Decision, Guards, RetryPolicy};
 ///
 /// static POLICY: RetryPolicy = match RetryPolicy::builder().max_attempts(3).build() {
 ///     Ok(p) => p,
@@ -63,7 +141,7 @@ impl<E: Debug> LoggedError for E {}
 /// let mut failures = 2;
 /// let out: Result<&str, &str> = loop {
 ///     let res = call.attempt(async { if failures > 0 { failures -= 1; Err("busy") } else { Ok("done") } }).await;
-///     match call.decide("demo", res, |_| true, |_| false, |_| None, |_, _, _| {}) {
+///     match call.decide("demo", res, |_| true, |_| false, |_| None, |_, _, _| {}, Guards::NONE) {
 ///         Decision::Return(r) => break r,
 ///         Decision::Sleep(d) => call.sleep(d).await,
 ///     }
@@ -105,7 +183,7 @@ impl<'p> Call<'p> {
         self.engine.begin_attempt();
         let timer = self
             .engine
-            .attempt_timeout(Instant::now)
+            .attempt_timeout_within(Instant::now, context::inherited_deadline())
             .map(tokio::time::sleep);
         TimedAttempt {
             engine: &mut self.engine,
@@ -124,6 +202,10 @@ impl<'p> Call<'p> {
 
     /// Decides what follows an attempt's outcome (`name` labels the call's events); see [`decide`].
     #[inline]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one per hook, called by generated code"
+    )]
     pub fn decide<T, E: LoggedError>(
         &mut self,
         name: &str,
@@ -132,6 +214,7 @@ impl<'p> Call<'p> {
         retry_ok: impl FnOnce(&T) -> bool,
         hint: impl FnOnce(&E) -> Option<Duration>,
         on_retry: impl FnOnce(&E, &RetryContext, Duration),
+        guards: Guards<'_>,
     ) -> Decision<Result<T, E>> {
         decide(
             &mut self.engine,
@@ -141,6 +224,7 @@ impl<'p> Call<'p> {
             retry_ok,
             hint,
             on_retry,
+            guards,
         )
     }
 
@@ -162,9 +246,16 @@ impl<'p> Call<'p> {
 ///   `Ok` is returned.
 /// - `Err(e)`: retried if `retry_err(&e)`, after `hint(&e)` (a server's requested delay) or the
 ///   schedule's delay; `on_retry` is called before the sleep. Otherwise returned.
+/// - A breaker in `guards` hears whether the attempt failed (an outcome to retry) or not; an
+///   attempt it rejected is returned at once. A budget in `guards` pays for each retry and is paid
+///   back by a success. An inherited deadline (a retrying call around this one) bounds the sleeps.
 ///
 /// On success with no `retry_ok`, this reads no clock and draws no random number.
 #[inline]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one per hook, called by generated code"
+)]
 pub fn decide<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: &str,
@@ -173,12 +264,25 @@ pub fn decide<T, E: Debug>(
     retry_ok: impl FnOnce(&T) -> bool,
     hint: impl FnOnce(&E) -> Option<Duration>,
     on_retry: impl FnOnce(&E, &RetryContext, Duration),
+    guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
     // The success path, kept small so that it inlines into the caller's loop.
     match outcome {
-        Ok(value) if !retry_ok(&value) => Decision::Return(Ok(value)),
-        Ok(value) => after_ok_to_retry(engine, name, value),
-        Err(error) => after_error(engine, name, error, retry_err, hint, on_retry),
+        Ok(value) if !retry_ok(&value) => {
+            guards.succeeded();
+            Decision::Return(Ok(value))
+        }
+        Ok(value) => after_ok_to_retry(engine, name, value, guards),
+        Err(error) => after_error(engine, name, error, retry_err, hint, on_retry, guards),
+    }
+}
+
+/// What else bounds this decision: the enclosing calls' deadline, the budget, a timeout.
+fn limits<'b>(guards: &Guards<'b>) -> Limits<'b> {
+    Limits {
+        inherited_deadline: context::inherited_deadline(),
+        budget: guards.budget,
+        timed_out: context::take_timed_out(),
     }
 }
 
@@ -189,8 +293,11 @@ fn after_ok_to_retry<T, E>(
     engine: &mut Engine<'_>,
     name: &str,
     value: T,
+    guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
-    match engine.after_failure(true, None, Instant::now()) {
+    guards.record(false);
+    let limits = limits(&guards);
+    match engine.after_failure_within(true, None, Instant::now(), limits) {
         Verdict::Retry(delay) => {
             events::retrying_ok(name, engine.attempt(), delay);
             Decision::Sleep(delay)
@@ -212,10 +319,22 @@ fn after_error<T, E: Debug>(
     retry_err: impl FnOnce(&E) -> bool,
     hint: impl FnOnce(&E) -> Option<Duration>,
     on_retry: impl FnOnce(&E, &RetryContext, Duration),
+    guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
+    let limits = limits(&guards);
+    if guards.rejected() {
+        events::giving_up(
+            name,
+            engine.attempt(),
+            GiveUpReason::BreakerOpen,
+            Some(&error),
+        );
+        return Decision::Return(Err(error));
+    }
     let retryable = retry_err(&error);
+    guards.record(!retryable);
     let hint = if retryable { hint(&error) } else { None };
-    match engine.after_failure(retryable, hint, Instant::now()) {
+    match engine.after_failure_within(retryable, hint, Instant::now(), limits) {
         Verdict::Retry(delay) => {
             on_retry(&error, &RetryContext::of(engine), delay);
             events::retrying(name, engine.attempt(), delay, &error);
@@ -279,7 +398,10 @@ where
             }
         }
         match this.timer.as_pin_mut().map(|timer| timer.poll(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(Err((this.timed_out)(Elapsed::new()))),
+            Some(Poll::Ready(())) => {
+                context::mark_timed_out();
+                Poll::Ready(Err((this.timed_out)(Elapsed::new())))
+            }
             _ => Poll::Pending,
         }
     }

@@ -13,21 +13,42 @@ use crate::engine::Engine;
 
 thread_local! {
     static CURRENT: Cell<*const Engine<'static>> = const { Cell::new(std::ptr::null()) };
+    /// The earliest `max_elapsed` deadline of the calls whose attempts are being polled on this
+    /// thread: a retrying call nested in another's attempt may not outlive it.
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// Set when a timed attempt ran out of time, read by the decision that follows it (which
+    /// runs in the same poll), so the budget can charge a timeout's cost.
+    static TIMED_OUT: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Makes `engine` the current call until the guard is dropped (even by a panic), restoring the
-/// call that was current before, so nested retrying calls see their own context.
+/// call that was current before, so nested retrying calls see their own context; and narrows the
+/// inherited deadline to this call's own while it is polled.
 pub(crate) struct Enter {
     previous: *const Engine<'static>,
+    /// Whether this call narrowed the inherited deadline, and the one to restore.
+    narrowed: bool,
+    previous_deadline: Option<Instant>,
 }
 
 impl Enter {
     #[inline]
     pub(crate) fn new(engine: &Engine<'_>) -> Self {
         let ptr = std::ptr::from_ref(engine).cast::<Engine<'static>>();
-        Enter {
-            previous: CURRENT.replace(ptr),
+        let previous = CURRENT.replace(ptr);
+        let mut enter = Enter {
+            previous,
+            narrowed: false,
+            previous_deadline: None,
+        };
+        if let Some(own) = engine.deadline() {
+            let inherited = DEADLINE.get();
+            if inherited.is_none_or(|i| own < i) {
+                enter.narrowed = true;
+                enter.previous_deadline = DEADLINE.replace(Some(own));
+            }
         }
+        enter
     }
 }
 
@@ -35,7 +56,25 @@ impl Drop for Enter {
     #[inline]
     fn drop(&mut self) {
         CURRENT.set(self.previous);
+        if self.narrowed {
+            DEADLINE.set(self.previous_deadline);
+        }
     }
+}
+
+/// The deadline inherited from the calls whose attempts enclose this point, if any.
+pub(crate) fn inherited_deadline() -> Option<Instant> {
+    DEADLINE.get()
+}
+
+/// Notes that the attempt that just ended ran out of time.
+pub(crate) fn mark_timed_out() {
+    TIMED_OUT.set(true);
+}
+
+/// Whether the attempt that just ended ran out of time (and forgets it).
+pub(crate) fn take_timed_out() -> bool {
+    TIMED_OUT.replace(false)
 }
 
 /// Runs `f` with the engine of the innermost attempt being polled on this thread, if any.

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::budget::RetryBudget;
 use crate::context::IdempotencyKey;
 use crate::delays::Schedule;
 use crate::instant_slot::InstantSlot;
@@ -29,6 +30,10 @@ pub enum Verdict {
 pub enum GiveUpReason {
     /// The outcome is not one the call retries.
     NotRetryable,
+    /// The retry budget could not pay for another retry.
+    BudgetExhausted,
+    /// The circuit breaker is open: the attempt was not made.
+    BreakerOpen,
     /// `max_attempts` attempts were made.
     Exhausted,
     /// The next sleep would end at or past the `max_elapsed` deadline.
@@ -41,8 +46,21 @@ impl std::fmt::Display for GiveUpReason {
             GiveUpReason::NotRetryable => "not retryable",
             GiveUpReason::Exhausted => "attempts exhausted",
             GiveUpReason::DeadlineReached => "max_elapsed reached",
+            GiveUpReason::BudgetExhausted => "retry budget exhausted",
+            GiveUpReason::BreakerOpen => "circuit breaker open",
         })
     }
+}
+
+/// What bounds a call besides its own policy.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Limits<'b> {
+    /// The deadline of the calls this one is nested in (the earlier of it and this call's own wins).
+    pub inherited_deadline: Option<Instant>,
+    /// The budget a retry must be paid from.
+    pub budget: Option<&'b RetryBudget>,
+    /// Whether the failed attempt timed out (a retry after it may cost more).
+    pub timed_out: bool,
 }
 
 /// The state of one logical call: which attempt it is on, when it started, its idempotency key
@@ -153,8 +171,17 @@ impl<'p> Engine<'p> {
     /// sleeps: an attempt is never cut short without a `timeout`). `now` is read only when both
     /// are set.
     pub fn attempt_timeout(&self, now: impl FnOnce() -> Instant) -> Option<Duration> {
+        self.attempt_timeout_within(now, None)
+    }
+
+    /// As [`attempt_timeout`](Self::attempt_timeout), under an inherited deadline too.
+    pub fn attempt_timeout_within(
+        &self,
+        now: impl FnOnce() -> Instant,
+        inherited_deadline: Option<Instant>,
+    ) -> Option<Duration> {
         let timeout = self.policy.timeout?;
-        Some(match self.deadline() {
+        Some(match earliest(self.deadline(), inherited_deadline) {
             Some(deadline) => timeout.min(deadline.saturating_duration_since(now())),
             None => timeout,
         })
@@ -171,6 +198,19 @@ impl<'p> Engine<'p> {
         hint: Option<Duration>,
         now: Instant,
     ) -> Verdict {
+        self.after_failure_within(retryable, hint, now, Limits::default())
+    }
+
+    /// As [`after_failure`](Self::after_failure), under `limits`: an inherited deadline bounds the
+    /// sleep as the call's own does, and a retry that is otherwise allowed must be paid from the
+    /// budget (nothing is withdrawn when the call gives up for another reason).
+    pub fn after_failure_within(
+        &mut self,
+        retryable: bool,
+        hint: Option<Duration>,
+        now: Instant,
+        limits: Limits<'_>,
+    ) -> Verdict {
         self.start_or(|| now);
         if !retryable {
             return Verdict::GiveUp(GiveUpReason::NotRetryable);
@@ -180,13 +220,26 @@ impl<'p> Engine<'p> {
         }
         let computed = self.schedule.next(self.attempt.get(), self.policy);
         let delay = hint.map_or(computed, |h| h.min(self.policy.max_delay));
-        if let Some(deadline) = self.deadline() {
+        if let Some(deadline) = earliest(self.deadline(), limits.inherited_deadline) {
             let wakes = now.checked_add(delay);
             if wakes.is_none_or(|w| w >= deadline) {
                 return Verdict::GiveUp(GiveUpReason::DeadlineReached);
             }
         }
+        if let Some(budget) = limits.budget
+            && !budget.try_withdraw(limits.timed_out)
+        {
+            return Verdict::GiveUp(GiveUpReason::BudgetExhausted);
+        }
         Verdict::Retry(delay)
+    }
+}
+
+/// The earlier of two optional deadlines.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -317,6 +370,70 @@ mod tests {
             e.begin_attempt();
             assert!(matches!(e.after_failure(true, None, t0), Verdict::Retry(_)));
         }
+    }
+
+    #[test]
+    fn an_inherited_deadline_bounds_sleeps_and_timeouts() {
+        let p = policy(RetryPolicy::builder().max_attempts(10).timeout(500 * MS));
+        let t0 = Instant::now();
+        let mut e = Engine::new(&p, || t0);
+        let limits = Limits {
+            inherited_deadline: Some(t0 + 250 * MS),
+            ..Limits::default()
+        };
+        assert_eq!(
+            e.attempt_timeout_within(|| t0, limits.inherited_deadline),
+            Some(250 * MS)
+        );
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure_within(true, None, t0 + 100 * MS, limits),
+            Verdict::Retry(100 * MS)
+        );
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure_within(true, None, t0 + 100 * MS, limits),
+            Verdict::GiveUp(GiveUpReason::DeadlineReached),
+            "100 + 200 ms ends past the inherited 250 ms"
+        );
+    }
+
+    #[test]
+    fn a_retry_is_paid_from_the_budget_only_when_it_happens() {
+        let p = policy(RetryPolicy::builder().max_attempts(3));
+        let budget = RetryBudget::builder()
+            .max_tokens(10)
+            .retry_cost(5)
+            .timeout_cost(10)
+            .build()
+            .unwrap();
+        let limits = Limits {
+            budget: Some(&budget),
+            ..Limits::default()
+        };
+        let now = Instant::now();
+        let mut e = Engine::new(&p, || now);
+        e.begin_attempt();
+        assert!(matches!(
+            e.after_failure_within(false, None, now, limits),
+            Verdict::GiveUp(_)
+        ));
+        assert_eq!(budget.available(), 10, "no retry, no withdrawal");
+        assert_eq!(
+            e.after_failure_within(true, None, now, limits),
+            Verdict::Retry(100 * MS)
+        );
+        assert_eq!(budget.available(), 5);
+        e.begin_attempt();
+        let timed_out = Limits {
+            timed_out: true,
+            ..limits
+        };
+        assert_eq!(
+            e.after_failure_within(true, None, now, timed_out),
+            Verdict::GiveUp(GiveUpReason::BudgetExhausted)
+        );
+        assert_eq!(budget.available(), 5, "a refusal takes nothing");
     }
 
     #[test]

@@ -38,3 +38,106 @@ impl From<Elapsed> for std::io::Error {
         std::io::Error::new(std::io::ErrorKind::TimedOut, e)
     }
 }
+
+/// A call rejected by an open circuit breaker: the attempt was not made. Never retried.
+///
+/// A function with `circuit_breaker` needs `E: From<BreakerOpen>`:
+///
+/// ```
+/// use retry_runtime::BreakerOpen;
+///
+/// #[derive(Debug)]
+/// enum PayError { Unavailable, CircuitOpen }
+/// impl From<BreakerOpen> for PayError {
+///     fn from(_: BreakerOpen) -> Self { PayError::CircuitOpen }
+/// }
+/// assert!(matches!(PayError::from(BreakerOpen::new()), PayError::CircuitOpen));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BreakerOpen(());
+
+impl BreakerOpen {
+    /// The value a rejected call produces.
+    pub const fn new() -> Self {
+        BreakerOpen(())
+    }
+}
+
+impl std::fmt::Display for BreakerOpen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("circuit breaker is open")
+    }
+}
+
+impl std::error::Error for BreakerOpen {}
+
+/// A rejection as an I/O error of kind `Other` (nothing was sent, so no network kind fits).
+impl From<BreakerOpen> for std::io::Error {
+    fn from(e: BreakerOpen) -> Self {
+        std::io::Error::other(e)
+    }
+}
+
+/// A breaker or budget setting that breaks a rule; [`field`](ConfigError::field) names it.
+///
+/// ```
+/// let err = retry_runtime::RetryBudget::builder().retry_cost(0).build().unwrap_err();
+/// assert_eq!(err.field(), "retry_cost");
+/// assert_eq!(err.to_string(), "invalid `retry_cost`: must be at least 1");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A count or duration that must be positive was zero.
+    Zero {
+        /// The setting.
+        field: &'static str,
+    },
+    /// A value outside its range.
+    OutOfRange {
+        /// The setting.
+        field: &'static str,
+        /// The range it must lie in.
+        rule: &'static str,
+    },
+    /// Two settings that exclude each other.
+    Conflict {
+        /// The setting.
+        field: &'static str,
+        /// The one it excludes.
+        other: &'static str,
+    },
+    /// A setting that only applies with another.
+    Requires {
+        /// The setting.
+        field: &'static str,
+        /// The one it needs.
+        other: &'static str,
+    },
+}
+
+impl ConfigError {
+    /// The setting at fault, as spelled in the builder and in config files.
+    pub const fn field(&self) -> &'static str {
+        match self {
+            ConfigError::Zero { field }
+            | ConfigError::OutOfRange { field, .. }
+            | ConfigError::Conflict { field, .. }
+            | ConfigError::Requires { field, .. } => field,
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid `{}`: ", self.field())?;
+        match self {
+            ConfigError::Zero { .. } => f.write_str("must be at least 1"),
+            ConfigError::OutOfRange { rule, .. } => write!(f, "must be {rule}"),
+            ConfigError::Conflict { other, .. } => write!(f, "cannot be combined with `{other}`"),
+            ConfigError::Requires { other, .. } => write!(f, "only applies with `{other}`"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}

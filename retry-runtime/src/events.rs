@@ -43,3 +43,7 @@ pub(crate) fn giving_up(name: &str, attempt: u32, reason: GiveUpReason, error: O
         ),
     }
 }
+
+pub(crate) fn breaker_transition(name: &str, from: crate::BreakerState, to: crate::BreakerState) {
+    tracing::info!(target: "reattempt", breaker = name, %from, %to, "circuit breaker {to}");
+}

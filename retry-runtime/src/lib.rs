@@ -22,6 +22,8 @@
 //! ```
 
 mod backoff;
+mod breaker;
+mod budget;
 mod call;
 mod classify;
 mod context;
@@ -29,6 +31,8 @@ mod delays;
 mod engine;
 mod error;
 mod events;
+#[cfg(feature = "http")]
+pub mod http;
 mod instant_slot;
 mod jitter;
 mod policy;
@@ -36,12 +40,17 @@ mod retry;
 mod rng;
 
 pub use backoff::Backoff;
-pub use call::{Attempt, Call, Decision, FromElapsed, LoggedError, TimedAttempt, decide};
+pub use breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, Permit};
+pub use budget::{RetryBudget, RetryBudgetBuilder};
+pub use call::{
+    Attempt, Call, Decision, FromBreakerOpen, FromElapsed, Guards, LoggedError, TimedAttempt,
+    decide,
+};
 pub use classify::{Transient, transient};
 pub use context::{IdempotencyKey, RetryContext, context};
 pub use delays::Delays;
-pub use engine::{Engine, GiveUpReason, Verdict};
-pub use error::Elapsed;
+pub use engine::{Engine, GiveUpReason, Limits, Verdict};
+pub use error::{BreakerOpen, ConfigError, Elapsed};
 pub use jitter::{Jitter, ParseJitterError};
 pub use policy::{PolicyError, RetryPolicy, RetryPolicyBuilder};
 pub use retry::{EveryError, NoHint, OnRetry, Retry, RetryAfter, RetryFuture, RetryWhen, Silent};

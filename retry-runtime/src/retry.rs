@@ -9,8 +9,8 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use crate::call::{Decision, FromElapsed, decide};
-use crate::context::{Enter, RetryContext};
+use crate::call::{Decision, FromElapsed, Guards, decide};
+use crate::context::{self, Enter, RetryContext};
 use crate::engine::Engine;
 use crate::error::Elapsed;
 use crate::policy::RetryPolicy;
@@ -245,7 +245,10 @@ where
                 let outcome = match polled {
                     Poll::Ready(outcome) => outcome,
                     Poll::Pending => match this.timer.as_mut().as_pin_mut().map(|t| t.poll(cx)) {
-                        Some(Poll::Ready(())) => Err(E::from(Elapsed::new())),
+                        Some(Poll::Ready(())) => {
+                            context::mark_timed_out();
+                            Err(E::from(Elapsed::new()))
+                        }
                         _ => return Poll::Pending,
                     },
                 };
@@ -259,6 +262,7 @@ where
                     |_| false,
                     |e| hint.retry_after(e),
                     |e, ctx, d| notify.on_retry(e, ctx, d),
+                    Guards::NONE,
                 ) {
                     Decision::Return(outcome) => {
                         this.timer.set(None);
@@ -282,7 +286,10 @@ where
                     (this.op)()
                 };
                 this.attempt.set(Some(fut));
-                match this.engine.attempt_timeout(Instant::now) {
+                match this
+                    .engine
+                    .attempt_timeout_within(Instant::now, context::inherited_deadline())
+                {
                     Some(limit) => set_timer(this.timer.as_mut(), limit),
                     None => this.timer.set(None),
                 }

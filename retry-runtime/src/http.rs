@@ -1,0 +1,303 @@
+//! HTTP helpers (feature `http`): the server's requested delay from a `Retry-After` header, and
+//! which status codes are worth retrying. With the feature `reqwest`, also which
+//! `reqwest::Error`s are.
+//!
+//! ```
+//! use std::time::Duration;
+//! use http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
+//! use retry_runtime::{http::retry_after, transient};
+//!
+//! let mut headers = HeaderMap::new();
+//! headers.insert(RETRY_AFTER, HeaderValue::from_static("120"));
+//!
+//! assert!(transient(&StatusCode::SERVICE_UNAVAILABLE));
+//! assert_eq!(retry_after(&headers), Some(Duration::from_secs(120)));
+//! ```
+
+use std::time::{Duration, SystemTime};
+
+use http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
+
+use crate::classify::Transient;
+
+/// The delay a response's `Retry-After` header asks for, measured from now.
+///
+/// Both forms of RFC 9110 §10.2.3 are read: delta-seconds (`120`) and an HTTP-date
+/// (`Fri, 31 Dec 1999 23:59:59 GMT`, or the obsolete RFC 850 and asctime forms). A date in the
+/// past gives [`Duration::ZERO`]. When the header is repeated, the first value that parses wins;
+/// a missing or malformed header gives `None`. See [`retry_after_at`] for the rules in full.
+///
+/// The result is not bounded here: the retry engine caps a requested delay at `max_delay`.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use http::{HeaderMap, HeaderValue, header::RETRY_AFTER};
+/// use retry_runtime::http::retry_after;
+///
+/// let mut headers = HeaderMap::new();
+/// assert_eq!(retry_after(&headers), None);
+///
+/// headers.insert(RETRY_AFTER, HeaderValue::from_static("5"));
+/// assert_eq!(retry_after(&headers), Some(Duration::from_secs(5)));
+///
+/// let in_a_minute = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(60));
+/// headers.insert(RETRY_AFTER, in_a_minute.parse().unwrap());
+/// let delay = retry_after(&headers).unwrap();
+/// assert!(delay <= Duration::from_secs(60) && delay >= Duration::from_secs(55));
+/// ```
+#[must_use]
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    retry_after_at(headers, SystemTime::now())
+}
+
+/// [`retry_after`] with the current time passed in, so that an HTTP-date is measured against a
+/// clock of the caller's choosing (a test's fixed instant, the response's `Date` header).
+///
+/// A value is read as:
+/// - delta-seconds when, after trimming surrounding whitespace, it is only ASCII digits. A number
+///   too large for a `u64` saturates at `u64::MAX` seconds rather than being rejected: the server
+///   asked for "a very long time", not for nothing.
+/// - otherwise an HTTP-date, parsed by [`httpdate`]; its distance from `now`, or
+///   [`Duration::ZERO`] when it is not after `now`.
+///
+/// Signs, fractions (`1.5`), empty values, other text and values that are not visible ASCII give
+/// no delay. Of several `Retry-After` headers, the first that parses is used, so that one garbled
+/// value does not hide a good one.
+///
+/// ```
+/// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+/// use http::{HeaderMap, HeaderValue, header::RETRY_AFTER};
+/// use retry_runtime::http::retry_after_at;
+///
+/// // Sun, 06 Nov 1994 08:49:37 GMT
+/// let date = UNIX_EPOCH + Duration::from_secs(784_111_777);
+/// let mut headers = HeaderMap::new();
+/// headers.append(RETRY_AFTER, HeaderValue::from_static("soon"));
+/// headers.append(RETRY_AFTER, HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"));
+///
+/// let a_minute_before = date - Duration::from_secs(60);
+/// assert_eq!(retry_after_at(&headers, a_minute_before), Some(Duration::from_secs(60)));
+/// assert_eq!(retry_after_at(&headers, date + Duration::from_secs(1)), Some(Duration::ZERO));
+/// ```
+#[must_use]
+pub fn retry_after_at(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    headers
+        .get_all(RETRY_AFTER)
+        .iter()
+        .find_map(|value| parse_retry_after(value, now))
+}
+
+/// One `Retry-After` value, read as [`retry_after_at`] describes.
+fn parse_retry_after(value: &HeaderValue, now: SystemTime) -> Option<Duration> {
+    // `to_str` refuses anything but visible ASCII (and tabs), which covers non-UTF-8 bytes.
+    let text = value.to_str().ok()?.trim();
+    if text.is_empty() {
+        return None;
+    }
+    if text.bytes().all(|b| b.is_ascii_digit()) {
+        // Only digits, so the parse can fail only by overflowing.
+        let seconds = text.parse::<u64>().unwrap_or(u64::MAX);
+        return Some(Duration::from_secs(seconds));
+    }
+    let date = httpdate::parse_http_date(text).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// 408 Request Timeout, 429 Too Many Requests, 500 Internal Server Error, 502 Bad Gateway,
+/// 503 Service Unavailable and 504 Gateway Timeout are transient; every other status is not.
+///
+/// The six describe a server (or a proxy in front of it) that was busy, overloaded, restarting
+/// or too slow this time. Other 4xx statuses are about the request itself, which a retry sends
+/// unchanged; 501 Not Implemented and 505 HTTP Version Not Supported describe what the server
+/// can do, which does not change from one attempt to the next; 1xx, 2xx and 3xx are not failures.
+///
+/// ```
+/// use http::StatusCode;
+/// use retry_runtime::Transient;
+///
+/// assert!(StatusCode::TOO_MANY_REQUESTS.is_transient());
+/// assert!(StatusCode::BAD_GATEWAY.is_transient());
+/// assert!(!StatusCode::NOT_FOUND.is_transient());
+/// assert!(!StatusCode::NOT_IMPLEMENTED.is_transient());
+/// ```
+impl Transient for StatusCode {
+    fn is_transient(&self) -> bool {
+        matches!(
+            *self,
+            StatusCode::REQUEST_TIMEOUT
+                | StatusCode::TOO_MANY_REQUESTS
+                | StatusCode::INTERNAL_SERVER_ERROR
+                | StatusCode::BAD_GATEWAY
+                | StatusCode::SERVICE_UNAVAILABLE
+                | StatusCode::GATEWAY_TIMEOUT
+        )
+    }
+}
+
+/// Which [`reqwest::Error`]s are transient (feature `reqwest`):
+///
+/// - connect errors (refused, reset or timed out while connecting) and timeouts: yes;
+/// - an error made by `Response::error_for_status`: as its [`StatusCode`];
+/// - other errors while sending the request (the connection failed after it was made, or the
+///   server closed a kept-alive connection before answering): yes, as a fresh connection usually
+///   succeeds — which is why a non-idempotent call should send an idempotency key;
+/// - a failure while reading the response body (reqwest reports it as a decode or body error):
+///   yes when a transient [`std::io::Error`] (a reset) lies in its chain of
+///   [`source`](std::error::Error::source)s; a body that is simply not the expected JSON or text
+///   is not retried;
+/// - builder errors (a bad URL or header) and redirect errors (a loop, too many hops): no, as they
+///   repeat on every attempt.
+///
+/// ```
+/// use retry_runtime::Transient;
+///
+/// let error = reqwest::Client::new().get("not a url").build().unwrap_err();
+/// assert!(error.is_builder());
+/// assert!(!error.is_transient());
+/// ```
+#[cfg(feature = "reqwest")]
+impl Transient for reqwest::Error {
+    fn is_transient(&self) -> bool {
+        if self.is_connect() || self.is_timeout() {
+            return true;
+        }
+        if let Some(status) = self.status() {
+            return status.is_transient();
+        }
+        if self.is_request() {
+            return true;
+        }
+        if self.is_body() || self.is_decode() {
+            return io_cause_is_transient(self);
+        }
+        false
+    }
+}
+
+/// Whether a transient [`std::io::Error`] lies anywhere below `error` in its source chain.
+#[cfg(feature = "reqwest")]
+fn io_cause_is_transient(error: &dyn std::error::Error) -> bool {
+    std::iter::successors(error.source(), |e| e.source())
+        .filter_map(|e| e.downcast_ref::<std::io::Error>())
+        .any(Transient::is_transient)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::UNIX_EPOCH;
+
+    /// Sun, 06 Nov 1994 08:49:37 GMT, the date of RFC 9110's examples.
+    fn rfc_date() -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(784_111_777)
+    }
+
+    fn headers(values: &[&'static str]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for value in values {
+            map.append(RETRY_AFTER, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    fn at(values: &[&'static str]) -> Option<Duration> {
+        retry_after_at(&headers(values), rfc_date())
+    }
+
+    #[test]
+    fn delta_seconds() {
+        assert_eq!(at(&["0"]), Some(Duration::ZERO));
+        assert_eq!(at(&["120"]), Some(Duration::from_secs(120)));
+        assert_eq!(at(&[" 5\t"]), Some(Duration::from_secs(5)));
+        assert_eq!(at(&["007"]), Some(Duration::from_secs(7)));
+        let huge = "123456789012345678901234567890";
+        assert_eq!(at(&[huge]), Some(Duration::from_secs(u64::MAX)));
+        for bad in ["", "  ", "-1", "+1", "1.5", "1e3", "abc", "5 s", "1 2"] {
+            assert_eq!(at(&[bad]), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn http_dates() {
+        let before = rfc_date() - Duration::from_secs(90);
+        let after = rfc_date() + Duration::from_secs(1);
+        for form in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            let map = headers(&[form]);
+            assert_eq!(
+                retry_after_at(&map, before),
+                Some(Duration::from_secs(90)),
+                "{form}"
+            );
+            assert_eq!(retry_after_at(&map, rfc_date()), Some(Duration::ZERO));
+            assert_eq!(retry_after_at(&map, after), Some(Duration::ZERO));
+        }
+        // Sub-second clocks: the date is whole seconds, the distance need not be.
+        let map = headers(&["Sun, 06 Nov 1994 08:49:37 GMT"]);
+        let now = rfc_date() - Duration::from_millis(1500);
+        assert_eq!(retry_after_at(&map, now), Some(Duration::from_millis(1500)));
+        assert_eq!(at(&["Sun, 06 Nov 1994 08:49:37"]), None);
+        assert_eq!(at(&["Sun, 31 Nov 1994 08:49:37 GMT"]), None);
+    }
+
+    #[test]
+    fn first_valid_header_wins() {
+        assert_eq!(at(&["1", "2"]), Some(Duration::from_secs(1)));
+        assert_eq!(at(&["later", "2"]), Some(Duration::from_secs(2)));
+        assert_eq!(at(&["later", "never"]), None);
+        assert_eq!(at(&[]), None);
+
+        // Bytes that are not visible ASCII (here not even UTF-8) are no delay.
+        let mut map = HeaderMap::new();
+        map.insert(RETRY_AFTER, HeaderValue::from_bytes(b"\xff1").unwrap());
+        assert_eq!(retry_after_at(&map, rfc_date()), None);
+    }
+
+    #[test]
+    fn status_codes() {
+        let transient: Vec<u16> = (100..=599)
+            .filter_map(|code| StatusCode::from_u16(code).ok())
+            .filter(Transient::is_transient)
+            .map(|status| status.as_u16())
+            .collect();
+        assert_eq!(transient, [408, 429, 500, 502, 503, 504]);
+    }
+
+    #[cfg(feature = "reqwest")]
+    #[test]
+    fn reqwest_builder_errors_are_permanent() {
+        let error = reqwest::Client::new().get("not a url").build().unwrap_err();
+        assert!(error.is_builder());
+        assert!(!error.is_transient());
+    }
+
+    #[cfg(feature = "reqwest")]
+    #[test]
+    fn io_causes() {
+        use std::io::{Error, ErrorKind};
+
+        #[derive(Debug)]
+        struct Wrapper(Error);
+        impl std::fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("wrapper")
+            }
+        }
+        impl std::error::Error for Wrapper {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+
+        let outer = |kind| Wrapper(Error::other(Wrapper(Error::from(kind))));
+        assert!(io_cause_is_transient(&outer(ErrorKind::ConnectionReset)));
+        assert!(!io_cause_is_transient(&outer(ErrorKind::InvalidData)));
+        // The error itself is not its own cause.
+        assert!(!io_cause_is_transient(&Error::from(
+            ErrorKind::ConnectionReset
+        )));
+    }
+}
