@@ -1,0 +1,15 @@
+use std::sync::LazyLock;
+
+use reattempt::{CircuitBreaker, retryable};
+
+static BREAKER: LazyLock<CircuitBreaker> =
+    LazyLock::new(|| CircuitBreaker::builder().build().unwrap());
+
+#[retryable(max_attempts = 2, circuit_breaker = BREAKER)]
+async fn fetch() -> Result<u32, String> {
+    Ok(1)
+}
+
+fn main() {
+    drop(fetch());
+}
