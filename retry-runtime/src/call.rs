@@ -208,7 +208,7 @@ impl<'p> Call<'p> {
     )]
     pub fn decide<T, E: LoggedError>(
         &mut self,
-        name: &str,
+        name: &'static str,
         outcome: Result<T, E>,
         retry_err: impl FnOnce(&E) -> bool,
         retry_ok: impl FnOnce(&T) -> bool,
@@ -258,7 +258,7 @@ impl<'p> Call<'p> {
 )]
 pub fn decide<T, E: Debug>(
     engine: &mut Engine<'_>,
-    name: &str,
+    name: &'static str,
     outcome: Result<T, E>,
     retry_err: impl FnOnce(&E) -> bool,
     retry_ok: impl FnOnce(&T) -> bool,
@@ -267,9 +267,11 @@ pub fn decide<T, E: Debug>(
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
     // The success path, kept small so that it inlines into the caller's loop.
+    events::attempt_made(name);
     match outcome {
         Ok(value) if !retry_ok(&value) => {
             guards.succeeded();
+            events::call_finished(name, engine.attempt(), true);
             Decision::Return(Ok(value))
         }
         Ok(value) => after_ok_to_retry(engine, name, value, guards),
@@ -291,7 +293,7 @@ fn limits<'b>(guards: &Guards<'b>) -> Limits<'b> {
 #[inline(never)]
 fn after_ok_to_retry<T, E>(
     engine: &mut Engine<'_>,
-    name: &str,
+    name: &'static str,
     value: T,
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
@@ -314,7 +316,7 @@ fn after_ok_to_retry<T, E>(
 #[inline(never)]
 fn after_error<T, E: Debug>(
     engine: &mut Engine<'_>,
-    name: &str,
+    name: &'static str,
     error: E,
     retry_err: impl FnOnce(&E) -> bool,
     hint: impl FnOnce(&E) -> Option<Duration>,

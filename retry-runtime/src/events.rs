@@ -1,15 +1,76 @@
-//! Tracing events: one per retry and one per give-up, under the target `reattempt`.
+//! What a call reports: `tracing` events and, with the `metrics` feature, counters.
 //!
-//! Retries are `DEBUG` (`RUST_LOG=reattempt=debug` shows them); giving up after retrying is
-//! `WARN`, since the caller is about to see an error that retries did not cure; stopping on a
-//! non-retryable error is `DEBUG`.
+//! Events, under the target `reattempt`: one per retry (`DEBUG`; `RUST_LOG=reattempt=debug` shows
+//! them) and one per give-up (`WARN` after retrying, since the caller is about to see an error that
+//! retries did not cure; `DEBUG` for a non-retryable error); a breaker's transitions are `INFO`.
+//!
+//! Metrics (feature `metrics`, through the `metrics` facade, each labelled `name`):
+//!
+//! | metric | kind | meaning |
+//! |---|---|---|
+//! | `reattempt_calls_total` | counter, label `outcome` | calls `successful_without_retry`, `successful_with_retry`, `failed_without_retry`, `failed_with_retry` (Resilience4j's four) |
+//! | `reattempt_attempts_total` | counter | attempts made |
+//! | `reattempt_breaker_rejections_total` | counter | attempts a circuit breaker rejected |
+//! | `reattempt_budget_refusals_total` | counter | retries the budget could not pay for |
+//! | `reattempt_retry_delay_seconds` | histogram | the sleeps before retries |
 
 use std::fmt::Debug;
 use std::time::Duration;
 
 use crate::engine::GiveUpReason;
 
-pub(crate) fn retrying(name: &str, attempt: u32, delay: Duration, error: &dyn Debug) {
+/// One attempt ended (whatever its outcome).
+#[inline]
+pub(crate) fn attempt_made(name: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("reattempt_attempts_total", "name" => name).increment(1);
+    #[cfg(not(feature = "metrics"))]
+    let _ = name;
+}
+
+/// The call is over: it returns an `Ok` (`succeeded`) or an `Err`, after `attempts` attempts.
+#[inline]
+pub(crate) fn call_finished(name: &'static str, attempts: u32, succeeded: bool) {
+    #[cfg(feature = "metrics")]
+    {
+        let outcome = match (succeeded, attempts > 1) {
+            (true, false) => "successful_without_retry",
+            (true, true) => "successful_with_retry",
+            (false, false) => "failed_without_retry",
+            (false, true) => "failed_with_retry",
+        };
+        metrics::counter!("reattempt_calls_total", "name" => name, "outcome" => outcome)
+            .increment(1);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (name, attempts, succeeded);
+}
+
+fn delay_metric(name: &'static str, delay: Duration) {
+    #[cfg(feature = "metrics")]
+    metrics::histogram!("reattempt_retry_delay_seconds", "name" => name)
+        .record(delay.as_secs_f64());
+    #[cfg(not(feature = "metrics"))]
+    let _ = (name, delay);
+}
+
+fn give_up_metric(name: &'static str, reason: GiveUpReason) {
+    #[cfg(feature = "metrics")]
+    match reason {
+        GiveUpReason::BreakerOpen => {
+            metrics::counter!("reattempt_breaker_rejections_total", "name" => name).increment(1);
+        }
+        GiveUpReason::BudgetExhausted => {
+            metrics::counter!("reattempt_budget_refusals_total", "name" => name).increment(1);
+        }
+        _ => {}
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (name, reason);
+}
+
+pub(crate) fn retrying(name: &'static str, attempt: u32, delay: Duration, error: &dyn Debug) {
+    delay_metric(name, delay);
     tracing::debug!(
         target: "reattempt",
         name,
@@ -20,7 +81,8 @@ pub(crate) fn retrying(name: &str, attempt: u32, delay: Duration, error: &dyn De
     );
 }
 
-pub(crate) fn retrying_ok(name: &str, attempt: u32, delay: Duration) {
+pub(crate) fn retrying_ok(name: &'static str, attempt: u32, delay: Duration) {
+    delay_metric(name, delay);
     tracing::debug!(
         target: "reattempt",
         name,
@@ -30,7 +92,14 @@ pub(crate) fn retrying_ok(name: &str, attempt: u32, delay: Duration) {
     );
 }
 
-pub(crate) fn giving_up(name: &str, attempt: u32, reason: GiveUpReason, error: Option<&dyn Debug>) {
+pub(crate) fn giving_up(
+    name: &'static str,
+    attempt: u32,
+    reason: GiveUpReason,
+    error: Option<&dyn Debug>,
+) {
+    give_up_metric(name, reason);
+    call_finished(name, attempt, error.is_none());
     match (reason, error) {
         (GiveUpReason::NotRetryable, Some(error)) => tracing::debug!(
             target: "reattempt", name, attempt, %reason, error = ?error, "not retrying"

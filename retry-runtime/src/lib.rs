@@ -26,6 +26,8 @@ mod breaker;
 mod budget;
 mod call;
 mod classify;
+#[cfg(feature = "serde")]
+mod config;
 mod context;
 mod delays;
 mod engine;

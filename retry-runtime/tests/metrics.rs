@@ -1,0 +1,157 @@
+//! The `metrics` feature: counters for Resilience4j's four call outcomes, attempts, breaker
+//! rejections and budget refusals, and a histogram of retry delays, each labelled with the name.
+#![cfg(feature = "metrics")]
+
+use std::time::Duration;
+
+use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+use metrics_util::{CompositeKey, MetricKind};
+use retry_runtime::{Call, Decision, Guards, Jitter, RetryBudget, RetryPolicy};
+
+static POLICY: RetryPolicy = match RetryPolicy::builder()
+    .max_attempts(3)
+    .delay(Duration::from_millis(100))
+    .jitter(Jitter::None)
+    .build()
+{
+    Ok(p) => p,
+    Err(_) => panic!("valid"),
+};
+
+/// Drives one call through the runtime as generated code does, with a scripted outcome per
+/// attempt, sleeping on the paused clock.
+async fn call(
+    outcomes: &[Result<u32, &'static str>],
+    budget: Option<&RetryBudget>,
+) -> Result<u32, &'static str> {
+    let mut call = Call::new(&POLICY);
+    let mut script = outcomes.iter().copied();
+    loop {
+        let outcome = call
+            .attempt(async { script.next().unwrap_or(Err("down")) })
+            .await;
+        let guards = budget.map_or(Guards::NONE, |b| Guards::NONE.budget(b));
+        match call.decide(
+            "fetch",
+            outcome,
+            |_| true,
+            |_| false,
+            |_| None,
+            |_, _, _| {},
+            guards,
+        ) {
+            Decision::Return(r) => break r,
+            Decision::Sleep(d) => call.sleep(d).await,
+        }
+    }
+}
+
+fn counter(snapshot: &[(CompositeKey, DebugValue)], name: &str, outcome: Option<&str>) -> u64 {
+    snapshot
+        .iter()
+        .filter(|(k, _)| k.kind() == MetricKind::Counter && k.key().name() == name)
+        .filter(|(k, _)| {
+            k.key()
+                .labels()
+                .any(|l| l.key() == "name" && l.value() == "fetch")
+        })
+        .filter(|(k, _)| {
+            outcome.is_none_or(|o| {
+                k.key()
+                    .labels()
+                    .any(|l| l.key() == "outcome" && l.value() == o)
+            })
+        })
+        .map(|(_, v)| match v {
+            DebugValue::Counter(n) => *n,
+            _ => 0,
+        })
+        .sum()
+}
+
+#[test]
+fn calls_attempts_refusals_and_delays_are_counted() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let budget = RetryBudget::builder()
+        .max_tokens(5)
+        .retry_cost(5)
+        .success_deposit(0)
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        runtime.block_on(async {
+            assert_eq!(call(&[Ok(1)], None).await, Ok(1));
+            assert_eq!(call(&[Err("busy"), Ok(2)], None).await, Ok(2));
+            assert_eq!(call(&[Err("down")], None).await, Err("down"));
+            // The budget pays for one retry, then refuses the next.
+            assert_eq!(call(&[Err("down")], Some(&budget)).await, Err("down"));
+        });
+    });
+    let snapshot: Vec<_> = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(k, _, _, v)| (k, v))
+        .collect();
+    assert_eq!(
+        counter(
+            &snapshot,
+            "reattempt_calls_total",
+            Some("successful_without_retry")
+        ),
+        1
+    );
+    assert_eq!(
+        counter(
+            &snapshot,
+            "reattempt_calls_total",
+            Some("successful_with_retry")
+        ),
+        1
+    );
+    assert_eq!(
+        counter(
+            &snapshot,
+            "reattempt_calls_total",
+            Some("failed_without_retry")
+        ),
+        0
+    );
+    assert_eq!(
+        counter(
+            &snapshot,
+            "reattempt_calls_total",
+            Some("failed_with_retry")
+        ),
+        2
+    );
+    assert_eq!(
+        counter(&snapshot, "reattempt_attempts_total", None),
+        1 + 2 + 3 + 2
+    );
+    assert_eq!(
+        counter(&snapshot, "reattempt_budget_refusals_total", None),
+        1
+    );
+    let delays: Vec<f64> = snapshot
+        .iter()
+        .filter(|(k, _)| k.key().name() == "reattempt_retry_delay_seconds")
+        .flat_map(|(_, v)| match v {
+            DebugValue::Histogram(values) => values.iter().map(|f| f.into_inner()).collect(),
+            _ => vec![],
+        })
+        .collect();
+    assert_eq!(delays.len(), 1 + 2 + 1);
+    assert!(
+        delays
+            .iter()
+            .all(|d| (d - 0.1).abs() < 1e-9 || (d - 0.2).abs() < 1e-9),
+        "{delays:?}"
+    );
+}
