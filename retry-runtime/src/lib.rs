@@ -55,5 +55,8 @@ pub use engine::{Engine, GiveUpReason, Limits, Verdict};
 pub use error::{BreakerOpen, ConfigError, Elapsed};
 pub use jitter::{Jitter, ParseJitterError};
 pub use policy::{PolicyError, RetryPolicy, RetryPolicyBuilder};
-pub use retry::{EveryError, NoHint, OnRetry, Retry, RetryAfter, RetryFuture, RetryWhen, Silent};
+pub use retry::{
+    Breaker, BreakerSlot, EveryError, NoBreaker, NoHint, OnRetry, Retry, RetryAfter, RetryFuture,
+    RetryWhen, Silent,
+};
 pub use rng::seed_rng;

@@ -9,10 +9,12 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use crate::call::{Decision, FromElapsed, Guards, decide};
+use crate::breaker::{CircuitBreaker, Permit};
+use crate::budget::RetryBudget;
+use crate::call::{Decision, FromBreakerOpen, FromElapsed, Guards, decide};
 use crate::context::{self, Enter, RetryContext};
 use crate::engine::Engine;
-use crate::error::Elapsed;
+use crate::error::{BreakerOpen, Elapsed};
 use crate::policy::RetryPolicy;
 
 /// Retries every error (the default of [`Retry::when`]).
@@ -79,6 +81,43 @@ impl<E, F: FnMut(&E) -> Option<Duration>> RetryAfter<E> for F {
     }
 }
 
+/// No circuit breaker (the default of [`Retry::circuit_breaker`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoBreaker;
+
+/// A circuit breaker every attempt passes through, and how its rejection becomes an `E`.
+#[derive(Debug)]
+pub struct Breaker<'b, E> {
+    breaker: &'b CircuitBreaker,
+    reject: fn(BreakerOpen) -> E,
+}
+
+impl<E> Clone for Breaker<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for Breaker<'_, E> {}
+
+/// The breaker of a [`Retry`], if any: [`NoBreaker`] or [`Breaker`].
+pub trait BreakerSlot<E> {
+    /// The breaker and the conversion of its rejection.
+    fn get(&self) -> Option<(&CircuitBreaker, fn(BreakerOpen) -> E)>;
+}
+
+impl<E> BreakerSlot<E> for NoBreaker {
+    fn get(&self) -> Option<(&CircuitBreaker, fn(BreakerOpen) -> E)> {
+        None
+    }
+}
+
+impl<E> BreakerSlot<E> for Breaker<'_, E> {
+    fn get(&self) -> Option<(&CircuitBreaker, fn(BreakerOpen) -> E)> {
+        Some((self.breaker, self.reject))
+    }
+}
+
 impl RetryPolicy {
     /// Retries `op` (a closure making one attempt's future) under this policy.
     ///
@@ -115,6 +154,8 @@ impl RetryPolicy {
             when: EveryError,
             notify: Silent,
             hint: NoHint,
+            breaker: NoBreaker,
+            budget: None,
             name: "retry",
         }
     }
@@ -123,51 +164,128 @@ impl RetryPolicy {
 /// A retrying call being set up; `.await` it to run. Made by [`RetryPolicy::retry`].
 #[must_use = "a retry does nothing until awaited"]
 #[derive(Debug, Clone)]
-pub struct Retry<'p, Op, W = EveryError, N = Silent, H = NoHint> {
+pub struct Retry<'p, Op, W = EveryError, N = Silent, H = NoHint, B = NoBreaker> {
     policy: &'p RetryPolicy,
     op: Op,
     when: W,
     notify: N,
     hint: H,
+    breaker: B,
+    budget: Option<&'p RetryBudget>,
     name: &'static str,
 }
 
-impl<'p, Op, W, N, H> Retry<'p, Op, W, N, H> {
+impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
     /// Retries only the errors for which `predicate` is `true` (default: every error).
-    pub fn when<P>(self, predicate: P) -> Retry<'p, Op, P, N, H> {
+    pub fn when<P>(self, predicate: P) -> Retry<'p, Op, P, N, H, B> {
+        let Retry {
+            policy,
+            op,
+            notify,
+            hint,
+            breaker,
+            budget,
+            name,
+            ..
+        } = self;
         Retry {
-            policy: self.policy,
-            op: self.op,
+            policy,
+            op,
             when: predicate,
-            notify: self.notify,
-            hint: self.hint,
-            name: self.name,
+            notify,
+            hint,
+            breaker,
+            budget,
+            name,
         }
     }
 
     /// Calls `f(error, context, delay)` before each retry's sleep.
-    pub fn notify<F>(self, f: F) -> Retry<'p, Op, W, F, H> {
+    pub fn notify<F>(self, f: F) -> Retry<'p, Op, W, F, H, B> {
+        let Retry {
+            policy,
+            op,
+            when,
+            hint,
+            breaker,
+            budget,
+            name,
+            ..
+        } = self;
         Retry {
-            policy: self.policy,
-            op: self.op,
-            when: self.when,
+            policy,
+            op,
+            when,
             notify: f,
-            hint: self.hint,
-            name: self.name,
+            hint,
+            breaker,
+            budget,
+            name,
         }
     }
 
     /// Uses the delay an error asks for (a Retry-After header, gRPC pushback) instead of the
     /// schedule's, still capped at `max_delay` and bounded by `max_elapsed`.
-    pub fn retry_after<F>(self, f: F) -> Retry<'p, Op, W, N, F> {
+    pub fn retry_after<F>(self, f: F) -> Retry<'p, Op, W, N, F, B> {
+        let Retry {
+            policy,
+            op,
+            when,
+            notify,
+            breaker,
+            budget,
+            name,
+            ..
+        } = self;
         Retry {
-            policy: self.policy,
-            op: self.op,
-            when: self.when,
-            notify: self.notify,
+            policy,
+            op,
+            when,
+            notify,
             hint: f,
-            name: self.name,
+            breaker,
+            budget,
+            name,
         }
+    }
+
+    /// Passes every attempt through `breaker`: while it is open, the call ends at once with
+    /// `E::from(BreakerOpen)`, without retrying.
+    pub fn circuit_breaker<E: FromBreakerOpen>(
+        self,
+        breaker: &'p CircuitBreaker,
+    ) -> Retry<'p, Op, W, N, H, Breaker<'p, E>> {
+        let Retry {
+            policy,
+            op,
+            when,
+            notify,
+            hint,
+            budget,
+            name,
+            ..
+        } = self;
+        let breaker = Breaker {
+            breaker,
+            reject: E::from,
+        };
+        Retry {
+            policy,
+            op,
+            when,
+            notify,
+            hint,
+            breaker,
+            budget,
+            name,
+        }
+    }
+
+    /// Pays each retry from `budget` (and each success back into it): when it cannot pay, the
+    /// call ends with its last error.
+    pub fn budget(mut self, budget: &'p RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
     }
 
     /// Labels the call in events (default `"retry"`).
@@ -177,7 +295,7 @@ impl<'p, Op, W, N, H> Retry<'p, Op, W, N, H> {
     }
 }
 
-impl<'p, Op, Fut, T, E, W, N, H> IntoFuture for Retry<'p, Op, W, N, H>
+impl<'p, Op, Fut, T, E, W, N, H, B> IntoFuture for Retry<'p, Op, W, N, H, B>
 where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
@@ -185,9 +303,10 @@ where
     W: RetryWhen<E>,
     N: OnRetry<E>,
     H: RetryAfter<E>,
+    B: BreakerSlot<E>,
 {
     type Output = Result<T, E>;
-    type IntoFuture = RetryFuture<'p, Op, Fut, W, N, H>;
+    type IntoFuture = RetryFuture<'p, Op, Fut, W, N, H, B>;
 
     fn into_future(self) -> Self::IntoFuture {
         RetryFuture {
@@ -199,6 +318,9 @@ where
             when: self.when,
             notify: self.notify,
             hint: self.hint,
+            breaker: self.breaker,
+            budget: self.budget,
+            permit: None,
             attempt: None,
             timer: None,
         }
@@ -209,13 +331,17 @@ pin_project! {
     /// The future of a [`Retry`]. While an attempt runs, `timer` is its time limit (if any);
     /// between attempts it is the backoff sleep.
     #[must_use = "futures do nothing unless awaited"]
-    pub struct RetryFuture<'p, Op, Fut, W, N, H> {
+    pub struct RetryFuture<'p, Op, Fut, W, N, H, B> {
         engine: Engine<'p>,
         name: &'static str,
         op: Op,
         when: W,
         notify: N,
         hint: H,
+        breaker: B,
+        budget: Option<&'p RetryBudget>,
+        // The breaker's leave for the attempt running now.
+        permit: Option<Permit>,
         #[pin]
         attempt: Option<Fut>,
         #[pin]
@@ -223,7 +349,7 @@ pin_project! {
     }
 }
 
-impl<Op, Fut, T, E, W, N, H> Future for RetryFuture<'_, Op, Fut, W, N, H>
+impl<Op, Fut, T, E, W, N, H, B> Future for RetryFuture<'_, Op, Fut, W, N, H, B>
 where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
@@ -231,6 +357,7 @@ where
     W: RetryWhen<E>,
     N: OnRetry<E>,
     H: RetryAfter<E>,
+    B: BreakerSlot<E>,
 {
     type Output = Result<T, E>;
 
@@ -253,6 +380,13 @@ where
                     },
                 };
                 this.attempt.set(None);
+                let mut guards = Guards::NONE;
+                if let Some((breaker, _)) = this.breaker.get() {
+                    guards = guards.breaker(breaker, this.permit.take());
+                }
+                if let Some(budget) = *this.budget {
+                    guards = guards.budget(budget);
+                }
                 let (when, hint, notify) = (&mut *this.when, &mut *this.hint, &mut *this.notify);
                 match decide(
                     this.engine,
@@ -262,7 +396,7 @@ where
                     |_| false,
                     |e| hint.retry_after(e),
                     |e, ctx, d| notify.on_retry(e, ctx, d),
-                    Guards::NONE,
+                    guards,
                 ) {
                     Decision::Return(outcome) => {
                         this.timer.set(None);
@@ -275,6 +409,29 @@ where
                     // Between attempts: the timer is the backoff sleep.
                     if let Some(sleep) = this.timer.as_mut().as_pin_mut() {
                         ready!(sleep.poll(cx));
+                    }
+                }
+                if let Some((breaker, reject)) = this.breaker.get() {
+                    match breaker.try_acquire() {
+                        Ok(permit) => *this.permit = Some(permit),
+                        Err(open) => {
+                            // Rejected: no attempt is made, and the call ends (never retried).
+                            let rejected = Guards::NONE.breaker(breaker, None);
+                            let never = |_: &E| false;
+                            let outcome = decide(
+                                this.engine,
+                                this.name,
+                                Err(reject(open)),
+                                never,
+                                |_: &T| false,
+                                |_: &E| None,
+                                |_: &E, _: &RetryContext, _| {},
+                                rejected,
+                            );
+                            if let Decision::Return(outcome) = outcome {
+                                return Poll::Ready(outcome);
+                            }
+                        }
                     }
                 }
                 if this.engine.begin_attempt() == 1 && this.engine.policy().max_elapsed().is_some()

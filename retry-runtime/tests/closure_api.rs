@@ -872,3 +872,60 @@ async fn max_elapsed_counts_from_the_first_attempt_not_from_into_future() {
     );
     assert_eq!(elapsed[0], Duration::ZERO);
 }
+
+/// `.circuit_breaker(&b)`: a rejection ends the call at once with `E::from(BreakerOpen)`, and the
+/// attempts feed the breaker.
+#[tokio::test(start_paused = true)]
+async fn the_closure_api_passes_attempts_through_a_breaker() {
+    use retry_runtime::{BreakerState, CircuitBreaker};
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(2)
+        .reset_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let policy = exact(RetryPolicy::builder().max_attempts(5));
+    let calls = Cell::new(0);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            calls.set(calls.get() + 1);
+            async { Err(io::ErrorKind::ConnectionReset.into()) }
+        })
+        .circuit_breaker(&breaker)
+        .await;
+    assert_eq!(calls.get(), 2, "the breaker opened after two failures");
+    assert_eq!(out.unwrap_err().kind(), io::ErrorKind::Other);
+    assert_eq!(breaker.state(), BreakerState::Open);
+    let start = Instant::now();
+    let out: io::Result<u32> = policy
+        .retry(|| async { Ok(1) })
+        .circuit_breaker(&breaker)
+        .await;
+    assert!(out.is_err(), "rejected while open");
+    assert_eq!(start.elapsed(), Duration::ZERO);
+}
+
+/// `.budget(&b)`: retries are paid for; an empty budget ends the call with its last error.
+#[tokio::test(start_paused = true)]
+async fn the_closure_api_pays_retries_from_a_budget() {
+    use retry_runtime::RetryBudget;
+    let budget = RetryBudget::builder()
+        .max_tokens(10)
+        .retry_cost(5)
+        .build()
+        .unwrap();
+    let policy = exact(RetryPolicy::builder().max_attempts(10));
+    let calls = Cell::new(0);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            calls.set(calls.get() + 1);
+            async { Err(io::ErrorKind::ConnectionReset.into()) }
+        })
+        .budget(&budget)
+        .await;
+    assert!(out.is_err());
+    assert_eq!(calls.get(), 3, "10 tokens at 5 pay for two retries");
+    assert_eq!(budget.available(), 0);
+    let ok: io::Result<u32> = policy.retry(|| async { Ok(7) }).budget(&budget).await;
+    assert_eq!(ok.unwrap(), 7);
+    assert_eq!(budget.available(), 1, "a success pays one token back");
+}
