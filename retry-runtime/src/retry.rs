@@ -103,18 +103,18 @@ impl<E> Copy for Breaker<'_, E> {}
 /// The breaker of a [`Retry`], if any: [`NoBreaker`] or [`Breaker`].
 pub trait BreakerSlot<E> {
     /// The breaker and the conversion of its rejection.
-    fn get(&self) -> Option<(&CircuitBreaker, fn(BreakerOpen) -> E)>;
+    fn get(&self) -> Option<Breaker<'_, E>>;
 }
 
 impl<E> BreakerSlot<E> for NoBreaker {
-    fn get(&self) -> Option<(&CircuitBreaker, fn(BreakerOpen) -> E)> {
+    fn get(&self) -> Option<Breaker<'_, E>> {
         None
     }
 }
 
 impl<E> BreakerSlot<E> for Breaker<'_, E> {
-    fn get(&self) -> Option<(&CircuitBreaker, fn(BreakerOpen) -> E)> {
-        Some((self.breaker, self.reject))
+    fn get(&self) -> Option<Breaker<'_, E>> {
+        Some(*self)
     }
 }
 
@@ -381,7 +381,7 @@ where
                 };
                 this.attempt.set(None);
                 let mut guards = Guards::NONE;
-                if let Some((breaker, _)) = this.breaker.get() {
+                if let Some(Breaker { breaker, .. }) = this.breaker.get() {
                     guards = guards.breaker(breaker, this.permit.take());
                 }
                 if let Some(budget) = *this.budget {
@@ -411,7 +411,7 @@ where
                         ready!(sleep.poll(cx));
                     }
                 }
-                if let Some((breaker, reject)) = this.breaker.get() {
+                if let Some(Breaker { breaker, reject }) = this.breaker.get() {
                     match breaker.try_acquire() {
                         Ok(permit) => *this.permit = Some(permit),
                         Err(open) => {
