@@ -33,6 +33,8 @@ fn overhead(c: &mut Criterion) {
     bench_async!(c, rt, "hand_loop", subjects::hand_loop);
     bench_async!(c, rt, "retryable", subjects::attribute);
     bench_async!(c, rt, "retryable_timeout", subjects::attribute_timeout);
+    bench_async!(c, rt, "retryable_breaker", subjects::attribute_breaker);
+    bench_async!(c, rt, "retryable_budget", subjects::attribute_budget);
     bench_async!(c, rt, "closure_api", subjects::closure);
 }
 

@@ -6,7 +6,9 @@ use std::hint::black_box;
 use std::io;
 use std::time::Duration;
 
-use reattempt::{RetryPolicy, retryable};
+use std::sync::LazyLock;
+
+use reattempt::{CircuitBreaker, RetryBudget, RetryPolicy, retryable};
 
 /// The remote call being retried: succeeds at once. Not inlined, so every variant pays one call.
 #[inline(never)]
@@ -49,6 +51,24 @@ pub async fn attribute(x: u64) -> io::Result<u64> {
 /// The attribute with a per-attempt timeout (a timer is armed for every attempt).
 #[retryable(timeout = "1s")]
 pub async fn attribute_timeout(x: u64) -> io::Result<u64> {
+    op(x).await
+}
+
+static BREAKER: LazyLock<CircuitBreaker> =
+    LazyLock::new(|| CircuitBreaker::builder().build().expect("valid"));
+
+static BUDGET: LazyLock<RetryBudget> =
+    LazyLock::new(|| RetryBudget::builder().build().expect("valid"));
+
+/// The attribute with a closed circuit breaker: every attempt takes and returns a permit.
+#[retryable(circuit_breaker = BREAKER)]
+pub async fn attribute_breaker(x: u64) -> io::Result<u64> {
+    op(x).await
+}
+
+/// The attribute with a retry budget: a success pays a token back (a full bucket stays full).
+#[retryable(budget = BUDGET)]
+pub async fn attribute_budget(x: u64) -> io::Result<u64> {
     op(x).await
 }
 

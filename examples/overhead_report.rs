@@ -67,7 +67,7 @@ where
     let per_call_allocs = allocations as f64 / calls() as f64;
     #[allow(clippy::cast_precision_loss, reason = "a ratio for display")]
     let per_call_ns = nanos / calls() as f64;
-    println!("| {name:<18} | {per_call_ns:>8.2} | {per_call_allocs:>11.3} | {size:>12} |");
+    println!("| {name:<21} | {per_call_ns:>8.2} | {per_call_allocs:>11.3} | {size:>12} |");
 }
 
 fn main() {
@@ -75,11 +75,13 @@ fn main() {
         .enable_time()
         .build()
         .expect("runtime");
-    println!("| way of calling     | ns/call  | allocs/call | future bytes |");
-    println!("|--------------------|----------|-------------|--------------|");
+    println!("| way of calling        | ns/call  | allocs/call | future bytes |");
+    println!("|-----------------------|----------|-------------|--------------|");
     measure(&rt, "plain", subjects::plain);
     measure(&rt, "hand_loop", subjects::hand_loop);
     measure(&rt, "#[retryable]", subjects::attribute);
     measure(&rt, "#[retryable] timeout", subjects::attribute_timeout);
+    measure(&rt, "#[retryable] breaker", subjects::attribute_breaker);
+    measure(&rt, "#[retryable] budget", subjects::attribute_budget);
     measure(&rt, "closure API", subjects::closure);
 }

@@ -128,7 +128,7 @@ impl CircuitBreaker {
     /// The breaker's state now (an open breaker whose `reset_timeout` has passed reads half-open).
     pub fn state(&self) -> BreakerState {
         let mut inner = self.lock();
-        self.advance(&mut inner, Instant::now());
+        self.advance(&mut inner);
         match inner.phase {
             Phase::Closed => BreakerState::Closed,
             Phase::Open { .. } => BreakerState::Open,
@@ -148,8 +148,7 @@ impl CircuitBreaker {
     /// [`BreakerOpen`] when the call must not be made.
     pub fn try_acquire(&self) -> Result<Permit, BreakerOpen> {
         let mut inner = self.lock();
-        let now = Instant::now();
-        self.advance(&mut inner, now);
+        self.advance(&mut inner);
         let epoch = inner.epoch;
         match &mut inner.phase {
             Phase::Closed => Ok(Permit {
@@ -170,16 +169,14 @@ impl CircuitBreaker {
         if permit.epoch != inner.epoch {
             return; // the breaker moved on since this call was admitted
         }
-        let now = Instant::now();
+        // The clock is read only to open the breaker, so a closed breaker's success reads none.
+        let reopen = || Phase::Open {
+            until: Instant::now() + self.reset_timeout,
+        };
         match &mut inner.phase {
             Phase::Closed => {
                 if self.count(&mut inner, succeeded) {
-                    self.transition(
-                        &mut inner,
-                        Phase::Open {
-                            until: now + self.reset_timeout,
-                        },
-                    );
+                    self.transition(&mut inner, reopen());
                 }
             }
             Phase::HalfOpen { succeeded: ok, .. } if permit.probe => {
@@ -189,12 +186,7 @@ impl CircuitBreaker {
                         self.transition(&mut inner, Phase::Closed);
                     }
                 } else {
-                    self.transition(
-                        &mut inner,
-                        Phase::Open {
-                            until: now + self.reset_timeout,
-                        },
-                    );
+                    self.transition(&mut inner, reopen());
                 }
             }
             Phase::HalfOpen { .. } | Phase::Open { .. } => {}
@@ -236,7 +228,11 @@ impl CircuitBreaker {
 
     /// Open → half-open once `reset_timeout` has passed; a stale half-open round (probes that
     /// never reported back for `reset_timeout`) starts again.
-    fn advance(&self, inner: &mut Inner, now: Instant) {
+    fn advance(&self, inner: &mut Inner) {
+        if matches!(inner.phase, Phase::Closed) {
+            return; // the common case: no clock read
+        }
+        let now = Instant::now();
         match inner.phase {
             Phase::Open { until } if now >= until => self.transition(
                 inner,

@@ -41,7 +41,10 @@ impl Enter {
             narrowed: false,
             previous_deadline: None,
         };
-        if let Some(own) = engine.deadline() {
+        // Only a policy with `max_elapsed` has a deadline: test that inline, before the call.
+        if engine.policy().max_elapsed().is_some()
+            && let Some(own) = engine.deadline()
+        {
             let inherited = DEADLINE.get();
             if inherited.is_none_or(|i| own < i) {
                 enter.narrowed = true;
@@ -63,16 +66,19 @@ impl Drop for Enter {
 }
 
 /// The deadline inherited from the calls whose attempts enclose this point, if any.
+#[inline]
 pub(crate) fn inherited_deadline() -> Option<Instant> {
     DEADLINE.get()
 }
 
 /// Notes that the attempt that just ended ran out of time.
+#[inline]
 pub(crate) fn mark_timed_out() {
     TIMED_OUT.set(true);
 }
 
 /// Whether the attempt that just ended ran out of time (and forgets it).
+#[inline]
 pub(crate) fn take_timed_out() -> bool {
     TIMED_OUT.replace(false)
 }
