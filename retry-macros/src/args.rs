@@ -8,7 +8,7 @@ use std::time::Duration;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
-use retry_runtime::{Backoff, Jitter, RetryPolicy, RetryPolicyBuilder};
+use retry_runtime::{Backoff, Jitter, PolicySettings};
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Lit, LitStr, Pat, Path, Token};
 
@@ -32,59 +32,24 @@ pub(crate) struct RetryArgs {
 /// The schedule keys that were given, with the span of each value.
 #[derive(Default)]
 pub(crate) struct Schedule {
-    pub(crate) max_attempts: Option<u32>,
-    pub(crate) delay: Option<Duration>,
-    pub(crate) backoff: Option<Backoff>,
-    pub(crate) multiplier: Option<f64>,
-    pub(crate) max_delay: Option<Duration>,
-    pub(crate) jitter: Option<Jitter>,
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) max_elapsed: Option<Duration>,
+    pub(crate) settings: PolicySettings,
     /// Where each key's value was written, for errors found later (a `timeout` on a blocking fn).
     pub(crate) spans: HashMap<&'static str, Span>,
 }
 
 impl Schedule {
-    fn builder(&self) -> RetryPolicyBuilder {
-        let mut b = RetryPolicy::builder();
-        if let Some(n) = self.max_attempts {
-            b = b.max_attempts(n);
-        }
-        if let Some(d) = self.delay {
-            b = b.delay(d);
-        }
-        if let Some(x) = self.backoff {
-            b = b.backoff(x);
-        }
-        if let Some(m) = self.multiplier {
-            b = b.multiplier(m);
-        }
-        if let Some(d) = self.max_delay {
-            b = b.max_delay(d);
-        }
-        if let Some(j) = self.jitter {
-            b = b.jitter(j);
-        }
-        if let Some(d) = self.timeout {
-            b = b.timeout(d);
-        }
-        if let Some(d) = self.max_elapsed {
-            b = b.max_elapsed(d);
-        }
-        b
-    }
-
     /// Drops a key found invalid, so the remaining keys can still be checked.
     fn forget(&mut self, field: &str) {
+        let s = &mut self.settings;
         match field {
-            "max_attempts" => self.max_attempts = None,
-            "delay" => self.delay = None,
-            "multiplier" => self.multiplier = None,
-            "max_delay" => self.max_delay = None,
-            "jitter" => self.jitter = None,
-            "timeout" => self.timeout = None,
-            "max_elapsed" => self.max_elapsed = None,
-            _ => self.backoff = None,
+            "max_attempts" => s.max_attempts = None,
+            "delay" => s.delay = None,
+            "multiplier" => s.multiplier = None,
+            "max_delay" => s.max_delay = None,
+            "jitter" => s.jitter = None,
+            "timeout" => s.timeout = None,
+            "max_elapsed" => s.max_elapsed = None,
+            _ => s.backoff = None,
         }
     }
 
@@ -92,7 +57,7 @@ impl Schedule {
     fn check(&mut self, errors: &mut Vec<syn::Error>) {
         // Each pass drops the key at fault; there are only eight keys.
         for _ in 0..8 {
-            let Err(e) = self.builder().build() else {
+            let Err(e) = self.settings.builder().build() else {
                 return;
             };
             let span = self
@@ -368,22 +333,24 @@ impl RetryArgs {
         let mut s = Schedule::default();
         if let Some(AttemptsArg(n, span)) = raw.max_attempts {
             s.spans.insert("max_attempts", span);
-            s.max_attempts = Some(n);
+            s.settings.max_attempts = Some(n);
         }
-        s.delay = parse_duration(raw.delay, "delay", &mut s.spans, &mut errors);
-        s.max_delay = parse_duration(raw.max_delay, "max_delay", &mut s.spans, &mut errors);
-        s.timeout = parse_duration(raw.timeout, "timeout", &mut s.spans, &mut errors);
-        s.max_elapsed = parse_duration(raw.max_elapsed, "max_elapsed", &mut s.spans, &mut errors);
+        let spans = &mut s.spans;
+        let settings = &mut s.settings;
+        settings.delay = parse_duration(raw.delay, "delay", spans, &mut errors);
+        settings.max_delay = parse_duration(raw.max_delay, "max_delay", spans, &mut errors);
+        settings.timeout = parse_duration(raw.timeout, "timeout", spans, &mut errors);
+        settings.max_elapsed = parse_duration(raw.max_elapsed, "max_elapsed", spans, &mut errors);
         if let Some(lit) = &raw.backoff {
             s.spans.insert("backoff", lit.span());
             match lit.value().parse::<Backoff>() {
-                Ok(b) => s.backoff = Some(b),
+                Ok(b) => s.settings.backoff = Some(b),
                 Err(msg) => errors.push(syn::Error::new(lit.span(), msg)),
             }
         }
         if let Some(NumberArg(m, span)) = raw.multiplier {
             s.spans.insert("multiplier", span);
-            s.multiplier = Some(m);
+            s.settings.multiplier = Some(m);
         }
         if let Some(JitterArg(text, span)) = &raw.jitter {
             s.spans.insert("jitter", *span);
@@ -392,7 +359,7 @@ impl RetryArgs {
                 .parse::<f64>()
                 .map_or_else(|_| text.parse::<Jitter>(), |f| Ok(Jitter::Proportional(f)))
             {
-                Ok(j) => s.jitter = Some(j),
+                Ok(j) => s.settings.jitter = Some(j),
                 Err(e) => errors.push(syn::Error::new(*span, e.to_string())),
             }
         }
@@ -478,8 +445,8 @@ mod tests {
             crate = "::my_reattempt"
         ))
         .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(a.schedule.max_attempts, Some(4));
-        assert_eq!(a.schedule.max_delay, Some(Duration::from_secs(2)));
+        assert_eq!(a.schedule.settings.max_attempts, Some(4));
+        assert_eq!(a.schedule.settings.max_delay, Some(Duration::from_secs(2)));
         assert_eq!(a.retry_on.as_ref().map(Vec::len), Some(2));
         assert!(a.recover.is_some());
     }

@@ -39,7 +39,7 @@ pub(crate) fn with_errors(mut item: TokenStream, e: &syn::Error) -> TokenStream 
 fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
     let k = &args.krate;
     let p = quote!(#k::__private);
-    if !f.is_async() && args.schedule.timeout.is_some() {
+    if !f.is_async() && args.schedule.settings.timeout.is_some() {
         return Err(syn::Error::new(
             args.schedule.span_of("timeout"),
             "`timeout` needs an `async fn`: a blocking call cannot be cut short; remove `timeout` or make the function async",
@@ -71,7 +71,7 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
         // A run-time policy may hold a timeout, so its attempts are always timed.
         let method = if let Some(expr) = &args.policy {
             quote_spanned!(expr.span()=> attempt_timed)
-        } else if args.schedule.timeout.is_some() {
+        } else if args.schedule.settings.timeout.is_some() {
             quote_spanned!(args.schedule.span_of("timeout")=> attempt_timed)
         } else {
             quote!(attempt)
@@ -181,7 +181,7 @@ fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream) -> Guarded {
 
 /// `RetryPolicy::builder()` with each key that was given; validated already by the same rules.
 fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
-    let s = &args.schedule;
+    let s = &args.schedule.settings;
     let duration = |d: std::time::Duration| {
         let (secs, nanos) = (d.as_secs(), d.subsec_nanos());
         quote!(#p::Duration::new(#secs, #nanos))

@@ -54,7 +54,7 @@ pub use delays::Delays;
 pub use engine::{Engine, GiveUpReason, Limits, Verdict};
 pub use error::{BreakerOpen, ConfigError, Elapsed};
 pub use jitter::{Jitter, ParseJitterError};
-pub use policy::{PolicyError, RetryPolicy, RetryPolicyBuilder};
+pub use policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicyBuilder};
 pub use retry::{
     Breaker, BreakerSlot, EveryError, NoBreaker, NoHint, OnRetry, Retry, RetryAfter, RetryFuture,
     RetryWhen, Silent,

@@ -344,6 +344,70 @@ impl RetryPolicyBuilder {
     }
 }
 
+/// A schedule's settings, each optional (absent: the builder's default). The one way in which
+/// the attribute's keys and a config file's keys reach [`RetryPolicy::builder`].
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{PolicySettings, RetryPolicy};
+///
+/// let settings = PolicySettings { max_attempts: Some(5), ..PolicySettings::default() };
+/// let policy = settings.builder().build().unwrap();
+/// assert_eq!(policy.max_attempts(), 5);
+/// assert_eq!(policy.delay(), RetryPolicy::DEFAULT_DELAY);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PolicySettings {
+    /// See [`RetryPolicyBuilder::max_attempts`].
+    pub max_attempts: Option<u32>,
+    /// See [`RetryPolicyBuilder::delay`].
+    pub delay: Option<Duration>,
+    /// See [`RetryPolicyBuilder::backoff`].
+    pub backoff: Option<Backoff>,
+    /// See [`RetryPolicyBuilder::multiplier`].
+    pub multiplier: Option<f64>,
+    /// See [`RetryPolicyBuilder::max_delay`].
+    pub max_delay: Option<Duration>,
+    /// See [`RetryPolicyBuilder::jitter`].
+    pub jitter: Option<Jitter>,
+    /// See [`RetryPolicyBuilder::timeout`].
+    pub timeout: Option<Duration>,
+    /// See [`RetryPolicyBuilder::max_elapsed`].
+    pub max_elapsed: Option<Duration>,
+}
+
+impl PolicySettings {
+    /// A builder with each setting that is present.
+    pub const fn builder(&self) -> RetryPolicyBuilder {
+        let mut b = RetryPolicy::builder();
+        if let Some(n) = self.max_attempts {
+            b = b.max_attempts(n);
+        }
+        if let Some(d) = self.delay {
+            b = b.delay(d);
+        }
+        if let Some(x) = self.backoff {
+            b = b.backoff(x);
+        }
+        if let Some(m) = self.multiplier {
+            b = b.multiplier(m);
+        }
+        if let Some(d) = self.max_delay {
+            b = b.max_delay(d);
+        }
+        if let Some(j) = self.jitter {
+            b = b.jitter(j);
+        }
+        if let Some(d) = self.timeout {
+            b = b.timeout(d);
+        }
+        if let Some(d) = self.max_elapsed {
+            b = b.max_elapsed(d);
+        }
+        b
+    }
+}
+
 /// A policy value that breaks a rule; [`field`](PolicyError::field) names the setting.
 ///
 /// ```

@@ -1,0 +1,714 @@
+//! Policies, circuit breakers and retry budgets from config files (feature `serde`).
+//!
+//! [`RetryPolicy`], [`CircuitBreaker`] and [`RetryBudget`] implement `Deserialize`: a table whose
+//! keys are the builder's method names, every key optional (a missing one keeps the builder's
+//! default), checked by the builder's own `build()`, so a file is held to exactly the rules and
+//! error messages of code. Durations are strings with a unit, read by
+//! [humantime](https://docs.rs/humantime): `"250ms"`, `"2s"`, `"1m 30s"`. A `null` (JSON, YAML)
+//! counts as a missing key. Any format works: TOML, YAML, JSON.
+//!
+//! ```
+//! use serde::Deserialize;
+//! use std::time::Duration;
+//! use retry_runtime::{CircuitBreaker, Jitter, RetryBudget, RetryPolicy};
+//!
+//! #[derive(Deserialize)]
+//! struct Resilience {
+//!     retry: RetryPolicy,
+//!     breaker: CircuitBreaker,
+//!     budget: RetryBudget,
+//! }
+//!
+//! let config: Resilience = toml::from_str(r#"
+//!     [retry]
+//!     max_attempts = 4
+//!     delay = "200ms"
+//!     max_delay = "2s"
+//!     jitter = "equal"
+//!     timeout = "1s"
+//!
+//!     [breaker]
+//!     failure_threshold = 5
+//!     reset_timeout = "30s"
+//!
+//!     [budget]
+//!     max_tokens = 100
+//! "#)?;
+//! assert_eq!(config.retry.max_attempts(), 4);
+//! assert_eq!(config.retry.jitter(), Jitter::Equal);
+//! assert_eq!(config.retry.timeout(), Some(Duration::from_secs(1)));
+//! assert_eq!(config.budget.available(), 100);
+//!
+//! // The builder's rules and messages, plus the place in the file.
+//! let err = toml::from_str::<RetryPolicy>(r#"multiplier = 0.5"#).unwrap_err();
+//! assert!(err.to_string().contains("invalid `multiplier`: must be a finite number ≥ 1, got 0.5"));
+//! # Ok::<(), toml::de::Error>(())
+//! ```
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
+
+use crate::backoff::Backoff;
+use crate::breaker::CircuitBreaker;
+use crate::budget::RetryBudget;
+use crate::jitter::Jitter;
+use crate::policy::{PolicyError, PolicySettings, RetryPolicy};
+
+/// Read from a table of the builder's settings, checked by
+/// [`RetryPolicyBuilder::build`](crate::RetryPolicyBuilder::build).
+///
+/// Keys: `max_attempts`, `delay`, `backoff` (`"fixed"`, `"linear"`, `"exponential"`),
+/// `multiplier`, `max_delay`, `jitter` (`"none"`, `"full"`, `"equal"`, `"decorrelated"` or a
+/// factor in (0, 1]), `timeout`, `max_elapsed`; durations are strings such as `"200ms"`.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{Backoff, Jitter, RetryPolicy};
+///
+/// let policy: RetryPolicy = serde_json::from_str(
+///     r#"{ "max_attempts": 5, "delay": "50ms", "backoff": "linear", "jitter": 0.2 }"#,
+/// )?;
+/// let built = RetryPolicy::builder()
+///     .max_attempts(5)
+///     .delay(Duration::from_millis(50))
+///     .backoff(Backoff::Linear)
+///     .jitter(Jitter::Proportional(0.2))
+///     .build()?;
+/// assert_eq!(policy, built);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<'de> Deserialize<'de> for RetryPolicy {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw: RawPolicy = table(deserializer)?;
+        let settings = PolicySettings {
+            max_attempts: raw.max_attempts,
+            delay: raw.delay,
+            backoff: raw.backoff,
+            multiplier: raw.multiplier,
+            max_delay: raw.max_delay,
+            jitter: raw.jitter,
+            timeout: raw.timeout,
+            max_elapsed: raw.max_elapsed,
+        };
+        settings.builder().build().map_err(de::Error::custom)
+    }
+}
+
+/// Read from a table of the builder's settings, checked by
+/// [`CircuitBreakerBuilder::build`](crate::CircuitBreakerBuilder::build).
+///
+/// Keys: `failure_threshold`, or `failure_rate` with `sliding_window` and `minimum_calls`;
+/// `reset_timeout` (a duration string such as `"30s"`) and `half_open_probes`. The builder's
+/// `name` is not read (it is a `&'static str`): a breaker from config carries the default name.
+///
+/// ```
+/// use retry_runtime::{BreakerState, CircuitBreaker};
+///
+/// let breaker: CircuitBreaker = toml::from_str(r#"
+///     failure_rate = 0.5
+///     sliding_window = 20
+///     minimum_calls = 10
+///     reset_timeout = "10s"
+/// "#)?;
+/// assert_eq!(breaker.state(), BreakerState::Closed);
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+impl<'de> Deserialize<'de> for CircuitBreaker {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw: RawBreaker = table(deserializer)?;
+        let mut b = CircuitBreaker::builder();
+        if let Some(n) = raw.failure_threshold {
+            b = b.failure_threshold(n);
+        }
+        if let Some(rate) = raw.failure_rate {
+            b = b.failure_rate(rate);
+        }
+        if let Some(n) = raw.sliding_window {
+            b = b.sliding_window(n);
+        }
+        if let Some(n) = raw.minimum_calls {
+            b = b.minimum_calls(n);
+        }
+        if let Some(d) = raw.reset_timeout {
+            b = b.reset_timeout(d);
+        }
+        if let Some(n) = raw.half_open_probes {
+            b = b.half_open_probes(n);
+        }
+        b.build().map_err(de::Error::custom)
+    }
+}
+
+/// Read from a table of the builder's settings, checked by
+/// [`RetryBudgetBuilder::build`](crate::RetryBudgetBuilder::build).
+///
+/// Keys: `max_tokens`, `retry_cost`, `timeout_cost`, `success_deposit`.
+///
+/// ```
+/// use retry_runtime::RetryBudget;
+///
+/// let budget: RetryBudget = toml::from_str("max_tokens = 10\nretry_cost = 5")?;
+/// assert!(budget.try_withdraw(false));
+/// assert!(budget.try_withdraw(false));
+/// assert!(!budget.try_withdraw(false));
+///
+/// let err = toml::from_str::<RetryBudget>("retry_cost = 0").unwrap_err();
+/// assert!(err.to_string().contains("invalid `retry_cost`: must be at least 1"));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+impl<'de> Deserialize<'de> for RetryBudget {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw: RawBudget = table(deserializer)?;
+        let mut b = RetryBudget::builder();
+        if let Some(n) = raw.max_tokens {
+            b = b.max_tokens(n);
+        }
+        if let Some(n) = raw.retry_cost {
+            b = b.retry_cost(n);
+        }
+        if let Some(n) = raw.timeout_cost {
+            b = b.timeout_cost(n);
+        }
+        if let Some(n) = raw.success_deposit {
+            b = b.success_deposit(n);
+        }
+        b.build().map_err(de::Error::custom)
+    }
+}
+
+/// Read from `"fixed"`, `"linear"` or `"exponential"`, as [`FromStr`](std::str::FromStr).
+///
+/// ```
+/// use retry_runtime::Backoff;
+///
+/// assert_eq!(serde_json::from_str::<Backoff>(r#""linear""#)?, Backoff::Linear);
+/// assert!(serde_json::from_str::<Backoff>(r#""quadratic""#).is_err());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+impl<'de> Deserialize<'de> for Backoff {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct BackoffVisitor;
+
+        impl Visitor<'_> for BackoffVisitor {
+            type Value = Backoff;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(r#"a backoff: "fixed", "linear" or "exponential""#)
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Backoff, E> {
+                s.parse().map_err(E::custom)
+            }
+        }
+
+        deserializer.deserialize_str(BackoffVisitor)
+    }
+}
+
+/// Read from `"none"`, `"full"`, `"equal"`, `"decorrelated"`, or a factor in (0, 1], as a number
+/// or a string, for [`Jitter::Proportional`].
+///
+/// ```
+/// use retry_runtime::Jitter;
+///
+/// assert_eq!(serde_json::from_str::<Jitter>(r#""equal""#)?, Jitter::Equal);
+/// assert_eq!(serde_json::from_str::<Jitter>("0.25")?, Jitter::Proportional(0.25));
+/// assert_eq!(serde_json::from_str::<Jitter>("1")?, Jitter::Proportional(1.0));
+/// let err = serde_json::from_str::<Jitter>("1.5").unwrap_err();
+/// assert!(err.to_string().contains("invalid `jitter`: a jitter factor must be in (0, 1], got 1.5"));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+impl<'de> Deserialize<'de> for Jitter {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct JitterVisitor;
+
+        impl Visitor<'_> for JitterVisitor {
+            type Value = Jitter;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    r#"a jitter: "none", "full", "equal", "decorrelated" or a factor in (0, 1]"#,
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Jitter, E> {
+                // A number out of range gets the builder's message, not "unknown jitter".
+                match s.parse::<f64>() {
+                    Ok(f) => factor(f),
+                    Err(_) => s.parse().map_err(E::custom),
+                }
+            }
+
+            fn visit_f64<E: de::Error>(self, f: f64) -> Result<Jitter, E> {
+                factor(f)
+            }
+
+            #[allow(clippy::cast_precision_loss, reason = "only 1 is in range")]
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Jitter, E> {
+                factor(n as f64)
+            }
+
+            #[allow(clippy::cast_precision_loss, reason = "only 1 is in range")]
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Jitter, E> {
+                factor(n as f64)
+            }
+        }
+
+        fn factor<E: de::Error>(f: f64) -> Result<Jitter, E> {
+            if Jitter::factor_is_valid(f) {
+                Ok(Jitter::Proportional(f))
+            } else {
+                Err(E::custom(PolicyError::JitterFactorOutOfRange { factor: f }))
+            }
+        }
+
+        // Any, not str: a factor may be written as a bare number.
+        deserializer.deserialize_any(JitterVisitor)
+    }
+}
+
+/// A raw table read from a map only: a derived struct also takes a sequence (its fields by
+/// position), which a config file should not be able to do by accident.
+fn table<'de, T, D>(deserializer: D) -> Result<T, D::Error>
+where
+    T: Deserialize<'de> + Expecting,
+    D: Deserializer<'de>,
+{
+    struct Table<T>(PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de> + Expecting> Visitor<'de> for Table<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(T::EXPECTING)
+        }
+
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+
+    deserializer.deserialize_map(Table(PhantomData))
+}
+
+/// What a raw table is, for "invalid type: …, expected …".
+trait Expecting {
+    const EXPECTING: &'static str;
+}
+
+impl Expecting for RawPolicy {
+    const EXPECTING: &'static str =
+        "a retry policy: a table of settings such as `max_attempts` and `delay`";
+}
+
+impl Expecting for RawBreaker {
+    const EXPECTING: &'static str =
+        "a circuit breaker: a table of settings such as `failure_threshold` and `reset_timeout`";
+}
+
+impl Expecting for RawBudget {
+    const EXPECTING: &'static str =
+        "a retry budget: a table of settings such as `max_tokens` and `retry_cost`";
+}
+
+// The raw tables. Their keys are the builders' method names; a key's reader is chosen per field
+// (below) because `deserialize_with` cannot pass the key's name, and every error should name it.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    #[serde(default, deserialize_with = "key::max_attempts")]
+    max_attempts: Option<u32>,
+    #[serde(default, deserialize_with = "key::delay")]
+    delay: Option<Duration>,
+    #[serde(default)]
+    backoff: Option<Backoff>,
+    #[serde(default, deserialize_with = "key::multiplier")]
+    multiplier: Option<f64>,
+    #[serde(default, deserialize_with = "key::max_delay")]
+    max_delay: Option<Duration>,
+    #[serde(default)]
+    jitter: Option<Jitter>,
+    #[serde(default, deserialize_with = "key::timeout")]
+    timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "key::max_elapsed")]
+    max_elapsed: Option<Duration>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBreaker {
+    #[serde(default, deserialize_with = "key::failure_threshold")]
+    failure_threshold: Option<u32>,
+    #[serde(default, deserialize_with = "key::failure_rate")]
+    failure_rate: Option<f64>,
+    #[serde(default, deserialize_with = "key::sliding_window")]
+    sliding_window: Option<u32>,
+    #[serde(default, deserialize_with = "key::minimum_calls")]
+    minimum_calls: Option<u32>,
+    #[serde(default, deserialize_with = "key::reset_timeout")]
+    reset_timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "key::half_open_probes")]
+    half_open_probes: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBudget {
+    #[serde(default, deserialize_with = "key::max_tokens")]
+    max_tokens: Option<u32>,
+    #[serde(default, deserialize_with = "key::retry_cost")]
+    retry_cost: Option<u32>,
+    #[serde(default, deserialize_with = "key::timeout_cost")]
+    timeout_cost: Option<u32>,
+    #[serde(default, deserialize_with = "key::success_deposit")]
+    success_deposit: Option<u32>,
+}
+
+/// One reader per key, each a named [`Setting`]; `null` reads as a missing key.
+mod key {
+    use std::time::Duration;
+
+    use serde::de::{DeserializeSeed, Deserializer};
+
+    use super::{Count, HumanDuration, Number, Optional, Setting};
+
+    macro_rules! keys {
+        ($($name:ident: $kind:ident -> $ty:ty),* $(,)?) => {$(
+            pub(super) fn $name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<$ty>, D::Error> {
+                Optional(Setting::<$kind>::new(stringify!($name))).deserialize(d)
+            }
+        )*};
+    }
+
+    keys! {
+        max_attempts: Count -> u32,
+        delay: HumanDuration -> Duration,
+        multiplier: Number -> f64,
+        max_delay: HumanDuration -> Duration,
+        timeout: HumanDuration -> Duration,
+        max_elapsed: HumanDuration -> Duration,
+        failure_threshold: Count -> u32,
+        failure_rate: Number -> f64,
+        sliding_window: Count -> u32,
+        minimum_calls: Count -> u32,
+        reset_timeout: HumanDuration -> Duration,
+        half_open_probes: Count -> u32,
+        max_tokens: Count -> u32,
+        retry_cost: Count -> u32,
+        timeout_cost: Count -> u32,
+        success_deposit: Count -> u32,
+    }
+}
+
+/// The reader of one key's value: a [`Count`], a [`Number`] or a [`HumanDuration`], named so
+/// that its errors can say which key is wrong.
+struct Setting<K> {
+    key: &'static str,
+    kind: PhantomData<K>,
+}
+
+impl<K> Setting<K> {
+    const fn new(key: &'static str) -> Self {
+        Setting {
+            key,
+            kind: PhantomData,
+        }
+    }
+}
+
+/// A whole number that fits a `u32`.
+struct Count;
+/// Any number, integers included.
+struct Number;
+/// A duration with a unit: `"250ms"`.
+struct HumanDuration;
+
+impl Visitor<'_> for Setting<Count> {
+    type Value = u32;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a whole number for `{}`", self.key)
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<u32, E> {
+        u32::try_from(n).map_err(|_| {
+            E::custom(format_args!(
+                "invalid `{}`: must be at most {}, got {n}",
+                self.key,
+                u32::MAX
+            ))
+        })
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<u32, E> {
+        match u64::try_from(n) {
+            Ok(n) => self.visit_u64(n),
+            Err(_) => Err(E::custom(format_args!(
+                "invalid `{}`: must be a whole number ≥ 0, got {n}",
+                self.key
+            ))),
+        }
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<u32, E> {
+        Err(E::custom(format_args!(
+            "invalid `{}`: must be a whole number, got {n:?}",
+            self.key
+        )))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Setting<Count> {
+    type Value = u32;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u32, D::Error> {
+        d.deserialize_u32(self)
+    }
+}
+
+impl Visitor<'_> for Setting<Number> {
+    type Value = f64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a number for `{}`", self.key)
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<f64, E> {
+        Ok(n)
+    }
+
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "as exact as the config's f64 would be"
+    )]
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<f64, E> {
+        Ok(n as f64)
+    }
+
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "as exact as the config's f64 would be"
+    )]
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<f64, E> {
+        Ok(n as f64)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Setting<Number> {
+    type Value = f64;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<f64, D::Error> {
+        d.deserialize_f64(self)
+    }
+}
+
+impl Setting<HumanDuration> {
+    /// A bare number has no unit; guessing one (seconds? milliseconds?) would hide a mistake.
+    fn unitless<E: de::Error>(&self, n: impl fmt::Display) -> E {
+        E::custom(format_args!(
+            "invalid `{key}`: a duration needs a unit, as a string: write \"{n}ms\" or \"{n}s\", not {n}",
+            key = self.key
+        ))
+    }
+}
+
+impl Visitor<'_> for Setting<HumanDuration> {
+    type Value = Duration;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            r#"a duration with a unit, like "250ms" or "1m 30s", for `{}`"#,
+            self.key
+        )
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Duration, E> {
+        // humantime reports overflow ("10000000000000 years") as an error, never a panic.
+        humantime::parse_duration(s).map_err(|e| {
+            E::custom(format_args!(
+                "invalid duration {s:?} for `{}`: {e}; write it like \"250ms\"",
+                self.key
+            ))
+        })
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Duration, E> {
+        Err(self.unitless(n))
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Duration, E> {
+        Err(self.unitless(n))
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Duration, E> {
+        Err(self.unitless(n))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Setting<HumanDuration> {
+    type Value = Duration;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Duration, D::Error> {
+        // Any, not str, so that a bare number reaches `unitless` and its advice.
+        d.deserialize_any(self)
+    }
+}
+
+/// A [`Setting`] that may be `null`, read as a missing key.
+struct Optional<S>(S);
+
+impl<'de, S> Visitor<'de> for Optional<S>
+where
+    S: Visitor<'de> + DeserializeSeed<'de>,
+{
+    type Value = Option<<S as DeserializeSeed<'de>>::Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.0.deserialize(d).map(Some)
+    }
+}
+
+impl<'de, S> DeserializeSeed<'de> for Optional<S>
+where
+    S: Visitor<'de> + DeserializeSeed<'de>,
+{
+    type Value = Option<<S as DeserializeSeed<'de>>::Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(json: &str) -> Result<RetryPolicy, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn durations_read_humantime_strings() {
+        let p = policy(r#"{ "delay": "1m 30s", "max_delay": "2h", "timeout": "1.5s" }"#).unwrap();
+        assert_eq!(p.delay(), Duration::from_secs(90));
+        assert_eq!(p.max_delay(), Duration::from_secs(7200));
+        assert_eq!(p.timeout(), Some(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn null_is_a_missing_key() {
+        let p = policy(r#"{ "delay": null, "max_attempts": null, "jitter": null }"#).unwrap();
+        assert_eq!(p, RetryPolicy::default());
+    }
+
+    #[test]
+    fn a_bare_number_for_a_duration_asks_for_a_unit() {
+        for json in [r#"{"delay": 200}"#, r#"{"delay": -3}"#, r#"{"delay": 0.5}"#] {
+            let e = policy(json).unwrap_err();
+            assert!(
+                e.contains("invalid `delay`: a duration needs a unit"),
+                "{e}"
+            );
+        }
+        let e = policy(r#"{"delay": 200}"#).unwrap_err();
+        assert!(e.contains(r#"write "200ms" or "200s""#), "{e}");
+    }
+
+    #[test]
+    fn counts_name_their_key_and_say_what_is_wrong() {
+        let e = policy(r#"{"max_attempts": -1}"#).unwrap_err();
+        assert!(
+            e.contains("invalid `max_attempts`: must be a whole number ≥ 0, got -1"),
+            "{e}"
+        );
+        let e = policy(r#"{"max_attempts": 4294967296}"#).unwrap_err();
+        assert!(
+            e.contains("invalid `max_attempts`: must be at most 4294967295"),
+            "{e}"
+        );
+        let e = policy(r#"{"max_attempts": 2.5}"#).unwrap_err();
+        assert!(
+            e.contains("invalid `max_attempts`: must be a whole number, got 2.5"),
+            "{e}"
+        );
+        let e = policy(r#"{"max_attempts": "3"}"#).unwrap_err();
+        assert!(
+            e.contains("expected a whole number for `max_attempts`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn numbers_take_integers_and_reject_text() {
+        assert!((policy(r#"{"multiplier": 3}"#).unwrap().multiplier() - 3.0).abs() < f64::EPSILON);
+        let e = policy(r#"{"multiplier": "3"}"#).unwrap_err();
+        assert!(e.contains("expected a number for `multiplier`"), "{e}");
+    }
+
+    #[test]
+    fn jitter_factors_as_text_or_number_meet_the_builders_rule() {
+        assert_eq!(
+            policy(r#"{"jitter": "0.5"}"#).unwrap().jitter(),
+            Jitter::Proportional(0.5)
+        );
+        for json in [
+            r#"{"jitter": "1.5"}"#,
+            r#"{"jitter": 0}"#,
+            r#"{"jitter": -1}"#,
+        ] {
+            let e = policy(json).unwrap_err();
+            assert!(
+                e.contains("invalid `jitter`: a jitter factor must be in (0, 1]"),
+                "{e}"
+            );
+        }
+        let e = policy(r#"{"jitter": true}"#).unwrap_err();
+        assert!(e.contains("expected a jitter"), "{e}");
+    }
+
+    #[test]
+    fn huge_durations_are_errors_or_values_never_panics() {
+        let p = policy(r#"{"delay": "584 years", "max_elapsed": "584 years"}"#).unwrap();
+        assert_eq!(
+            p.max_delay(),
+            p.delay(),
+            "the default ceiling rises to the delay"
+        );
+        assert_eq!(p.delays().count(), 2);
+        let e = policy(r#"{"timeout": "100000000000000 years"}"#).unwrap_err();
+        assert!(
+            e.contains("invalid duration") && e.contains("`timeout`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn only_a_table_is_read_not_a_list_by_position() {
+        for json in ["[1]", "[]", "3"] {
+            let e = policy(json).unwrap_err();
+            assert!(e.contains("expected a retry policy: a table"), "{e}");
+        }
+        let e = serde_json::from_str::<RetryBudget>("[1, 2]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected a retry budget: a table"), "{e}");
+    }
+}
