@@ -577,6 +577,43 @@ mod tests {
     }
 
     #[test]
+    fn half_open_admits_exactly_the_probes_under_concurrent_callers() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        // The breaker's clock is tokio's: open it and let reset_timeout pass on the paused clock,
+        // then race eight threads for the probes (reading the clock outside the runtime is fine:
+        // half-open was entered inside it).
+        let b = runtime.block_on(async {
+            let b = CircuitBreaker::builder()
+                .failure_threshold(1)
+                .reset_timeout(Duration::from_secs(1))
+                .half_open_probes(3)
+                .build()
+                .unwrap();
+            fail(&b);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            assert_eq!(b.state(), BreakerState::HalfOpen);
+            b
+        });
+        let admitted = std::sync::atomic::AtomicU32::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..1000 {
+                        if b.try_acquire().is_ok() {
+                            admitted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(admitted.load(std::sync::atomic::Ordering::Relaxed), 3);
+    }
+
+    #[test]
     fn bad_settings_name_their_field() {
         let field = |b: CircuitBreakerBuilder| b.build().unwrap_err().field();
         let b = CircuitBreaker::builder();

@@ -113,3 +113,42 @@ async fn a_first_success_records_nothing() {
     assert_eq!(out.unwrap(), 1);
     assert!(recorder.0.lock().unwrap().is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn each_breaker_transition_is_an_info_event() {
+    use retry_runtime::CircuitBreaker;
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .reset_timeout(Duration::from_secs(1))
+        .name("payments")
+        .build()
+        .unwrap();
+    let permit = breaker.try_acquire().unwrap();
+    breaker.record(permit, false);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let probe = breaker.try_acquire().unwrap();
+    breaker.record(probe, true);
+    let events = recorder.0.lock().unwrap().clone();
+    let transitions: Vec<_> = events
+        .iter()
+        .map(|e| {
+            assert_eq!(e.level, Level::INFO);
+            assert_eq!(e.field("breaker"), Some("payments"));
+            (
+                e.field("from").unwrap().to_owned(),
+                e.field("to").unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        transitions,
+        [
+            ("closed".to_owned(), "open".to_owned()),
+            ("open".to_owned(), "half-open".to_owned()),
+            ("half-open".to_owned(), "closed".to_owned())
+        ]
+    );
+}
