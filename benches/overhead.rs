@@ -36,6 +36,8 @@ fn overhead(c: &mut Criterion) {
     bench_async!(c, rt, "retryable_breaker", subjects::attribute_breaker);
     bench_async!(c, rt, "retryable_budget", subjects::attribute_budget);
     bench_async!(c, rt, "closure_api", subjects::closure);
+    bench_async!(c, rt, "backon", subjects::backon);
+    bench_async!(c, rt, "tokio_retry", subjects::tokio_retry);
 }
 
 criterion_group!(benches, overhead);

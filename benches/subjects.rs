@@ -81,3 +81,23 @@ static POLICY: RetryPolicy = match RetryPolicy::builder().build() {
 pub async fn closure(x: u64) -> io::Result<u64> {
     POLICY.retry(|| op(x)).await
 }
+
+/// backon 1.6 with the same schedule: 3 attempts, exponential, jittered.
+pub async fn backon(x: u64) -> io::Result<u64> {
+    use backon::{ExponentialBuilder, Retryable};
+    let schedule = ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(100))
+        .with_jitter()
+        .with_max_times(2);
+    (|| op(x)).retry(schedule).await
+}
+
+/// tokio-retry 0.3 with the same schedule: 100 ms doubling, jittered, 2 retries.
+pub async fn tokio_retry(x: u64) -> io::Result<u64> {
+    use tokio_retry::strategy::{ExponentialBackoff, jitter};
+    let schedule = ExponentialBackoff::from_millis(2)
+        .factor(50)
+        .map(jitter)
+        .take(2);
+    tokio_retry::Retry::start(schedule, || op(x)).await
+}

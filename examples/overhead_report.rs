@@ -1,9 +1,9 @@
 //! One table of the success path's costs, each way of calling: allocations per call (a counting
 //! global allocator), the future's size (`size_of_val`) and a rough time per call.
 //! Run in release mode: `cargo run --release --example overhead_report`.
-//! (Precise times: `cargo bench --bench overhead`. Repeatable instruction counts:
-//! `OVERHEAD_CALLS=100000 valgrind --tool=callgrind target/release/examples/overhead_report`,
-//! then `callgrind_annotate --inclusive=yes` and read the `measure::<…>` lines.)
+//! (Precise times: `cargo bench --bench overhead`. Repeatable instruction counts per call, each way
+//! measured alone under callgrind: `bash benches/instructions.sh`; it uses `OVERHEAD_ONLY=<name>`
+//! and `OVERHEAD_CALLS=<n>` to run one row for n calls.)
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
@@ -47,6 +47,9 @@ where
     F: Fn(u64) -> Fut,
     Fut: Future<Output = std::io::Result<u64>>,
 {
+    if std::env::var("OVERHEAD_ONLY").is_ok_and(|only| only != name) {
+        return;
+    }
     let size = std::mem::size_of_val(&f(0));
     let (allocations, nanos) = rt.block_on(async {
         for i in 0..1000 {
@@ -84,4 +87,6 @@ fn main() {
     measure(&rt, "#[retryable] breaker", subjects::attribute_breaker);
     measure(&rt, "#[retryable] budget", subjects::attribute_budget);
     measure(&rt, "closure API", subjects::closure);
+    measure(&rt, "backon 1.6", subjects::backon);
+    measure(&rt, "tokio-retry 0.3", subjects::tokio_retry);
 }
