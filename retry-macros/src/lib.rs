@@ -6,6 +6,8 @@
 
 mod args;
 mod expand;
+#[cfg(test)]
+mod fuzz;
 mod item;
 mod recover;
 
