@@ -59,6 +59,10 @@ pub mod __private;
 /// cloned: the body may use it, but not move out of it. The error type must be `Debug` (it is
 /// logged with each retry). Not for `const fn`.
 ///
+/// A panic inside an attempt is a bug, not a transient failure: it propagates to the caller at
+/// once, is not retried, and is not counted by a circuit breaker or a budget. Dropping the call's
+/// future (a caller's timeout, a cancelled task) stops it where it is: no further attempt starts.
+///
 /// | key | value | default |
 /// |---|---|---|
 /// | `max_attempts` | integer ≥ 1, the first attempt included | 3 |
