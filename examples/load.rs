@@ -74,9 +74,14 @@ fn main() {
     println!("calls in flight at once:   {calls}");
     println!("succeeded:                 {succeeded}");
     println!("attempts:                  {}", ATTEMPTS.load(Relaxed));
-    println!("total time:                {elapsed:.2?} (two sleeps of up to 50 ms and 100 ms each)");
+    println!(
+        "total time:                {elapsed:.2?} (two sleeps of up to 50 ms and 100 ms each)"
+    );
     println!("peak memory per call:      {per_call} bytes (task, future, join handle)");
-    println!("size of one call's future: {} bytes", std::mem::size_of_val(&flaky(0)));
+    println!(
+        "size of one call's future: {} bytes",
+        std::mem::size_of_val(&flaky(0))
+    );
     assert_eq!(succeeded, calls);
     assert!(elapsed < Duration::from_secs(60));
 }

@@ -1,33 +1,73 @@
-//! Quick start: a payment call that meets a 503 and a hung request, retried with backoff, a
-//! per-attempt timeout and one idempotency key; a second call meets an outage and falls back to
-//! `#[recover]`; a third is declined and not retried. No setup: the flaky gateway is in-process.
+//! Quick start: charging a card over real HTTP, retried until it goes through, and charged once.
 //!
-//! Run it with `cargo run --example quickstart` (about two seconds).
+//! The program starts a payment service on `127.0.0.1` (port 0) whose first three answers to the
+//! charge go wrong: it charges the card and then loses the response, then a 503 (a deploy), then
+//! a 429 asking to retry after a second. The client is one `#[retryable]` method over reqwest,
+//! sending the call's `reattempt::context()` idempotency key as `Idempotency-Key`, so the fourth
+//! attempt gets the first charge back instead of charging again. A second order with an invalid
+//! amount gets a 400, which is not retried.
+//!
+//! Run it with `cargo run --example quickstart` (about two seconds; no setup). Add
+//! `RUST_LOG=reattempt=debug` to see the library's own event for each retry.
+
+#[path = "support/mod.rs"]
+mod support;
 
 use std::fmt;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use reattempt::{IdempotencyKey, RetryContext, recover, retryable};
+use reattempt::{RetryContext, retryable};
+use reqwest::StatusCode;
+use serde::{Deserialize, Serialize};
+use support::{Fault, RetryAfter, Service};
 use tokio::time::Instant;
 
-#[derive(Debug, Clone, PartialEq)]
-enum PayError {
-    /// 503 from the gateway: worth retrying.
-    Unavailable,
-    /// The attempt ran past its timeout: worth retrying.
-    Timeout,
-    /// The card was declined: retrying cannot help.
-    Declined,
+#[derive(Debug, Serialize)]
+struct Charge<'a> {
+    order_id: &'a str,
+    amount_cents: i64,
 }
 
-impl fmt::Display for PayError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            PayError::Unavailable => "503 Service Unavailable",
-            PayError::Timeout => "timed out",
-            PayError::Declined => "card declined",
-        })
+#[derive(Debug, Deserialize)]
+struct Receipt {
+    charge_id: String,
+    order_id: String,
+    amount_cents: i64,
+    /// Set when the service answered from its idempotency store (`Idempotent-Replayed: true`).
+    #[serde(skip)]
+    replayed: bool,
+}
+
+/// The body of a 4xx answer.
+#[derive(Debug, Deserialize)]
+struct ErrorBody {
+    error: String,
+}
+
+/// Everything a charge can end in, as the retry rules need to tell it apart.
+#[derive(Debug)]
+enum PayError {
+    /// The attempt ran past its timeout (the answer may have been lost): retried.
+    Timeout,
+    /// 503: retried.
+    Unavailable,
+    /// 429: retried, after the delay the server asks for.
+    TooManyRequests { retry_after: Option<Duration> },
+    /// The connection failed (refused, reset): retried.
+    Network(reqwest::Error),
+    /// 400: the request itself is wrong; retrying cannot help.
+    Rejected(String),
+    /// Any other status.
+    Unexpected(StatusCode),
+}
+
+impl PayError {
+    /// The server's hint, for `retry_after = …`.
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            PayError::TooManyRequests { retry_after } => *retry_after,
+            _ => None,
+        }
     }
 }
 
@@ -37,131 +77,157 @@ impl From<reattempt::Elapsed> for PayError {
     }
 }
 
-/// What the gateway does with each request it receives, in order.
-#[derive(Debug, Clone, Copy)]
-enum Fault {
-    Unavailable,
-    Hang,
-    Decline,
-    Succeed,
-}
-
-/// An in-process stand-in for a payment gateway that replays its script of faults and, like a
-/// real one, charges each idempotency key at most once.
-struct Gateway {
-    script: Mutex<Vec<Fault>>,
-    charged: Mutex<Vec<IdempotencyKey>>,
-}
-
-impl Gateway {
-    fn new(script: &[Fault]) -> Self {
-        let mut script = script.to_vec();
-        script.reverse();
-        Gateway {
-            script: Mutex::new(script),
-            charged: Mutex::new(Vec::new()),
-        }
-    }
-
-    async fn post(&self, order: &str, key: IdempotencyKey) -> Result<String, PayError> {
-        let fault = {
-            let mut script = self.script.lock().unwrap();
-            if script.len() > 1 {
-                script.pop().unwrap()
-            } else {
-                script[0]
-            }
-        };
-        match fault {
-            Fault::Unavailable => Err(PayError::Unavailable),
-            Fault::Hang => {
-                tokio::time::sleep(Duration::from_secs(30)).await;
-                Err(PayError::Unavailable)
-            }
-            Fault::Decline => Err(PayError::Declined),
-            Fault::Succeed => {
-                let mut charged = self.charged.lock().unwrap();
-                if !charged.contains(&key) {
-                    charged.push(key);
-                }
-                Ok(format!(
-                    "receipt for {order} (charged {} time)",
-                    charged.len()
-                ))
-            }
+impl From<reqwest::Error> for PayError {
+    fn from(e: reqwest::Error) -> Self {
+        if e.is_timeout() {
+            PayError::Timeout
+        } else {
+            PayError::Network(e)
         }
     }
 }
 
-struct PaymentClient {
-    gateway: Gateway,
+impl fmt::Display for PayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PayError::Timeout => f.write_str("no answer within the timeout"),
+            PayError::Unavailable => f.write_str("503 Service Unavailable"),
+            PayError::TooManyRequests {
+                retry_after: Some(d),
+            } => write!(f, "429 Too Many Requests, Retry-After {d:?}"),
+            PayError::TooManyRequests { retry_after: None } => f.write_str("429 Too Many Requests"),
+            PayError::Network(e) => write!(f, "network error: {e}"),
+            PayError::Rejected(why) => write!(f, "400 Bad Request: {why}"),
+            PayError::Unexpected(status) => write!(f, "unexpected {status}"),
+        }
+    }
+}
+
+struct Payments {
+    http: reqwest::Client,
+    base: String,
     started: Instant,
 }
 
-impl PaymentClient {
-    /// Four attempts at most, 200 ms then 400 ms then 800 ms apart (full jitter), each cut after
-    /// 500 ms; only 503s and timeouts are retried; an order that cannot be charged now is left
-    /// pending rather than failed.
-    #[retryable(max_attempts = 4, delay = "200ms", multiplier = 2, max_delay = "2s",
+impl Payments {
+    /// Four attempts at most, 100 ms then 200 ms then 400 ms apart (full jitter) unless the
+    /// server asks for longer, each cut after 500 ms; 400s are not retried.
+    #[retryable(max_attempts = 4, delay = "100ms", multiplier = 2, max_delay = "2s",
                 jitter = "full", timeout = "500ms",
-                retry_on = [PayError::Unavailable | PayError::Timeout],
-                on_retry = report_retry, recover = Self::mark_pending)]
-    async fn charge(&self, order: &str) -> Result<String, PayError> {
+                retry_on = [PayError::Timeout | PayError::Unavailable
+                            | PayError::TooManyRequests { .. } | PayError::Network(_)],
+                retry_after = PayError::retry_after,
+                on_retry = |e, ctx, delay| self.report_retry(e, ctx, delay))]
+    async fn charge(&self, order_id: &str, amount_cents: i64) -> Result<Receipt, PayError> {
         let ctx = reattempt::context().expect("inside an attempt");
+        let key = ctx.idempotency_key().to_string(); // the same on every attempt of this call
         println!(
-            "  {:>6.0?}  attempt {}/{}  Idempotency-Key: {}",
-            self.started.elapsed(),
+            "  {:>6}  attempt {}/{}  POST /charges  Idempotency-Key: {key}",
+            self.clock(),
             ctx.attempt(),
-            ctx.max_attempts(),
-            ctx.idempotency_key()
+            ctx.max_attempts()
         );
-        self.gateway.post(order, ctx.idempotency_key()).await
-    }
-
-    #[recover]
-    async fn mark_pending(&self, err: PayError, order: &str) -> Result<String, PayError> {
-        match err {
-            PayError::Declined => Err(err),
-            _ => Ok(format!("{order} marked PENDING after: {err}")),
+        let response = self
+            .http
+            .post(format!("{}/charges", self.base))
+            .header("Idempotency-Key", key)
+            .json(&Charge {
+                order_id,
+                amount_cents,
+            })
+            .send()
+            .await?;
+        match response.status() {
+            status if status.is_success() => {
+                let replayed = response.headers().contains_key("idempotent-replayed");
+                let receipt: Receipt = response.json().await?;
+                Ok(Receipt {
+                    replayed,
+                    ..receipt
+                })
+            }
+            StatusCode::SERVICE_UNAVAILABLE => Err(PayError::Unavailable),
+            StatusCode::TOO_MANY_REQUESTS => Err(PayError::TooManyRequests {
+                retry_after: support::retry_after(response.headers()),
+            }),
+            StatusCode::BAD_REQUEST => Err(PayError::Rejected(
+                response.json::<ErrorBody>().await?.error,
+            )),
+            status => Err(PayError::Unexpected(status)),
         }
     }
-}
 
-fn report_retry(err: &PayError, ctx: &RetryContext, delay: Duration) {
-    println!(
-        "          attempt {} failed: {err}; retrying in {delay:.0?}",
-        ctx.attempt()
-    );
-}
+    fn report_retry(&self, err: &PayError, ctx: &RetryContext, delay: Duration) {
+        let why = if err.retry_after().is_some() {
+            " (the server's Retry-After)"
+        } else {
+            ""
+        };
+        println!(
+            "  {:>6}  attempt {} failed: {err}; retrying in {}ms{why}",
+            self.clock(),
+            ctx.attempt(),
+            delay.as_millis()
+        );
+    }
 
-async fn run(title: &str, script: &[Fault], order: &str) {
-    println!("{title}");
-    let client = PaymentClient {
-        gateway: Gateway::new(script),
-        started: Instant::now(),
-    };
-    let result = client.charge(order).await;
-    println!("  {:>6.0?}  result: {result:?}\n", client.started.elapsed());
+    fn clock(&self) -> String {
+        format!("{}ms", self.started.elapsed().as_millis())
+    }
 }
 
 #[tokio::main]
 async fn main() {
-    run(
-        "1. A 503, then a hung request, then success:",
-        &[Fault::Unavailable, Fault::Hang, Fault::Succeed],
+    support::init_tracing("warn");
+    let service = Service::start().await;
+    service.narrate(true);
+    let payments = Payments {
+        http: reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("an HTTP client"),
+        base: service.url(),
+        started: Instant::now(),
+    };
+
+    println!(
+        "1. Charge order-1 ($12.50) through {}: a lost response, a 503 and a 429 on the way",
+        service.url()
+    );
+    service.script_for(
         "order-1",
-    )
-    .await;
-    run(
-        "2. The gateway is down for good: #[recover] marks the order pending:",
-        &[Fault::Unavailable],
-        "order-2",
-    )
-    .await;
-    run(
-        "3. The card is declined: not retried, and recover passes the error on:",
-        &[Fault::Decline],
-        "order-3",
-    )
-    .await;
+        [
+            Fault::LoseResponse,
+            Fault::Unavailable,
+            Fault::RateLimited(RetryAfter::Seconds(1)),
+        ],
+    );
+    let result = payments.charge("order-1", 1250).await;
+    println!("  {:>6}  result: {result:?}", payments.clock());
+    let receipt = result.expect("the charge went through");
+    let charges = service.effects("order-1");
+    println!(
+        "          {} for {}, {}¢{}; the card was charged {charges} time",
+        receipt.charge_id,
+        receipt.order_id,
+        receipt.amount_cents,
+        if receipt.replayed {
+            " (the first attempt's charge, replayed)"
+        } else {
+            ""
+        }
+    );
+    println!();
+    assert_eq!(charges, 1, "charged exactly once");
+
+    println!("2. Charge order-2 with an invalid amount: a 400 is not retried");
+    let result = payments.charge("order-2", -5).await;
+    println!("  {:>6}  result: {result:?}", payments.clock());
+    println!(
+        "          requests for order-2: {}, charges: {}",
+        service.seen_for("order-2").len(),
+        service.effects("order-2")
+    );
+    assert!(matches!(result, Err(PayError::Rejected(_))));
+    assert_eq!(service.seen_for("order-2").len(), 1, "one request");
 }

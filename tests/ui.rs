@@ -11,12 +11,12 @@
 #[test]
 #[cfg_attr(
     any(
-        feature = "http",
+        not(feature = "http"),
         feature = "reqwest",
         feature = "serde",
         feature = "metrics"
     ),
-    ignore = "the expected messages list the impls of the default features; run without features"
+    ignore = "the expected messages list the impls of the default features; run with them alone"
 )]
 fn ui() {
     let t = trybuild::TestCases::new();

@@ -2,7 +2,9 @@
 //!
 //! Events, under the target `reattempt`: one per retry (`DEBUG`; `RUST_LOG=reattempt=debug` shows
 //! them) and one per give-up (`WARN` after retrying, since the caller is about to see an error that
-//! retries did not cure; `DEBUG` for a non-retryable error); a breaker's transitions are `INFO`.
+//! retries did not cure; `DEBUG` when no retry was made: a non-retryable error, a rejection by an
+//! open breaker, a budget that could not pay for the first retry); a breaker's transitions are
+//! `INFO`.
 //!
 //! Metrics (feature `metrics`, through the `metrics` facade, each labelled `name`):
 //!
@@ -100,12 +102,19 @@ pub(crate) fn giving_up(
 ) {
     give_up_metric(name, reason);
     call_finished(name, attempt, error.is_none());
+    // WARN means "retries were made and did not cure it". A rejection by an open breaker, or a
+    // budget refusal before any retry, is routine while a dependency is down: DEBUG, or every
+    // call would warn during an outage.
+    let retried = attempt > 1 && reason != GiveUpReason::BreakerOpen;
     match (reason, error) {
         (GiveUpReason::NotRetryable, Some(error)) => tracing::debug!(
             target: "reattempt", name, attempt, %reason, error = ?error, "not retrying"
         ),
-        (_, Some(error)) => tracing::warn!(
+        (_, Some(error)) if retried => tracing::warn!(
             target: "reattempt", name, attempt, %reason, error = ?error, "giving up"
+        ),
+        (_, Some(error)) => tracing::debug!(
+            target: "reattempt", name, attempt, %reason, error = ?error, "not retrying"
         ),
         (_, None) => tracing::debug!(
             target: "reattempt", name, attempt, %reason, "giving up; returning the last value"

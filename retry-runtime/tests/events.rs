@@ -152,3 +152,26 @@ async fn each_breaker_transition_is_an_info_event() {
         ]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_rejection_by_an_open_breaker_is_not_a_warning() {
+    use retry_runtime::CircuitBreaker;
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .build()
+        .unwrap();
+    let permit = breaker.try_acquire().unwrap();
+    breaker.record(permit, false);
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let out: io::Result<()> = policy()
+        .retry(|| async { Ok(()) })
+        .circuit_breaker(&breaker)
+        .await;
+    assert!(out.is_err());
+    let events = recorder.0.lock().unwrap().clone();
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0].level, Level::DEBUG);
+    assert_eq!(events[0].field("reason"), Some("circuit breaker open"));
+}
