@@ -1,0 +1,72 @@
+//! The simulators of BENCHMARKS.md on a small sweep, checking the shape of their results (never
+//! timing): jitter spreads contention, and a shared budget stops an outage from being multiplied.
+//! The models are the examples' own (`examples/sim/`), driven by the runtime's policies, budget
+//! and breaker.
+
+#[path = "../examples/sim/occ.rs"]
+#[allow(dead_code, reason = "the tests use part of the model")]
+mod occ;
+
+#[path = "../examples/sim/storm_sim.rs"]
+#[allow(dead_code, reason = "the tests use part of the model")]
+mod storm_sim;
+
+use std::time::Duration;
+
+use reattempt::Jitter;
+use storm_sim::{Scenario, Strategy, Summary};
+
+#[test]
+fn at_100_clients_full_jitter_does_less_than_half_the_work_of_no_jitter() {
+    let runs = 10;
+    let none = occ::cell(100, Jitter::None, runs, 7);
+    let full = occ::cell(100, Jitter::Full, runs, 7);
+    let equal = occ::cell(100, Jitter::Equal, runs, 7);
+    let decorrelated = occ::cell(100, Jitter::Decorrelated, runs, 7);
+    assert!(full.calls < none.calls / 2.0, "{full:?} vs {none:?}");
+    assert!(
+        (equal.calls / full.calls - 1.0).abs() < 0.15,
+        "equal ≈ full: {equal:?} vs {full:?}"
+    );
+    assert!(
+        decorrelated.calls > full.calls && decorrelated.calls < none.calls,
+        "decorrelated between full and none: {decorrelated:?}"
+    );
+    assert!(full.time_ms < none.time_ms / 5.0, "{full:?} vs {none:?}");
+}
+
+#[test]
+fn in_an_outage_a_shared_budget_keeps_amplification_near_one() {
+    let scenario = Scenario {
+        clients: 200,
+        call_interval: Duration::from_secs(1),
+        capacity: 300,
+        outage_start: Duration::from_secs(5),
+        // The default budget pays for 100 retries in all: over a 10 s outage of 200 clients
+        // (about 2000 calls) that is 1.05 attempts per call.
+        outage: Duration::from_secs(10),
+        end: Duration::from_secs(20),
+        seed: 11,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let summary = |strategy| {
+        let trace = runtime.block_on(storm_sim::simulate(&scenario, strategy));
+        Summary::of(&scenario, &trace)
+    };
+    let plain = summary(Strategy::FullJitter);
+    let budget = summary(Strategy::Budget);
+    let none = summary(Strategy::NoRetry);
+    assert!(
+        plain.amplification > 3.0,
+        "plain retries multiply the outage: {plain:?}"
+    );
+    assert!(
+        budget.amplification <= 1.1,
+        "the budget holds it near 1: {budget:?}"
+    );
+    assert!((none.amplification - 1.0).abs() < 1e-9, "{none:?}");
+}
