@@ -152,10 +152,7 @@ async fn main() {
     let provider = Service::start().await;
     provider.narrate(true);
     let notifier = Notifier {
-        http: reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .expect("an HTTP client"),
+        http: support::http_client(),
         provider: provider.url(),
         started: Instant::now(),
     };

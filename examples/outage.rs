@@ -134,10 +134,7 @@ async fn main() {
     support::init_tracing("reattempt=info");
     let mut service = Service::start().await;
     let prices = Prices {
-        http: reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .expect("an HTTP client"),
+        http: support::http_client(),
         base: service.url(),
         breaker: CircuitBreaker::builder()
             .failure_threshold(6)

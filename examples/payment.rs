@@ -162,10 +162,7 @@ async fn main() {
     let gateway = Service::start().await;
     gateway.narrate(true);
     let checkout = Checkout {
-        http: reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .expect("an HTTP client"),
+        http: support::http_client(),
         gateway: gateway.url(),
         orders: Mutex::new(BTreeMap::new()),
         started: Instant::now(),

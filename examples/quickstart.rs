@@ -182,10 +182,7 @@ async fn main() {
     let service = Service::start().await;
     service.narrate(true);
     let payments = Payments {
-        http: reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .expect("an HTTP client"),
+        http: support::http_client(),
         base: service.url(),
         started: Instant::now(),
     };

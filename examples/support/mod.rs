@@ -916,6 +916,19 @@ impl AsyncWrite for FaultyStream {
 )]
 pub use reattempt::http::retry_after;
 
+/// The HTTP client of the examples and tests: reqwest, talking straight to loopback (no proxy
+/// from the environment).
+#[allow(
+    dead_code,
+    reason = "not every program that includes this module makes requests"
+)]
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("an HTTP client")
+}
+
 /// The innermost cause of an error ("Connection refused (os error 111)"), which says more than
 /// reqwest's "error sending request for url (…)".
 pub fn root_cause(error: &dyn std::error::Error) -> String {

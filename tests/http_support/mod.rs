@@ -110,10 +110,7 @@ impl Payments {
     /// runs dry.
     pub fn new(service: &Service, policy: RetryPolicy) -> Self {
         Payments {
-            http: reqwest::Client::builder()
-                .no_proxy()
-                .build()
-                .expect("an HTTP client"),
+            http: service::http_client(),
             base: service.url(),
             policy,
             breaker: CircuitBreaker::builder()
