@@ -93,11 +93,9 @@ pub struct WithArgs;
     label = "expected a `#[recover]` fn taking the receiver, then the error `{E}`, then nothing or exactly the arguments `{Args}`",
     note = "the recover function returns the same `Result` as the #[retryable] function"
 )]
-pub trait RecoverMethod<Kind, Recv, E, Args> {
-    /// The recover function's result (a future for an `async fn`).
-    type Output;
-    /// Calls it.
-    fn call(self, recv: Recv, error: E, args: Args) -> Self::Output;
+pub trait RecoverMethod<Kind, Recv, E, Args, Out> {
+    /// Calls it; `Out` is its result (a future for an `async fn`).
+    fn call(self, recv: Recv, error: E, args: Args) -> Out;
 }
 
 /// A `#[recover]` function without receiver: `(error)` or `(error, the arguments…)`.
@@ -106,28 +104,24 @@ pub trait RecoverMethod<Kind, Recv, E, Args> {
     label = "expected a `#[recover]` fn taking the error `{E}`, then nothing or exactly the arguments `{Args}`",
     note = "the recover function returns the same `Result` as the #[retryable] function"
 )]
-pub trait RecoverFree<Kind, E, Args> {
-    /// The recover function's result (a future for an `async fn`).
-    type Output;
-    /// Calls it.
-    fn call(self, error: E, args: Args) -> Self::Output;
+pub trait RecoverFree<Kind, E, Args, Out> {
+    /// Calls it; `Out` is its result (a future for an `async fn`).
+    fn call(self, error: E, args: Args) -> Out;
 }
 
-impl<F, Recv, E, Args, Out> RecoverMethod<ErrorOnly, Recv, E, Args> for F
+impl<F, Recv, E, Args, Out> RecoverMethod<ErrorOnly, Recv, E, Args, Out> for F
 where
     F: FnOnce(Recv, E) -> Out,
 {
-    type Output = Out;
     fn call(self, recv: Recv, error: E, _: Args) -> Out {
         self(recv, error)
     }
 }
 
-impl<F, E, Args, Out> RecoverFree<ErrorOnly, E, Args> for F
+impl<F, E, Args, Out> RecoverFree<ErrorOnly, E, Args, Out> for F
 where
     F: FnOnce(E) -> Out,
 {
-    type Output = Out;
     fn call(self, error: E, _: Args) -> Out {
         self(error)
     }
@@ -135,22 +129,20 @@ where
 
 macro_rules! recover_with_args {
     ($($a:ident),+) => {
-        impl<F, Recv, E, $($a,)+ Out> RecoverMethod<WithArgs, Recv, E, ($($a,)+)> for F
+        impl<F, Recv, E, $($a,)+ Out> RecoverMethod<WithArgs, Recv, E, ($($a,)+), Out> for F
         where
             F: FnOnce(Recv, E, $($a),+) -> Out,
         {
-            type Output = Out;
             #[allow(non_snake_case)]
             fn call(self, recv: Recv, error: E, ($($a,)+): ($($a,)+)) -> Out {
                 self(recv, error, $($a),+)
             }
         }
 
-        impl<F, E, $($a,)+ Out> RecoverFree<WithArgs, E, ($($a,)+)> for F
+        impl<F, E, $($a,)+ Out> RecoverFree<WithArgs, E, ($($a,)+), Out> for F
         where
             F: FnOnce(E, $($a),+) -> Out,
         {
-            type Output = Out;
             #[allow(non_snake_case)]
             fn call(self, error: E, ($($a,)+): ($($a,)+)) -> Out {
                 self(error, $($a),+)
@@ -174,24 +166,24 @@ recover_with_args!(A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11, A12);
 
 /// Calls a `#[recover]` method; `kind` is its marker.
 #[inline]
-pub fn recover_method<K, F, Recv, E, Args>(
+pub fn recover_method<K, F, Recv, E, Args, Out>(
     _kind: K,
     f: F,
     recv: Recv,
     error: E,
     args: Args,
-) -> F::Output
+) -> Out
 where
-    F: RecoverMethod<K, Recv, E, Args>,
+    F: RecoverMethod<K, Recv, E, Args, Out>,
 {
     f.call(recv, error, args)
 }
 
 /// Calls a `#[recover]` function without receiver; `kind` is its marker.
 #[inline]
-pub fn recover_free<K, F, E, Args>(_kind: K, f: F, error: E, args: Args) -> F::Output
+pub fn recover_free<K, F, E, Args, Out>(_kind: K, f: F, error: E, args: Args) -> Out
 where
-    F: RecoverFree<K, E, Args>,
+    F: RecoverFree<K, E, Args, Out>,
 {
     f.call(error, args)
 }

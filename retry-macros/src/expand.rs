@@ -279,10 +279,12 @@ fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         .retry_on
         .as_ref()
         .map(|pats| quote!(#(::core::matches!(#e, #pats))||*));
-    let when = args
-        .retry_if
-        .as_ref()
-        .map(|pred| quote_spanned!(pred.span()=> #p::call_pred(#pred, #e)));
+    let when = args.retry_if.as_ref().map(|pred| match pred {
+        // A path is called directly, so that an unmet bound of it is reported once, there.
+        syn::Expr::Path(_) => quote_spanned!(pred.span()=> #pred(#e)),
+        // A closure goes through a helper, whose signature gives its parameter a type.
+        _ => quote_spanned!(pred.span()=> #p::call_pred(#pred, #e)),
+    });
     let yes = match (on, when) {
         (None, None) => None,
         (Some(a), None) | (None, Some(a)) => Some(a),
@@ -323,9 +325,9 @@ fn recover_call(path: &Path, f: &RetryFn, out: &syn::Ident, p: &TokenStream) -> 
     let arg_types = quote!((#(#types,)*));
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
     let call = if f.has_receiver {
-        quote_spanned!(path.span()=> #p::recover_method::<_, _, _, _, #arg_types>(#marker, #path, self, #e, #args))
+        quote_spanned!(path.span()=> #p::recover_method::<_, _, _, _, #arg_types, _>(#marker, #path, self, #e, #args))
     } else {
-        quote_spanned!(path.span()=> #p::recover_free::<_, _, _, #arg_types>(#marker, #path, #e, #args))
+        quote_spanned!(path.span()=> #p::recover_free::<_, _, _, #arg_types, _>(#marker, #path, #e, #args))
     };
     let call = if f.is_async() {
         quote_spanned!(path.span()=> #call.await)

@@ -2,7 +2,7 @@ use reattempt::{recover, retryable};
 
 trait Fetch {
     async fn fetch(&self) -> Result<u32, String>;
-    fn fallback(&self, err: String) -> Result<u32, String>;
+    async fn fallback(&self, err: String) -> Result<u32, String>;
 }
 
 struct Client;
@@ -14,7 +14,7 @@ impl Fetch for Client {
     }
 
     #[recover]
-    fn fallback(&self, err: String) -> Result<u32, String> {
+    async fn fallback(&self, err: String) -> Result<u32, String> {
         Err(err)
     }
 }
