@@ -279,11 +279,14 @@ fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         .retry_on
         .as_ref()
         .map(|pats| quote!(#(::core::matches!(#e, #pats))||*));
-    let when = args.retry_if.as_ref().map(|pred| match pred {
-        // A path is called directly, so that an unmet bound of it is reported once, there.
-        syn::Expr::Path(_) => quote_spanned!(pred.span()=> #pred(#e)),
-        // A closure goes through a helper, whose signature gives its parameter a type.
-        _ => quote_spanned!(pred.span()=> #p::call_pred(#pred, #e)),
+    let when = args.retry_if.as_ref().map(|pred| {
+        if matches!(pred, syn::Expr::Path(_)) {
+            // A path is called directly, so that an unmet bound of it is reported once, there.
+            quote_spanned!(pred.span()=> #pred(#e))
+        } else {
+            // A closure goes through a helper, whose signature gives its parameter a type.
+            quote_spanned!(pred.span()=> #p::call_pred(#pred, #e))
+        }
     });
     let yes = match (on, when) {
         (None, None) => None,
