@@ -106,9 +106,7 @@ impl<'b> Guards<'b> {
 
     #[inline]
     fn succeeded(&self) {
-        if self.breaker.is_some() {
-            self.record(true);
-        }
+        self.record(true);
         if let Some(budget) = self.budget {
             budget.deposit();
         }
@@ -288,6 +286,18 @@ fn limits<'b>(guards: &Guards<'b>) -> Limits<'b> {
     }
 }
 
+/// A call the circuit breaker rejected: it ends at once with `error` (never retried), and the
+/// give-up is reported.
+pub(crate) fn rejected<E: Debug>(engine: &Engine<'_>, name: &'static str, error: E) -> E {
+    events::giving_up(
+        name,
+        engine.attempt(),
+        GiveUpReason::BreakerOpen,
+        Some(&error),
+    );
+    error
+}
+
 /// An `Ok` value that `retry_if_ok` asked to retry.
 #[cold]
 #[inline(never)]
@@ -325,13 +335,7 @@ fn after_error<T, E: Debug>(
 ) -> Decision<Result<T, E>> {
     let limits = limits(&guards);
     if guards.rejected() {
-        events::giving_up(
-            name,
-            engine.attempt(),
-            GiveUpReason::BreakerOpen,
-            Some(&error),
-        );
-        return Decision::Return(Err(error));
+        return Decision::Return(Err(rejected(engine, name, error)));
     }
     let retryable = retry_err(&error);
     guards.record(!retryable);

@@ -11,7 +11,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::breaker::{CircuitBreaker, Permit};
 use crate::budget::RetryBudget;
-use crate::call::{Decision, FromBreakerOpen, FromElapsed, Guards, decide};
+use crate::call::{self, Decision, FromBreakerOpen, FromElapsed, Guards, decide};
 use crate::context::{self, Enter, RetryContext};
 use crate::engine::Engine;
 use crate::error::{BreakerOpen, Elapsed};
@@ -416,21 +416,8 @@ where
                         Ok(permit) => *this.permit = Some(permit),
                         Err(open) => {
                             // Rejected: no attempt is made, and the call ends (never retried).
-                            let rejected = Guards::NONE.breaker(breaker, None);
-                            let never = |_: &E| false;
-                            let outcome = decide(
-                                this.engine,
-                                this.name,
-                                Err(reject(open)),
-                                never,
-                                |_: &T| false,
-                                |_: &E| None,
-                                |_: &E, _: &RetryContext, _| {},
-                                rejected,
-                            );
-                            if let Decision::Return(outcome) = outcome {
-                                return Poll::Ready(outcome);
-                            }
+                            let error = call::rejected(this.engine, this.name, reject(open));
+                            return Poll::Ready(Err(error));
                         }
                     }
                 }
