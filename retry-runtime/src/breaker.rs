@@ -4,9 +4,9 @@
 //!
 //! The state sits behind a mutex held only for a few comparisons, never across an await. Permits
 //! are plain data (no borrow of the breaker), so the breaker can be named afresh at each use; a
-//! permit carries the breaker's epoch, so outcomes from before a transition are ignored, and a
-//! probe that never reports back (its call was cancelled) only holds its slot until the round
-//! goes stale after `reset_timeout`, when a new round of probes starts.
+//! permit carries the breaker's epoch, so outcomes from before a transition are ignored. A probe
+//! that never reports back (its call was cancelled) holds its slot for `reset_timeout`, after
+//! which another probe may take it; the successes already counted stay counted.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -36,13 +36,17 @@ impl std::fmt::Display for BreakerState {
     }
 }
 
-/// Leave to make one call through a breaker; hand it back with [`CircuitBreaker::record`].
+/// Leave to make one call through a breaker; hand it back once with [`CircuitBreaker::record`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use = "record the call's outcome with CircuitBreaker::record"]
 pub struct Permit {
     epoch: u64,
-    probe: bool,
+    /// The probe's number in its half-open phase (from 1); 0 for a call through a closed breaker.
+    probe: u64,
 }
+
+/// Parts per million: a failure rate is compared exactly, in integers.
+const PPM: u64 = 1_000_000;
 
 /// When the breaker trips.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,9 +54,9 @@ enum Trip {
     /// After this many failures in a row.
     Consecutive(u32),
     /// When, over the last `window` calls (and at least `minimum_calls`), the share of failures
-    /// reaches `rate`.
+    /// reaches `rate_ppm` millionths.
     Rate {
-        rate: f64,
+        rate_ppm: u32,
         window: u32,
         minimum_calls: u32,
     },
@@ -61,13 +65,18 @@ enum Trip {
 #[derive(Debug)]
 enum Phase {
     Closed,
+    /// Rejecting until `until`; `None` when `reset_timeout` reaches past what the clock can
+    /// represent: open until the process restarts.
     Open {
-        until: Instant,
+        until: Option<Instant>,
     },
     HalfOpen {
-        admitted: u32,
+        /// Probes of this phase that succeeded.
         succeeded: u32,
-        round_started: Instant,
+        /// The last probe number handed out.
+        last_probe: u64,
+        /// The probes not yet reported, oldest first: (number, when its slot is freed).
+        out: Vec<(u64, Option<Instant>)>,
     },
 }
 
@@ -77,14 +86,33 @@ struct Inner {
     /// Bumped at every transition; permits from an older epoch are ignored.
     epoch: u64,
     consecutive_failures: u32,
-    /// The last outcomes while closed (failure = true), for the rate mode: a ring of `window`.
-    outcomes: Vec<bool>,
-    next: usize,
+    /// The last outcomes while closed (bit set = failure), for the rate mode: a ring of `window`
+    /// bits, grown as calls come (a huge window is not allocated up front).
+    outcomes: Vec<u64>,
+    next: u32,
     filled: u32,
     failures_in_window: u32,
 }
 
 /// A circuit breaker shared by every call that names it (a `static`, a `LazyLock`, a field).
+///
+/// The state machine, which the model test `tests/breaker_model.rs` checks step by step:
+///
+/// - **Closed**: every call is let through and its outcome counted. With `failure_threshold`, that
+///   many failures in a row open the breaker; with `failure_rate`, once `minimum_calls` of the last
+///   `sliding_window` calls are in, a share of failures at or above the rate (compared exactly, the
+///   rate taken to the millionth) opens it.
+/// - **Open**: every call is rejected with [`BreakerOpen`] until `reset_timeout` has passed since it
+///   opened; from then on it reads half-open. A `reset_timeout` beyond what the clock can
+///   represent (`Duration::MAX`, `"300000000000y"`) keeps it open until the process restarts.
+/// - **Half-open**: probes are let through while the probes that succeeded plus the probes still
+///   out are fewer than `half_open_probes`. When that many probes have succeeded the breaker
+///   closes; a probe that fails opens it again. A probe out for `reset_timeout` (its call was
+///   cancelled, or hangs) stops holding its slot, so another probe may go; the successes already
+///   counted stay counted, and a probe that reports late, while the breaker is still half-open,
+///   still counts.
+/// - An outcome recorded under a permit from before the last transition is ignored, and
+///   [`state`](Self::state) only reads: it never changes what happens next.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -125,12 +153,15 @@ impl CircuitBreaker {
         CircuitBreakerBuilder::default()
     }
 
-    /// The breaker's state now (an open breaker whose `reset_timeout` has passed reads half-open).
+    /// The breaker's state now (an open breaker whose `reset_timeout` has passed reads
+    /// half-open). Only reads: a health check calling it changes nothing.
     pub fn state(&self) -> BreakerState {
-        let mut inner = self.lock();
-        self.advance(&mut inner);
+        let inner = self.lock();
         match inner.phase {
             Phase::Closed => BreakerState::Closed,
+            Phase::Open { until } if until.is_some_and(|u| Instant::now() >= u) => {
+                BreakerState::HalfOpen
+            }
             Phase::Open { .. } => BreakerState::Open,
             Phase::HalfOpen { .. } => BreakerState::HalfOpen,
         }
@@ -141,56 +172,100 @@ impl CircuitBreaker {
         self.name
     }
 
-    /// Leave to make one call, or [`BreakerOpen`] while the breaker is open (or all of this
-    /// round's probes are out).
+    /// Leave to make one call, or [`BreakerOpen`] while the breaker is open (or all of the
+    /// half-open breaker's probe slots are taken).
     ///
     /// # Errors
     /// [`BreakerOpen`] when the call must not be made.
     pub fn try_acquire(&self) -> Result<Permit, BreakerOpen> {
         let mut inner = self.lock();
-        self.advance(&mut inner);
+        if matches!(inner.phase, Phase::Closed) {
+            // The common case: no clock read.
+            return Ok(Permit {
+                epoch: inner.epoch,
+                probe: 0,
+            });
+        }
+        let now = Instant::now();
+        if let Phase::Open { until: Some(until) } = inner.phase
+            && now >= until
+        {
+            self.transition(
+                &mut inner,
+                Phase::HalfOpen {
+                    succeeded: 0,
+                    last_probe: 0,
+                    out: Vec::new(),
+                },
+            );
+        }
         let epoch = inner.epoch;
+        let frees_at = now.checked_add(self.reset_timeout);
         match &mut inner.phase {
-            Phase::Closed => Ok(Permit {
-                epoch,
-                probe: false,
-            }),
-            Phase::HalfOpen { admitted, .. } if *admitted < self.half_open_probes => {
-                *admitted += 1;
-                Ok(Permit { epoch, probe: true })
+            Phase::HalfOpen {
+                succeeded,
+                last_probe,
+                out,
+            } => {
+                let live = out
+                    .iter()
+                    .filter(|(_, frees)| frees.is_none_or(|f| now < f))
+                    .count();
+                let taken = u64::from(*succeeded) + live as u64;
+                if taken < u64::from(self.half_open_probes) {
+                    *last_probe += 1;
+                    out.push((*last_probe, frees_at));
+                    Ok(Permit {
+                        epoch,
+                        probe: *last_probe,
+                    })
+                } else {
+                    Err(BreakerOpen::new())
+                }
             }
-            Phase::Open { .. } | Phase::HalfOpen { .. } => Err(BreakerOpen::new()),
+            Phase::Open { .. } | Phase::Closed => Err(BreakerOpen::new()),
         }
     }
 
-    /// Records how the call made under `permit` went (`true`: it succeeded).
+    /// Records how the call made under `permit` went (`true`: it succeeded). Record each permit
+    /// once; a permit from before the breaker's last transition is ignored.
     pub fn record(&self, permit: Permit, succeeded: bool) {
         let mut inner = self.lock();
         if permit.epoch != inner.epoch {
             return; // the breaker moved on since this call was admitted
         }
-        // The clock is read only to open the breaker, so a closed breaker's success reads none.
-        let reopen = || Phase::Open {
-            until: Instant::now() + self.reset_timeout,
-        };
         match &mut inner.phase {
             Phase::Closed => {
                 if self.count(&mut inner, succeeded) {
-                    self.transition(&mut inner, reopen());
+                    self.open(&mut inner);
                 }
             }
-            Phase::HalfOpen { succeeded: ok, .. } if permit.probe => {
+            Phase::HalfOpen {
+                succeeded: ok, out, ..
+            } => {
+                // Only a probe not yet reported counts (late or not).
+                let Some(i) = out.iter().position(|(n, _)| *n == permit.probe) else {
+                    return;
+                };
+                out.remove(i);
                 if succeeded {
-                    *ok += 1;
+                    *ok = ok.saturating_add(1);
                     if *ok >= self.half_open_probes {
                         self.transition(&mut inner, Phase::Closed);
                     }
                 } else {
-                    self.transition(&mut inner, reopen());
+                    self.open(&mut inner);
                 }
             }
-            Phase::HalfOpen { .. } | Phase::Open { .. } => {}
+            Phase::Open { .. } => {}
         }
+    }
+
+    /// Opens the breaker until `reset_timeout` from now (the clock is read only here, so a closed
+    /// breaker's success reads none); a deadline past the clock's range means never.
+    fn open(&self, inner: &mut Inner) {
+        let until = Instant::now().checked_add(self.reset_timeout);
+        self.transition(inner, Phase::Open { until });
     }
 
     /// Counts an outcome while closed; `true` when the breaker must open.
@@ -200,57 +275,42 @@ impl CircuitBreaker {
                 inner.consecutive_failures = if succeeded {
                     0
                 } else {
-                    inner.consecutive_failures + 1
+                    inner.consecutive_failures.saturating_add(1)
                 };
                 inner.consecutive_failures >= threshold
             }
             Trip::Rate {
-                rate,
+                rate_ppm,
                 window,
                 minimum_calls,
             } => {
                 let failed = !succeeded;
+                let (word, bit) = ((inner.next / 64) as usize, 1u64 << (inner.next % 64));
+                if word >= inner.outcomes.len() {
+                    inner.outcomes.resize(word + 1, 0);
+                }
                 if inner.filled == window {
-                    if inner.outcomes[inner.next] {
+                    if inner.outcomes[word] & bit != 0 {
                         inner.failures_in_window -= 1;
                     }
                 } else {
                     inner.filled += 1;
                 }
-                inner.outcomes[inner.next] = failed;
-                inner.failures_in_window += u32::from(failed);
-                inner.next = (inner.next + 1) % inner.outcomes.len();
-                inner.filled >= minimum_calls
-                    && f64::from(inner.failures_in_window) >= rate * f64::from(inner.filled)
-            }
-        }
-    }
-
-    /// Open → half-open once `reset_timeout` has passed; a stale half-open round (probes that
-    /// never reported back for `reset_timeout`) starts again.
-    fn advance(&self, inner: &mut Inner) {
-        if matches!(inner.phase, Phase::Closed) {
-            return; // the common case: no clock read
-        }
-        let now = Instant::now();
-        match inner.phase {
-            Phase::Open { until } if now >= until => self.transition(
-                inner,
-                Phase::HalfOpen {
-                    admitted: 0,
-                    succeeded: 0,
-                    round_started: now,
-                },
-            ),
-            Phase::HalfOpen { round_started, .. } if now >= round_started + self.reset_timeout => {
-                inner.epoch += 1;
-                inner.phase = Phase::HalfOpen {
-                    admitted: 0,
-                    succeeded: 0,
-                    round_started: now,
+                if failed {
+                    inner.outcomes[word] |= bit;
+                    inner.failures_in_window += 1;
+                } else {
+                    inner.outcomes[word] &= !bit;
+                }
+                inner.next = if inner.next + 1 == window {
+                    0
+                } else {
+                    inner.next + 1
                 };
+                inner.filled >= minimum_calls
+                    && u64::from(inner.failures_in_window) * PPM
+                        >= u64::from(rate_ppm) * u64::from(inner.filled)
             }
-            _ => {}
         }
     }
 
@@ -261,6 +321,7 @@ impl CircuitBreaker {
         inner.filled = 0;
         inner.next = 0;
         inner.failures_in_window = 0;
+        inner.outcomes.clear();
         inner.phase = to;
         crate::events::breaker_transition(self.name, from, phase_name(&inner.phase));
     }
@@ -331,7 +392,8 @@ impl CircuitBreakerBuilder {
         self
     }
 
-    /// Opens when the share of failures over the sliding window reaches `rate` (in (0, 1]).
+    /// Opens when the share of failures over the sliding window reaches `rate` (in (0, 1]; taken
+    /// to the millionth, and compared exactly: `0.55` over 100 calls opens at 55 failures).
     pub fn failure_rate(mut self, rate: f64) -> Self {
         self.failure_rate = Some(rate);
         self
@@ -349,7 +411,9 @@ impl CircuitBreakerBuilder {
         self
     }
 
-    /// How long the breaker stays open before probing (> 0; default 30 s).
+    /// How long the breaker stays open before probing, and how long a probe may stay out before
+    /// its slot is given to another (> 0; default 30 s). A duration past what the clock can
+    /// represent (`Duration::MAX`) keeps an opened breaker open until the process restarts.
     pub fn reset_timeout(mut self, d: Duration) -> Self {
         self.reset_timeout = d;
         self
@@ -401,12 +465,20 @@ impl CircuitBreakerBuilder {
                 }
             }
             (None, Some(rate)) => {
-                if !(rate.is_finite() && rate > 0.0 && rate <= 1.0) {
+                // Taken to the millionth, so that the comparison is exact: 0.55 trips at 55 of 100.
+                let rate_ppm = (rate * PPM as f64).round();
+                if !(rate.is_finite() && rate <= 1.0 && rate_ppm >= 1.0) {
                     return Err(E::OutOfRange {
                         field: "failure_rate",
-                        rule: "a share of failures in (0, 1]",
+                        rule: "a share of failures in (0, 1], at least 0.000001",
                     });
                 }
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "in 1..=1_000_000, checked above"
+                )]
+                let rate_ppm = rate_ppm as u32;
                 let window = self.sliding_window.unwrap_or(100);
                 if window == 0 {
                     return Err(E::Zero {
@@ -421,7 +493,7 @@ impl CircuitBreakerBuilder {
                     });
                 }
                 Trip::Rate {
-                    rate,
+                    rate_ppm,
                     window,
                     minimum_calls,
                 }
@@ -437,10 +509,6 @@ impl CircuitBreakerBuilder {
                 field: "half_open_probes",
             });
         }
-        let window = match trip {
-            Trip::Rate { window, .. } => window as usize,
-            Trip::Consecutive(_) => 0,
-        };
         Ok(CircuitBreaker {
             name: self.name,
             trip,
@@ -450,7 +518,7 @@ impl CircuitBreakerBuilder {
                 phase: Phase::Closed,
                 epoch: 0,
                 consecutive_failures: 0,
-                outcomes: vec![false; window],
+                outcomes: Vec::new(),
                 next: 0,
                 filled: 0,
                 failures_in_window: 0,
@@ -543,9 +611,10 @@ mod tests {
         assert!(b.try_acquire().is_err());
         tokio::time::sleep(Duration::from_secs(5)).await;
         let probe = b.try_acquire().unwrap();
-        b.record(lost, true); // stale round: ignored
-        assert_eq!(b.state(), BreakerState::HalfOpen);
-        b.record(probe, true);
+        assert!(b.try_acquire().is_err(), "the new probe holds the slot");
+        b.record(lost, true); // late, but the breaker is still half-open: it counts
+        assert_eq!(b.state(), BreakerState::Closed);
+        b.record(probe, false); // from before the transition: ignored
         assert_eq!(b.state(), BreakerState::Closed);
     }
 
@@ -584,8 +653,8 @@ mod tests {
             .build()
             .unwrap();
         // The breaker's clock is tokio's: open it and let reset_timeout pass on the paused clock,
-        // then race eight threads for the probes (reading the clock outside the runtime is fine:
-        // half-open was entered inside it).
+        // take the first probe there, then race eight threads for the other two (reading the
+        // clock outside the runtime is fine: half-open was entered inside it).
         let b = runtime.block_on(async {
             let b = CircuitBreaker::builder()
                 .failure_threshold(1)
@@ -596,9 +665,11 @@ mod tests {
             fail(&b);
             tokio::time::sleep(Duration::from_secs(1)).await;
             assert_eq!(b.state(), BreakerState::HalfOpen);
+            // Reading the state changes nothing; the first probe enters half-open.
+            let _first = b.try_acquire().unwrap();
             b
         });
-        let admitted = std::sync::atomic::AtomicU32::new(0);
+        let admitted = std::sync::atomic::AtomicU32::new(1);
         std::thread::scope(|s| {
             for _ in 0..8 {
                 s.spawn(|| {
