@@ -148,7 +148,7 @@ pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
     Elapsed, GiveUpReason, IdempotencyKey, Jitter, ParseJitterError, PolicyError, Retry,
     RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient,
-    context, seed_rng, transient,
+    context, is_timeout, seed_rng, transient,
 };
 
 #[cfg(feature = "http")]

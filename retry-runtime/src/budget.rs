@@ -1,25 +1,40 @@
 //! The retry budget: a token bucket shared by every call that names it, so that during an
-//! outage the fleet's retries stop instead of multiplying the load (the AWS SDK's retry quota).
+//! outage the fleet's retries stop instead of multiplying the load (the AWS SDK's standard retry
+//! quota, with its accounting).
 //!
-//! Each retry withdraws `retry_cost` tokens (`timeout_cost` after a timed-out attempt); each
-//! successful call deposits `success_deposit`, up to `max_tokens`. When the bucket cannot pay for
-//! a retry, the call returns its last error instead of retrying. Lock-free: one atomic.
+//! - Each retry withdraws `retry_cost` tokens (5), or `timeout_cost` (10) when the failed attempt
+//!   was a timeout: our own `timeout` cut it, or its error says it was one
+//!   ([`Transient::is_timeout`](crate::Transient::is_timeout), passed to the engine through
+//!   [`Guards::timed_out`](crate::Guards::timed_out)).
+//! - A call that succeeds after retrying gets its last retry's cost back (AWS:
+//!   `retry_quota.release(cost)`); a call that succeeds on its first attempt deposits
+//!   `success_deposit` (1). Deposits and refunds stop at `max_tokens`.
+//! - When the bucket cannot pay for a retry, the call returns its last error instead of retrying.
+//! - A retry that was paid for but whose attempt the circuit breaker then rejected is refunded:
+//!   an attempt never made costs nothing.
+//! - An `Ok` value that `retry_if_ok` rejected is a failure: retrying it is paid like any retry,
+//!   and if it is returned once no retry is left, it deposits nothing (and the calls metric counts
+//!   the call as failed).
+//!
+//! Lock-free: one atomic.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::ConfigError;
 
-/// A token bucket that retries draw from.
+/// A token bucket that retries draw from (see the [module docs](self) for the accounting).
 ///
 /// ```
 /// use retry_runtime::RetryBudget;
 ///
-/// let budget = RetryBudget::builder().max_tokens(10).retry_cost(5).build().unwrap();
+/// let budget = RetryBudget::builder().max_tokens(20).retry_cost(5).build().unwrap();
 /// assert!(budget.try_withdraw(false));
-/// assert!(budget.try_withdraw(false));
-/// assert!(!budget.try_withdraw(false), "10 tokens pay for exactly two retries");
-/// budget.deposit();
-/// assert_eq!(budget.available(), 1);
+/// assert!(budget.try_withdraw(true), "a timeout costs twice retry_cost by default");
+/// assert_eq!(budget.available(), 5);
+/// assert!(!budget.try_withdraw(true), "the bucket cannot pay: nothing is taken");
+/// budget.refund(false); // the retried call succeeded: its last retry's cost comes back
+/// budget.deposit();     // another call succeeded on its first attempt
+/// assert_eq!(budget.available(), 11);
 /// ```
 #[derive(Debug)]
 pub struct RetryBudget {
@@ -31,8 +46,8 @@ pub struct RetryBudget {
 }
 
 impl RetryBudget {
-    /// A builder with the AWS SDK's defaults: 500 tokens, 5 per retry (also after a timeout),
-    /// 1 back per success.
+    /// A builder with the AWS SDK's defaults: 500 tokens, 5 per retry, 10 per retry after a
+    /// timeout, 1 back per first-try success.
     pub fn builder() -> RetryBudgetBuilder {
         RetryBudgetBuilder::default()
     }
@@ -45,11 +60,7 @@ impl RetryBudget {
     /// Pays for one retry (`timeout_cost` when the failed attempt timed out); `false`, taking
     /// nothing, when the bucket cannot pay.
     pub fn try_withdraw(&self, after_timeout: bool) -> bool {
-        let cost = if after_timeout {
-            self.timeout_cost
-        } else {
-            self.retry_cost
-        };
+        let cost = self.cost(after_timeout);
         self.tokens
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
                 t.checked_sub(cost)
@@ -57,13 +68,39 @@ impl RetryBudget {
             .is_ok()
     }
 
-    /// Puts `success_deposit` tokens back, up to `max_tokens`.
+    /// Gives back what [`try_withdraw(after_timeout)`](Self::try_withdraw) took, up to
+    /// `max_tokens`: a retried call succeeded (AWS refunds its last retry), or the retry's
+    /// attempt was never made (the breaker rejected it).
+    ///
+    /// ```
+    /// let budget = retry_runtime::RetryBudget::builder().max_tokens(10).build().unwrap();
+    /// assert!(budget.try_withdraw(true));
+    /// budget.refund(true);
+    /// assert_eq!(budget.available(), 10);
+    /// ```
+    pub fn refund(&self, after_timeout: bool) {
+        self.put(self.cost(after_timeout));
+    }
+
+    /// Puts `success_deposit` tokens back, up to `max_tokens` (a call succeeded on its first
+    /// attempt).
     pub fn deposit(&self) {
+        self.put(self.success_deposit);
+    }
+
+    fn cost(&self, after_timeout: bool) -> u32 {
+        if after_timeout {
+            self.timeout_cost
+        } else {
+            self.retry_cost
+        }
+    }
+
+    fn put(&self, n: u32) {
         let _ = self
             .tokens
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
-                (t < self.max_tokens)
-                    .then(|| t.saturating_add(self.success_deposit).min(self.max_tokens))
+                (t < self.max_tokens).then(|| t.saturating_add(n).min(self.max_tokens))
             });
     }
 }
@@ -75,12 +112,15 @@ impl RetryBudget {
 ///
 /// let budget = RetryBudget::builder().max_tokens(100).retry_cost(5).timeout_cost(10).build().unwrap();
 /// assert_eq!(budget.available(), 100);
+/// // A bucket that could never pay for one retry is refused.
+/// let err = RetryBudget::builder().max_tokens(4).build().unwrap_err(); // retry_cost is 5
+/// assert_eq!(err.field(), "max_tokens");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use]
 pub struct RetryBudgetBuilder {
-    max_tokens: u32,
-    retry_cost: u32,
+    max_tokens: Option<u32>,
+    retry_cost: Option<u32>,
     timeout_cost: Option<u32>,
     success_deposit: u32,
 }
@@ -88,8 +128,8 @@ pub struct RetryBudgetBuilder {
 impl Default for RetryBudgetBuilder {
     fn default() -> Self {
         RetryBudgetBuilder {
-            max_tokens: 500,
-            retry_cost: 5,
+            max_tokens: None,
+            retry_cost: None,
             timeout_cost: None,
             success_deposit: 1,
         }
@@ -97,25 +137,27 @@ impl Default for RetryBudgetBuilder {
 }
 
 impl RetryBudgetBuilder {
-    /// The bucket's size, and its content at the start (≥ 1; default 500).
+    /// The bucket's size, and its content at the start (≥ 1, and at least the costs; default 500).
     pub fn max_tokens(mut self, n: u32) -> Self {
-        self.max_tokens = n;
+        self.max_tokens = Some(n);
         self
     }
 
-    /// Tokens one retry costs (≥ 1; default 5).
+    /// Tokens one retry costs (≥ 1, ≤ `max_tokens`; default 5).
     pub fn retry_cost(mut self, n: u32) -> Self {
-        self.retry_cost = n;
+        self.retry_cost = Some(n);
         self
     }
 
-    /// Tokens a retry after a timed-out attempt costs (≥ 1; default `retry_cost`; AWS uses 10).
+    /// Tokens a retry after a timed-out attempt costs (≥ 1, ≤ `max_tokens`; default twice
+    /// `retry_cost`, 10 as in the AWS SDKs, but at most `max_tokens`).
     pub fn timeout_cost(mut self, n: u32) -> Self {
         self.timeout_cost = Some(n);
         self
     }
 
-    /// Tokens each successful call puts back (default 1; 0 makes the budget a fixed allowance).
+    /// Tokens each call that succeeds on its first attempt puts back (default 1; 0 makes the
+    /// budget a fixed allowance, apart from the refunds of retried calls that succeed).
     pub fn success_deposit(mut self, n: u32) -> Self {
         self.success_deposit = n;
         self
@@ -124,28 +166,45 @@ impl RetryBudgetBuilder {
     /// Checks the settings and makes the budget, full.
     ///
     /// # Errors
-    /// A [`ConfigError`] naming the field at fault.
+    /// A [`ConfigError`] naming the field at fault, including a bucket that could never pay for
+    /// one retry (`max_tokens` below `retry_cost` or `timeout_cost`): the field named is the cost,
+    /// unless only `max_tokens` was set.
     pub fn build(self) -> Result<RetryBudget, ConfigError> {
-        if self.max_tokens == 0 {
-            return Err(ConfigError::Zero {
-                field: "max_tokens",
-            });
+        let max_tokens = self.max_tokens.unwrap_or(500);
+        let retry_cost = self.retry_cost.unwrap_or(5);
+        let timeout_cost = self
+            .timeout_cost
+            .unwrap_or_else(|| retry_cost.saturating_mul(2).min(max_tokens));
+        for (field, n) in [
+            ("max_tokens", max_tokens),
+            ("retry_cost", retry_cost),
+            ("timeout_cost", timeout_cost),
+        ] {
+            if n == 0 {
+                return Err(ConfigError::Zero { field });
+            }
         }
-        if self.retry_cost == 0 {
-            return Err(ConfigError::Zero {
-                field: "retry_cost",
-            });
-        }
-        if self.timeout_cost == Some(0) {
-            return Err(ConfigError::Zero {
-                field: "timeout_cost",
-            });
+        for (field, cost, set) in [
+            ("retry_cost", retry_cost, self.retry_cost.is_some()),
+            ("timeout_cost", timeout_cost, self.timeout_cost.is_some()),
+        ] {
+            if cost > max_tokens {
+                return Err(ConfigError::Unpayable {
+                    field: if set || self.max_tokens.is_none() {
+                        field
+                    } else {
+                        "max_tokens"
+                    },
+                    cost,
+                    max_tokens,
+                });
+            }
         }
         Ok(RetryBudget {
-            tokens: AtomicU32::new(self.max_tokens),
-            max_tokens: self.max_tokens,
-            retry_cost: self.retry_cost,
-            timeout_cost: self.timeout_cost.unwrap_or(self.retry_cost),
+            tokens: AtomicU32::new(max_tokens),
+            max_tokens,
+            retry_cost,
+            timeout_cost,
             success_deposit: self.success_deposit,
         })
     }
@@ -205,6 +264,50 @@ mod tests {
         assert_eq!(
             field(RetryBudget::builder().timeout_cost(0)),
             "timeout_cost"
+        );
+    }
+
+    #[test]
+    fn a_bucket_that_could_never_pay_names_the_field() {
+        let field = |b: RetryBudgetBuilder| b.build().unwrap_err().field();
+        let b = RetryBudget::builder();
+        assert_eq!(
+            field(b.max_tokens(4)),
+            "max_tokens",
+            "below the default retry_cost"
+        );
+        assert_eq!(field(b.retry_cost(501)), "retry_cost");
+        assert_eq!(field(b.timeout_cost(501)), "timeout_cost");
+        assert_eq!(field(b.max_tokens(9).timeout_cost(10)), "timeout_cost");
+        assert_eq!(field(b.max_tokens(10).retry_cost(11)), "retry_cost");
+        assert_eq!(field(b.max_tokens(10).timeout_cost(11)), "timeout_cost");
+        let err = b.max_tokens(10).timeout_cost(11).build().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid `timeout_cost`: 11 tokens exceed `max_tokens` (10): the bucket could never pay for a retry"
+        );
+        // The default timeout cost, twice retry_cost, stops at the bucket's size.
+        let small = b.max_tokens(7).build().unwrap();
+        assert!(small.try_withdraw(true));
+        assert_eq!(small.available(), 0);
+        assert!(b.retry_cost(300).build().is_ok());
+        let max = b
+            .max_tokens(u32::MAX)
+            .retry_cost(u32::MAX)
+            .timeout_cost(u32::MAX)
+            .success_deposit(u32::MAX)
+            .build()
+            .unwrap();
+        assert!(max.try_withdraw(true));
+        assert_eq!(max.available(), 0);
+        max.deposit();
+        max.deposit();
+        assert_eq!(max.available(), u32::MAX);
+        max.refund(false);
+        assert_eq!(max.available(), u32::MAX);
+        assert!(
+            b.retry_cost(u32::MAX).max_tokens(u32::MAX).build().is_ok(),
+            "the default timeout cost saturates"
         );
     }
 }

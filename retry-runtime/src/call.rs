@@ -65,6 +65,7 @@ impl<E: From<crate::BreakerOpen>> FromBreakerOpen for E {}
 pub struct Guards<'b> {
     breaker: Option<(&'b CircuitBreaker, Option<Permit>)>,
     budget: Option<&'b RetryBudget>,
+    timed_out: bool,
 }
 
 impl<'b> Guards<'b> {
@@ -72,9 +73,16 @@ impl<'b> Guards<'b> {
     pub const NONE: Guards<'static> = Guards {
         breaker: None,
         budget: None,
+        timed_out: false,
     };
 
     /// The attempt went through `breaker` under `permit`; `None` means the breaker rejected it.
+    ///
+    /// A rejected attempt is never made: the call ends at once with the rejection (the caller,
+    /// or `#[recover]`, receives `E::from(BreakerOpen)`, as Resilience4j's
+    /// `CallNotPermittedException` reaches a Spring `@Recover`), it is never retried, and if the
+    /// budget had paid for it as a retry, those tokens are refunded: an attempt never made costs
+    /// nothing.
     #[inline]
     pub fn breaker(self, breaker: &'b CircuitBreaker, permit: Option<Permit>) -> Self {
         Guards {
@@ -83,11 +91,32 @@ impl<'b> Guards<'b> {
         }
     }
 
-    /// Retries are paid from `budget`, and a success pays back into it.
+    /// Retries are paid from `budget`, and a success pays back into it (a retried call's last
+    /// retry is refunded; a first-try success deposits `success_deposit`).
     #[inline]
     pub fn budget(self, budget: &'b RetryBudget) -> Self {
         Guards {
             budget: Some(budget),
+            ..self
+        }
+    }
+
+    /// The attempt's error says it was a timeout (an HTTP client's own read timeout; see
+    /// [`Transient::is_timeout`](crate::Transient::is_timeout)): a retry after it costs the
+    /// budget's `timeout_cost`, as after an attempt our own `timeout` cut.
+    ///
+    /// ```
+    /// use std::io;
+    /// use retry_runtime::{Guards, is_timeout};
+    ///
+    /// let outcome: Result<(), io::Error> = Err(io::ErrorKind::TimedOut.into());
+    /// let guards = Guards::NONE.timed_out(outcome.as_ref().is_err_and(is_timeout));
+    /// # let _ = guards;
+    /// ```
+    #[inline]
+    pub fn timed_out(self, yes: bool) -> Self {
+        Guards {
+            timed_out: yes,
             ..self
         }
     }
@@ -105,10 +134,10 @@ impl<'b> Guards<'b> {
     }
 
     #[inline]
-    fn succeeded(&self) {
+    fn succeeded(&self, engine: &Engine<'_>) {
         self.record(true);
         if let Some(budget) = self.budget {
-            budget.deposit();
+            engine.succeeded(budget);
         }
     }
 }
@@ -268,7 +297,7 @@ pub fn decide<T, E: Debug>(
     events::attempt_made(name);
     match outcome {
         Ok(value) if !retry_ok(&value) => {
-            guards.succeeded();
+            guards.succeeded(engine);
             events::call_finished(name, engine.attempt(), true);
             Decision::Return(Ok(value))
         }
@@ -282,13 +311,21 @@ fn limits<'b>(guards: &Guards<'b>) -> Limits<'b> {
     Limits {
         inherited_deadline: context::inherited_deadline(),
         budget: guards.budget,
-        timed_out: context::take_timed_out(),
+        timed_out: context::take_timed_out() | guards.timed_out,
     }
 }
 
-/// A call the circuit breaker rejected: it ends at once with `error` (never retried), and the
-/// give-up is reported.
-pub(crate) fn rejected<E: Debug>(engine: &Engine<'_>, name: &'static str, error: E) -> E {
+/// A call the circuit breaker rejected: it ends at once with `error` (never retried), the give-up
+/// is reported, and what the budget was paid for this never-made attempt is refunded.
+pub(crate) fn rejected<E: Debug>(
+    engine: &Engine<'_>,
+    name: &'static str,
+    error: E,
+    budget: Option<&RetryBudget>,
+) -> E {
+    if let Some(budget) = budget {
+        engine.unmade(budget);
+    }
     events::giving_up(
         name,
         engine.attempt(),
@@ -335,7 +372,7 @@ fn after_error<T, E: Debug>(
 ) -> Decision<Result<T, E>> {
     let limits = limits(&guards);
     if guards.rejected() {
-        return Decision::Return(Err(rejected(engine, name, error)));
+        return Decision::Return(Err(rejected(engine, name, error, guards.budget)));
     }
     let retryable = retry_err(&error);
     guards.record(!retryable);

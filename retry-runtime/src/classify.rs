@@ -25,6 +25,27 @@ use crate::error::Elapsed;
 pub trait Transient {
     /// `true` when trying again may succeed.
     fn is_transient(&self) -> bool;
+
+    /// `true` when the error is a timeout (the attempt waited too long for an answer), so that a
+    /// retry after it costs a [`RetryBudget`](crate::RetryBudget)'s `timeout_cost`, as the AWS
+    /// SDKs charge. Default: `false`. [`Elapsed`], an I/O error of kind `TimedOut` and (feature
+    /// `reqwest`) a `reqwest::Error` whose `is_timeout()` is true are timeouts.
+    ///
+    /// ```
+    /// use retry_runtime::Transient;
+    ///
+    /// #[derive(Debug)]
+    /// enum PayError { ReadTimeout, Unavailable }
+    /// impl Transient for PayError {
+    ///     fn is_transient(&self) -> bool { true }
+    ///     fn is_timeout(&self) -> bool { matches!(self, PayError::ReadTimeout) }
+    /// }
+    /// assert!(PayError::ReadTimeout.is_timeout());
+    /// assert!(!PayError::Unavailable.is_timeout());
+    /// ```
+    fn is_timeout(&self) -> bool {
+        false
+    }
 }
 
 /// Connection reset, refused or aborted, timed out, interrupted and would-block errors are
@@ -53,6 +74,10 @@ impl Transient for std::io::Error {
                 | WouldBlock
         )
     }
+
+    fn is_timeout(&self) -> bool {
+        self.kind() == std::io::ErrorKind::TimedOut
+    }
 }
 
 /// A timed-out attempt is transient.
@@ -65,17 +90,29 @@ impl Transient for Elapsed {
     fn is_transient(&self) -> bool {
         true
     }
+
+    fn is_timeout(&self) -> bool {
+        true
+    }
 }
 
 impl<T: Transient + ?Sized> Transient for &T {
     fn is_transient(&self) -> bool {
         (**self).is_transient()
     }
+
+    fn is_timeout(&self) -> bool {
+        (**self).is_timeout()
+    }
 }
 
 impl<T: Transient + ?Sized> Transient for Box<T> {
     fn is_transient(&self) -> bool {
         (**self).is_transient()
+    }
+
+    fn is_timeout(&self) -> bool {
+        (**self).is_timeout()
     }
 }
 
@@ -87,6 +124,17 @@ impl<T: Transient + ?Sized> Transient for Box<T> {
 /// ```
 pub fn transient<E: Transient + ?Sized>(error: &E) -> bool {
     error.is_transient()
+}
+
+/// The predicate form of [`Transient::is_timeout`]: for [`Guards::timed_out`](crate::Guards::timed_out).
+///
+/// ```
+/// use std::io::{Error, ErrorKind};
+/// assert!(retry_runtime::is_timeout(&Error::from(ErrorKind::TimedOut)));
+/// assert!(!retry_runtime::is_timeout(&Error::from(ErrorKind::ConnectionReset)));
+/// ```
+pub fn is_timeout<E: Transient + ?Sized>(error: &E) -> bool {
+    error.is_timeout()
 }
 
 #[cfg(test)]

@@ -59,9 +59,19 @@ pub struct Limits<'b> {
     pub inherited_deadline: Option<Instant>,
     /// The budget a retry must be paid from.
     pub budget: Option<&'b RetryBudget>,
-    /// Whether the failed attempt timed out (a retry after it may cost more).
+    /// Whether the failed attempt timed out: our `timeout` cut it, or its error says it was a
+    /// timeout. A retry after it costs the budget's `timeout_cost`.
     pub timed_out: bool,
 }
+
+/// The attempt counter's low bits; the top two hold what the budget was paid for the last retry
+/// (packed, so that the call's future does not grow).
+const ATTEMPT_BITS: u32 = 30;
+const ATTEMPT_MASK: u32 = (1 << ATTEMPT_BITS) - 1;
+/// The last retry was paid `retry_cost`.
+const PAID_RETRY: u32 = 1;
+/// The last retry was paid `timeout_cost`.
+const PAID_TIMEOUT: u32 = 2;
 
 /// The state of one logical call: which attempt it is on, when it started, its idempotency key
 /// and where it is in its schedule.
@@ -85,6 +95,8 @@ pub struct Limits<'b> {
 #[derive(Debug)]
 pub struct Engine<'p> {
     policy: &'p RetryPolicy,
+    /// The attempt number (saturating at 2^30 - 1), and in the top two bits what the budget was
+    /// paid for the last retry (0: nothing).
     attempt: Cell<u32>,
     start: InstantSlot,
     /// The key's bits, 0 until drawn (a drawn 0 is redrawn).
@@ -127,15 +139,62 @@ impl<'p> Engine<'p> {
     /// Marks the start of the next attempt and gives its number (1-based).
     #[inline]
     pub fn begin_attempt(&mut self) -> u32 {
-        let n = self.attempt.get().saturating_add(1);
-        self.attempt.set(n);
+        let raw = self.attempt.get();
+        let n = (raw & ATTEMPT_MASK) + u32::from(raw & ATTEMPT_MASK < ATTEMPT_MASK);
+        self.attempt.set(raw & !ATTEMPT_MASK | n);
         n
     }
 
     /// The current attempt's number (1-based); 0 before the first.
     #[inline]
     pub fn attempt(&self) -> u32 {
-        self.attempt.get()
+        self.attempt.get() & ATTEMPT_MASK
+    }
+
+    fn paid(&self) -> u32 {
+        self.attempt.get() >> ATTEMPT_BITS
+    }
+
+    fn set_paid(&self, paid: u32) {
+        self.attempt
+            .set(self.attempt.get() & ATTEMPT_MASK | paid << ATTEMPT_BITS);
+    }
+
+    /// Settles a call that succeeded with its budget, as the AWS SDKs' retry quota does: a call
+    /// that retried gets its last retry's cost back; a first-try success deposits
+    /// `success_deposit`.
+    ///
+    /// ```
+    /// use tokio::time::Instant;
+    /// use retry_runtime::{Engine, Limits, RetryBudget, RetryPolicy, Verdict};
+    ///
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let budget = RetryBudget::builder().max_tokens(100).build().unwrap();
+    /// let limits = Limits { budget: Some(&budget), ..Limits::default() };
+    /// let mut engine = Engine::new(&policy, Instant::now);
+    /// engine.begin_attempt();
+    /// let verdict = engine.after_failure_within(true, None, Instant::now(), limits);
+    /// assert!(matches!(verdict, Verdict::Retry(_)));
+    /// assert_eq!(budget.available(), 95);
+    /// engine.begin_attempt();
+    /// engine.succeeded(&budget); // the retry worked: its 5 tokens come back
+    /// assert_eq!(budget.available(), 100);
+    /// ```
+    pub fn succeeded(&self, budget: &RetryBudget) {
+        match self.paid() {
+            0 => budget.deposit(),
+            paid => budget.refund(paid == PAID_TIMEOUT),
+        }
+        self.set_paid(0);
+    }
+
+    /// Gives back what the budget was paid for the retry about to be made, when its attempt is
+    /// not made after all (the circuit breaker rejected it): an attempt never made costs nothing.
+    pub fn unmade(&self, budget: &RetryBudget) {
+        if let paid @ 1.. = self.paid() {
+            budget.refund(paid == PAID_TIMEOUT);
+        }
+        self.set_paid(0);
     }
 
     /// When the call's clock started, starting it at `now` if it has not yet.
@@ -215,10 +274,10 @@ impl<'p> Engine<'p> {
         if !retryable {
             return Verdict::GiveUp(GiveUpReason::NotRetryable);
         }
-        if self.attempt.get() >= self.policy.max_attempts {
+        if self.attempt() >= self.policy.max_attempts {
             return Verdict::GiveUp(GiveUpReason::Exhausted);
         }
-        let computed = self.schedule.next(self.attempt.get(), self.policy);
+        let computed = self.schedule.next(self.attempt(), self.policy);
         let delay = hint.map_or(computed, |h| h.min(self.policy.max_delay));
         if let Some(deadline) = earliest(self.deadline(), limits.inherited_deadline) {
             let wakes = now.checked_add(delay);
@@ -226,10 +285,15 @@ impl<'p> Engine<'p> {
                 return Verdict::GiveUp(GiveUpReason::DeadlineReached);
             }
         }
-        if let Some(budget) = limits.budget
-            && !budget.try_withdraw(limits.timed_out)
-        {
-            return Verdict::GiveUp(GiveUpReason::BudgetExhausted);
+        if let Some(budget) = limits.budget {
+            if !budget.try_withdraw(limits.timed_out) {
+                return Verdict::GiveUp(GiveUpReason::BudgetExhausted);
+            }
+            self.set_paid(if limits.timed_out {
+                PAID_TIMEOUT
+            } else {
+                PAID_RETRY
+            });
         }
         Verdict::Retry(delay)
     }

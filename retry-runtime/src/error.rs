@@ -114,6 +114,15 @@ pub enum ConfigError {
         /// The one it needs.
         other: &'static str,
     },
+    /// A retry budget whose bucket could never pay for one retry: `cost` exceeds `max_tokens`.
+    Unpayable {
+        /// The setting (a cost, or `max_tokens`).
+        field: &'static str,
+        /// The cost of one retry (`retry_cost` or `timeout_cost`).
+        cost: u32,
+        /// The bucket's size.
+        max_tokens: u32,
+    },
 }
 
 impl ConfigError {
@@ -123,7 +132,8 @@ impl ConfigError {
             ConfigError::Zero { field }
             | ConfigError::OutOfRange { field, .. }
             | ConfigError::Conflict { field, .. }
-            | ConfigError::Requires { field, .. } => field,
+            | ConfigError::Requires { field, .. }
+            | ConfigError::Unpayable { field, .. } => field,
         }
     }
 }
@@ -136,6 +146,16 @@ impl std::fmt::Display for ConfigError {
             ConfigError::OutOfRange { rule, .. } => write!(f, "must be {rule}"),
             ConfigError::Conflict { other, .. } => write!(f, "cannot be combined with `{other}`"),
             ConfigError::Requires { other, .. } => write!(f, "only applies with `{other}`"),
+            ConfigError::Unpayable { field, cost, .. } if *field == "max_tokens" => write!(
+                f,
+                "must be at least one retry's cost ({cost}): the bucket could never pay for a retry"
+            ),
+            ConfigError::Unpayable {
+                cost, max_tokens, ..
+            } => write!(
+                f,
+                "{cost} tokens exceed `max_tokens` ({max_tokens}): the bucket could never pay for a retry"
+            ),
         }
     }
 }

@@ -10,7 +10,7 @@
 //!
 //! | metric | kind | meaning |
 //! |---|---|---|
-//! | `reattempt_calls_total` | counter, label `outcome` | calls `successful_without_retry`, `successful_with_retry`, `failed_without_retry`, `failed_with_retry` (Resilience4j's four) |
+//! | `reattempt_calls_total` | counter, label `outcome` | calls `successful_without_retry`, `successful_with_retry`, `failed_without_retry`, `failed_with_retry` (Resilience4j's four; an `Ok` that `retry_if_ok` rejected, returned when no retry is left, is failed) |
 //! | `reattempt_attempts_total` | counter | attempts made |
 //! | `reattempt_breaker_rejections_total` | counter | attempts a circuit breaker rejected |
 //! | `reattempt_budget_refusals_total` | counter | retries the budget could not pay for |
@@ -101,7 +101,8 @@ pub(crate) fn giving_up(
     error: Option<&dyn Debug>,
 ) {
     give_up_metric(name, reason);
-    call_finished(name, attempt, error.is_none());
+    // A give-up is never a success, even with an `Ok` that `retry_if_ok` rejected.
+    call_finished(name, attempt, false);
     // WARN means "retries were made and did not cure it". A rejection by an open breaker, or a
     // budget refusal before any retry, is routine while a dependency is down: DEBUG, or every
     // call would warn during an outage.

@@ -172,6 +172,12 @@ impl Transient for reqwest::Error {
         }
         false
     }
+
+    /// The client's own timeout (connect or read) ran out: a retry after it costs the budget's
+    /// `timeout_cost`.
+    fn is_timeout(&self) -> bool {
+        reqwest::Error::is_timeout(self)
+    }
 }
 
 /// Whether a transient [`std::io::Error`] lies anywhere below `error` in its source chain.

@@ -48,7 +48,7 @@ pub use call::{
     Attempt, Call, Decision, FromBreakerOpen, FromElapsed, Guards, LoggedError, TimedAttempt,
     decide,
 };
-pub use classify::{Transient, transient};
+pub use classify::{Transient, is_timeout, transient};
 pub use context::{IdempotencyKey, RetryContext, context};
 pub use delays::Delays;
 pub use engine::{Engine, GiveUpReason, Limits, Verdict};

@@ -416,7 +416,8 @@ where
                         Ok(permit) => *this.permit = Some(permit),
                         Err(open) => {
                             // Rejected: no attempt is made, and the call ends (never retried).
-                            let error = call::rejected(this.engine, this.name, reject(open));
+                            let error =
+                                call::rejected(this.engine, this.name, reject(open), *this.budget);
                             return Poll::Ready(Err(error));
                         }
                     }

@@ -81,6 +81,7 @@ fn calls_attempts_refusals_and_delays_are_counted() {
     let budget = RetryBudget::builder()
         .max_tokens(5)
         .retry_cost(5)
+        .timeout_cost(5)
         .success_deposit(0)
         .build()
         .unwrap();
@@ -153,5 +154,63 @@ fn calls_attempts_refusals_and_delays_are_counted() {
             .iter()
             .all(|d| (d - 0.1).abs() < 1e-9 || (d - 0.2).abs() < 1e-9),
         "{delays:?}"
+    );
+}
+
+/// An `Ok` that `retry_if_ok` rejected, returned once no retry is left, is a failed call: the
+/// budget deposits nothing for it, and the calls metric agrees.
+#[test]
+fn an_ok_that_retry_if_ok_rejected_counts_as_a_failed_call() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let budget = RetryBudget::builder().max_tokens(100).build().unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        runtime.block_on(async {
+            let mut call = Call::new(&POLICY);
+            let out: Result<u32, &str> = loop {
+                let outcome = call.attempt(async { Ok(503) }).await;
+                match call.decide(
+                    "fetch",
+                    outcome,
+                    |_| true,
+                    |v| *v == 503,
+                    |_| None,
+                    |_, _, _| {},
+                    Guards::NONE.budget(&budget),
+                ) {
+                    Decision::Return(r) => break r,
+                    Decision::Sleep(d) => call.sleep(d).await,
+                }
+            };
+            assert_eq!(out, Ok(503));
+        });
+    });
+    assert_eq!(budget.available(), 90, "two retries paid, nothing back");
+    let snapshot: Vec<_> = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(k, _, _, v)| (k, v))
+        .collect();
+    assert_eq!(
+        counter(
+            &snapshot,
+            "reattempt_calls_total",
+            Some("failed_with_retry")
+        ),
+        1
+    );
+    assert_eq!(
+        counter(
+            &snapshot,
+            "reattempt_calls_total",
+            Some("successful_with_retry")
+        ),
+        0
     );
 }
