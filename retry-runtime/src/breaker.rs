@@ -466,7 +466,7 @@ impl CircuitBreakerBuilder {
             }
             (None, Some(rate)) => {
                 // Taken to the millionth, so that the comparison is exact: 0.55 trips at 55 of 100.
-                let rate_ppm = (rate * PPM as f64).round();
+                let rate_ppm = (rate * 1e6).round();
                 if !(rate.is_finite() && rate <= 1.0 && rate_ppm >= 1.0) {
                     return Err(E::OutOfRange {
                         field: "failure_rate",

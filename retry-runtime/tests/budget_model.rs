@@ -14,6 +14,11 @@
 //! First the bucket's own operations, then whole calls driven as the generated code drives them
 //! (`Call::attempt_timed` / `decide` with `Guards`), on tokio's paused clock.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "small counts in a test model"
+)]
+
 use std::future::pending;
 use std::time::Duration;
 
@@ -404,18 +409,21 @@ async fn a_timeout_costs_ten_by_default_whoever_noticed_it() {
     let budget = RetryBudget::builder().build().unwrap();
     let breaker = CircuitBreaker::builder().build().unwrap();
     // Our own timeout cut the attempt.
-    drive(&policy, &budget, &breaker, &[Outcome::Hang, Outcome::Fatal]).await;
+    let out = drive(&policy, &budget, &breaker, &[Outcome::Hang, Outcome::Fatal]).await;
+    assert_eq!(out, (Err(CallError::Fatal), 2));
     assert_eq!(budget.available(), 490);
     // The error says it was a timeout.
-    drive(
+    let out = drive(
         &policy,
         &budget,
         &breaker,
         &[Outcome::ReadTimeout, Outcome::Fatal],
     )
     .await;
+    assert_eq!(out, (Err(CallError::Fatal), 2));
     assert_eq!(budget.available(), 480);
-    drive(&policy, &budget, &breaker, &[Outcome::Busy, Outcome::Fatal]).await;
+    let out = drive(&policy, &budget, &breaker, &[Outcome::Busy, Outcome::Fatal]).await;
+    assert_eq!(out, (Err(CallError::Fatal), 2));
     assert_eq!(budget.available(), 475);
 }
 
