@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
+use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
 use crate::breaker::{CircuitBreaker, Permit};
@@ -397,18 +398,41 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let this = self.project();
+        let had_budget = coop::has_budget_remaining();
         {
             let _current = Enter::new(this.engine);
             if let Poll::Ready(out) = this.fut.poll(cx) {
                 return Poll::Ready(out);
             }
         }
-        match this.timer.as_pin_mut().map(|timer| timer.poll(cx)) {
+        match this
+            .timer
+            .as_pin_mut()
+            .map(|timer| poll_timer(timer, had_budget, cx))
+        {
             Some(Poll::Ready(())) => {
                 context::mark_timed_out();
                 Poll::Ready(Err((this.timed_out)(Elapsed::new())))
             }
             _ => Poll::Pending,
         }
+    }
+}
+
+/// Polls an attempt's time limit after the attempt itself, as tokio's own `Timeout` does: when
+/// the attempt used up the task's cooperative budget in this poll (an always-ready channel, a
+/// busy stream), the timer is polled outside the budget, or it would answer `Pending` forever and
+/// an attempt that never yields for any other reason would never be cut. `had_budget` is whether
+/// budget remained before the attempt was polled.
+#[inline]
+pub(crate) fn poll_timer(
+    timer: Pin<&mut Sleep>,
+    had_budget: bool,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    if had_budget && !coop::has_budget_remaining() {
+        std::pin::pin!(coop::unconstrained(timer)).poll(cx)
+    } else {
+        timer.poll(cx)
     }
 }

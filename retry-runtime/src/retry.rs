@@ -365,13 +365,19 @@ where
         let mut this = self.project();
         loop {
             if let Some(fut) = this.attempt.as_mut().as_pin_mut() {
+                let had_budget = tokio::task::coop::has_budget_remaining();
                 let polled = {
                     let _current = Enter::new(this.engine);
                     fut.poll(cx)
                 };
                 let outcome = match polled {
                     Poll::Ready(outcome) => outcome,
-                    Poll::Pending => match this.timer.as_mut().as_pin_mut().map(|t| t.poll(cx)) {
+                    Poll::Pending => match this
+                        .timer
+                        .as_mut()
+                        .as_pin_mut()
+                        .map(|t| call::poll_timer(t, had_budget, cx))
+                    {
                         Some(Poll::Ready(())) => {
                             context::mark_timed_out();
                             Err(E::from(Elapsed::new()))
