@@ -97,8 +97,9 @@ impl<'b> Guards<'b> {
         matches!(self.breaker, Some((_, None)))
     }
 
-    /// Tells the breaker how the attempt went: a failure is an outcome the call retries (a
-    /// non-retryable error means the dependency answered, so it counts as a success).
+    /// Tells the breaker how the attempt went: a failure is an outcome the call retries or an
+    /// attempt our `timeout` cut (any other non-retryable error means the dependency answered, so
+    /// it counts as a success).
     fn record(&self, succeeded: bool) {
         if let Some((breaker, Some(permit))) = self.breaker {
             breaker.record(permit, succeeded);
@@ -339,7 +340,9 @@ fn after_error<T, E: Debug>(
         return Decision::Return(Err(rejected(engine, name, error)));
     }
     let retryable = retry_err(&error);
-    guards.record(!retryable);
+    // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
+    // dependency that hangs must open the breaker.
+    guards.record(!retryable && !limits.timed_out);
     let hint = if retryable { hint(&error) } else { None };
     match engine.after_failure_within(retryable, hint, Instant::now(), limits) {
         Verdict::Retry(delay) => {

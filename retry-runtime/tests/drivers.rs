@@ -106,3 +106,50 @@ async fn a_timed_attempt_fires_under_a_busy_body_on_the_real_clock() {
     let out = guarded(policy.retry(|| busy(None)).into_future()).await;
     assert!(is_elapsed(&out.unwrap_err()));
 }
+
+// ------------------------------------------------------------------ a timeout is a failure
+
+/// A hanging dependency opens the breaker even when the call does not retry timeouts.
+#[tokio::test(start_paused = true)]
+async fn a_timeout_is_a_breaker_failure_even_when_not_retried() {
+    let policy = exact(RetryPolicy::builder().max_attempts(3).timeout(10 * MS));
+    let hang = || std::future::pending::<io::Result<()>>();
+
+    // Through `Call`, as the generated code drives it.
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(2)
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let mut call = Call::new(&policy);
+        let permit = breaker.try_acquire().ok();
+        let res = call.attempt_timed(hang()).await;
+        let guards = Guards::NONE.breaker(&breaker, permit);
+        let decision = call.decide(
+            "hang",
+            res,
+            |e| !is_elapsed(e),
+            |_| false,
+            |_| None,
+            |_, _, _| {},
+            guards,
+        );
+        assert!(matches!(decision, Decision::Return(Err(ref e)) if is_elapsed(e)));
+    }
+    assert_eq!(breaker.state(), BreakerState::Open);
+
+    // Through the closure API.
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(2)
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let out = policy
+            .retry(hang)
+            .when(|e: &io::Error| !is_elapsed(e))
+            .circuit_breaker(&breaker)
+            .await;
+        assert!(is_elapsed(&out.unwrap_err()));
+    }
+    assert_eq!(breaker.state(), BreakerState::Open);
+}
