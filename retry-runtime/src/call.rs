@@ -266,15 +266,19 @@ pub fn decide<T, E: Debug>(
     on_retry: impl FnOnce(&E, &RetryContext, Duration),
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
-    // The success path, kept small so that it inlines into the caller's loop.
-    events::attempt_made(name);
+    // The success path, kept small so that it inlines into the caller's loop. An attempt the
+    // breaker rejected was not made: it is counted (or not) in `after_error`.
     match outcome {
         Ok(value) if !retry_ok(&value) => {
+            events::attempt_made(name);
             guards.succeeded();
             events::call_finished(name, engine.attempt(), true);
             Decision::Return(Ok(value))
         }
-        Ok(value) => after_ok_to_retry(engine, name, value, guards),
+        Ok(value) => {
+            events::attempt_made(name);
+            after_ok_to_retry(engine, name, value, guards)
+        }
         Err(error) => after_error(engine, name, error, retry_err, hint, on_retry, guards),
     }
 }
@@ -339,6 +343,7 @@ fn after_error<T, E: Debug>(
     if guards.rejected() {
         return Decision::Return(Err(rejected(engine, name, error)));
     }
+    events::attempt_made(name);
     let retryable = retry_err(&error);
     // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
     // dependency that hangs must open the breaker.
