@@ -224,8 +224,31 @@ impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
         }
     }
 
-    /// Uses the delay an error asks for (a Retry-After header, gRPC pushback) instead of the
-    /// schedule's, still capped at `max_delay` and bounded by `max_elapsed`.
+    /// Honours the delay an error asks for (a Retry-After header, gRPC pushback) as a floor: the
+    /// sleep is the larger of the hint and the schedule's (jittered) delay, so a zero or past hint
+    /// does not send every client back at once. The call never comes back before the server
+    /// allows: a hint beyond `max_delay`, or one whose wait would end past `max_elapsed`, ends the
+    /// call with that error ([`GiveUpReason::RetryAfterTooLong`](crate::GiveUpReason)).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::RetryPolicy;
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// struct Throttled(Duration);
+    ///
+    /// let policy = RetryPolicy::builder().max_delay(Duration::from_secs(5)).build().unwrap();
+    /// let out: Result<(), Throttled> = policy
+    ///     .retry(|| async { Err(Throttled(Duration::from_secs(60))) })
+    ///     .without_timeout()
+    ///     .retry_after(|e| Some(e.0))
+    ///     .await;
+    /// // 60 s is beyond max_delay: the call ends at once rather than coming back early.
+    /// assert_eq!(out, Err(Throttled(Duration::from_secs(60))));
+    /// # }
+    /// ```
     pub fn retry_after<F>(self, f: F) -> Retry<'p, Op, W, N, F, B> {
         let Retry {
             policy,
