@@ -173,22 +173,30 @@ impl<'p> Call<'p> {
         }
     }
 
-    /// Runs one attempt under the policy's `timeout` (clipped to the `max_elapsed` deadline): an
-    /// attempt that runs out of time is dropped and becomes `Err(E::from(Elapsed))`.
+    /// Runs one attempt under the policy's `timeout` (clipped to the `max_elapsed` deadline, the
+    /// call's own or one inherited from an enclosing call): an attempt that runs out of time is
+    /// dropped and becomes `Err(E::from(Elapsed))`. When no time remains at all, the body is
+    /// never polled: the attempt is `Err(E::from(Elapsed))` at once, and [`decide`] ends the call
+    /// with it (`GiveUpReason::DeadlineReached`) without telling the breaker or counting it.
     pub fn attempt_timed<F, T, E>(&mut self, fut: F) -> TimedAttempt<'_, 'p, F, E>
     where
         F: Future<Output = Result<T, E>>,
         E: FromElapsed,
     {
         self.engine.begin_attempt();
-        let timer = self
+        let limit = self
             .engine
-            .attempt_timeout_within(Instant::now, context::inherited_deadline())
-            .map(tokio::time::sleep);
+            .attempt_timeout_within(Instant::now, context::inherited_deadline());
+        let spent = limit == Some(Duration::ZERO);
         TimedAttempt {
             engine: &mut self.engine,
             fut,
-            timer,
+            timer: if spent {
+                None
+            } else {
+                limit.map(tokio::time::sleep)
+            },
+            spent,
             timed_out: E::from,
         }
     }
@@ -343,6 +351,17 @@ fn after_error<T, E: Debug>(
     if guards.rejected() {
         return Decision::Return(Err(rejected(engine, name, error)));
     }
+    if context::take_not_made() {
+        // No time remained to make the attempt: the call is over, and the dependency was not
+        // asked, so the breaker hears nothing (a half-open probe permit is simply not used).
+        events::giving_up(
+            name,
+            engine.attempt(),
+            GiveUpReason::DeadlineReached,
+            Some(&error),
+        );
+        return Decision::Return(Err(error));
+    }
     events::attempt_made(name);
     let retryable = retry_err(&error);
     // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
@@ -392,6 +411,8 @@ pin_project! {
         fut: F,
         #[pin]
         timer: Option<Sleep>,
+        // No time remained when the attempt was to start: it ends as timed out, unpolled.
+        spent: bool,
         // Checked once where the attempt is made (`E: FromElapsed`), so that a missing
         // conversion is one error there rather than another at the `.await`.
         timed_out: fn(Elapsed) -> E,
@@ -406,6 +427,10 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let this = self.project();
+        if *this.spent {
+            context::mark_not_made();
+            return Poll::Ready(Err((this.timed_out)(Elapsed::new())));
+        }
         let had_budget = coop::has_budget_remaining();
         {
             let _current = Enter::new(this.engine);

@@ -129,7 +129,7 @@ async fn a_timeout_is_a_breaker_failure_even_when_not_retried() {
             "hang",
             res,
             |e| !is_elapsed(e),
-            |_| false,
+            |()| false,
             |_| None,
             |_, _, _| {},
             guards,
@@ -152,4 +152,270 @@ async fn a_timeout_is_a_breaker_failure_even_when_not_retried() {
         assert!(is_elapsed(&out.unwrap_err()));
     }
     assert_eq!(breaker.state(), BreakerState::Open);
+}
+
+// ------------------------------------------------------------------ deadlines already spent
+
+/// A policy whose calls stop 100 ms in, with attempts that do not end by themselves.
+fn outer_policy() -> RetryPolicy {
+    exact(RetryPolicy::builder().max_attempts(1).max_elapsed(100 * MS))
+}
+
+/// An inner call made inside an outer attempt after the outer deadline passed: with a timeout,
+/// its body is never polled (and the closure API never calls its operation); the call ends with
+/// `Elapsed`, without retrying.
+#[tokio::test(start_paused = true)]
+async fn an_inherited_deadline_spent_on_entry_runs_no_timed_attempt() {
+    let inner = exact(RetryPolicy::builder().max_attempts(3).timeout(50 * MS));
+    let outer = outer_policy();
+
+    // Through `Call`.
+    let polled = Cell::new(0);
+    let res = outer
+        .retry(|| async {
+            sleep(150 * MS).await;
+            let mut call = Call::new(&inner);
+            let res = call
+                .attempt_timed(async {
+                    polled.set(polled.get() + 1);
+                    Ok::<_, io::Error>(())
+                })
+                .await;
+            match call.decide(
+                "inner",
+                res,
+                |_| true,
+                |()| false,
+                |_| None,
+                |_, _, _| {},
+                Guards::NONE,
+            ) {
+                Decision::Return(r) => r,
+                Decision::Sleep(_) => panic!("no retry past the deadline"),
+            }
+        })
+        .await;
+    assert!(is_elapsed(&res.unwrap_err()));
+    assert_eq!(polled.get(), 0, "the body was never polled");
+
+    // Through the closure API.
+    let made = Cell::new(0);
+    let t0 = Instant::now();
+    let res = outer
+        .retry(|| async {
+            sleep(150 * MS).await;
+            inner
+                .retry(|| {
+                    made.set(made.get() + 1);
+                    async { Ok::<_, io::Error>(()) }
+                })
+                .await
+        })
+        .await;
+    assert!(is_elapsed(&res.unwrap_err()));
+    assert_eq!(made.get(), 0, "the operation was never called");
+    assert_eq!(t0.elapsed(), 150 * MS, "and nothing was waited for");
+}
+
+/// Without a timeout, a call always makes its first attempt (a call must try once), even under
+/// a spent inherited deadline; it makes no retry past the deadline.
+#[tokio::test(start_paused = true)]
+async fn without_a_timeout_a_spent_deadline_allows_the_first_attempt_only() {
+    let inner = exact(RetryPolicy::builder().max_attempts(3));
+    let outer = outer_policy();
+    let made = Cell::new(0);
+    let res = outer
+        .retry(|| async {
+            sleep(150 * MS).await;
+            inner
+                .retry(|| {
+                    made.set(made.get() + 1);
+                    async { Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset)) }
+                })
+                .await
+        })
+        .await;
+    assert_eq!(res.unwrap_err().kind(), io::ErrorKind::ConnectionReset);
+    assert_eq!(made.get(), 1);
+}
+
+/// The call's own deadline spent between a decision and the next attempt (the wake-up came
+/// late): with a timeout, that attempt ends as timed out without its body being polled.
+#[tokio::test(start_paused = true)]
+async fn an_own_deadline_spent_before_an_attempt_runs_no_timed_attempt() {
+    let policy = exact(
+        RetryPolicy::builder()
+            .max_attempts(5)
+            .timeout(50 * MS)
+            .max_elapsed(500 * MS),
+    );
+    let mut call = Call::new(&policy);
+    let polled = Cell::new(0);
+    let body = || async {
+        polled.set(polled.get() + 1);
+        Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset))
+    };
+    let res = call.attempt_timed(body()).await;
+    let Decision::Sleep(d) = call.decide(
+        "own",
+        res,
+        |_| true,
+        |()| false,
+        |_| None,
+        |_, _, _| {},
+        Guards::NONE,
+    ) else {
+        panic!("a retry")
+    };
+    sleep(d + 600 * MS).await; // a very late wake-up
+    let res = call.attempt_timed(body()).await;
+    assert!(is_elapsed(res.as_ref().unwrap_err()));
+    assert_eq!(polled.get(), 1, "the second body was never polled");
+    assert!(matches!(
+        call.decide(
+            "own",
+            res,
+            |_| true,
+            |()| false,
+            |_| None,
+            |_, _, _| {},
+            Guards::NONE
+        ),
+        Decision::Return(Err(_))
+    ));
+}
+
+// ------------------------------------------------------------------ extremes
+
+#[tokio::test(start_paused = true)]
+async fn duration_max_limits_do_not_overflow() {
+    let policy = exact(
+        RetryPolicy::builder()
+            .max_attempts(3)
+            .delay(MS)
+            .max_delay(Duration::MAX)
+            .timeout(Duration::MAX)
+            .max_elapsed(Duration::MAX),
+    );
+    let mut n = 0;
+    let out = policy
+        .retry(|| {
+            n += 1;
+            let n = n;
+            async move {
+                if n < 3 {
+                    Err(io::Error::from(io::ErrorKind::ConnectionReset))
+                } else {
+                    Ok(n)
+                }
+            }
+        })
+        .await;
+    assert_eq!(out.unwrap(), 3);
+    let mut call = Call::new(&policy);
+    assert_eq!(
+        call.attempt_timed(async { Ok::<_, io::Error>(1) })
+            .await
+            .unwrap(),
+        1
+    );
+}
+
+// ------------------------------------------------------------------ the closure API's future
+
+/// A finished future stays finished: polling it again panics (as futures combinators do) and
+/// never runs the operation again.
+#[tokio::test(start_paused = true)]
+async fn polling_a_finished_retry_future_panics_and_runs_nothing() {
+    let policy = exact(RetryPolicy::builder().max_attempts(2));
+    let calls = Cell::new(0);
+    let mut fut = pin!(
+        policy
+            .retry(|| {
+                calls.set(calls.get() + 1);
+                async { Ok::<_, io::Error>(1) }
+            })
+            .into_future()
+    );
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(Ok(1))));
+    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = fut.as_mut().poll(&mut cx);
+    }));
+    let message = again.expect_err("polled after completion");
+    let message = message
+        .downcast_ref::<&str>()
+        .map(ToString::to_string)
+        .or_else(|| message.downcast_ref::<String>().cloned())
+        .unwrap();
+    assert!(message.contains("polled after completion"), "{message}");
+    assert_eq!(calls.get(), 1);
+}
+
+/// Error types that cannot hold a timeout (`String`, `reqwest::Error`, `StatusCode`) work with
+/// the closure API: `.without_timeout()` when the call needs no per-attempt limit, or
+/// `.timeout_into(…)` to make the error of a timed-out attempt.
+#[tokio::test(start_paused = true)]
+async fn errors_without_from_elapsed_work_with_the_closure_api() {
+    let untimed = exact(RetryPolicy::builder().max_attempts(3).delay(MS));
+    let mut n = 0;
+    let out: Result<u32, String> = untimed
+        .retry(|| {
+            n += 1;
+            let n = n;
+            async move {
+                if n < 2 {
+                    Err(format!("busy {n}"))
+                } else {
+                    Ok(n)
+                }
+            }
+        })
+        .without_timeout()
+        .when(|e| e.starts_with("busy"))
+        .await;
+    assert_eq!(out, Ok(2));
+
+    let timed = exact(
+        RetryPolicy::builder()
+            .max_attempts(2)
+            .delay(MS)
+            .timeout(10 * MS),
+    );
+    let out: Result<u32, String> = timed
+        .retry(std::future::pending)
+        .timeout_into(|elapsed| format!("attempt {elapsed}"))
+        .await;
+    assert!(out.unwrap_err().starts_with("attempt"));
+}
+
+/// `.when`, `.retry_after` and `.notify` closures need no type annotation: the error type comes
+/// from the operation.
+#[tokio::test(start_paused = true)]
+async fn closure_arguments_are_inferred_from_the_operation() {
+    let policy = exact(RetryPolicy::builder().max_attempts(3).delay(MS));
+    let mut notified = 0;
+    let mut n = 0;
+    let out = policy
+        .retry(|| {
+            n += 1;
+            let n = n;
+            async move {
+                if n < 3 {
+                    Err(io::Error::from(io::ErrorKind::ConnectionReset))
+                } else {
+                    Ok(n)
+                }
+            }
+        })
+        .when(|e| e.kind() == io::ErrorKind::ConnectionReset)
+        .retry_after(|e| (e.kind() == io::ErrorKind::ConnectionReset).then_some(MS))
+        .notify(|e, ctx, _| {
+            assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
+            assert!(ctx.attempt() >= 1);
+            notified += 1;
+        })
+        .await;
+    assert_eq!(out.unwrap(), 3);
+    assert_eq!(notified, 2);
 }
