@@ -3,6 +3,11 @@
 //! While an attempt is polled, a thread-local pointer names the call's [`Engine`]; it is set
 //! before each poll and restored after (about a nanosecond), rather than entering a task-local
 //! scope per attempt. Outside an attempt the pointer is null and `context()` gives `None`.
+//!
+//! Context and the inherited `max_elapsed` deadline therefore follow the poll, not the code's
+//! nesting: a future polled inside an attempt sees them, but a task spawned from an attempt
+//! (`tokio::spawn`, `spawn_blocking`, another thread) is polled elsewhere and inherits neither:
+//! `context()` is `None` there, and a retrying call in it has only its own deadline.
 
 use std::cell::Cell;
 use std::time::Duration;
@@ -176,6 +181,9 @@ impl RetryContext {
 }
 
 /// The context of the attempt being run on this thread, or `None` outside any retrying call.
+///
+/// It follows the poll: inside a task spawned from an attempt (`tokio::spawn`) it is `None`,
+/// since that task is not polled by the attempt.
 ///
 /// Calling it fixes the call's idempotency key (drawn once per call) and starts its clock if
 /// neither was yet: it is the asking that costs, not the retrying.
