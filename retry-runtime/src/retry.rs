@@ -382,6 +382,15 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
     /// assert_eq!(out.unwrap_err(), "refused");
     /// # }
     /// ```
+    ///
+    /// Without it (or `.timeout_into`), such an error type does not compile, whatever the policy:
+    ///
+    /// ```compile_fail
+    /// # async fn f() {
+    /// let policy = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// let out: Result<u32, String> = policy.retry(|| async { Err("refused".to_string()) }).await;
+    /// # }
+    /// ```
     pub fn without_timeout(self) -> Retry<'p, Op, W, N, H, B, NoTimeout> {
         let Retry {
             policy,

@@ -419,3 +419,32 @@ async fn closure_arguments_are_inferred_from_the_operation() {
     assert_eq!(out.unwrap(), 3);
     assert_eq!(notified, 2);
 }
+
+// ------------------------------------------------------------------ what a spawned task inherits
+
+/// Context and the inherited deadline follow the task that polls the call: a call spawned from
+/// inside an attempt runs in another task and inherits neither.
+#[tokio::test(start_paused = true)]
+async fn a_call_spawned_from_an_attempt_inherits_neither_context_nor_deadline() {
+    static INNER: RetryPolicy = match RetryPolicy::builder()
+        .max_attempts(1)
+        .timeout(Duration::from_millis(50))
+        .build()
+    {
+        Ok(p) => p,
+        Err(_) => panic!("valid"),
+    };
+    let outer = outer_policy();
+    let out = outer
+        .retry(|| async {
+            sleep(150 * MS).await; // the outer deadline (100 ms) is spent
+            let spawned = tokio::spawn(async {
+                let outer_context = retry_runtime::context();
+                let ran = INNER.retry(|| async { Ok::<_, io::Error>("ran") }).await;
+                (outer_context.is_none(), ran.ok())
+            });
+            Ok::<_, io::Error>(spawned.await.expect("joined"))
+        })
+        .await;
+    assert_eq!(out.unwrap(), (true, Some("ran")));
+}
