@@ -397,10 +397,12 @@ async fn hinted(s: &Script) -> Result<u32, ApiError> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn retry_after_replaces_the_delay_up_to_max_delay() {
+async fn retry_after_is_waited_out_and_a_hint_beyond_max_delay_ends_the_call() {
+    // 2 s asked: waited. 60 s asked, beyond max_delay (5 s): never come back early, so the call
+    // ends with that error (it used to be cut to 5 s).
     let s = Script::new([fail(429), fail(503), Ok(1)]);
-    assert_eq!(hinted(&s).await, Ok(1));
-    assert_eq!(s.gaps(), [2000 * MS, 5000 * MS]);
+    assert_eq!(hinted(&s).await, Err(ApiError::Http(503)));
+    assert_eq!(s.gaps(), [2000 * MS]);
     let s = Script::new([fail(500), fail(500), Ok(1)]);
     assert_eq!(hinted(&s).await, Ok(1));
     assert_eq!(s.gaps(), [100 * MS, 200 * MS]);

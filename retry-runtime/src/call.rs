@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
+use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
 use crate::breaker::{CircuitBreaker, Permit};
@@ -125,8 +126,9 @@ impl<'b> Guards<'b> {
         matches!(self.breaker, Some((_, None)))
     }
 
-    /// Tells the breaker how the attempt went: a failure is an outcome the call retries (a
-    /// non-retryable error means the dependency answered, so it counts as a success).
+    /// Tells the breaker how the attempt went: a failure is an outcome the call retries or an
+    /// attempt our `timeout` cut (any other non-retryable error means the dependency answered, so
+    /// it counts as a success).
     fn record(&self, succeeded: bool) {
         if let Some((breaker, Some(permit))) = self.breaker {
             breaker.record(permit, succeeded);
@@ -200,22 +202,30 @@ impl<'p> Call<'p> {
         }
     }
 
-    /// Runs one attempt under the policy's `timeout` (clipped to the `max_elapsed` deadline): an
-    /// attempt that runs out of time is dropped and becomes `Err(E::from(Elapsed))`.
+    /// Runs one attempt under the policy's `timeout` (clipped to the `max_elapsed` deadline, the
+    /// call's own or one inherited from an enclosing call): an attempt that runs out of time is
+    /// dropped and becomes `Err(E::from(Elapsed))`. When no time remains at all, the body is
+    /// never polled: the attempt is `Err(E::from(Elapsed))` at once, and [`decide`] ends the call
+    /// with it (`GiveUpReason::DeadlineReached`) without telling the breaker or counting it.
     pub fn attempt_timed<F, T, E>(&mut self, fut: F) -> TimedAttempt<'_, 'p, F, E>
     where
         F: Future<Output = Result<T, E>>,
         E: FromElapsed,
     {
         self.engine.begin_attempt();
-        let timer = self
+        let limit = self
             .engine
-            .attempt_timeout_within(Instant::now, context::inherited_deadline())
-            .map(tokio::time::sleep);
+            .attempt_timeout_within(Instant::now, context::inherited_deadline());
+        let spent = limit == Some(Duration::ZERO);
         TimedAttempt {
             engine: &mut self.engine,
             fut,
-            timer,
+            timer: if spent {
+                None
+            } else {
+                limit.map(tokio::time::sleep)
+            },
+            spent,
             timed_out: E::from,
         }
     }
@@ -293,15 +303,19 @@ pub fn decide<T, E: Debug>(
     on_retry: impl FnOnce(&E, &RetryContext, Duration),
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
-    // The success path, kept small so that it inlines into the caller's loop.
-    events::attempt_made(name);
+    // The success path, kept small so that it inlines into the caller's loop. An attempt the
+    // breaker rejected was not made: it is counted (or not) in `after_error`.
     match outcome {
         Ok(value) if !retry_ok(&value) => {
+            events::attempt_made(name);
             guards.succeeded(engine);
             events::call_finished(name, engine.attempt(), true);
             Decision::Return(Ok(value))
         }
-        Ok(value) => after_ok_to_retry(engine, name, value, guards),
+        Ok(value) => {
+            events::attempt_made(name);
+            after_ok_to_retry(engine, name, value, guards)
+        }
         Err(error) => after_error(engine, name, error, retry_err, hint, on_retry, guards),
     }
 }
@@ -374,8 +388,22 @@ fn after_error<T, E: Debug>(
     if guards.rejected() {
         return Decision::Return(Err(rejected(engine, name, error, guards.budget)));
     }
+    if context::take_not_made() {
+        // No time remained to make the attempt: the call is over, and the dependency was not
+        // asked, so the breaker hears nothing (a half-open probe permit is simply not used).
+        events::giving_up(
+            name,
+            engine.attempt(),
+            GiveUpReason::DeadlineReached,
+            Some(&error),
+        );
+        return Decision::Return(Err(error));
+    }
+    events::attempt_made(name);
     let retryable = retry_err(&error);
-    guards.record(!retryable);
+    // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
+    // dependency that hangs must open the breaker.
+    guards.record(!retryable && !limits.timed_out);
     let hint = if retryable { hint(&error) } else { None };
     match engine.after_failure_within(retryable, hint, Instant::now(), limits) {
         Verdict::Retry(delay) => {
@@ -420,6 +448,8 @@ pin_project! {
         fut: F,
         #[pin]
         timer: Option<Sleep>,
+        // No time remained when the attempt was to start: it ends as timed out, unpolled.
+        spent: bool,
         // Checked once where the attempt is made (`E: FromElapsed`), so that a missing
         // conversion is one error there rather than another at the `.await`.
         timed_out: fn(Elapsed) -> E,
@@ -434,18 +464,45 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let this = self.project();
+        if *this.spent {
+            context::mark_not_made();
+            return Poll::Ready(Err((this.timed_out)(Elapsed::new())));
+        }
+        let had_budget = coop::has_budget_remaining();
         {
             let _current = Enter::new(this.engine);
             if let Poll::Ready(out) = this.fut.poll(cx) {
                 return Poll::Ready(out);
             }
         }
-        match this.timer.as_pin_mut().map(|timer| timer.poll(cx)) {
+        match this
+            .timer
+            .as_pin_mut()
+            .map(|timer| poll_timer(timer, had_budget, cx))
+        {
             Some(Poll::Ready(())) => {
                 context::mark_timed_out();
                 Poll::Ready(Err((this.timed_out)(Elapsed::new())))
             }
             _ => Poll::Pending,
         }
+    }
+}
+
+/// Polls an attempt's time limit after the attempt itself, as tokio's own `Timeout` does: when
+/// the attempt used up the task's cooperative budget in this poll (an always-ready channel, a
+/// busy stream), the timer is polled outside the budget, or it would answer `Pending` forever and
+/// an attempt that never yields for any other reason would never be cut. `had_budget` is whether
+/// budget remained before the attempt was polled.
+#[inline]
+pub(crate) fn poll_timer(
+    timer: Pin<&mut Sleep>,
+    had_budget: bool,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    if had_budget && !coop::has_budget_remaining() {
+        std::pin::pin!(coop::unconstrained(timer)).poll(cx)
+    } else {
+        timer.poll(cx)
     }
 }

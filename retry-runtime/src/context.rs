@@ -3,6 +3,11 @@
 //! While an attempt is polled, a thread-local pointer names the call's [`Engine`]; it is set
 //! before each poll and restored after (about a nanosecond), rather than entering a task-local
 //! scope per attempt. Outside an attempt the pointer is null and `context()` gives `None`.
+//!
+//! Context and the inherited `max_elapsed` deadline therefore follow the poll, not the code's
+//! nesting: a future polled inside an attempt sees them, but a task spawned from an attempt
+//! (`tokio::spawn`, `spawn_blocking`, another thread) is polled elsewhere and inherits neither:
+//! `context()` is `None` there, and a retrying call in it has only its own deadline.
 
 use std::cell::Cell;
 use std::time::Duration;
@@ -19,6 +24,10 @@ thread_local! {
     /// Set when a timed attempt ran out of time, read by the decision that follows it (which
     /// runs in the same poll), so the budget can charge a timeout's cost.
     static TIMED_OUT: Cell<bool> = const { Cell::new(false) };
+    /// Set when a timed attempt was not made because no time remained before the deadline, read
+    /// by the decision that follows it (in the same poll): the call ends, and neither the breaker
+    /// nor the attempt count hears of an attempt that never ran.
+    static NOT_MADE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Makes `engine` the current call until the guard is dropped (even by a panic), restoring the
@@ -81,6 +90,18 @@ pub(crate) fn mark_timed_out() {
 #[inline]
 pub(crate) fn take_timed_out() -> bool {
     TIMED_OUT.replace(false)
+}
+
+/// Notes that the attempt that just ended was not made: no time remained.
+#[inline]
+pub(crate) fn mark_not_made() {
+    NOT_MADE.set(true);
+}
+
+/// Whether the attempt that just ended was not made (and forgets it).
+#[inline]
+pub(crate) fn take_not_made() -> bool {
+    NOT_MADE.replace(false)
 }
 
 /// Runs `f` with the engine of the innermost attempt being polled on this thread, if any.
@@ -160,6 +181,9 @@ impl RetryContext {
 }
 
 /// The context of the attempt being run on this thread, or `None` outside any retrying call.
+///
+/// It follows the poll: inside a task spawned from an attempt (`tokio::spawn`) it is `None`,
+/// since that task is not polled by the attempt.
 ///
 /// Calling it fixes the call's idempotency key (drawn once per call) and starts its clock if
 /// neither was yet: it is the asking that costs, not the retrying.

@@ -36,8 +36,13 @@ pub enum GiveUpReason {
     BreakerOpen,
     /// `max_attempts` attempts were made.
     Exhausted,
-    /// The next sleep would end at or past the `max_elapsed` deadline.
+    /// The next sleep would end at or past the `max_elapsed` deadline (the call's own, or one it
+    /// inherited from an enclosing call), or no time remained to start the next attempt.
     DeadlineReached,
+    /// The server asked to be left alone longer than the call may wait: its hint (`Retry-After`)
+    /// is beyond `max_delay`, or the wait it asks for would end at or past the `max_elapsed`
+    /// deadline. Coming back earlier than allowed would only be refused again.
+    RetryAfterTooLong,
 }
 
 impl std::fmt::Display for GiveUpReason {
@@ -48,6 +53,9 @@ impl std::fmt::Display for GiveUpReason {
             GiveUpReason::DeadlineReached => "max_elapsed reached",
             GiveUpReason::BudgetExhausted => "retry budget exhausted",
             GiveUpReason::BreakerOpen => "circuit breaker open",
+            GiveUpReason::RetryAfterTooLong => {
+                "server's Retry-After beyond max_delay or max_elapsed"
+            }
         })
     }
 }
@@ -249,8 +257,11 @@ impl<'p> Engine<'p> {
     /// Decides what follows a failed attempt (an error, or an `Ok` value the caller retries).
     ///
     /// `retryable` says whether the outcome is one to retry; `hint` is a server's requested delay
-    /// (Retry-After), which replaces the computed delay but is still capped at `max_delay`. A retry
-    /// is refused when attempts are exhausted or when the sleep would end at or past the deadline.
+    /// (Retry-After), a floor under the computed (jittered) delay: the sleep is the larger of the
+    /// two, so a zero or past hint never sends every client back at once. The call never comes
+    /// back before the server allows: a hint beyond `max_delay`, or one whose wait would end at
+    /// or past the deadline, ends the call ([`GiveUpReason::RetryAfterTooLong`]). A retry is also
+    /// refused when attempts are exhausted or when the sleep would end at or past the deadline.
     pub fn after_failure(
         &mut self,
         retryable: bool,
@@ -278,11 +289,23 @@ impl<'p> Engine<'p> {
             return Verdict::GiveUp(GiveUpReason::Exhausted);
         }
         let computed = self.schedule.next(self.attempt(), self.policy);
-        let delay = hint.map_or(computed, |h| h.min(self.policy.max_delay));
+        let delay = match hint {
+            None => computed,
+            Some(h) if h > self.policy.max_delay => {
+                return Verdict::GiveUp(GiveUpReason::RetryAfterTooLong);
+            }
+            Some(h) => h.max(computed),
+        };
         if let Some(deadline) = earliest(self.deadline(), limits.inherited_deadline) {
             let wakes = now.checked_add(delay);
             if wakes.is_none_or(|w| w >= deadline) {
-                return Verdict::GiveUp(GiveUpReason::DeadlineReached);
+                // The hint is to blame when it is what sets the wait.
+                let reason = if hint.is_some_and(|h| h >= computed) {
+                    GiveUpReason::RetryAfterTooLong
+                } else {
+                    GiveUpReason::DeadlineReached
+                };
+                return Verdict::GiveUp(reason);
             }
         }
         if let Some(budget) = limits.budget {
@@ -351,7 +374,7 @@ mod tests {
     }
 
     #[test]
-    fn a_hint_replaces_the_delay_but_not_the_ceiling() {
+    fn a_hint_is_a_floor_under_the_computed_delay() {
         let p = policy(RetryPolicy::builder().max_attempts(5).max_delay(1000 * MS));
         let mut e = Engine::new(&p, Instant::now);
         let now = Instant::now();
@@ -361,13 +384,72 @@ mod tests {
             Verdict::Retry(700 * MS)
         );
         e.begin_attempt();
+        // Zero, or a date in the past: at least the schedule's delay (retry 2: 200 ms).
         assert_eq!(
-            e.after_failure(true, Some(9000 * MS), now),
-            Verdict::Retry(1000 * MS)
+            e.after_failure(true, Some(Duration::ZERO), now),
+            Verdict::Retry(200 * MS)
         );
         e.begin_attempt();
         // The schedule went on counting under the hints: this is retry 3's delay.
         assert_eq!(e.after_failure(true, None, now), Verdict::Retry(400 * MS));
+        e.begin_attempt();
+        // Exactly max_delay is allowed.
+        assert_eq!(
+            e.after_failure(true, Some(1000 * MS), now),
+            Verdict::Retry(1000 * MS)
+        );
+    }
+
+    #[test]
+    fn a_hint_beyond_max_delay_ends_the_call() {
+        let p = policy(RetryPolicy::builder().max_attempts(5).max_delay(1000 * MS));
+        let mut e = Engine::new(&p, Instant::now);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(
+                true,
+                Some(1000 * MS + Duration::from_nanos(1)),
+                Instant::now()
+            ),
+            Verdict::GiveUp(GiveUpReason::RetryAfterTooLong)
+        );
+        let mut e = Engine::new(&p, Instant::now);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, Some(Duration::MAX), Instant::now()),
+            Verdict::GiveUp(GiveUpReason::RetryAfterTooLong)
+        );
+    }
+
+    #[test]
+    fn a_hint_beyond_the_deadline_ends_the_call_and_says_so() {
+        let p = policy(
+            RetryPolicy::builder()
+                .max_attempts(5)
+                .max_delay(5000 * MS)
+                .max_elapsed(1000 * MS),
+        );
+        let t0 = Instant::now();
+        let mut e = Engine::new(&p, || t0);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, Some(999 * MS), t0),
+            Verdict::Retry(999 * MS),
+            "ends one millisecond before the deadline"
+        );
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, Some(1000 * MS), t0),
+            Verdict::GiveUp(GiveUpReason::RetryAfterTooLong),
+            "ends exactly at the deadline"
+        );
+        // Without a hint, the same sleep past the deadline is the deadline's doing.
+        let mut e = Engine::new(&p, || t0);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, None, t0 + 950 * MS),
+            Verdict::GiveUp(GiveUpReason::DeadlineReached)
+        );
     }
 
     #[test]
@@ -389,6 +471,33 @@ mod tests {
         assert_eq!(
             e.after_failure(true, None, t0 + 800 * MS),
             Verdict::GiveUp(GiveUpReason::DeadlineReached)
+        );
+    }
+
+    #[test]
+    fn a_sleep_may_end_one_nanosecond_before_the_deadline() {
+        let p = policy(
+            RetryPolicy::builder()
+                .max_attempts(10)
+                .timeout(500 * MS)
+                .max_elapsed(1000 * MS),
+        );
+        let ns = Duration::from_nanos(1);
+        let t0 = Instant::now();
+        let mut e = Engine::new(&p, || t0);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, None, t0 + 900 * MS - ns),
+            Verdict::Retry(100 * MS)
+        );
+        // It wakes one nanosecond before the deadline: that is all the next attempt gets.
+        assert_eq!(e.attempt_timeout(|| t0 + 1000 * MS - ns), Some(ns));
+        assert_eq!(e.attempt_timeout(|| t0 + 1000 * MS), Some(Duration::ZERO));
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, None, t0 + 800 * MS),
+            Verdict::GiveUp(GiveUpReason::DeadlineReached),
+            "800 + 200 ms ends exactly at the deadline"
         );
     }
 

@@ -56,7 +56,7 @@ pub use error::{BreakerOpen, ConfigError, Elapsed};
 pub use jitter::{Jitter, ParseJitterError};
 pub use policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicyBuilder};
 pub use retry::{
-    Breaker, BreakerSlot, EveryError, NoBreaker, NoHint, OnRetry, Retry, RetryAfter, RetryFuture,
-    RetryWhen, Silent,
+    Breaker, BreakerSlot, ElapsedInto, EveryError, NoBreaker, NoHint, NoTimeout, OnRetry, Retry,
+    RetryAfter, RetryFuture, RetryWhen, Silent, TimeoutInto,
 };
 pub use rng::seed_rng;

@@ -267,7 +267,31 @@ impl RetryPolicyBuilder {
         self
     }
 
-    /// A limit on all attempts and sleeps of one call (> 0).
+    /// A limit on all attempts and sleeps of one call (> 0), counted from the first attempt's
+    /// start.
+    ///
+    /// - No sleep starts that would end at or past it: the call ends with its last error instead.
+    /// - With `timeout`, each attempt's limit is clipped to what remains, and once nothing
+    ///   remains no attempt starts: the call ends with `Elapsed` without polling the body.
+    /// - Without `timeout`, an attempt is never cut short: `max_elapsed` bounds only the sleeps.
+    ///   The first attempt always runs (a call tries once, even under an enclosing call's
+    ///   deadline that is already spent), and a retry starts only after a sleep that ended before
+    ///   the deadline.
+    ///
+    /// A call nested in another's attempt inherits the enclosing deadline (the earlier wins) on
+    /// the thread that polls it: a call moved to another task (`tokio::spawn`) inherits nothing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .timeout(Duration::from_secs(1))
+    ///     .max_elapsed(Duration::from_secs(10))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(policy.max_elapsed(), Some(Duration::from_secs(10)));
+    /// ```
     pub const fn max_elapsed(mut self, d: Duration) -> Self {
         self.max_elapsed = Some(d);
         self

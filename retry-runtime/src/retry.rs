@@ -118,11 +118,68 @@ impl<E> BreakerSlot<E> for Breaker<'_, E> {
     }
 }
 
+/// Makes a timed-out attempt's error with `E: From<Elapsed>` (the default of a [`Retry`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ElapsedInto;
+
+/// Applies no per-attempt timeout, so the error type needs no conversion from [`Elapsed`]; set
+/// by [`Retry::without_timeout`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoTimeout;
+
+/// How a [`Retry`] turns a timed-out attempt into its error type: [`ElapsedInto`] (with
+/// `E: From<Elapsed>`), an `FnMut(Elapsed) -> E` given to [`Retry::timeout_into`], or
+/// [`NoTimeout`].
+#[diagnostic::on_unimplemented(
+    message = "the closure API turns a timed-out attempt into `{E}` with `From<reattempt::Elapsed>`, which `{E}` lacks",
+    label = "`{E}` cannot hold a timeout",
+    note = "call `.without_timeout()` if this call needs no per-attempt timeout, or `.timeout_into(|elapsed| …)` to make a `{E}` from one"
+)]
+pub trait TimeoutInto<E> {
+    /// Whether the policy's `timeout` is applied at all.
+    const APPLIES: bool = true;
+
+    /// The error of an attempt that ran out of time.
+    fn timed_out(&mut self, elapsed: Elapsed) -> E;
+}
+
+impl<E: FromElapsed> TimeoutInto<E> for ElapsedInto {
+    fn timed_out(&mut self, elapsed: Elapsed) -> E {
+        E::from(elapsed)
+    }
+}
+
+impl<E> TimeoutInto<E> for NoTimeout {
+    const APPLIES: bool = false;
+
+    fn timed_out(&mut self, _: Elapsed) -> E {
+        unreachable!("reattempt: no attempt is timed without a timeout conversion")
+    }
+}
+
+impl<E, F: FnMut(Elapsed) -> E> TimeoutInto<E> for F {
+    fn timed_out(&mut self, elapsed: Elapsed) -> E {
+        self(elapsed)
+    }
+}
+
 impl RetryPolicy {
     /// Retries `op` (a closure making one attempt's future) under this policy.
     ///
-    /// The per-attempt `timeout` turns a slow attempt into `E::from(Elapsed)`, so the error type
-    /// must implement `From<Elapsed>` (`std::io::Error` does); `max_elapsed` bounds the whole call.
+    /// The per-attempt `timeout` turns a slow attempt into `E::from(Elapsed)`, so by default the
+    /// error type must implement `From<Elapsed>` (`std::io::Error` does). The policy is a value
+    /// known only at run time, so the compiler cannot tell whether it holds a `timeout`; rather
+    /// than ignore one silently or fail at run time, an error type that cannot hold a timeout
+    /// (`String`, `reqwest::Error`, `http::StatusCode`, which the orphan rule keeps from
+    /// `From<Elapsed>`) says which it wants, once, where the call is written:
+    /// [`.timeout_into(|elapsed| …)`](Retry::timeout_into) makes its error from the timeout, and
+    /// [`.without_timeout()`](Retry::without_timeout) runs the attempts without a per-attempt limit.
+    ///
+    /// `max_elapsed` bounds the whole call: no sleep starts that would end at or past it, and a
+    /// timed attempt is clipped to what remains (see [`RetryPolicyBuilder::max_elapsed`](crate::RetryPolicyBuilder::max_elapsed)).
+    ///
+    /// The future is fused the way futures combinators are: polling it after it returned panics
+    /// ("polled after completion") rather than running the operation again.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -139,7 +196,7 @@ impl RetryPolicy {
     ///         async move { if n < 3 { Err(io::ErrorKind::ConnectionReset.into()) } else { Ok("ok") } }
     ///     })
     ///     .when(transient)
-    ///     .notify(|e: &io::Error, ctx: &retry_runtime::RetryContext, d| {
+    ///     .notify(|e, ctx, d| {
     ///         println!("attempt {} failed ({e}); retrying in {d:?}", ctx.attempt());
     ///     })
     ///     .await;
@@ -157,6 +214,7 @@ impl RetryPolicy {
             breaker: NoBreaker,
             budget: None,
             name: "retry",
+            timeout: ElapsedInto,
         }
     }
 }
@@ -164,7 +222,7 @@ impl RetryPolicy {
 /// A retrying call being set up; `.await` it to run. Made by [`RetryPolicy::retry`].
 #[must_use = "a retry does nothing until awaited"]
 #[derive(Debug, Clone)]
-pub struct Retry<'p, Op, W = EveryError, N = Silent, H = NoHint, B = NoBreaker> {
+pub struct Retry<'p, Op, W = EveryError, N = Silent, H = NoHint, B = NoBreaker, C = ElapsedInto> {
     policy: &'p RetryPolicy,
     op: Op,
     when: W,
@@ -173,11 +231,33 @@ pub struct Retry<'p, Op, W = EveryError, N = Silent, H = NoHint, B = NoBreaker> 
     breaker: B,
     budget: Option<&'p RetryBudget>,
     name: &'static str,
+    timeout: C,
 }
 
-impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
-    /// Retries only the errors for which `predicate` is `true` (default: every error).
-    pub fn when<P>(self, predicate: P) -> Retry<'p, Op, P, N, H, B> {
+impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
+    /// Retries only the errors for which `predicate` is `true` (default: every error). The
+    /// predicate's argument type is the operation's error type: no annotation needed.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::io;
+    /// use retry_runtime::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    /// let out: io::Result<()> = policy
+    ///     .retry(|| async { Err(io::Error::from(io::ErrorKind::PermissionDenied)) })
+    ///     .when(|e| e.kind() == io::ErrorKind::ConnectionReset)
+    ///     .await;
+    /// assert_eq!(out.unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+    /// # }
+    /// ```
+    pub fn when<P, Fut, T, E>(self, predicate: P) -> Retry<'p, Op, P, N, H, B, C>
+    where
+        Op: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        P: FnMut(&E) -> bool,
+    {
         let Retry {
             policy,
             op,
@@ -186,6 +266,7 @@ impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
             breaker,
             budget,
             name,
+            timeout,
             ..
         } = self;
         Retry {
@@ -197,11 +278,17 @@ impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
             breaker,
             budget,
             name,
+            timeout,
         }
     }
 
     /// Calls `f(error, context, delay)` before each retry's sleep.
-    pub fn notify<F>(self, f: F) -> Retry<'p, Op, W, F, H, B> {
+    pub fn notify<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, F, H, B, C>
+    where
+        Op: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        F: FnMut(&E, &RetryContext, Duration),
+    {
         let Retry {
             policy,
             op,
@@ -210,6 +297,7 @@ impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
             breaker,
             budget,
             name,
+            timeout,
             ..
         } = self;
         Retry {
@@ -221,12 +309,144 @@ impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
             breaker,
             budget,
             name,
+            timeout,
         }
     }
 
-    /// Uses the delay an error asks for (a Retry-After header, gRPC pushback) instead of the
-    /// schedule's, still capped at `max_delay` and bounded by `max_elapsed`.
-    pub fn retry_after<F>(self, f: F) -> Retry<'p, Op, W, N, F, B> {
+    /// Makes the error of an attempt the policy's `timeout` cut with `f`, for an error type
+    /// without `From<Elapsed>` (or to choose another variant than its `From` impl does).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .max_attempts(2)
+    ///     .timeout(Duration::from_millis(10))
+    ///     .build()
+    ///     .unwrap();
+    /// let out: Result<u32, String> = policy
+    ///     .retry(|| std::future::pending())
+    ///     .timeout_into(|elapsed| format!("gave up: {elapsed}"))
+    ///     .await;
+    /// assert!(out.unwrap_err().starts_with("gave up"));
+    /// # }
+    /// ```
+    pub fn timeout_into<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, N, H, B, F>
+    where
+        Op: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        F: FnMut(Elapsed) -> E,
+    {
+        let Retry {
+            policy,
+            op,
+            when,
+            notify,
+            hint,
+            breaker,
+            budget,
+            name,
+            ..
+        } = self;
+        Retry {
+            policy,
+            op,
+            when,
+            notify,
+            hint,
+            breaker,
+            budget,
+            name,
+            timeout: f,
+        }
+    }
+
+    /// Runs the attempts without a per-attempt time limit, even if the policy sets `timeout`:
+    /// for an error type that cannot hold a timeout (`reqwest::Error` has its own timeouts).
+    /// `max_elapsed` still bounds the sleeps; with no timeout, an attempt is never cut.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use retry_runtime::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    /// let out: Result<u32, String> = policy
+    ///     .retry(|| async { Err("refused".to_string()) })
+    ///     .without_timeout()
+    ///     .when(|e| e != "refused")
+    ///     .await;
+    /// assert_eq!(out.unwrap_err(), "refused");
+    /// # }
+    /// ```
+    ///
+    /// Without it (or `.timeout_into`), such an error type does not compile, whatever the policy:
+    ///
+    /// ```compile_fail
+    /// # async fn f() {
+    /// let policy = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// let out: Result<u32, String> = policy.retry(|| async { Err("refused".to_string()) }).await;
+    /// # }
+    /// ```
+    pub fn without_timeout(self) -> Retry<'p, Op, W, N, H, B, NoTimeout> {
+        let Retry {
+            policy,
+            op,
+            when,
+            notify,
+            hint,
+            breaker,
+            budget,
+            name,
+            ..
+        } = self;
+        Retry {
+            policy,
+            op,
+            when,
+            notify,
+            hint,
+            breaker,
+            budget,
+            name,
+            timeout: NoTimeout,
+        }
+    }
+
+    /// Honours the delay an error asks for (a Retry-After header, gRPC pushback) as a floor: the
+    /// sleep is the larger of the hint and the schedule's (jittered) delay, so a zero or past hint
+    /// does not send every client back at once. The call never comes back before the server
+    /// allows: a hint beyond `max_delay`, or one whose wait would end past `max_elapsed`, ends the
+    /// call with that error ([`GiveUpReason::RetryAfterTooLong`](crate::GiveUpReason)).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::RetryPolicy;
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// struct Throttled(Duration);
+    ///
+    /// let policy = RetryPolicy::builder().max_delay(Duration::from_secs(5)).build().unwrap();
+    /// let out: Result<(), Throttled> = policy
+    ///     .retry(|| async { Err(Throttled(Duration::from_secs(60))) })
+    ///     .without_timeout()
+    ///     .retry_after(|e| Some(e.0))
+    ///     .await;
+    /// // 60 s is beyond max_delay: the call ends at once rather than coming back early.
+    /// assert_eq!(out, Err(Throttled(Duration::from_secs(60))));
+    /// # }
+    /// ```
+    pub fn retry_after<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, N, F, B, C>
+    where
+        Op: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        F: FnMut(&E) -> Option<Duration>,
+    {
         let Retry {
             policy,
             op,
@@ -235,6 +455,7 @@ impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
             breaker,
             budget,
             name,
+            timeout,
             ..
         } = self;
         Retry {
@@ -246,6 +467,7 @@ impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
             breaker,
             budget,
             name,
+            timeout,
         }
     }
 
@@ -254,7 +476,7 @@ impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
     pub fn circuit_breaker<E: FromBreakerOpen>(
         self,
         breaker: &'p CircuitBreaker,
-    ) -> Retry<'p, Op, W, N, H, Breaker<'p, E>> {
+    ) -> Retry<'p, Op, W, N, H, Breaker<'p, E>, C> {
         let Retry {
             policy,
             op,
@@ -263,6 +485,7 @@ impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
             hint,
             budget,
             name,
+            timeout,
             ..
         } = self;
         let breaker = Breaker {
@@ -278,6 +501,7 @@ impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
             breaker,
             budget,
             name,
+            timeout,
         }
     }
 
@@ -295,18 +519,19 @@ impl<'p, Op, W, N, H, B> Retry<'p, Op, W, N, H, B> {
     }
 }
 
-impl<'p, Op, Fut, T, E, W, N, H, B> IntoFuture for Retry<'p, Op, W, N, H, B>
+impl<'p, Op, Fut, T, E, W, N, H, B, C> IntoFuture for Retry<'p, Op, W, N, H, B, C>
 where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
-    E: FromElapsed + Debug,
+    E: Debug,
     W: RetryWhen<E>,
     N: OnRetry<E>,
     H: RetryAfter<E>,
     B: BreakerSlot<E>,
+    C: TimeoutInto<E>,
 {
     type Output = Result<T, E>;
-    type IntoFuture = RetryFuture<'p, Op, Fut, W, N, H, B>;
+    type IntoFuture = RetryFuture<'p, Op, Fut, W, N, H, B, C>;
 
     fn into_future(self) -> Self::IntoFuture {
         RetryFuture {
@@ -320,7 +545,9 @@ where
             hint: self.hint,
             breaker: self.breaker,
             budget: self.budget,
+            timeout: self.timeout,
             permit: None,
+            done: false,
             attempt: None,
             timer: None,
         }
@@ -331,7 +558,7 @@ pin_project! {
     /// The future of a [`Retry`]. While an attempt runs, `timer` is its time limit (if any);
     /// between attempts it is the backoff sleep.
     #[must_use = "futures do nothing unless awaited"]
-    pub struct RetryFuture<'p, Op, Fut, W, N, H, B> {
+    pub struct RetryFuture<'p, Op, Fut, W, N, H, B, C = ElapsedInto> {
         engine: Engine<'p>,
         name: &'static str,
         op: Op,
@@ -340,8 +567,11 @@ pin_project! {
         hint: H,
         breaker: B,
         budget: Option<&'p RetryBudget>,
+        timeout: C,
         // The breaker's leave for the attempt running now.
         permit: Option<Permit>,
+        // The call has returned: polling again is a bug, never another round of attempts.
+        done: bool,
         #[pin]
         attempt: Option<Fut>,
         #[pin]
@@ -349,61 +579,50 @@ pin_project! {
     }
 }
 
-impl<Op, Fut, T, E, W, N, H, B> Future for RetryFuture<'_, Op, Fut, W, N, H, B>
+impl<Op, Fut, T, E, W, N, H, B, C> Future for RetryFuture<'_, Op, Fut, W, N, H, B, C>
 where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
-    E: FromElapsed + Debug,
+    E: Debug,
     W: RetryWhen<E>,
     N: OnRetry<E>,
     H: RetryAfter<E>,
     B: BreakerSlot<E>,
+    C: TimeoutInto<E>,
 {
     type Output = Result<T, E>;
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one state machine, kept in one place"
+    )]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let mut this = self.project();
+        assert!(!*this.done, "`RetryFuture` polled after completion");
         loop {
-            if let Some(fut) = this.attempt.as_mut().as_pin_mut() {
+            let outcome = if let Some(fut) = this.attempt.as_mut().as_pin_mut() {
+                let had_budget = tokio::task::coop::has_budget_remaining();
                 let polled = {
                     let _current = Enter::new(this.engine);
                     fut.poll(cx)
                 };
                 let outcome = match polled {
                     Poll::Ready(outcome) => outcome,
-                    Poll::Pending => match this.timer.as_mut().as_pin_mut().map(|t| t.poll(cx)) {
+                    Poll::Pending => match this
+                        .timer
+                        .as_mut()
+                        .as_pin_mut()
+                        .map(|t| call::poll_timer(t, had_budget, cx))
+                    {
                         Some(Poll::Ready(())) => {
                             context::mark_timed_out();
-                            Err(E::from(Elapsed::new()))
+                            Err(this.timeout.timed_out(Elapsed::new()))
                         }
                         _ => return Poll::Pending,
                     },
                 };
                 this.attempt.set(None);
-                let mut guards = Guards::NONE;
-                if let Some(Breaker { breaker, .. }) = this.breaker.get() {
-                    guards = guards.breaker(breaker, this.permit.take());
-                }
-                if let Some(budget) = *this.budget {
-                    guards = guards.budget(budget);
-                }
-                let (when, hint, notify) = (&mut *this.when, &mut *this.hint, &mut *this.notify);
-                match decide(
-                    this.engine,
-                    this.name,
-                    outcome,
-                    |e| when.retry(e),
-                    |_| false,
-                    |e| hint.retry_after(e),
-                    |e, ctx, d| notify.on_retry(e, ctx, d),
-                    guards,
-                ) {
-                    Decision::Return(outcome) => {
-                        this.timer.set(None);
-                        return Poll::Ready(outcome);
-                    }
-                    Decision::Sleep(delay) => set_timer(this.timer.as_mut(), delay),
-                }
+                outcome
             } else {
                 if this.engine.attempt() > 0 {
                     // Between attempts: the timer is the backoff sleep.
@@ -411,33 +630,77 @@ where
                         ready!(sleep.poll(cx));
                     }
                 }
-                if let Some(Breaker { breaker, reject }) = this.breaker.get() {
-                    match breaker.try_acquire() {
-                        Ok(permit) => *this.permit = Some(permit),
-                        Err(open) => {
-                            // Rejected: no attempt is made, and the call ends (never retried).
-                            let error =
-                                call::rejected(this.engine, this.name, reject(open), *this.budget);
-                            return Poll::Ready(Err(error));
+                // With a timeout, no attempt starts once no time remains (a deadline inherited
+                // from an enclosing call, spent on entry; or a late wake-up): it ends as timed out
+                // without the operation being called, and the call ends.
+                let spent = C::APPLIES
+                    && this
+                        .engine
+                        .attempt_timeout_within(Instant::now, context::inherited_deadline())
+                        == Some(Duration::ZERO);
+                if spent {
+                    this.engine.begin_attempt();
+                    context::mark_not_made();
+                    Err(this.timeout.timed_out(Elapsed::new()))
+                } else {
+                    if let Some(Breaker { breaker, reject }) = this.breaker.get() {
+                        match breaker.try_acquire() {
+                            Ok(permit) => *this.permit = Some(permit),
+                            Err(open) => {
+                                // Rejected: no attempt is made, and the call ends (never retried).
+                                let error = call::rejected(this.engine, this.name, reject(open), *this.budget);
+                                *this.done = true;
+                                return Poll::Ready(Err(error));
+                            }
                         }
                     }
+                    if this.engine.begin_attempt() == 1
+                        && this.engine.policy().max_elapsed().is_some()
+                    {
+                        this.engine.start_or(Instant::now);
+                    }
+                    let fut = {
+                        let _current = Enter::new(this.engine);
+                        (this.op)()
+                    };
+                    this.attempt.set(Some(fut));
+                    let limit = if C::APPLIES {
+                        this.engine
+                            .attempt_timeout_within(Instant::now, context::inherited_deadline())
+                    } else {
+                        None
+                    };
+                    match limit {
+                        Some(limit) => set_timer(this.timer.as_mut(), limit),
+                        None => this.timer.set(None),
+                    }
+                    continue;
                 }
-                if this.engine.begin_attempt() == 1 && this.engine.policy().max_elapsed().is_some()
-                {
-                    this.engine.start_or(Instant::now);
+            };
+            let mut guards = Guards::NONE;
+            if let Some(Breaker { breaker, .. }) = this.breaker.get() {
+                guards = guards.breaker(breaker, this.permit.take());
+            }
+            if let Some(budget) = *this.budget {
+                guards = guards.budget(budget);
+            }
+            let (when, hint, notify) = (&mut *this.when, &mut *this.hint, &mut *this.notify);
+            match decide(
+                this.engine,
+                this.name,
+                outcome,
+                |e| when.retry(e),
+                |_| false,
+                |e| hint.retry_after(e),
+                |e, ctx, d| notify.on_retry(e, ctx, d),
+                guards,
+            ) {
+                Decision::Return(outcome) => {
+                    this.timer.set(None);
+                    *this.done = true;
+                    return Poll::Ready(outcome);
                 }
-                let fut = {
-                    let _current = Enter::new(this.engine);
-                    (this.op)()
-                };
-                this.attempt.set(Some(fut));
-                match this
-                    .engine
-                    .attempt_timeout_within(Instant::now, context::inherited_deadline())
-                {
-                    Some(limit) => set_timer(this.timer.as_mut(), limit),
-                    None => this.timer.set(None),
-                }
+                Decision::Sleep(delay) => set_timer(this.timer.as_mut(), delay),
             }
         }
     }

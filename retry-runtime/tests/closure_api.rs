@@ -378,19 +378,14 @@ fn retry_after(e: &ApiError) -> Option<Duration> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn retry_after_replaces_the_delay_and_is_capped_at_max_delay() {
+async fn retry_after_is_a_floor_under_the_computed_delay() {
     let policy = exact(
         RetryPolicy::builder()
             .max_attempts(6)
             .delay(100 * MS)
             .max_delay(2000 * MS),
     );
-    let hints = [
-        Some(750 * MS),
-        Some(Duration::from_secs(10)),
-        None,
-        Some(Duration::ZERO),
-    ];
+    let hints = [Some(750 * MS), None, Some(Duration::ZERO), Some(2000 * MS)];
     let t0 = Instant::now();
     let mut starts = vec![];
     let mut notified = vec![];
@@ -409,12 +404,37 @@ async fn retry_after_replaces_the_delay_and_is_capped_at_max_delay() {
         .notify(|_: &ApiError, _: &RetryContext, delay| notified.push(delay))
         .await;
     assert_eq!(out, Ok(5));
-    // 750 ms asked; 10 s asked but capped at 2 s; no hint: the schedule's retry-3 delay
-    // (100 ms × 2²); zero asked.
-    let expected = [750 * MS, 2000 * MS, 400 * MS, Duration::ZERO];
+    // 750 ms asked (over the schedule's 100); no hint: the schedule's 200 ms; zero asked: still
+    // the schedule's 400 ms (never every client at once); exactly max_delay asked.
+    let expected = [750 * MS, 200 * MS, 400 * MS, 2000 * MS];
     assert_eq!(gaps(&starts), expected);
     assert_eq!(notified, expected);
-    assert_eq!(t0.elapsed(), 3150 * MS);
+    assert_eq!(t0.elapsed(), 3350 * MS);
+}
+
+/// Coming back before the server allows would only be refused again: a hint beyond `max_delay`
+/// ends the call with that error, at once.
+#[tokio::test(start_paused = true)]
+async fn retry_after_beyond_max_delay_ends_the_call_with_its_error() {
+    let policy = exact(
+        RetryPolicy::builder()
+            .max_attempts(6)
+            .delay(100 * MS)
+            .max_delay(2000 * MS),
+    );
+    let t0 = Instant::now();
+    let mut calls = 0;
+    let hint = Some(Duration::from_secs(10));
+    let out: Result<(), _> = policy
+        .retry(|| {
+            calls += 1;
+            async move { Err(ApiError::Busy { retry_after: hint }) }
+        })
+        .retry_after(retry_after)
+        .await;
+    assert_eq!(out, Err(ApiError::Busy { retry_after: hint }));
+    assert_eq!(calls, 1);
+    assert_eq!(t0.elapsed(), Duration::ZERO);
 }
 
 #[tokio::test(start_paused = true)]
@@ -427,7 +447,7 @@ async fn retry_after_is_bounded_by_max_elapsed() {
             .max_elapsed(1000 * MS),
     );
     for (hint, attempts, ends_at) in [
-        // Capped to 2 s, which would end past the deadline.
+        // Beyond max_delay (2 s): the call ends at once.
         (Duration::from_secs(5), 1, Duration::ZERO),
         // 0 → 600 ms → 1200 ms would pass the deadline.
         (600 * MS, 2, 600 * MS),

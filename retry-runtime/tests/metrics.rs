@@ -214,3 +214,72 @@ fn an_ok_that_retry_if_ok_rejected_counts_as_a_failed_call() {
         0
     );
 }
+
+/// A breaker's rejection is not an attempt: neither the generated code's driver (`Call` +
+/// `decide`) nor the closure API counts it in `reattempt_attempts_total`.
+#[test]
+fn a_rejected_attempt_is_not_counted_as_an_attempt() {
+    use retry_runtime::CircuitBreaker;
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .reset_timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        runtime.block_on(async {
+            // One real attempt, which fails and opens the breaker; its retry is rejected.
+            let out: Result<u32, std::io::Error> = POLICY
+                .retry(|| async { Err(std::io::ErrorKind::ConnectionReset.into()) })
+                .circuit_breaker(&breaker)
+                .name("fetch")
+                .await;
+            assert!(out.is_err());
+            // The generated code's driver: the breaker rejects, the attempt is not made.
+            let mut call = Call::new(&POLICY);
+            let permit = breaker.try_acquire().ok();
+            assert!(permit.is_none());
+            let outcome: Result<u32, std::io::Error> =
+                Err(std::io::Error::other(retry_runtime::BreakerOpen::new()));
+            let guards = Guards::NONE.breaker(&breaker, permit);
+            let decision = call.decide(
+                "fetch",
+                outcome,
+                |_| true,
+                |_| false,
+                |_| None,
+                |_, _, _| {},
+                guards,
+            );
+            assert!(matches!(decision, Decision::Return(Err(_))));
+            // The closure API: rejected too.
+            let out: Result<u32, std::io::Error> = POLICY
+                .retry(|| async { Ok(1) })
+                .circuit_breaker(&breaker)
+                .name("fetch")
+                .await;
+            assert!(out.is_err());
+        });
+    });
+    let snapshot: Vec<_> = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(k, _, _, v)| (k, v))
+        .collect();
+    assert_eq!(
+        counter(&snapshot, "reattempt_attempts_total", None),
+        1,
+        "only the attempt that was made"
+    );
+    assert_eq!(
+        counter(&snapshot, "reattempt_breaker_rejections_total", None),
+        3
+    );
+}

@@ -590,7 +590,8 @@ proptest! {
 
     /// Driving the engine with any outcomes, hints and attempt durations never panics, and every
     /// verdict follows the rules: non-retryable stops, `max_attempts` bounds the attempts, a hint
-    /// replaces the delay (capped at `max_delay`), and no sleep ends at or past the deadline.
+    /// is a floor under the delay and one beyond `max_delay` or the deadline ends the call, and no
+    /// sleep ends at or past the deadline.
     #[test]
     fn engine_never_panics_and_keeps_its_rules(
         spec in valid_spec(many_attempts()),
@@ -638,7 +639,14 @@ proptest! {
                     prop_assert!(retryable);
                     prop_assert!(attempt < p.max_attempts());
                     match hint {
-                        Some(h) => prop_assert_eq!(sleep, h.min(p.max_delay())),
+                        // A hint is a floor, and never cut: one beyond max_delay ends the call.
+                        Some(h) => {
+                            prop_assert!(sleep >= h);
+                            prop_assert!(h <= p.max_delay());
+                            if !matches!(p.jitter(), Jitter::Proportional(_)) {
+                                prop_assert!(sleep <= p.max_delay());
+                            }
+                        }
                         None if !matches!(p.jitter(), Jitter::Proportional(_)) => {
                             prop_assert!(sleep <= p.max_delay());
                         }
@@ -668,10 +676,18 @@ proptest! {
                     prop_assert!(retryable);
                     prop_assert!(attempt < p.max_attempts());
                     prop_assert!(p.max_elapsed().is_some());
-                    if let (Some(h), Some(deadline)) = (hint, engine.deadline()) {
-                        let wakes = now.checked_add(h.min(p.max_delay()));
-                        prop_assert!(wakes.is_none_or(|w| w >= deadline));
-                    }
+                    // A hint, if any, was within max_delay and did not set the wait.
+                    prop_assert!(hint.is_none_or(|h| h <= p.max_delay()));
+                    break;
+                }
+                Verdict::GiveUp(GiveUpReason::RetryAfterTooLong) => {
+                    prop_assert!(retryable);
+                    prop_assert!(attempt < p.max_attempts());
+                    let h = hint.expect("only a hint can be too long");
+                    let past_deadline = engine
+                        .deadline()
+                        .is_some_and(|d| now.checked_add(h).is_none_or(|w| w >= d));
+                    prop_assert!(h > p.max_delay() || past_deadline);
                     break;
                 }
                 Verdict::GiveUp(other) => prop_assert!(false, "unknown reason {:?}", other),
