@@ -146,9 +146,9 @@ pub use retry_macros::recover;
 
 pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
-    Elapsed, GiveUpReason, IdempotencyKey, Jitter, ParseJitterError, PolicyError, Retry,
-    RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient,
-    context, seed_rng, transient,
+    Elapsed, GiveUpReason, IdempotencyKey, Jitter, LogError, ParseJitterError, ParseLogError,
+    PolicyError, Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy,
+    RetryPolicyBuilder, Transient, context, seed_rng, transient,
 };
 
 #[cfg(feature = "http")]

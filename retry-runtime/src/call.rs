@@ -17,7 +17,7 @@ use crate::budget::RetryBudget;
 use crate::context::{self, Enter, RetryContext};
 use crate::engine::{Engine, GiveUpReason, Limits, Verdict};
 use crate::error::Elapsed;
-use crate::events;
+use crate::events::{self, Logged};
 use crate::policy::RetryPolicy;
 
 /// What the retry loop does next.
@@ -287,14 +287,29 @@ fn limits<'b>(guards: &Guards<'b>) -> Limits<'b> {
 }
 
 /// A call the circuit breaker rejected: it ends at once with `error` (never retried), and the
-/// give-up is reported.
+/// give-up is reported, as the attempt that was not made (the current one: it has begun).
 pub(crate) fn rejected<E: Debug>(engine: &Engine<'_>, name: &'static str, error: E) -> E {
-    events::giving_up(
-        name,
-        engine.attempt(),
-        GiveUpReason::BreakerOpen,
-        Some(&error),
-    );
+    report_rejection(engine, engine.attempt(), name, error)
+}
+
+/// As [`rejected`], for a driver that asks the breaker before the attempt begins (the closure
+/// API): the attempt not made is the next one.
+pub(crate) fn rejected_before_attempt<E: Debug>(
+    engine: &Engine<'_>,
+    name: &'static str,
+    error: E,
+) -> E {
+    report_rejection(engine, engine.attempt().saturating_add(1), name, error)
+}
+
+fn report_rejection<E: Debug>(
+    engine: &Engine<'_>,
+    attempt: u32,
+    name: &'static str,
+    error: E,
+) -> E {
+    let logged = Logged::new(&error, engine.policy().log_error);
+    events::giving_up(name, attempt, GiveUpReason::BreakerOpen, Some(logged));
     error
 }
 
@@ -343,11 +358,13 @@ fn after_error<T, E: Debug>(
     match engine.after_failure_within(retryable, hint, Instant::now(), limits) {
         Verdict::Retry(delay) => {
             on_retry(&error, &RetryContext::of(engine), delay);
-            events::retrying(name, engine.attempt(), delay, &error);
+            let logged = Logged::new(&error, engine.policy().log_error);
+            events::retrying(name, engine.attempt(), delay, logged);
             Decision::Sleep(delay)
         }
         Verdict::GiveUp(reason) => {
-            events::giving_up(name, engine.attempt(), reason, Some(&error));
+            let logged = Logged::new(&error, engine.policy().log_error);
+            events::giving_up(name, engine.attempt(), reason, Some(logged));
             Decision::Return(Err(error))
         }
     }

@@ -55,6 +55,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 use crate::backoff::Backoff;
 use crate::breaker::CircuitBreaker;
 use crate::budget::RetryBudget;
+use crate::events::LogError;
 use crate::jitter::Jitter;
 use crate::policy::{PolicyError, PolicySettings, RetryPolicy};
 
@@ -63,7 +64,8 @@ use crate::policy::{PolicyError, PolicySettings, RetryPolicy};
 ///
 /// Keys: `max_attempts`, `delay`, `backoff` (`"fixed"`, `"linear"`, `"exponential"`),
 /// `multiplier`, `max_delay`, `jitter` (`"none"`, `"full"`, `"equal"`, `"decorrelated"` or a
-/// factor in (0, 1]), `timeout`, `max_elapsed`; durations are strings such as `"200ms"`.
+/// factor in (0, 1]), `timeout`, `max_elapsed`, `log_error` (`"none"`, `"type"`, `"debug"`: see
+/// [`LogError`](crate::LogError)); durations are strings such as `"200ms"`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -93,6 +95,7 @@ impl<'de> Deserialize<'de> for RetryPolicy {
             jitter: raw.jitter,
             timeout: raw.timeout,
             max_elapsed: raw.max_elapsed,
+            log_error: raw.log_error,
         };
         settings.builder().build().map_err(de::Error::custom)
     }
@@ -271,6 +274,37 @@ impl<'de> Deserialize<'de> for Jitter {
     }
 }
 
+/// Read from `"none"`, `"type"` or `"debug"`, as [`FromStr`](std::str::FromStr).
+///
+/// ```
+/// use retry_runtime::{LogError, RetryPolicy};
+///
+/// let policy: RetryPolicy = toml::from_str(r#"log_error = "debug""#)?;
+/// assert_eq!(policy.log_error(), LogError::Debug);
+/// let err = toml::from_str::<RetryPolicy>(r#"log_error = "display""#).unwrap_err();
+/// assert!(err.to_string().contains(r#"unknown log_error `display`: expected "none", "type" or "debug""#));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+impl<'de> Deserialize<'de> for LogError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct LogErrorVisitor;
+
+        impl Visitor<'_> for LogErrorVisitor {
+            type Value = LogError;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(r#"what to log of an error: "none", "type" or "debug""#)
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<LogError, E> {
+                s.parse().map_err(E::custom)
+            }
+        }
+
+        deserializer.deserialize_str(LogErrorVisitor)
+    }
+}
+
 /// A raw table read from a map only: a derived struct also takes a sequence (its fields by
 /// position), which a config file should not be able to do by accident.
 fn table<'de, T, D>(deserializer: D) -> Result<T, D::Error>
@@ -337,6 +371,8 @@ struct RawPolicy {
     timeout: Option<Duration>,
     #[serde(default, deserialize_with = "key::max_elapsed")]
     max_elapsed: Option<Duration>,
+    #[serde(default)]
+    log_error: Option<LogError>,
 }
 
 #[derive(Deserialize)]

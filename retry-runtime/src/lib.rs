@@ -53,6 +53,7 @@ pub use context::{IdempotencyKey, RetryContext, context};
 pub use delays::Delays;
 pub use engine::{Engine, GiveUpReason, Limits, Verdict};
 pub use error::{BreakerOpen, ConfigError, Elapsed};
+pub use events::{LogError, ParseLogError};
 pub use jitter::{Jitter, ParseJitterError};
 pub use policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicyBuilder};
 pub use retry::{

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::backoff::Backoff;
 use crate::delays::Delays;
+use crate::events::LogError;
 use crate::jitter::Jitter;
 
 /// A validated retry schedule. Build one with [`RetryPolicy::builder`].
@@ -39,6 +40,7 @@ pub struct RetryPolicy {
     pub(crate) jitter: Jitter,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_elapsed: Option<Duration>,
+    pub(crate) log_error: LogError,
 }
 
 /// Defaults, as in the attribute's table.
@@ -69,6 +71,7 @@ impl RetryPolicy {
             jitter: Jitter::Full,
             timeout: None,
             max_elapsed: None,
+            log_error: LogError::TypeName,
         }
     }
 
@@ -153,6 +156,16 @@ impl RetryPolicy {
         self.max_elapsed
     }
 
+    /// What the retry and give-up events say about the error (default: its type's name only).
+    ///
+    /// ```
+    /// # use retry_runtime::{LogError, RetryPolicy};
+    /// assert_eq!(RetryPolicy::builder().build().unwrap().log_error(), LogError::TypeName);
+    /// ```
+    pub const fn log_error(&self) -> LogError {
+        self.log_error
+    }
+
     /// The sleeps between the attempts of one logical call, in order: `max_attempts − 1` of them,
     /// jittered with this thread's generator (see [`seed_rng`](crate::seed_rng)).
     ///
@@ -221,6 +234,7 @@ pub struct RetryPolicyBuilder {
     jitter: Jitter,
     timeout: Option<Duration>,
     max_elapsed: Option<Duration>,
+    log_error: LogError,
 }
 
 impl RetryPolicyBuilder {
@@ -270,6 +284,23 @@ impl RetryPolicyBuilder {
     /// A limit on all attempts and sleeps of one call (> 0).
     pub const fn max_elapsed(mut self, d: Duration) -> Self {
         self.max_elapsed = Some(d);
+        self
+    }
+
+    /// What the retry and give-up events say about the error: by default
+    /// ([`LogError::TypeName`]) only its type's name, since an error's `Debug` may carry a secret
+    /// (a `reqwest::Error` holds the URL, query string and API key included).
+    /// [`LogError::Debug`] logs the whole error; [`LogError::None`] nothing of it.
+    ///
+    /// ```
+    /// use retry_runtime::{LogError, RetryPolicy};
+    ///
+    /// // My errors hold no secrets: log them whole.
+    /// let policy = RetryPolicy::builder().log_error(LogError::Debug).build().unwrap();
+    /// assert_eq!(policy.log_error(), LogError::Debug);
+    /// ```
+    pub const fn log_error(mut self, log: LogError) -> Self {
+        self.log_error = log;
         self
     }
 
@@ -340,6 +371,7 @@ impl RetryPolicyBuilder {
             jitter: self.jitter,
             timeout: self.timeout,
             max_elapsed: self.max_elapsed,
+            log_error: self.log_error,
         })
     }
 }
@@ -374,6 +406,8 @@ pub struct PolicySettings {
     pub timeout: Option<Duration>,
     /// See [`RetryPolicyBuilder::max_elapsed`].
     pub max_elapsed: Option<Duration>,
+    /// See [`RetryPolicyBuilder::log_error`].
+    pub log_error: Option<LogError>,
 }
 
 impl PolicySettings {
@@ -403,6 +437,9 @@ impl PolicySettings {
         }
         if let Some(d) = self.max_elapsed {
             b = b.max_elapsed(d);
+        }
+        if let Some(log) = self.log_error {
+            b = b.log_error(log);
         }
         b
     }
@@ -510,6 +547,7 @@ mod tests {
         assert_eq!(p.jitter(), Jitter::Full);
         assert_eq!(p.timeout(), None);
         assert_eq!(p.max_elapsed(), None);
+        assert_eq!(p.log_error(), LogError::TypeName);
     }
 
     fn err(b: RetryPolicyBuilder) -> PolicyError {
