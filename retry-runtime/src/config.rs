@@ -4,8 +4,9 @@
 //! keys are the builder's method names, every key optional (a missing one keeps the builder's
 //! default), checked by the builder's own `build()`, so a file is held to exactly the rules and
 //! error messages of code. Durations are strings with a unit, read by
-//! [humantime](https://docs.rs/humantime): `"250ms"`, `"2s"`, `"1m 30s"`. A `null` (JSON, YAML)
-//! counts as a missing key. Any format works: TOML, YAML, JSON.
+//! [`parse_duration`](crate::parse_duration) as the attribute reads them: `"250ms"`, `"2s"`,
+//! `"1m 30s"` (a capital `M` and a repeated unit are refused as likely typos). A `null` (JSON,
+//! YAML) counts as a missing key. Any format works: TOML, YAML, JSON.
 //!
 //! ```
 //! use serde::Deserialize;
@@ -472,30 +473,63 @@ impl Visitor<'_> for Setting<Count> {
     }
 
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<u32, E> {
-        u32::try_from(n).map_err(|_| {
-            E::custom(format_args!(
-                "invalid `{}`: must be at most {}, got {n}",
-                self.key,
-                u32::MAX
-            ))
-        })
+        u32::try_from(n).map_err(|_| self.too_large(n))
     }
 
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<u32, E> {
         match u64::try_from(n) {
             Ok(n) => self.visit_u64(n),
-            Err(_) => Err(E::custom(format_args!(
-                "invalid `{}`: must be a whole number ≥ 0, got {n}",
-                self.key
-            ))),
+            Err(_) => Err(self.negative(n)),
+        }
+    }
+
+    // A format with big integers (TOML reads 2⁶⁴ as an i128): out of range, not "not a number".
+    fn visit_u128<E: de::Error>(self, n: u128) -> Result<u32, E> {
+        match u64::try_from(n) {
+            Ok(n) => self.visit_u64(n),
+            Err(_) => Err(self.too_large(n)),
+        }
+    }
+
+    fn visit_i128<E: de::Error>(self, n: i128) -> Result<u32, E> {
+        match u128::try_from(n) {
+            Ok(n) => self.visit_u128(n),
+            Err(_) => Err(self.negative(n)),
         }
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<u32, E> {
+        // A whole number too large for the format's integers (JSON reads 2⁶⁴ as a float) is out
+        // of range, like any other.
+        if n.is_finite() && n.fract() == 0.0 {
+            if n < 0.0 {
+                return Err(self.negative(format_args!("{n:.0}")));
+            }
+            if n > f64::from(u32::MAX) {
+                return Err(self.too_large(format_args!("{n:.0}")));
+            }
+        }
         Err(E::custom(format_args!(
             "invalid `{}`: must be a whole number, got {n:?}",
             self.key
         )))
+    }
+}
+
+impl Setting<Count> {
+    fn too_large<E: de::Error>(&self, n: impl fmt::Display) -> E {
+        E::custom(format_args!(
+            "invalid `{}`: must be at most {}, got {n}",
+            self.key,
+            u32::MAX
+        ))
+    }
+
+    fn negative<E: de::Error>(&self, n: impl fmt::Display) -> E {
+        E::custom(format_args!(
+            "invalid `{}`: must be a whole number ≥ 0, got {n}",
+            self.key
+        ))
     }
 }
 
@@ -565,8 +599,8 @@ impl Visitor<'_> for Setting<HumanDuration> {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Duration, E> {
-        // humantime reports overflow ("10000000000000 years") as an error, never a panic.
-        humantime::parse_duration(s).map_err(|e| {
+        // Overflow ("10000000000000 years") is an error, never a panic.
+        crate::parse_duration(s).map_err(|e| {
             E::custom(format_args!(
                 "invalid duration {s:?} for `{}`: {e}; write it like \"250ms\"",
                 self.key

@@ -64,7 +64,7 @@ impl RetryPolicy {
     pub const fn builder() -> RetryPolicyBuilder {
         RetryPolicyBuilder {
             max_attempts: Self::DEFAULT_MAX_ATTEMPTS,
-            delay: Self::DEFAULT_DELAY,
+            delay: None,
             backoff: Backoff::Exponential,
             multiplier: None,
             max_delay: None,
@@ -227,7 +227,8 @@ impl Default for RetryPolicy {
 #[must_use]
 pub struct RetryPolicyBuilder {
     max_attempts: u32,
-    delay: Duration,
+    // `None`: not set (the default), so that an error can say which of two settings is at fault.
+    delay: Option<Duration>,
     backoff: Backoff,
     multiplier: Option<f64>,
     max_delay: Option<Duration>,
@@ -246,7 +247,7 @@ impl RetryPolicyBuilder {
 
     /// The first backoff delay (> 0; default 100 ms).
     pub const fn delay(mut self, d: Duration) -> Self {
-        self.delay = d;
+        self.delay = Some(d);
         self
     }
 
@@ -312,7 +313,11 @@ impl RetryPolicyBuilder {
         if self.max_attempts == 0 {
             return Err(PolicyError::ZeroAttempts);
         }
-        if self.delay.is_zero() {
+        let delay = match self.delay {
+            Some(d) => d,
+            None => RetryPolicy::DEFAULT_DELAY,
+        };
+        if delay.is_zero() {
             return Err(PolicyError::ZeroDuration { field: "delay" });
         }
         let multiplier = match self.multiplier {
@@ -334,15 +339,20 @@ impl RetryPolicyBuilder {
                 if d.is_zero() {
                     return Err(PolicyError::ZeroDuration { field: "max_delay" });
                 }
-                if self.delay.as_nanos() > d.as_nanos() {
-                    return Err(PolicyError::DelayAboveMaxDelay {
-                        delay: self.delay,
-                        max_delay: d,
+                if delay.as_nanos() > d.as_nanos() {
+                    return Err(if self.delay.is_some() {
+                        PolicyError::DelayAboveMaxDelay {
+                            delay,
+                            max_delay: d,
+                        }
+                    } else {
+                        // Only `max_delay` was set: it is the one at fault.
+                        PolicyError::MaxDelayBelowDefaultDelay { max_delay: d }
                     });
                 }
                 d
             }
-            None if self.delay.as_nanos() > RetryPolicy::DEFAULT_MAX_DELAY.as_nanos() => self.delay,
+            None if delay.as_nanos() > RetryPolicy::DEFAULT_MAX_DELAY.as_nanos() => delay,
             None => RetryPolicy::DEFAULT_MAX_DELAY,
         };
         if let Jitter::Proportional(f) = self.jitter
@@ -364,7 +374,7 @@ impl RetryPolicyBuilder {
         }
         Ok(RetryPolicy {
             max_attempts: self.max_attempts,
-            delay: self.delay,
+            delay,
             backoff: self.backoff,
             multiplier,
             max_delay,
@@ -482,6 +492,11 @@ pub enum PolicyError {
         /// The ceiling.
         max_delay: Duration,
     },
+    /// `max_delay` was set below the default `delay` (100 ms), and `delay` was not set.
+    MaxDelayBelowDefaultDelay {
+        /// The ceiling.
+        max_delay: Duration,
+    },
     /// A proportional jitter factor outside (0, 1].
     JitterFactorOutOfRange {
         /// The value given.
@@ -498,6 +513,7 @@ impl PolicyError {
             PolicyError::MultiplierBelowOne { .. }
             | PolicyError::MultiplierWithoutExponential { .. } => "multiplier",
             PolicyError::DelayAboveMaxDelay { .. } => "delay",
+            PolicyError::MaxDelayBelowDefaultDelay { .. } => "max_delay",
             PolicyError::JitterFactorOutOfRange { .. } => "jitter",
         }
     }
@@ -521,6 +537,12 @@ impl std::fmt::Display for PolicyError {
             PolicyError::DelayAboveMaxDelay { delay, max_delay } => {
                 write!(f, "must not exceed `max_delay`: {delay:?} > {max_delay:?}")
             }
+            PolicyError::MaxDelayBelowDefaultDelay { max_delay } => write!(
+                f,
+                "must be at least `delay`, whose default is {:?} (`delay` was not set): {max_delay:?} < {:?}; raise `max_delay` or set a `delay` no longer than it",
+                RetryPolicy::DEFAULT_DELAY,
+                RetryPolicy::DEFAULT_DELAY
+            ),
             PolicyError::JitterFactorOutOfRange { factor } => {
                 write!(f, "a jitter factor must be in (0, 1], got {factor}")
             }
@@ -594,6 +616,27 @@ mod tests {
         let e = err(RetryPolicy::builder().delay(3000 * MS).max_delay(2000 * MS));
         assert_eq!(e.field(), "delay");
         assert!(e.to_string().contains("max_delay"), "{e}");
+    }
+
+    #[test]
+    fn a_max_delay_below_the_default_delay_blames_max_delay() {
+        let e = err(RetryPolicy::builder().max_delay(50 * MS));
+        assert_eq!(
+            e,
+            PolicyError::MaxDelayBelowDefaultDelay { max_delay: 50 * MS }
+        );
+        assert_eq!(e.field(), "max_delay");
+        assert!(e.to_string().contains("whose default is 100ms"), "{e}");
+        // Setting `delay`, even to its default value, makes it the one at fault.
+        let e = err(RetryPolicy::builder().delay(100 * MS).max_delay(50 * MS));
+        assert_eq!(e.field(), "delay");
+        assert!(
+            RetryPolicy::builder()
+                .delay(MS)
+                .max_delay(50 * MS)
+                .build()
+                .is_ok()
+        );
     }
 
     #[test]
