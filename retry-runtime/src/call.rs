@@ -232,9 +232,41 @@ impl<'p> Call<'p> {
         tokio::time::sleep(delay)
     }
 
-    /// The sleep before the next attempt of a blocking function.
+    /// The sleep before the next attempt of a blocking function: `std::thread::sleep`, made safe
+    /// for a tokio runtime the function may be called on.
+    ///
+    /// - Outside a runtime (or on a `spawn_blocking` thread): a plain sleep.
+    /// - On a multi-thread runtime's worker: the sleep runs under
+    ///   [`tokio::task::block_in_place`], which hands the worker's other tasks to another thread,
+    ///   so they are not frozen for up to `max_delay`.
+    /// - On a current-thread runtime (or any other flavor) nothing can run the thread's other
+    ///   tasks while it sleeps, and `block_in_place` would panic: it sleeps anyway, and the call
+    ///   logs one `WARN` event (at its first sleep) saying so. Call such a function from
+    ///   `tokio::task::spawn_blocking`, or make it `async`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::{Call, RetryPolicy};
+    ///
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let mut call = Call::new(&policy);
+    /// call.attempt_blocking(|| ());
+    /// call.sleep_blocking(Duration::from_millis(1)); // no runtime here: a plain sleep
+    /// ```
     pub fn sleep_blocking(&self, delay: Duration) {
-        std::thread::sleep(delay);
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        match Handle::try_current().map(|h| h.runtime_flavor()) {
+            Err(_) => std::thread::sleep(delay),
+            Ok(RuntimeFlavor::MultiThread) => {
+                tokio::task::block_in_place(|| std::thread::sleep(delay));
+            }
+            Ok(_) => {
+                if self.engine.attempt() <= 1 {
+                    events::blocking_sleep_on_current_thread(delay);
+                }
+                std::thread::sleep(delay);
+            }
+        }
     }
 }
 

@@ -231,6 +231,17 @@ pub(crate) fn giving_up(
     }
 }
 
+/// A blocking `#[retryable]` fn sleeps on a runtime thread that nothing else can take over.
+#[cold]
+pub(crate) fn blocking_sleep_on_current_thread(delay: Duration) {
+    tracing::warn!(
+        target: "reattempt",
+        delay = ?delay,
+        "a blocking retrying fn sleeps on a current-thread tokio runtime, which runs no other task \
+         meanwhile; call it from tokio::task::spawn_blocking, or make it async"
+    );
+}
+
 pub(crate) fn breaker_transition(name: &str, from: crate::BreakerState, to: crate::BreakerState) {
     tracing::info!(target: "reattempt", breaker = name, %from, %to, "circuit breaker {to}");
 }

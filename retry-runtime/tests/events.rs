@@ -370,3 +370,68 @@ async fn a_rejection_names_the_attempt_it_refused() {
         .collect();
     assert_eq!(rejections, [("opens", "2"), ("open", "1")], "{events:#?}");
 }
+
+/// A blocking call's sleeps, made as the generated code of a blocking `#[retryable]` fn makes them.
+fn blocking_call_sleeping(policy: &RetryPolicy, sleeps: u32, delay: Duration) {
+    let mut call = retry_runtime::Call::new(policy);
+    for _ in 0..sleeps {
+        call.attempt_blocking(|| ());
+        call.sleep_blocking(delay);
+    }
+}
+
+/// On a multi-thread runtime a blocking sleep hands the worker's other tasks to another thread
+/// (`block_in_place`), instead of freezing them for the sleep.
+#[test]
+fn a_blocking_sleep_on_a_multi_thread_worker_lets_other_tasks_run() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let ran_meanwhile = rt.block_on(async {
+        tokio::spawn(async {
+            let (tx, rx) = std::sync::mpsc::channel();
+            // The only worker is running this task: `other` runs during the sleep only if the
+            // sleep gives the worker up.
+            let other = tokio::spawn(async move { tx.send(()).unwrap() });
+            blocking_call_sleeping(&policy(), 1, Duration::from_millis(500));
+            let ran = rx.try_recv().is_ok();
+            other.await.unwrap();
+            ran
+        })
+        .await
+        .unwrap()
+    });
+    assert!(ran_meanwhile);
+}
+
+/// On a current-thread runtime nothing can take the thread's other tasks: the sleep blocks them
+/// (it does not panic, as `block_in_place` would) and the call warns, once.
+#[tokio::test]
+async fn a_blocking_sleep_on_a_current_thread_runtime_warns_once_per_call() {
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    blocking_call_sleeping(&policy(), 2, Duration::from_millis(1));
+    blocking_call_sleeping(&policy(), 2, Duration::from_millis(1));
+    let events = recorder.0.lock().unwrap().clone();
+    assert_eq!(events.len(), 2, "{events:#?}");
+    for event in events {
+        assert_eq!(event.level, Level::WARN);
+        assert!(
+            event.field("message").unwrap().contains("current-thread"),
+            "{event:#?}"
+        );
+    }
+}
+
+/// Outside a runtime a blocking sleep is a plain one, and nothing is logged.
+#[test]
+fn a_blocking_sleep_outside_a_runtime_is_silent() {
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    blocking_call_sleeping(&policy(), 2, Duration::from_millis(1));
+    assert!(recorder.0.lock().unwrap().is_empty());
+}
