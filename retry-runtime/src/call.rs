@@ -319,29 +319,11 @@ fn limits<'b>(guards: &Guards<'b>) -> Limits<'b> {
 }
 
 /// A call the circuit breaker rejected: it ends at once with `error` (never retried), and the
-/// give-up is reported, as the attempt that was not made (the current one: it has begun).
+/// give-up is reported. Both drivers ask the breaker before the attempt begins, so the attempt
+/// that was not made is the one after `engine.attempt()`.
 pub(crate) fn rejected<E: Debug>(engine: &Engine<'_>, name: &'static str, error: E) -> E {
-    report_rejection(engine, engine.attempt(), name, error)
-}
-
-/// As [`rejected`], for a driver that asks the breaker before the attempt begins (the closure
-/// API): the attempt not made is the next one.
-pub(crate) fn rejected_before_attempt<E: Debug>(
-    engine: &Engine<'_>,
-    name: &'static str,
-    error: E,
-) -> E {
-    report_rejection(engine, engine.attempt().saturating_add(1), name, error)
-}
-
-fn report_rejection<E: Debug>(
-    engine: &Engine<'_>,
-    attempt: u32,
-    name: &'static str,
-    error: E,
-) -> E {
     let logged = Logged::new(&error, engine.policy().log_error);
-    events::giving_up(name, attempt, GiveUpReason::BreakerOpen, Some(logged));
+    events::rejected(name, engine.attempt(), logged);
     error
 }
 

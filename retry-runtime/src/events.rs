@@ -231,6 +231,18 @@ pub(crate) fn giving_up(
     }
 }
 
+/// The breaker rejected the attempt after the `made` ones: the call ends with its error.
+pub(crate) fn rejected(name: &'static str, made: u32, error: Logged<'_>) {
+    let reason = GiveUpReason::BreakerOpen;
+    give_up_metric(name, reason);
+    call_finished(name, made, false);
+    // Routine while a dependency is down: DEBUG, or every call would warn during an outage.
+    tracing::debug!(
+        target: "reattempt", name, attempt = made.saturating_add(1), %reason,
+        error_type = error.type_name, error = error.debug(), "not retrying"
+    );
+}
+
 /// A blocking `#[retryable]` fn sleeps on a runtime thread that nothing else can take over.
 #[cold]
 pub(crate) fn blocking_sleep_on_current_thread(delay: Duration) {

@@ -416,8 +416,7 @@ where
                         Ok(permit) => *this.permit = Some(permit),
                         Err(open) => {
                             // Rejected: no attempt is made, and the call ends (never retried).
-                            let error =
-                                call::rejected_before_attempt(this.engine, this.name, reject(open));
+                            let error = call::rejected(this.engine, this.name, reject(open));
                             return Poll::Ready(Err(error));
                         }
                     }

@@ -371,6 +371,44 @@ async fn a_rejection_names_the_attempt_it_refused() {
     assert_eq!(rejections, [("opens", "2"), ("open", "1")], "{events:#?}");
 }
 
+/// The same through `Call`, as the attribute's generated code drives it: the breaker is asked
+/// before the attempt, and a rejected attempt is never begun.
+#[tokio::test(start_paused = true)]
+async fn a_rejection_names_the_attempt_it_refused_in_the_attributes_driver() {
+    use retry_runtime::{Call, CircuitBreaker, Decision, Guards};
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .build()
+        .unwrap();
+    let policy = policy();
+    for name in ["opens", "open"] {
+        let mut call = Call::new(&policy);
+        let out: Result<(), Leaky> = loop {
+            let permit = breaker.try_acquire().ok();
+            let res = match permit {
+                Some(_) => call.attempt(async { Err(Leaky) }).await,
+                None => Err(Leaky),
+            };
+            let guards = Guards::NONE.breaker(&breaker, permit);
+            match call.decide(name, res, |_| true, |_| false, |_| None, |_, _, _| {}, guards) {
+                Decision::Return(r) => break r,
+                Decision::Sleep(d) => call.sleep(d).await,
+            }
+        };
+        assert!(out.is_err());
+    }
+    let events = recorder.0.lock().unwrap().clone();
+    let rejections: Vec<_> = events
+        .iter()
+        .filter(|e| e.field("reason") == Some("circuit breaker open"))
+        .map(|e| (e.field("name").unwrap(), e.field("attempt").unwrap()))
+        .collect();
+    assert_eq!(rejections, [("opens", "2"), ("open", "1")], "{events:#?}");
+}
+
 /// A blocking call's sleeps, made as the generated code of a blocking `#[retryable]` fn makes them.
 fn blocking_call_sleeping(policy: &RetryPolicy, sleeps: u32, delay: Duration) {
     let mut call = retry_runtime::Call::new(policy);
