@@ -15,7 +15,7 @@ use tokio::time::{Instant, Sleep};
 use crate::breaker::{CircuitBreaker, Permit};
 use crate::budget::RetryBudget;
 use crate::context::{self, Enter, RetryContext};
-use crate::engine::{Engine, GiveUpReason, Limits, Verdict};
+use crate::engine::{Engine, Limits, Verdict};
 use crate::error::Elapsed;
 use crate::events::{self, Logged};
 use crate::policy::RetryPolicy;

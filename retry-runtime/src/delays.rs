@@ -272,7 +272,7 @@ mod tests {
             // 3 × the previous sleep, to 26 significant bits (a few µs at these scales).
             let (prev, next) = (pair[0].as_nanos(), pair[1].as_nanos());
             assert!(
-                next <= 3 * prev && next >= 3 * prev - (3 * prev >> 25),
+                next <= 3 * prev && next >= 3 * prev - ((3 * prev) >> 25),
                 "{sleeps:?}"
             );
         }

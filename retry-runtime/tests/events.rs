@@ -245,7 +245,7 @@ async fn leaky_events(log: Option<LogError>) -> Vec<Recorded> {
             "call",
             res,
             |_| true,
-            |_| false,
+            |()| false,
             |_| None,
             |_, _, _| {},
             Guards::NONE,
@@ -255,8 +255,7 @@ async fn leaky_events(log: Option<LogError>) -> Vec<Recorded> {
         }
     };
     assert!(out.is_err());
-    let events = recorder.0.lock().unwrap().clone();
-    events
+    recorder.0.lock().unwrap().clone()
 }
 
 #[tokio::test(start_paused = true)]
@@ -393,7 +392,15 @@ async fn a_rejection_names_the_attempt_it_refused_in_the_attributes_driver() {
                 None => Err(Leaky),
             };
             let guards = Guards::NONE.breaker(&breaker, permit);
-            match call.decide(name, res, |_| true, |_| false, |_| None, |_, _, _| {}, guards) {
+            match call.decide(
+                name,
+                res,
+                |_| true,
+                |()| false,
+                |_| None,
+                |_, _, _| {},
+                guards,
+            ) {
                 Decision::Return(r) => break r,
                 Decision::Sleep(d) => call.sleep(d).await,
             }
