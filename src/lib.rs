@@ -52,12 +52,13 @@ pub mod __private;
 ///
 /// Applies to `async fn` (free functions; inherent and trait-impl methods with `self`, `&self`
 /// or `&mut self`; generics; `impl Trait`, reference and pattern arguments) and to blocking `fn`
-/// (which sleeps with `std::thread::sleep`). The function keeps its signature, visibility,
-/// attributes and `Send`-ness. Each attempt re-runs the body; `return` and `?` end the attempt.
+/// (which sleeps with `std::thread::sleep`, under `block_in_place` on a tokio multi-thread worker;
+/// see [`Call::sleep_blocking`](crate::runtime::Call::sleep_blocking)). The function keeps its
+/// signature, visibility, attributes and `Send`-ness. Each attempt re-runs the body; `return` and `?` end the attempt.
 /// By-value arguments are cloned for each attempt (they must be `Clone`; the compiler says so at
 /// the argument otherwise); references are passed as they are. A `self` taken by value is not
-/// cloned: the body may use it, but not move out of it. The error type must be `Debug` (it is
-/// logged with each retry). Not for `const fn`.
+/// cloned: the body may use it, but not move out of it. The error type must be `Debug` (the
+/// policy's `log_error` may log it; by default events name only its type). Not for `const fn`.
 ///
 /// A panic inside an attempt is a bug, not a transient failure: it propagates to the caller at
 /// once, is not retried, and is not counted by a circuit breaker or a budget. Dropping the call's
@@ -146,9 +147,9 @@ pub use retry_macros::recover;
 
 pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
-    Elapsed, GiveUpReason, IdempotencyKey, Jitter, ParseJitterError, PolicyError, Retry,
-    RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient,
-    context, is_timeout, seed_rng, transient,
+    Elapsed, GiveUpReason, IdempotencyKey, Jitter, LogError, ParseDurationError, ParseJitterError,
+    ParseLogError, PolicyError, Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy,
+    RetryPolicyBuilder, Transient, context, is_timeout, parse_duration, seed_rng, transient,
 };
 
 #[cfg(feature = "http")]

@@ -16,9 +16,9 @@ use tokio::time::{Instant, Sleep};
 use crate::breaker::{CircuitBreaker, Permit};
 use crate::budget::RetryBudget;
 use crate::context::{self, Enter, RetryContext};
-use crate::engine::{Engine, GiveUpReason, Limits, Verdict};
+use crate::engine::{Engine, Limits, Verdict};
 use crate::error::Elapsed;
-use crate::events;
+use crate::events::{self, Logged};
 use crate::policy::RetryPolicy;
 
 /// What the retry loop does next.
@@ -271,9 +271,41 @@ impl<'p> Call<'p> {
         tokio::time::sleep(delay)
     }
 
-    /// The sleep before the next attempt of a blocking function.
+    /// The sleep before the next attempt of a blocking function: `std::thread::sleep`, made safe
+    /// for a tokio runtime the function may be called on.
+    ///
+    /// - Outside a runtime (or on a `spawn_blocking` thread): a plain sleep.
+    /// - On a multi-thread runtime's worker: the sleep runs under
+    ///   [`tokio::task::block_in_place`], which hands the worker's other tasks to another thread,
+    ///   so they are not frozen for up to `max_delay`.
+    /// - On a current-thread runtime (or any other flavor) nothing can run the thread's other
+    ///   tasks while it sleeps, and `block_in_place` would panic: it sleeps anyway, and the call
+    ///   logs one `WARN` event (at its first sleep) saying so. Call such a function from
+    ///   `tokio::task::spawn_blocking`, or make it `async`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::{Call, RetryPolicy};
+    ///
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let mut call = Call::new(&policy);
+    /// call.attempt_blocking(|| ());
+    /// call.sleep_blocking(Duration::from_millis(1)); // no runtime here: a plain sleep
+    /// ```
     pub fn sleep_blocking(&self, delay: Duration) {
-        std::thread::sleep(delay);
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        match Handle::try_current().map(|h| h.runtime_flavor()) {
+            Err(_) => std::thread::sleep(delay),
+            Ok(RuntimeFlavor::MultiThread) => {
+                tokio::task::block_in_place(|| std::thread::sleep(delay));
+            }
+            Ok(_) => {
+                if self.engine.attempt() <= 1 {
+                    events::blocking_sleep_on_current_thread(delay);
+                }
+                std::thread::sleep(delay);
+            }
+        }
     }
 }
 
@@ -330,7 +362,9 @@ fn limits<'b>(guards: &Guards<'b>) -> Limits<'b> {
 }
 
 /// A call the circuit breaker rejected: it ends at once with `error` (never retried), the give-up
-/// is reported, and what the budget was paid for this never-made attempt is refunded.
+/// is reported, and what the budget was paid for this never-made attempt is refunded. Both drivers
+/// ask the breaker before the attempt begins, so the attempt that was not made is the one after
+/// `engine.attempt()`.
 pub(crate) fn rejected<E: Debug>(
     engine: &Engine<'_>,
     name: &'static str,
@@ -340,12 +374,8 @@ pub(crate) fn rejected<E: Debug>(
     if let Some(budget) = budget {
         engine.unmade(budget);
     }
-    events::giving_up(
-        name,
-        engine.attempt(),
-        GiveUpReason::BreakerOpen,
-        Some(&error),
-    );
+    let logged = Logged::new(&error, engine.policy().log_error);
+    events::rejected(name, engine.attempt(), logged);
     error
 }
 
@@ -408,11 +438,13 @@ fn after_error<T, E: Debug>(
     match engine.after_failure_within(retryable, hint, Instant::now(), limits) {
         Verdict::Retry(delay) => {
             on_retry(&error, &RetryContext::of(engine), delay);
-            events::retrying(name, engine.attempt(), delay, &error);
+            let logged = Logged::new(&error, engine.policy().log_error);
+            events::retrying(name, engine.attempt(), delay, logged);
             Decision::Sleep(delay)
         }
         Verdict::GiveUp(reason) => {
-            events::giving_up(name, engine.attempt(), reason, Some(&error));
+            let logged = Logged::new(&error, engine.policy().log_error);
+            events::giving_up(name, engine.attempt(), reason, Some(logged));
             Decision::Return(Err(error))
         }
     }

@@ -4,8 +4,9 @@
 //! keys are the builder's method names, every key optional (a missing one keeps the builder's
 //! default), checked by the builder's own `build()`, so a file is held to exactly the rules and
 //! error messages of code. Durations are strings with a unit, read by
-//! [humantime](https://docs.rs/humantime): `"250ms"`, `"2s"`, `"1m 30s"`. A `null` (JSON, YAML)
-//! counts as a missing key. Any format works: TOML, YAML, JSON.
+//! [`parse_duration`](crate::parse_duration) as the attribute reads them: `"250ms"`, `"2s"`,
+//! `"1m 30s"` (a capital `M` and a repeated unit are refused as likely typos). A `null` (JSON,
+//! YAML) counts as a missing key. Any format works: TOML, YAML, JSON.
 //!
 //! ```
 //! use serde::Deserialize;
@@ -55,6 +56,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 use crate::backoff::Backoff;
 use crate::breaker::CircuitBreaker;
 use crate::budget::RetryBudget;
+use crate::events::LogError;
 use crate::jitter::Jitter;
 use crate::policy::{PolicyError, PolicySettings, RetryPolicy};
 
@@ -63,7 +65,8 @@ use crate::policy::{PolicyError, PolicySettings, RetryPolicy};
 ///
 /// Keys: `max_attempts`, `delay`, `backoff` (`"fixed"`, `"linear"`, `"exponential"`),
 /// `multiplier`, `max_delay`, `jitter` (`"none"`, `"full"`, `"equal"`, `"decorrelated"` or a
-/// factor in (0, 1]), `timeout`, `max_elapsed`; durations are strings such as `"200ms"`.
+/// factor in (0, 1]), `timeout`, `max_elapsed`, `log_error` (`"none"`, `"type"`, `"debug"`: see
+/// [`LogError`](crate::LogError)); durations are strings such as `"200ms"`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -93,6 +96,7 @@ impl<'de> Deserialize<'de> for RetryPolicy {
             jitter: raw.jitter,
             timeout: raw.timeout,
             max_elapsed: raw.max_elapsed,
+            log_error: raw.log_error,
         };
         settings.builder().build().map_err(de::Error::custom)
     }
@@ -271,6 +275,37 @@ impl<'de> Deserialize<'de> for Jitter {
     }
 }
 
+/// Read from `"none"`, `"type"` or `"debug"`, as [`FromStr`](std::str::FromStr).
+///
+/// ```
+/// use retry_runtime::{LogError, RetryPolicy};
+///
+/// let policy: RetryPolicy = toml::from_str(r#"log_error = "debug""#)?;
+/// assert_eq!(policy.log_error(), LogError::Debug);
+/// let err = toml::from_str::<RetryPolicy>(r#"log_error = "display""#).unwrap_err();
+/// assert!(err.to_string().contains(r#"unknown log_error `display`: expected "none", "type" or "debug""#));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+impl<'de> Deserialize<'de> for LogError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct LogErrorVisitor;
+
+        impl Visitor<'_> for LogErrorVisitor {
+            type Value = LogError;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(r#"what to log of an error: "none", "type" or "debug""#)
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<LogError, E> {
+                s.parse().map_err(E::custom)
+            }
+        }
+
+        deserializer.deserialize_str(LogErrorVisitor)
+    }
+}
+
 /// A raw table read from a map only: a derived struct also takes a sequence (its fields by
 /// position), which a config file should not be able to do by accident.
 fn table<'de, T, D>(deserializer: D) -> Result<T, D::Error>
@@ -337,6 +372,8 @@ struct RawPolicy {
     timeout: Option<Duration>,
     #[serde(default, deserialize_with = "key::max_elapsed")]
     max_elapsed: Option<Duration>,
+    #[serde(default)]
+    log_error: Option<LogError>,
 }
 
 #[derive(Deserialize)]
@@ -436,30 +473,63 @@ impl Visitor<'_> for Setting<Count> {
     }
 
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<u32, E> {
-        u32::try_from(n).map_err(|_| {
-            E::custom(format_args!(
-                "invalid `{}`: must be at most {}, got {n}",
-                self.key,
-                u32::MAX
-            ))
-        })
+        u32::try_from(n).map_err(|_| self.too_large(n))
     }
 
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<u32, E> {
         match u64::try_from(n) {
             Ok(n) => self.visit_u64(n),
-            Err(_) => Err(E::custom(format_args!(
-                "invalid `{}`: must be a whole number ≥ 0, got {n}",
-                self.key
-            ))),
+            Err(_) => Err(self.negative(n)),
+        }
+    }
+
+    // A format with big integers (TOML reads 2⁶⁴ as an i128): out of range, not "not a number".
+    fn visit_u128<E: de::Error>(self, n: u128) -> Result<u32, E> {
+        match u64::try_from(n) {
+            Ok(n) => self.visit_u64(n),
+            Err(_) => Err(self.too_large(n)),
+        }
+    }
+
+    fn visit_i128<E: de::Error>(self, n: i128) -> Result<u32, E> {
+        match u128::try_from(n) {
+            Ok(n) => self.visit_u128(n),
+            Err(_) => Err(self.negative(n)),
         }
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<u32, E> {
+        // A whole number too large for the format's integers (JSON reads 2⁶⁴ as a float) is out
+        // of range, like any other.
+        if n.is_finite() && n.fract() == 0.0 {
+            if n < 0.0 {
+                return Err(self.negative(format_args!("{n:.0}")));
+            }
+            if n > f64::from(u32::MAX) {
+                return Err(self.too_large(format_args!("{n:.0}")));
+            }
+        }
         Err(E::custom(format_args!(
             "invalid `{}`: must be a whole number, got {n:?}",
             self.key
         )))
+    }
+}
+
+impl Setting<Count> {
+    fn too_large<E: de::Error>(&self, n: impl fmt::Display) -> E {
+        E::custom(format_args!(
+            "invalid `{}`: must be at most {}, got {n}",
+            self.key,
+            u32::MAX
+        ))
+    }
+
+    fn negative<E: de::Error>(&self, n: impl fmt::Display) -> E {
+        E::custom(format_args!(
+            "invalid `{}`: must be a whole number ≥ 0, got {n}",
+            self.key
+        ))
     }
 }
 
@@ -529,8 +599,8 @@ impl Visitor<'_> for Setting<HumanDuration> {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Duration, E> {
-        // humantime reports overflow ("10000000000000 years") as an error, never a panic.
-        humantime::parse_duration(s).map_err(|e| {
+        // Overflow ("10000000000000 years") is an error, never a panic.
+        crate::parse_duration(s).map_err(|e| {
             E::custom(format_args!(
                 "invalid duration {s:?} for `{}`: {e}; write it like \"250ms\"",
                 self.key

@@ -7,13 +7,32 @@ use rand::{Rng, SeedableRng, rngs::SmallRng};
 use crate::policy::RetryPolicy;
 use crate::rng::with_jitter_rng;
 
-/// Where one call is in its schedule: its previous sleep (decorrelated jitter grows from it),
-/// in microseconds so that it packs beside the engine's attempt counter; it saturates at 71
-/// minutes, which only narrows decorrelated jitter's range for longer sleeps. The retry number is
-/// the caller's (the engine's attempt count), so it is not stored twice.
+/// Where one call is in its schedule: its previous sleep (decorrelated jitter grows from it).
+///
+/// It is kept in 4 bytes, so that it packs beside the engine's attempt counter: the sleep's 26
+/// leading significant bits and a shift (see [`pack`]). That is exact below 67 ms and within
+/// 1.5 × 10⁻⁸ of the sleep above (a few µs per hour), rounded down, so the next sleep's range
+/// [delay, 3 × previous] is never wider than the formula's, at any scale from 1 ns to 584 years.
+/// The retry number is the caller's (the engine's attempt count), so it is not stored twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Schedule {
-    previous_us: u32,
+    previous: u32,
+}
+
+/// Significant bits of the previous sleep that a [`Schedule`] keeps.
+const KEPT_BITS: u32 = 26;
+
+/// A number of nanoseconds in 32 bits: its `KEPT_BITS` leading significant bits, then (in the low
+/// 6 bits) how far they are shifted. Rounds down.
+pub(crate) fn pack(ns: u64) -> u32 {
+    let shift = (u64::BITS - ns.leading_zeros()).saturating_sub(KEPT_BITS);
+    let mantissa = u32::try_from(ns >> shift).unwrap_or(u32::MAX >> (u32::BITS - KEPT_BITS));
+    (mantissa << 6) | shift
+}
+
+/// The nanoseconds that [`pack`] kept.
+pub(crate) fn unpack(packed: u32) -> u64 {
+    u64::from(packed >> 6) << (packed & 63)
 }
 
 impl Schedule {
@@ -27,7 +46,7 @@ impl Schedule {
         let previous = if n <= 1 {
             policy.delay
         } else {
-            Duration::from_micros(u64::from(self.previous_us))
+            Duration::from_nanos(unpack(self.previous))
         };
         let d = policy
             .backoff
@@ -35,7 +54,7 @@ impl Schedule {
         let sleep = policy
             .jitter
             .apply(d, previous, policy.delay, policy.max_delay, rng);
-        self.previous_us = u32::try_from(sleep.as_micros()).unwrap_or(u32::MAX);
+        self.previous = pack(crate::backoff::nanos(sleep));
         sleep
     }
 
@@ -199,5 +218,115 @@ mod tests {
         crate::seed_rng(11);
         let b: Vec<_> = p.delays().collect();
         assert_eq!(a, b);
+    }
+
+    /// Draws the top of every range: decorrelated jitter then sleeps min(cap, 3 × previous).
+    struct Highest;
+
+    impl rand::TryRng for Highest {
+        type Error = std::convert::Infallible;
+        fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+            Ok(u32::MAX)
+        }
+        fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+            Ok(u64::MAX)
+        }
+        fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+            dst.fill(0xff);
+            Ok(())
+        }
+    }
+
+    fn decorrelated(delay: Duration, max_delay: Duration) -> RetryPolicy {
+        policy(
+            RetryPolicy::builder()
+                .max_attempts(u32::MAX)
+                .delay(delay)
+                .max_delay(max_delay)
+                .jitter(Jitter::Decorrelated),
+        )
+    }
+
+    /// The sleeps drawn at the top of every range.
+    fn highest(p: &RetryPolicy, n: usize) -> Vec<Duration> {
+        let mut schedule = Schedule::default();
+        (1..=n)
+            .map(|i| schedule.next_with(u32::try_from(i).unwrap(), p, &mut Highest))
+            .collect()
+    }
+
+    #[test]
+    fn decorrelated_grows_from_a_sub_microsecond_delay() {
+        let p = decorrelated(Duration::from_nanos(1), Duration::from_secs(1));
+        let ns: Vec<u128> = highest(&p, 5).iter().map(Duration::as_nanos).collect();
+        assert_eq!(ns, [3, 9, 27, 81, 243]);
+    }
+
+    #[test]
+    fn decorrelated_grows_past_71_minutes() {
+        let hour = Duration::from_secs(3600);
+        let p = decorrelated(hour, Duration::MAX);
+        let sleeps = highest(&p, 4);
+        assert_eq!(sleeps[0], 3 * hour);
+        for pair in sleeps.windows(2) {
+            // 3 × the previous sleep, to 26 significant bits (a few µs at these scales).
+            let (prev, next) = (pair[0].as_nanos(), pair[1].as_nanos());
+            assert!(
+                next <= 3 * prev && next >= 3 * prev - ((3 * prev) >> 25),
+                "{sleeps:?}"
+            );
+        }
+        assert!(sleeps[3] > 80 * hour, "{sleeps:?}");
+    }
+
+    #[test]
+    fn the_previous_sleep_is_kept_to_26_significant_bits() {
+        for ns in [
+            0,
+            1,
+            2,
+            999,
+            (1 << 26) - 1,
+            1 << 26,
+            (1 << 26) + 1,
+            u64::MAX / 3,
+            u64::MAX,
+        ] {
+            let kept = unpack(pack(ns));
+            assert!(kept <= ns, "{ns}");
+            if ns < 1 << 26 {
+                assert_eq!(kept, ns);
+            }
+            assert!(ns - kept <= ns >> 26, "{ns}: {kept}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Every sleep is in [delay, min(max_delay, 3 × previous)] and, drawn at the top of that
+        /// range, grows by 3× (to 26 significant bits) until the cap, at every scale: a delay from
+        /// 1 ns to 10 hours, a cap up to `Duration::MAX`.
+        #[test]
+        fn decorrelated_follows_its_formula_at_every_scale(
+            delay_ns in 1..=36_000_000_000_000u64,
+            cap_factor in proptest::prop_oneof![1..=1_000_000u64, proptest::prelude::Just(u64::MAX)],
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            let delay = Duration::from_nanos(delay_ns);
+            let cap = if cap_factor == u64::MAX { Duration::MAX } else { delay.saturating_mul(u32::try_from(cap_factor).unwrap()) };
+            let p = decorrelated(delay, cap);
+            let mut previous = delay;
+            for sleep in p.delays_seeded(seed).take(60) {
+                let high = previous.saturating_mul(3).min(cap);
+                proptest::prop_assert!(sleep >= delay && sleep <= high, "{:?} not in [{:?}, {:?}]", sleep, delay, high);
+                previous = sleep;
+            }
+            let mut previous = delay;
+            for sleep in highest(&p, 60) {
+                let high = previous.saturating_mul(3).min(cap).min(Duration::from_nanos(u64::MAX));
+                let slack = Duration::from_nanos(u64::try_from(high.as_nanos() >> 25).unwrap());
+                proptest::prop_assert!(sleep <= high && sleep + slack >= high, "{:?} not ≈ {:?}", sleep, high);
+                previous = sleep;
+            }
+        }
     }
 }

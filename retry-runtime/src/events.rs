@@ -6,6 +6,15 @@
 //! open breaker, a budget that could not pay for the first retry); a breaker's transitions are
 //! `INFO`.
 //!
+//! Their fields: `name` (the call's), `attempt` (1-based: the attempt that failed, or for a
+//! rejection by an open breaker the attempt that was not made), `delay` (a retry's sleep, exact:
+//! `250µs`, `1.5s`), `reason` (a give-up's), and the error as the policy's
+//! [`log_error`](crate::RetryPolicyBuilder::log_error) says: by default only `error_type`, the
+//! name of its type (`reqwest::error::Error`), since an error's `Debug` can carry a secret (a
+//! `reqwest::Error` holds its URL, query string and API key included); with [`LogError::Debug`]
+//! also `error`, its `Debug` text. To log more of an error safely, log it yourself from `on_retry`
+//! and `#[recover]`, which receive it.
+//!
 //! Metrics (feature `metrics`, through the `metrics` facade, each labelled `name`):
 //!
 //! | metric | kind | meaning |
@@ -20,6 +29,102 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use crate::engine::GiveUpReason;
+
+/// What the retry and give-up events say about the error; set with
+/// [`RetryPolicyBuilder::log_error`](crate::RetryPolicyBuilder::log_error), or in a config file
+/// as `log_error = "none" | "type" | "debug"`.
+///
+/// The default logs nothing that can carry a secret: an error's `Debug` (and often its
+/// `Display`) can hold a URL with its query, a header, a request body. There is no `Display`
+/// choice: the runtime only asks errors for `Debug`, and a `reqwest::Error`'s `Display` shows
+/// its URL too.
+///
+/// ```
+/// use retry_runtime::LogError;
+///
+/// assert_eq!(LogError::default(), LogError::TypeName);
+/// assert_eq!("debug".parse::<LogError>(), Ok(LogError::Debug));
+/// assert_eq!(LogError::TypeName.to_string(), "type");
+/// assert!("display".parse::<LogError>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum LogError {
+    /// Nothing about the error.
+    None,
+    /// The name of the error's type (`std::any::type_name`) as the field `error_type`: the
+    /// default.
+    #[default]
+    TypeName,
+    /// The type's name and the error's `Debug` text, as the field `error`: everything the error
+    /// holds, secrets included. For errors known to hold none.
+    Debug,
+}
+
+impl std::fmt::Display for LogError {
+    /// The name used in the attribute and in config: `none`, `type` or `debug`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LogError::None => "none",
+            LogError::TypeName => "type",
+            LogError::Debug => "debug",
+        })
+    }
+}
+
+/// The text was not `"none"`, `"type"` or `"debug"`.
+///
+/// ```
+/// let err = "display".parse::<retry_runtime::LogError>().unwrap_err();
+/// assert_eq!(err.to_string(), r#"unknown log_error `display`: expected "none", "type" or "debug""#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseLogError(pub String);
+
+impl std::fmt::Display for ParseLogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            r#"unknown log_error `{}`: expected "none", "type" or "debug""#,
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for ParseLogError {}
+
+impl std::str::FromStr for LogError {
+    type Err = ParseLogError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "none" => Ok(LogError::None),
+            "type" => Ok(LogError::TypeName),
+            "debug" => Ok(LogError::Debug),
+            other => Err(ParseLogError(other.to_owned())),
+        }
+    }
+}
+
+/// An error as an event shows it: the fields that its policy's [`LogError`] allows.
+#[derive(Clone, Copy)]
+pub(crate) struct Logged<'a> {
+    type_name: Option<&'static str>,
+    debug: Option<&'a dyn Debug>,
+}
+
+impl<'a> Logged<'a> {
+    #[inline]
+    pub(crate) fn new<E: Debug>(error: &'a E, log: LogError) -> Self {
+        Logged {
+            type_name: (log != LogError::None).then(std::any::type_name::<E>),
+            debug: (log == LogError::Debug).then_some(error as &dyn Debug),
+        }
+    }
+
+    fn debug(&self) -> Option<tracing::field::DebugValue<&'a dyn Debug>> {
+        self.debug.map(tracing::field::debug)
+    }
+}
 
 /// One attempt ended (whatever its outcome).
 #[inline]
@@ -71,14 +176,15 @@ fn give_up_metric(name: &'static str, reason: GiveUpReason) {
     let _ = (name, reason);
 }
 
-pub(crate) fn retrying(name: &'static str, attempt: u32, delay: Duration, error: &dyn Debug) {
+pub(crate) fn retrying(name: &'static str, attempt: u32, delay: Duration, error: Logged<'_>) {
     delay_metric(name, delay);
     tracing::debug!(
         target: "reattempt",
         name,
         attempt,
-        delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-        error = ?error,
+        delay = ?delay,
+        error_type = error.type_name,
+        error = error.debug(),
         "attempt failed; retrying"
     );
 }
@@ -89,7 +195,7 @@ pub(crate) fn retrying_ok(name: &'static str, attempt: u32, delay: Duration) {
         target: "reattempt",
         name,
         attempt,
-        delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+        delay = ?delay,
         "attempt returned a value to retry; retrying"
     );
 }
@@ -98,7 +204,7 @@ pub(crate) fn giving_up(
     name: &'static str,
     attempt: u32,
     reason: GiveUpReason,
-    error: Option<&dyn Debug>,
+    error: Option<Logged<'_>>,
 ) {
     give_up_metric(name, reason);
     // A give-up is never a success, even with an `Ok` that `retry_if_ok` rejected.
@@ -109,18 +215,44 @@ pub(crate) fn giving_up(
     let retried = attempt > 1 && reason != GiveUpReason::BreakerOpen;
     match (reason, error) {
         (GiveUpReason::NotRetryable, Some(error)) => tracing::debug!(
-            target: "reattempt", name, attempt, %reason, error = ?error, "not retrying"
+            target: "reattempt", name, attempt, %reason,
+            error_type = error.type_name, error = error.debug(), "not retrying"
         ),
         (_, Some(error)) if retried => tracing::warn!(
-            target: "reattempt", name, attempt, %reason, error = ?error, "giving up"
+            target: "reattempt", name, attempt, %reason,
+            error_type = error.type_name, error = error.debug(), "giving up"
         ),
         (_, Some(error)) => tracing::debug!(
-            target: "reattempt", name, attempt, %reason, error = ?error, "not retrying"
+            target: "reattempt", name, attempt, %reason,
+            error_type = error.type_name, error = error.debug(), "not retrying"
         ),
         (_, None) => tracing::debug!(
             target: "reattempt", name, attempt, %reason, "giving up; returning the last value"
         ),
     }
+}
+
+/// The breaker rejected the attempt after the `made` ones: the call ends with its error.
+pub(crate) fn rejected(name: &'static str, made: u32, error: Logged<'_>) {
+    let reason = GiveUpReason::BreakerOpen;
+    give_up_metric(name, reason);
+    call_finished(name, made, false);
+    // Routine while a dependency is down: DEBUG, or every call would warn during an outage.
+    tracing::debug!(
+        target: "reattempt", name, attempt = made.saturating_add(1), %reason,
+        error_type = error.type_name, error = error.debug(), "not retrying"
+    );
+}
+
+/// A blocking `#[retryable]` fn sleeps on a runtime thread that nothing else can take over.
+#[cold]
+pub(crate) fn blocking_sleep_on_current_thread(delay: Duration) {
+    tracing::warn!(
+        target: "reattempt",
+        delay = ?delay,
+        "a blocking retrying fn sleeps on a current-thread tokio runtime, which runs no other task \
+         meanwhile; call it from tokio::task::spawn_blocking, or make it async"
+    );
 }
 
 pub(crate) fn breaker_transition(name: &str, from: crate::BreakerState, to: crate::BreakerState) {

@@ -30,6 +30,7 @@ mod classify;
 mod config;
 mod context;
 mod delays;
+mod duration;
 mod engine;
 mod error;
 mod events;
@@ -51,8 +52,10 @@ pub use call::{
 pub use classify::{Transient, is_timeout, transient};
 pub use context::{IdempotencyKey, RetryContext, context};
 pub use delays::Delays;
+pub use duration::{ParseDurationError, parse_duration};
 pub use engine::{Engine, GiveUpReason, Limits, Verdict};
 pub use error::{BreakerOpen, ConfigError, Elapsed};
+pub use events::{LogError, ParseLogError};
 pub use jitter::{Jitter, ParseJitterError};
 pub use policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicyBuilder};
 pub use retry::{

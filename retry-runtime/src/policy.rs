@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::backoff::Backoff;
 use crate::delays::Delays;
+use crate::events::LogError;
 use crate::jitter::Jitter;
 
 /// A validated retry schedule. Build one with [`RetryPolicy::builder`].
@@ -39,6 +40,7 @@ pub struct RetryPolicy {
     pub(crate) jitter: Jitter,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_elapsed: Option<Duration>,
+    pub(crate) log_error: LogError,
 }
 
 /// Defaults, as in the attribute's table.
@@ -62,13 +64,14 @@ impl RetryPolicy {
     pub const fn builder() -> RetryPolicyBuilder {
         RetryPolicyBuilder {
             max_attempts: Self::DEFAULT_MAX_ATTEMPTS,
-            delay: Self::DEFAULT_DELAY,
+            delay: None,
             backoff: Backoff::Exponential,
             multiplier: None,
             max_delay: None,
             jitter: Jitter::Full,
             timeout: None,
             max_elapsed: None,
+            log_error: LogError::TypeName,
         }
     }
 
@@ -153,6 +156,16 @@ impl RetryPolicy {
         self.max_elapsed
     }
 
+    /// What the retry and give-up events say about the error (default: its type's name only).
+    ///
+    /// ```
+    /// # use retry_runtime::{LogError, RetryPolicy};
+    /// assert_eq!(RetryPolicy::builder().build().unwrap().log_error(), LogError::TypeName);
+    /// ```
+    pub const fn log_error(&self) -> LogError {
+        self.log_error
+    }
+
     /// The sleeps between the attempts of one logical call, in order: `max_attempts − 1` of them,
     /// jittered with this thread's generator (see [`seed_rng`](crate::seed_rng)).
     ///
@@ -214,13 +227,15 @@ impl Default for RetryPolicy {
 #[must_use]
 pub struct RetryPolicyBuilder {
     max_attempts: u32,
-    delay: Duration,
+    // `None`: not set (the default), so that an error can say which of two settings is at fault.
+    delay: Option<Duration>,
     backoff: Backoff,
     multiplier: Option<f64>,
     max_delay: Option<Duration>,
     jitter: Jitter,
     timeout: Option<Duration>,
     max_elapsed: Option<Duration>,
+    log_error: LogError,
 }
 
 impl RetryPolicyBuilder {
@@ -232,7 +247,7 @@ impl RetryPolicyBuilder {
 
     /// The first backoff delay (> 0; default 100 ms).
     pub const fn delay(mut self, d: Duration) -> Self {
-        self.delay = d;
+        self.delay = Some(d);
         self
     }
 
@@ -297,6 +312,23 @@ impl RetryPolicyBuilder {
         self
     }
 
+    /// What the retry and give-up events say about the error: by default
+    /// ([`LogError::TypeName`]) only its type's name, since an error's `Debug` may carry a secret
+    /// (a `reqwest::Error` holds the URL, query string and API key included).
+    /// [`LogError::Debug`] logs the whole error; [`LogError::None`] nothing of it.
+    ///
+    /// ```
+    /// use retry_runtime::{LogError, RetryPolicy};
+    ///
+    /// // My errors hold no secrets: log them whole.
+    /// let policy = RetryPolicy::builder().log_error(LogError::Debug).build().unwrap();
+    /// assert_eq!(policy.log_error(), LogError::Debug);
+    /// ```
+    pub const fn log_error(mut self, log: LogError) -> Self {
+        self.log_error = log;
+        self
+    }
+
     /// Checks every value and gives the policy, or the first rule broken.
     ///
     /// # Errors
@@ -305,7 +337,11 @@ impl RetryPolicyBuilder {
         if self.max_attempts == 0 {
             return Err(PolicyError::ZeroAttempts);
         }
-        if self.delay.is_zero() {
+        let delay = match self.delay {
+            Some(d) => d,
+            None => RetryPolicy::DEFAULT_DELAY,
+        };
+        if delay.is_zero() {
             return Err(PolicyError::ZeroDuration { field: "delay" });
         }
         let multiplier = match self.multiplier {
@@ -327,15 +363,20 @@ impl RetryPolicyBuilder {
                 if d.is_zero() {
                     return Err(PolicyError::ZeroDuration { field: "max_delay" });
                 }
-                if self.delay.as_nanos() > d.as_nanos() {
-                    return Err(PolicyError::DelayAboveMaxDelay {
-                        delay: self.delay,
-                        max_delay: d,
+                if delay.as_nanos() > d.as_nanos() {
+                    return Err(if self.delay.is_some() {
+                        PolicyError::DelayAboveMaxDelay {
+                            delay,
+                            max_delay: d,
+                        }
+                    } else {
+                        // Only `max_delay` was set: it is the one at fault.
+                        PolicyError::MaxDelayBelowDefaultDelay { max_delay: d }
                     });
                 }
                 d
             }
-            None if self.delay.as_nanos() > RetryPolicy::DEFAULT_MAX_DELAY.as_nanos() => self.delay,
+            None if delay.as_nanos() > RetryPolicy::DEFAULT_MAX_DELAY.as_nanos() => delay,
             None => RetryPolicy::DEFAULT_MAX_DELAY,
         };
         if let Jitter::Proportional(f) = self.jitter
@@ -357,13 +398,14 @@ impl RetryPolicyBuilder {
         }
         Ok(RetryPolicy {
             max_attempts: self.max_attempts,
-            delay: self.delay,
+            delay,
             backoff: self.backoff,
             multiplier,
             max_delay,
             jitter: self.jitter,
             timeout: self.timeout,
             max_elapsed: self.max_elapsed,
+            log_error: self.log_error,
         })
     }
 }
@@ -398,6 +440,8 @@ pub struct PolicySettings {
     pub timeout: Option<Duration>,
     /// See [`RetryPolicyBuilder::max_elapsed`].
     pub max_elapsed: Option<Duration>,
+    /// See [`RetryPolicyBuilder::log_error`].
+    pub log_error: Option<LogError>,
 }
 
 impl PolicySettings {
@@ -427,6 +471,9 @@ impl PolicySettings {
         }
         if let Some(d) = self.max_elapsed {
             b = b.max_elapsed(d);
+        }
+        if let Some(log) = self.log_error {
+            b = b.log_error(log);
         }
         b
     }
@@ -469,6 +516,11 @@ pub enum PolicyError {
         /// The ceiling.
         max_delay: Duration,
     },
+    /// `max_delay` was set below the default `delay` (100 ms), and `delay` was not set.
+    MaxDelayBelowDefaultDelay {
+        /// The ceiling.
+        max_delay: Duration,
+    },
     /// A proportional jitter factor outside (0, 1].
     JitterFactorOutOfRange {
         /// The value given.
@@ -485,6 +537,7 @@ impl PolicyError {
             PolicyError::MultiplierBelowOne { .. }
             | PolicyError::MultiplierWithoutExponential { .. } => "multiplier",
             PolicyError::DelayAboveMaxDelay { .. } => "delay",
+            PolicyError::MaxDelayBelowDefaultDelay { .. } => "max_delay",
             PolicyError::JitterFactorOutOfRange { .. } => "jitter",
         }
     }
@@ -508,6 +561,12 @@ impl std::fmt::Display for PolicyError {
             PolicyError::DelayAboveMaxDelay { delay, max_delay } => {
                 write!(f, "must not exceed `max_delay`: {delay:?} > {max_delay:?}")
             }
+            PolicyError::MaxDelayBelowDefaultDelay { max_delay } => write!(
+                f,
+                "must be at least `delay`, whose default is {:?} (`delay` was not set): {max_delay:?} < {:?}; raise `max_delay` or set a `delay` no longer than it",
+                RetryPolicy::DEFAULT_DELAY,
+                RetryPolicy::DEFAULT_DELAY
+            ),
             PolicyError::JitterFactorOutOfRange { factor } => {
                 write!(f, "a jitter factor must be in (0, 1], got {factor}")
             }
@@ -534,6 +593,7 @@ mod tests {
         assert_eq!(p.jitter(), Jitter::Full);
         assert_eq!(p.timeout(), None);
         assert_eq!(p.max_elapsed(), None);
+        assert_eq!(p.log_error(), LogError::TypeName);
     }
 
     fn err(b: RetryPolicyBuilder) -> PolicyError {
@@ -580,6 +640,27 @@ mod tests {
         let e = err(RetryPolicy::builder().delay(3000 * MS).max_delay(2000 * MS));
         assert_eq!(e.field(), "delay");
         assert!(e.to_string().contains("max_delay"), "{e}");
+    }
+
+    #[test]
+    fn a_max_delay_below_the_default_delay_blames_max_delay() {
+        let e = err(RetryPolicy::builder().max_delay(50 * MS));
+        assert_eq!(
+            e,
+            PolicyError::MaxDelayBelowDefaultDelay { max_delay: 50 * MS }
+        );
+        assert_eq!(e.field(), "max_delay");
+        assert!(e.to_string().contains("whose default is 100ms"), "{e}");
+        // Setting `delay`, even to its default value, makes it the one at fault.
+        let e = err(RetryPolicy::builder().delay(100 * MS).max_delay(50 * MS));
+        assert_eq!(e.field(), "delay");
+        assert!(
+            RetryPolicy::builder()
+                .delay(MS)
+                .max_delay(50 * MS)
+                .build()
+                .is_ok()
+        );
     }
 
     #[test]

@@ -437,3 +437,59 @@ fn the_readme_config_example_loads() {
         format!("{:?}", from_test.budget)
     );
 }
+
+#[test]
+fn a_count_too_large_for_any_integer_is_out_of_range() {
+    for err in [
+        policy_err("max_attempts = 18446744073709551616"),
+        serde_json::from_str::<RetryPolicy>(r#"{"max_attempts": 18446744073709551616}"#)
+            .unwrap_err()
+            .to_string(),
+        policy_err("max_attempts = 1e30"),
+    ] {
+        assert_names(&err, "max_attempts");
+        assert!(err.contains("must be at most 4294967295"), "{err}");
+        assert!(!err.contains("whole number"), "{err}");
+    }
+    let err = policy_err("max_attempts = 2.5");
+    assert!(err.contains("must be a whole number, got 2.5"), "{err}");
+}
+
+#[test]
+fn a_max_delay_below_the_default_delay_blames_max_delay() {
+    let err = policy_err(r#"max_delay = "50ms""#);
+    assert!(
+        err.contains("invalid `max_delay`: must be at least `delay`, whose default is 100ms"),
+        "{err}"
+    );
+    assert!(err.contains("50ms"), "{err}");
+    assert!(!err.contains("invalid `delay`"), "{err}");
+    // A `delay` that was set is still the one at fault.
+    let err = policy_err("delay = \"3s\"\nmax_delay = \"2s\"");
+    assert!(err.contains("invalid `delay`"), "{err}");
+}
+
+#[test]
+fn a_likely_mistyped_duration_is_refused() {
+    let err = policy_err(r#"delay = "1M""#);
+    assert_names(&err, "delay");
+    assert!(err.contains(r#""M" means months"#), "{err}");
+    assert!(err.contains(r#""1m""#) && err.contains(r#""30d""#), "{err}");
+    for text in ["1m1m", "1m 30s 10s", "1min 1m", "2 seconds 3s"] {
+        let err = policy_err(&format!("max_delay = \"{text}\""));
+        assert_names(&err, "max_delay");
+        assert!(err.contains("more than once"), "{text}: {err}");
+    }
+    // What a person means is still read.
+    let p: RetryPolicy = toml::from_str("delay = \"1m 30s\"\nmax_delay = \"2 months\"").unwrap();
+    assert_eq!(p.delay(), 90 * SECS);
+    assert!(p.max_delay() > 59 * 24 * 3600 * SECS);
+}
+
+#[test]
+fn log_error_is_read_from_config() {
+    let p: RetryPolicy = toml::from_str(r#"log_error = "none""#).unwrap();
+    assert_eq!(p.log_error(), retry_runtime::LogError::None);
+    let err = policy_err(r#"log_error = "full""#);
+    assert!(err.contains("unknown log_error `full`"), "{err}");
+}

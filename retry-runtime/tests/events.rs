@@ -1,11 +1,12 @@
 //! The tracing events: one per retry (DEBUG) and one when giving up (WARN after retries, DEBUG for
-//! a non-retryable error), each with the call's name, the attempt, the delay and the error.
+//! a non-retryable error), each with the call's name, the attempt, the delay and the error as the
+//! policy's `log_error` says (by default its type's name only: its `Debug` may carry a secret).
 
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use retry_runtime::{Jitter, RetryPolicy};
+use retry_runtime::{Jitter, LogError, RetryPolicy};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
@@ -75,12 +76,12 @@ async fn each_retry_and_the_give_up_are_events() {
     assert!(out.is_err());
     let events = recorder.0.lock().unwrap().clone();
     assert_eq!(events.len(), 3, "{events:#?}");
-    for (event, (attempt, delay)) in events.iter().zip([("1", "100"), ("2", "200")]) {
+    for (event, (attempt, delay)) in events.iter().zip([("1", "100ms"), ("2", "200ms")]) {
         assert_eq!(event.level, Level::DEBUG);
         assert_eq!(event.field("name"), Some("fetch"));
         assert_eq!(event.field("attempt"), Some(attempt));
-        assert_eq!(event.field("delay_ms"), Some(delay));
-        assert!(event.field("error").unwrap().contains("ConnectionReset"));
+        assert_eq!(event.field("delay"), Some(delay));
+        assert_eq!(event.field("error_type"), Some("std::io::error::Error"));
     }
     let give_up = &events[2];
     assert_eq!(give_up.level, Level::WARN);
@@ -174,4 +175,308 @@ async fn a_rejection_by_an_open_breaker_is_not_a_warning() {
     assert_eq!(events.len(), 1, "{events:#?}");
     assert_eq!(events[0].level, Level::DEBUG);
     assert_eq!(events[0].field("reason"), Some("circuit breaker open"));
+}
+
+/// An error whose `Debug` carries a secret, as a `reqwest::Error`'s carries its URL.
+struct Leaky;
+
+impl std::fmt::Debug for Leaky {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Leaky { url: \"https://api.example.com/v1/quote?api_key=SECRET\" }")
+    }
+}
+
+impl From<retry_runtime::Elapsed> for Leaky {
+    fn from(_: retry_runtime::Elapsed) -> Self {
+        Leaky
+    }
+}
+
+impl From<retry_runtime::BreakerOpen> for Leaky {
+    fn from(_: retry_runtime::BreakerOpen) -> Self {
+        Leaky
+    }
+}
+
+fn leaky_policy(log: Option<LogError>) -> RetryPolicy {
+    let mut b = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(Duration::from_millis(100))
+        .jitter(Jitter::None);
+    if let Some(log) = log {
+        b = b.log_error(log);
+    }
+    b.build().unwrap()
+}
+
+/// Every event of calls that fail with `Leaky`: retried then exhausted, not retryable, and
+/// rejected by an open breaker; through the closure API and through `Call` (the attribute's driver).
+async fn leaky_events(log: Option<LogError>) -> Vec<Recorded> {
+    use retry_runtime::{Call, CircuitBreaker, Decision, Guards};
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let policy = leaky_policy(log);
+    let out: Result<(), Leaky> = policy
+        .retry(|| async { Err(Leaky) })
+        .name("exhausted")
+        .await;
+    assert!(out.is_err());
+    let out: Result<(), Leaky> = policy
+        .retry(|| async { Err(Leaky) })
+        .when(|_: &Leaky| false)
+        .name("not_retryable")
+        .await;
+    assert!(out.is_err());
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .build()
+        .unwrap();
+    let out: Result<(), Leaky> = policy
+        .retry(|| async { Err(Leaky) })
+        .circuit_breaker(&breaker)
+        .name("rejected")
+        .await;
+    assert!(out.is_err());
+    let mut call = Call::new(&policy);
+    let out: Result<(), Leaky> = loop {
+        let res = call.attempt(async { Err(Leaky) }).await;
+        match call.decide(
+            "call",
+            res,
+            |_| true,
+            |()| false,
+            |_| None,
+            |_, _, _| {},
+            Guards::NONE,
+        ) {
+            Decision::Return(r) => break r,
+            Decision::Sleep(d) => call.sleep(d).await,
+        }
+    };
+    assert!(out.is_err());
+    recorder.0.lock().unwrap().clone()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_secret_in_an_errors_debug_never_reaches_the_log_by_default() {
+    let events = leaky_events(None).await;
+    assert!(events.len() >= 8, "{events:#?}");
+    for event in &events {
+        for (key, value) in &event.fields {
+            assert!(
+                !value.contains("SECRET"),
+                "{key} = {value} at {}",
+                event.level
+            );
+        }
+    }
+    // The error's type is named, and nothing more.
+    let failures: Vec<_> = events
+        .iter()
+        .filter(|e| e.field("name").is_some())
+        .collect();
+    assert!(!failures.is_empty());
+    for event in failures {
+        assert_eq!(
+            event.field("error_type"),
+            Some("events::Leaky"),
+            "{event:#?}"
+        );
+        assert_eq!(event.field("error"), None, "{event:#?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn log_error_debug_logs_the_whole_error() {
+    let events = leaky_events(Some(LogError::Debug)).await;
+    let failures: Vec<_> = events
+        .iter()
+        .filter(|e| e.field("name").is_some())
+        .collect();
+    assert!(failures.len() >= 7, "{events:#?}");
+    for event in failures {
+        assert!(
+            event.field("error").unwrap().contains("api_key=SECRET"),
+            "{event:#?}"
+        );
+        assert_eq!(event.field("error_type"), Some("events::Leaky"));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn log_error_none_logs_nothing_of_the_error() {
+    let events = leaky_events(Some(LogError::None)).await;
+    let failures: Vec<_> = events
+        .iter()
+        .filter(|e| e.field("name").is_some())
+        .collect();
+    assert!(failures.len() >= 7, "{events:#?}");
+    for event in failures {
+        assert_eq!(event.field("error"), None, "{event:#?}");
+        assert_eq!(event.field("error_type"), None, "{event:#?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_delay_under_a_millisecond_is_logged_as_it_is() {
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .delay(Duration::from_micros(250))
+        .jitter(Jitter::None)
+        .build()
+        .unwrap();
+    let out: io::Result<()> = policy
+        .retry(|| async { Err(io::ErrorKind::ConnectionReset.into()) })
+        .await;
+    assert!(out.is_err());
+    let events = recorder.0.lock().unwrap().clone();
+    assert_eq!(events[0].field("delay"), Some("250µs"), "{events:#?}");
+}
+
+/// A rejection is reported as the attempt that was not made: attempt 1 when the breaker is open
+/// on entry, attempt 2 when it opened on the first failure.
+#[tokio::test(start_paused = true)]
+async fn a_rejection_names_the_attempt_it_refused() {
+    use retry_runtime::CircuitBreaker;
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .build()
+        .unwrap();
+    let out: Result<(), Leaky> = policy()
+        .retry(|| async { Err(Leaky) })
+        .circuit_breaker(&breaker)
+        .name("opens")
+        .await;
+    assert!(out.is_err());
+    let out: Result<(), Leaky> = policy()
+        .retry(|| async { Err(Leaky) })
+        .circuit_breaker(&breaker)
+        .name("open")
+        .await;
+    assert!(out.is_err());
+    let events = recorder.0.lock().unwrap().clone();
+    let rejections: Vec<_> = events
+        .iter()
+        .filter(|e| e.field("reason") == Some("circuit breaker open"))
+        .map(|e| (e.field("name").unwrap(), e.field("attempt").unwrap()))
+        .collect();
+    assert_eq!(rejections, [("opens", "2"), ("open", "1")], "{events:#?}");
+}
+
+/// The same through `Call`, as the attribute's generated code drives it: the breaker is asked
+/// before the attempt, and a rejected attempt is never begun.
+#[tokio::test(start_paused = true)]
+async fn a_rejection_names_the_attempt_it_refused_in_the_attributes_driver() {
+    use retry_runtime::{Call, CircuitBreaker, Decision, Guards};
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .build()
+        .unwrap();
+    let policy = policy();
+    for name in ["opens", "open"] {
+        let mut call = Call::new(&policy);
+        let out: Result<(), Leaky> = loop {
+            let permit = breaker.try_acquire().ok();
+            let res = match permit {
+                Some(_) => call.attempt(async { Err(Leaky) }).await,
+                None => Err(Leaky),
+            };
+            let guards = Guards::NONE.breaker(&breaker, permit);
+            match call.decide(
+                name,
+                res,
+                |_| true,
+                |()| false,
+                |_| None,
+                |_, _, _| {},
+                guards,
+            ) {
+                Decision::Return(r) => break r,
+                Decision::Sleep(d) => call.sleep(d).await,
+            }
+        };
+        assert!(out.is_err());
+    }
+    let events = recorder.0.lock().unwrap().clone();
+    let rejections: Vec<_> = events
+        .iter()
+        .filter(|e| e.field("reason") == Some("circuit breaker open"))
+        .map(|e| (e.field("name").unwrap(), e.field("attempt").unwrap()))
+        .collect();
+    assert_eq!(rejections, [("opens", "2"), ("open", "1")], "{events:#?}");
+}
+
+/// A blocking call's sleeps, made as the generated code of a blocking `#[retryable]` fn makes them.
+fn blocking_call_sleeping(policy: &RetryPolicy, sleeps: u32, delay: Duration) {
+    let mut call = retry_runtime::Call::new(policy);
+    for _ in 0..sleeps {
+        call.attempt_blocking(|| ());
+        call.sleep_blocking(delay);
+    }
+}
+
+/// On a multi-thread runtime a blocking sleep hands the worker's other tasks to another thread
+/// (`block_in_place`), instead of freezing them for the sleep.
+#[test]
+fn a_blocking_sleep_on_a_multi_thread_worker_lets_other_tasks_run() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let ran_meanwhile = rt.block_on(async {
+        tokio::spawn(async {
+            let (tx, rx) = std::sync::mpsc::channel();
+            // The only worker is running this task: `other` runs during the sleep only if the
+            // sleep gives the worker up.
+            let other = tokio::spawn(async move { tx.send(()).unwrap() });
+            blocking_call_sleeping(&policy(), 1, Duration::from_millis(500));
+            let ran = rx.try_recv().is_ok();
+            other.await.unwrap();
+            ran
+        })
+        .await
+        .unwrap()
+    });
+    assert!(ran_meanwhile);
+}
+
+/// On a current-thread runtime nothing can take the thread's other tasks: the sleep blocks them
+/// (it does not panic, as `block_in_place` would) and the call warns, once.
+#[tokio::test]
+async fn a_blocking_sleep_on_a_current_thread_runtime_warns_once_per_call() {
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    blocking_call_sleeping(&policy(), 2, Duration::from_millis(1));
+    blocking_call_sleeping(&policy(), 2, Duration::from_millis(1));
+    let events = recorder.0.lock().unwrap().clone();
+    assert_eq!(events.len(), 2, "{events:#?}");
+    for event in events {
+        assert_eq!(event.level, Level::WARN);
+        assert!(
+            event.field("message").unwrap().contains("current-thread"),
+            "{event:#?}"
+        );
+    }
+}
+
+/// Outside a runtime a blocking sleep is a plain one, and nothing is logged.
+#[test]
+fn a_blocking_sleep_outside_a_runtime_is_silent() {
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    blocking_call_sleeping(&policy(), 2, Duration::from_millis(1));
+    assert!(recorder.0.lock().unwrap().is_empty());
 }

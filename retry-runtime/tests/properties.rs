@@ -360,8 +360,13 @@ impl Raw {
             if max_delay.is_zero() {
                 broken.push("max_delay");
             }
+            // The setting at fault is `delay` if it was set, else `max_delay` (below the default).
             if delay > max_delay {
-                broken.push("delay");
+                broken.push(if self.delay.is_some() {
+                    "delay"
+                } else {
+                    "max_delay"
+                });
             }
         }
         if let Jitter::Proportional(f) = self.jitter
