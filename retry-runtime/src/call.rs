@@ -16,7 +16,7 @@ use tokio::time::{Instant, Sleep};
 use crate::breaker::{CircuitBreaker, Permit};
 use crate::budget::RetryBudget;
 use crate::context::{self, Enter, RetryContext};
-use crate::engine::{Engine, Limits, Verdict};
+use crate::engine::{Engine, GiveUpReason, Limits, Verdict};
 use crate::error::Elapsed;
 use crate::events::{self, Logged};
 use crate::policy::RetryPolicy;
@@ -421,11 +421,12 @@ fn after_error<T, E: Debug>(
     if context::take_not_made() {
         // No time remained to make the attempt: the call is over, and the dependency was not
         // asked, so the breaker hears nothing (a half-open probe permit is simply not used).
+        let logged = Logged::new(&error, engine.policy().log_error);
         events::giving_up(
             name,
             engine.attempt(),
             GiveUpReason::DeadlineReached,
-            Some(&error),
+            Some(logged),
         );
         return Decision::Return(Err(error));
     }
