@@ -5,11 +5,10 @@
 //! taken, `context::mark_not_made()` is set, and `decide` runs with
 //! `Guards::NONE.breaker(breaker, None)`. A `None` permit means "the breaker rejected it", so
 //! `after_error` (call.rs) takes the *rejection* path, which returns before `take_not_made()`:
-//! the give-up is reported as a breaker rejection, and the thread-local NOT_MADE flag stays set
+//! the give-up is reported as a breaker rejection, and the thread-local `NOT_MADE` flag stays set
 //! for whatever call decides next on that thread.
 
 use std::cell::Cell;
-use std::io;
 use std::time::Duration;
 
 use retry_runtime::{
@@ -81,7 +80,7 @@ async fn call_whose_deadline_is_spent_on_waking(breaker: &CircuitBreaker) -> Res
 }
 
 /// After that call, an unrelated call on the same thread whose first attempt fails with a
-/// retryable error must retry. It does not: it finds the NOT_MADE flag the previous call left,
+/// retryable error must retry. It does not: it finds the `NOT_MADE` flag the previous call left,
 /// treats its real, made attempt as "not made", and gives up at once with `DeadlineReached` (it
 /// has no deadline at all), without retrying, counting the attempt or telling its breaker.
 #[tokio::test(start_paused = true)]
@@ -134,7 +133,7 @@ async fn the_next_calls_failure_still_reaches_its_breaker() {
 /// The spent deadline itself is reported as a rejection by an open breaker (give-up reason
 /// "circuit breaker open", `reattempt_breaker_rejections_total` + 1), although the breaker is
 /// closed and was never asked. Without a breaker, or through `Call`, the same call reports
-/// "max_elapsed reached" and counts no rejection.
+/// "`max_elapsed` reached" and counts no rejection.
 #[cfg(feature = "metrics")]
 #[test]
 fn a_spent_deadline_is_not_counted_as_a_breaker_rejection() {
@@ -175,9 +174,4 @@ fn a_spent_deadline_is_not_counted_as_a_breaker_rejection() {
         rejections, 0,
         "the breaker is closed and was never asked: no rejection happened"
     );
-}
-
-#[allow(dead_code)]
-fn _uses() -> io::Result<()> {
-    Ok(())
 }
