@@ -41,7 +41,7 @@ pub fn policy(jitter: Jitter) -> RetryPolicy {
         _ => Duration::from_millis(10),
     };
     RetryPolicy::builder()
-        .max_attempts(u32::MAX)
+        .max_attempts(RetryPolicy::MAX_ATTEMPTS)
         .backoff(Backoff::Exponential)
         .delay(delay)
         .multiplier(2.0)

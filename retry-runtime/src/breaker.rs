@@ -261,6 +261,43 @@ impl CircuitBreaker {
         }
     }
 
+    /// Gives back a permit whose call was never made (no time remained to make it): no outcome
+    /// is counted, and a half-open probe slot it held goes back to other callers at once rather
+    /// than after `reset_timeout`. Like [`record`](Self::record), use each permit once.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::{BreakerState, CircuitBreaker};
+    ///
+    /// let breaker = CircuitBreaker::builder()
+    ///     .failure_threshold(1)
+    ///     .reset_timeout(Duration::from_secs(30))
+    ///     .half_open_probes(1)
+    ///     .build()
+    ///     .unwrap();
+    /// breaker.record(breaker.try_acquire().unwrap(), false);
+    /// tokio::time::advance(Duration::from_secs(30)).await;
+    /// let probe = breaker.try_acquire().unwrap();
+    /// assert!(breaker.try_acquire().is_err(), "the one probe slot is taken");
+    /// breaker.release(probe);
+    /// assert!(breaker.try_acquire().is_ok(), "and free again");
+    /// assert_eq!(breaker.state(), BreakerState::HalfOpen);
+    /// # }
+    /// ```
+    pub fn release(&self, permit: Permit) {
+        let mut inner = self.lock();
+        if permit.epoch != inner.epoch {
+            return;
+        }
+        if let Phase::HalfOpen { out, .. } = &mut inner.phase
+            && let Some(i) = out.iter().position(|(n, _)| *n == permit.probe)
+        {
+            out.remove(i);
+        }
+    }
+
     /// Opens the breaker until `reset_timeout` from now (the clock is read only here, so a closed
     /// breaker's success reads none); a deadline past the clock's range means never.
     fn open(&self, inner: &mut Inner) {

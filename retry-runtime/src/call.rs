@@ -135,6 +135,13 @@ impl<'b> Guards<'b> {
         }
     }
 
+    /// Gives the breaker's permit back unused: the attempt was not made.
+    fn release(&self) {
+        if let Some((breaker, Some(permit))) = self.breaker {
+            breaker.release(permit);
+        }
+    }
+
     #[inline]
     fn succeeded(&self, engine: &Engine<'_>) {
         self.record(true);
@@ -281,7 +288,9 @@ impl<'p> Call<'p> {
     /// - On a current-thread runtime (or any other flavor) nothing can run the thread's other
     ///   tasks while it sleeps, and `block_in_place` would panic: it sleeps anyway, and the call
     ///   logs one `WARN` event (at its first sleep) saying so. Call such a function from
-    ///   `tokio::task::spawn_blocking`, or make it `async`.
+    ///   `tokio::task::spawn_blocking`, or make it `async`. (On a `spawn_blocking` thread of a
+    ///   current-thread runtime the sleep is harmless, but the warning is logged there too: tokio
+    ///   has no stable way to tell that thread from the runtime's own.)
     ///
     /// ```
     /// use std::time::Duration;
@@ -414,13 +423,18 @@ fn after_error<T, E: Debug>(
     on_retry: impl FnOnce(&E, &RetryContext, Duration),
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
+    // Both flags are taken first, whatever follows: they describe this attempt only, and must
+    // not be left for the next call on this thread.
+    let not_made = context::take_not_made();
     let limits = limits(&guards);
-    if guards.rejected() {
-        return Decision::Return(Err(rejected(engine, name, error, guards.budget)));
-    }
-    if context::take_not_made() {
-        // No time remained to make the attempt: the call is over, and the dependency was not
-        // asked, so the breaker hears nothing (a half-open probe permit is simply not used).
+    if not_made {
+        // No time remained to make the attempt: the call is over. The dependency was not asked,
+        // so the breaker hears nothing (a half-open probe slot goes back to other callers), and
+        // the budget gets back what it paid for this retry: an attempt never made costs nothing.
+        guards.release();
+        if let Some(budget) = guards.budget {
+            engine.unmade(budget);
+        }
         let logged = Logged::new(&error, engine.policy().log_error);
         events::giving_up(
             name,
@@ -429,6 +443,9 @@ fn after_error<T, E: Debug>(
             Some(logged),
         );
         return Decision::Return(Err(error));
+    }
+    if guards.rejected() {
+        return Decision::Return(Err(rejected(engine, name, error, guards.budget)));
     }
     events::attempt_made(name);
     let retryable = retry_err(&error);

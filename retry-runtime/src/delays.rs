@@ -240,7 +240,7 @@ mod tests {
     fn decorrelated(delay: Duration, max_delay: Duration) -> RetryPolicy {
         policy(
             RetryPolicy::builder()
-                .max_attempts(u32::MAX)
+                .max_attempts(RetryPolicy::MAX_ATTEMPTS)
                 .delay(delay)
                 .max_delay(max_delay)
                 .jitter(Jitter::Decorrelated),

@@ -75,6 +75,7 @@ pub struct Limits<'b> {
 /// The attempt counter's low bits; the top two hold what the budget was paid for the last retry
 /// (packed, so that the call's future does not grow).
 const ATTEMPT_BITS: u32 = 30;
+const _: () = assert!(RetryPolicy::MAX_ATTEMPTS == (1 << ATTEMPT_BITS) - 1);
 const ATTEMPT_MASK: u32 = (1 << ATTEMPT_BITS) - 1;
 /// The last retry was paid `retry_cost`.
 const PAID_RETRY: u32 = 1;
@@ -532,7 +533,7 @@ mod tests {
     fn huge_limits_do_not_overflow() {
         let p = policy(
             RetryPolicy::builder()
-                .max_attempts(u32::MAX)
+                .max_attempts(RetryPolicy::MAX_ATTEMPTS)
                 .max_delay(Duration::MAX)
                 .max_elapsed(Duration::MAX)
                 .multiplier(1e6),

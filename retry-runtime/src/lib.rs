@@ -59,7 +59,7 @@ pub use events::{LogError, ParseLogError};
 pub use jitter::{Jitter, ParseJitterError};
 pub use policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicyBuilder};
 pub use retry::{
-    Breaker, BreakerSlot, ElapsedInto, EveryError, NoBreaker, NoHint, NoTimeout, OnRetry, Retry,
-    RetryAfter, RetryFuture, RetryWhen, Silent, TimeoutInto,
+    Breaker, BreakerSlot, ElapsedInto, EveryError, NoBreaker, NoHint, NoTimeout, NoTimeoutIf,
+    OnRetry, Retry, RetryAfter, RetryFuture, RetryWhen, Silent, TimeoutIf, TimeoutInto,
 };
 pub use rng::seed_rng;

@@ -47,6 +47,17 @@ pub struct RetryPolicy {
 impl RetryPolicy {
     /// Total attempts, the first included.
     pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+    /// The most attempts a policy may allow (2³⁰ − 1, over a billion): a call's attempt counter
+    /// shares its word with the budget's bookkeeping, so that the call's future stays small.
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    ///
+    /// let err = RetryPolicy::builder().max_attempts(u32::MAX).build().unwrap_err();
+    /// assert_eq!(err.field(), "max_attempts");
+    /// assert!(RetryPolicy::builder().max_attempts(RetryPolicy::MAX_ATTEMPTS).build().is_ok());
+    /// ```
+    pub const MAX_ATTEMPTS: u32 = (1 << 30) - 1;
     /// The first backoff delay.
     pub const DEFAULT_DELAY: Duration = Duration::from_millis(100);
     /// The exponential growth factor.
@@ -337,6 +348,11 @@ impl RetryPolicyBuilder {
         if self.max_attempts == 0 {
             return Err(PolicyError::ZeroAttempts);
         }
+        if self.max_attempts > RetryPolicy::MAX_ATTEMPTS {
+            return Err(PolicyError::TooManyAttempts {
+                max_attempts: self.max_attempts,
+            });
+        }
         let delay = match self.delay {
             Some(d) => d,
             None => RetryPolicy::DEFAULT_DELAY,
@@ -494,6 +510,11 @@ impl PolicySettings {
 pub enum PolicyError {
     /// `max_attempts` was 0; it counts the first attempt, so it must be at least 1.
     ZeroAttempts,
+    /// `max_attempts` was above [`RetryPolicy::MAX_ATTEMPTS`].
+    TooManyAttempts {
+        /// The value given.
+        max_attempts: u32,
+    },
     /// A duration that must be positive was zero.
     ZeroDuration {
         /// The setting: `delay`, `max_delay`, `timeout` or `max_elapsed`.
@@ -532,7 +553,7 @@ impl PolicyError {
     /// The name of the setting at fault, as spelled in the attribute and the builder.
     pub const fn field(&self) -> &'static str {
         match self {
-            PolicyError::ZeroAttempts => "max_attempts",
+            PolicyError::ZeroAttempts | PolicyError::TooManyAttempts { .. } => "max_attempts",
             PolicyError::ZeroDuration { field } => field,
             PolicyError::MultiplierBelowOne { .. }
             | PolicyError::MultiplierWithoutExponential { .. } => "multiplier",
@@ -550,6 +571,11 @@ impl std::fmt::Display for PolicyError {
             PolicyError::ZeroAttempts => {
                 f.write_str("must be at least 1 (it counts the first attempt)")
             }
+            PolicyError::TooManyAttempts { max_attempts } => write!(
+                f,
+                "must be at most {}, got {max_attempts}",
+                RetryPolicy::MAX_ATTEMPTS
+            ),
             PolicyError::ZeroDuration { .. } => f.write_str("must be longer than zero"),
             PolicyError::MultiplierBelowOne { multiplier } => {
                 write!(f, "must be a finite number ≥ 1, got {multiplier}")
@@ -684,13 +710,13 @@ mod tests {
     #[test]
     fn extreme_but_valid_settings_build() {
         let p = RetryPolicy::builder()
-            .max_attempts(u32::MAX)
+            .max_attempts(RetryPolicy::MAX_ATTEMPTS)
             .multiplier(1e6)
             .max_delay(Duration::MAX)
             .max_elapsed(Duration::MAX)
             .timeout(Duration::MAX)
             .build()
             .unwrap();
-        assert_eq!(p.max_attempts(), u32::MAX);
+        assert_eq!(p.max_attempts(), RetryPolicy::MAX_ATTEMPTS);
     }
 }

@@ -29,6 +29,29 @@ pub struct Silent;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoHint;
 
+/// No error says it was a timeout (the default of [`Retry::timeout_if`]): only an attempt the
+/// policy's own `timeout` cut is charged as one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoTimeoutIf;
+
+/// Which errors say they were a timeout: [`NoTimeoutIf`] or an `FnMut(&E) -> bool`.
+pub trait TimeoutIf<E> {
+    /// `true` when `error` reports a timeout (an HTTP client's own read timeout).
+    fn is_timeout(&mut self, error: &E) -> bool;
+}
+
+impl<E> TimeoutIf<E> for NoTimeoutIf {
+    fn is_timeout(&mut self, _: &E) -> bool {
+        false
+    }
+}
+
+impl<E, F: FnMut(&E) -> bool> TimeoutIf<E> for F {
+    fn is_timeout(&mut self, error: &E) -> bool {
+        self(error)
+    }
+}
+
 /// Which errors to retry: [`EveryError`] or an `FnMut(&E) -> bool`.
 pub trait RetryWhen<E> {
     /// `true` to retry `error`.
@@ -215,6 +238,7 @@ impl RetryPolicy {
             budget: None,
             name: "retry",
             timeout: ElapsedInto,
+            timeout_if: NoTimeoutIf,
         }
     }
 }
@@ -222,7 +246,16 @@ impl RetryPolicy {
 /// A retrying call being set up; `.await` it to run. Made by [`RetryPolicy::retry`].
 #[must_use = "a retry does nothing until awaited"]
 #[derive(Debug, Clone)]
-pub struct Retry<'p, Op, W = EveryError, N = Silent, H = NoHint, B = NoBreaker, C = ElapsedInto> {
+pub struct Retry<
+    'p,
+    Op,
+    W = EveryError,
+    N = Silent,
+    H = NoHint,
+    B = NoBreaker,
+    C = ElapsedInto,
+    I = NoTimeoutIf,
+> {
     policy: &'p RetryPolicy,
     op: Op,
     when: W,
@@ -232,9 +265,10 @@ pub struct Retry<'p, Op, W = EveryError, N = Silent, H = NoHint, B = NoBreaker, 
     budget: Option<&'p RetryBudget>,
     name: &'static str,
     timeout: C,
+    timeout_if: I,
 }
 
-impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
+impl<'p, Op, W, N, H, B, C, I> Retry<'p, Op, W, N, H, B, C, I> {
     /// Retries only the errors for which `predicate` is `true` (default: every error). The
     /// predicate's argument type is the operation's error type: no annotation needed.
     ///
@@ -252,7 +286,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
     /// assert_eq!(out.unwrap_err().kind(), io::ErrorKind::PermissionDenied);
     /// # }
     /// ```
-    pub fn when<P, Fut, T, E>(self, predicate: P) -> Retry<'p, Op, P, N, H, B, C>
+    pub fn when<P, Fut, T, E>(self, predicate: P) -> Retry<'p, Op, P, N, H, B, C, I>
     where
         Op: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -267,6 +301,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             budget,
             name,
             timeout,
+            timeout_if,
             ..
         } = self;
         Retry {
@@ -279,11 +314,12 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             budget,
             name,
             timeout,
+            timeout_if,
         }
     }
 
     /// Calls `f(error, context, delay)` before each retry's sleep.
-    pub fn notify<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, F, H, B, C>
+    pub fn notify<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, F, H, B, C, I>
     where
         Op: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -298,6 +334,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             budget,
             name,
             timeout,
+            timeout_if,
             ..
         } = self;
         Retry {
@@ -310,6 +347,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             budget,
             name,
             timeout,
+            timeout_if,
         }
     }
 
@@ -334,7 +372,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
     /// assert!(out.unwrap_err().starts_with("gave up"));
     /// # }
     /// ```
-    pub fn timeout_into<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, N, H, B, F>
+    pub fn timeout_into<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, N, H, B, F, I>
     where
         Op: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -349,6 +387,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             breaker,
             budget,
             name,
+            timeout_if,
             ..
         } = self;
         Retry {
@@ -361,6 +400,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             budget,
             name,
             timeout: f,
+            timeout_if,
         }
     }
 
@@ -391,7 +431,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
     /// let out: Result<u32, String> = policy.retry(|| async { Err("refused".to_string()) }).await;
     /// # }
     /// ```
-    pub fn without_timeout(self) -> Retry<'p, Op, W, N, H, B, NoTimeout> {
+    pub fn without_timeout(self) -> Retry<'p, Op, W, N, H, B, NoTimeout, I> {
         let Retry {
             policy,
             op,
@@ -401,6 +441,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             breaker,
             budget,
             name,
+            timeout_if,
             ..
         } = self;
         Retry {
@@ -413,6 +454,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             budget,
             name,
             timeout: NoTimeout,
+            timeout_if,
         }
     }
 
@@ -441,7 +483,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
     /// assert_eq!(out, Err(Throttled(Duration::from_secs(60))));
     /// # }
     /// ```
-    pub fn retry_after<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, N, F, B, C>
+    pub fn retry_after<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, N, F, B, C, I>
     where
         Op: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -456,6 +498,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             budget,
             name,
             timeout,
+            timeout_if,
             ..
         } = self;
         Retry {
@@ -468,6 +511,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             budget,
             name,
             timeout,
+            timeout_if,
         }
     }
 
@@ -476,7 +520,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
     pub fn circuit_breaker<E: FromBreakerOpen>(
         self,
         breaker: &'p CircuitBreaker,
-    ) -> Retry<'p, Op, W, N, H, Breaker<'p, E>, C> {
+    ) -> Retry<'p, Op, W, N, H, Breaker<'p, E>, C, I> {
         let Retry {
             policy,
             op,
@@ -486,6 +530,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             budget,
             name,
             timeout,
+            timeout_if,
             ..
         } = self;
         let breaker = Breaker {
@@ -502,6 +547,63 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
             budget,
             name,
             timeout,
+            timeout_if,
+        }
+    }
+
+    /// Tells which errors report a timeout (an HTTP client's own read timeout), so that a retry
+    /// after one costs the budget's `timeout_cost`, as after an attempt the policy's `timeout`
+    /// cut, and the circuit breaker counts it as a failure even when it is not retried.
+    /// [`is_timeout`](crate::is_timeout) asks [`Transient::is_timeout`](crate::Transient).
+    /// Default: only the policy's own `timeout` counts. (`#[retryable]` asks `Transient` by
+    /// itself whenever the error type implements it.)
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::io;
+    /// use retry_runtime::{RetryBudget, RetryPolicy, is_timeout};
+    ///
+    /// let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+    /// let budget = RetryBudget::builder().max_tokens(100).build().unwrap();
+    /// let out: io::Result<()> = policy
+    ///     .retry(|| async { Err(io::ErrorKind::TimedOut.into()) })
+    ///     .timeout_if(is_timeout)
+    ///     .budget(&budget)
+    ///     .await;
+    /// assert!(out.is_err());
+    /// assert_eq!(budget.available(), 90, "one retry after a timeout: timeout_cost, 10");
+    /// # }
+    /// ```
+    pub fn timeout_if<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, N, H, B, C, F>
+    where
+        Op: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        F: FnMut(&E) -> bool,
+    {
+        let Retry {
+            policy,
+            op,
+            when,
+            notify,
+            hint,
+            breaker,
+            budget,
+            name,
+            timeout,
+            ..
+        } = self;
+        Retry {
+            policy,
+            op,
+            when,
+            notify,
+            hint,
+            breaker,
+            budget,
+            name,
+            timeout,
+            timeout_if: f,
         }
     }
 
@@ -519,7 +621,7 @@ impl<'p, Op, W, N, H, B, C> Retry<'p, Op, W, N, H, B, C> {
     }
 }
 
-impl<'p, Op, Fut, T, E, W, N, H, B, C> IntoFuture for Retry<'p, Op, W, N, H, B, C>
+impl<'p, Op, Fut, T, E, W, N, H, B, C, I> IntoFuture for Retry<'p, Op, W, N, H, B, C, I>
 where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
@@ -529,9 +631,10 @@ where
     H: RetryAfter<E>,
     B: BreakerSlot<E>,
     C: TimeoutInto<E>,
+    I: TimeoutIf<E>,
 {
     type Output = Result<T, E>;
-    type IntoFuture = RetryFuture<'p, Op, Fut, W, N, H, B, C>;
+    type IntoFuture = RetryFuture<'p, Op, Fut, W, N, H, B, C, I>;
 
     fn into_future(self) -> Self::IntoFuture {
         RetryFuture {
@@ -546,6 +649,7 @@ where
             breaker: self.breaker,
             budget: self.budget,
             timeout: self.timeout,
+            timeout_if: self.timeout_if,
             permit: None,
             done: false,
             attempt: None,
@@ -558,7 +662,7 @@ pin_project! {
     /// The future of a [`Retry`]. While an attempt runs, `timer` is its time limit (if any);
     /// between attempts it is the backoff sleep.
     #[must_use = "futures do nothing unless awaited"]
-    pub struct RetryFuture<'p, Op, Fut, W, N, H, B, C = ElapsedInto> {
+    pub struct RetryFuture<'p, Op, Fut, W, N, H, B, C = ElapsedInto, I = NoTimeoutIf> {
         engine: Engine<'p>,
         name: &'static str,
         op: Op,
@@ -568,6 +672,7 @@ pin_project! {
         breaker: B,
         budget: Option<&'p RetryBudget>,
         timeout: C,
+        timeout_if: I,
         // The breaker's leave for the attempt running now.
         permit: Option<Permit>,
         // The call has returned: polling again is a bug, never another round of attempts.
@@ -579,7 +684,7 @@ pin_project! {
     }
 }
 
-impl<Op, Fut, T, E, W, N, H, B, C> Future for RetryFuture<'_, Op, Fut, W, N, H, B, C>
+impl<Op, Fut, T, E, W, N, H, B, C, I> Future for RetryFuture<'_, Op, Fut, W, N, H, B, C, I>
 where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
@@ -589,6 +694,7 @@ where
     H: RetryAfter<E>,
     B: BreakerSlot<E>,
     C: TimeoutInto<E>,
+    I: TimeoutIf<E>,
 {
     type Output = Result<T, E>;
 
@@ -648,7 +754,12 @@ where
                             Ok(permit) => *this.permit = Some(permit),
                             Err(open) => {
                                 // Rejected: no attempt is made, and the call ends (never retried).
-                                let error = call::rejected(this.engine, this.name, reject(open), *this.budget);
+                                let error = call::rejected(
+                                    this.engine,
+                                    this.name,
+                                    reject(open),
+                                    *this.budget,
+                                );
                                 *this.done = true;
                                 return Poll::Ready(Err(error));
                             }
@@ -684,6 +795,8 @@ where
             if let Some(budget) = *this.budget {
                 guards = guards.budget(budget);
             }
+            let timeout_if = &mut *this.timeout_if;
+            guards = guards.timed_out(outcome.as_ref().is_err_and(|e| timeout_if.is_timeout(e)));
             let (when, hint, notify) = (&mut *this.when, &mut *this.hint, &mut *this.notify);
             match decide(
                 this.engine,

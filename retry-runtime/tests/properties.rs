@@ -108,8 +108,8 @@ fn many_attempts() -> impl Strategy<Value = u32> {
     prop_oneof![
         6 => 1..=50u32,
         1 => 51..=2000u32,
-        1 => 1_000_000..=u32::MAX,
-        1 => Just(u32::MAX),
+        1 => 1_000_000..=RetryPolicy::MAX_ATTEMPTS,
+        1 => Just(RetryPolicy::MAX_ATTEMPTS),
     ]
 }
 
@@ -344,7 +344,7 @@ impl Raw {
     fn broken_fields(&self) -> Vec<&'static str> {
         let mut broken = vec![];
         let delay = self.effective_delay();
-        if self.max_attempts == 0 {
+        if self.max_attempts == 0 || self.max_attempts > RetryPolicy::MAX_ATTEMPTS {
             broken.push("max_attempts");
         }
         if delay.is_zero() {
