@@ -332,9 +332,9 @@ fn not_bracketed(key: &syn::Ident, input: ParseStream<'_>) -> syn::Error {
     };
     let fix = match syn::parse2::<Expr>(value) {
         Ok(Expr::Closure(_)) => format!("for a predicate, write `retry_if = {text}`"),
-        Ok(Expr::Path(p)) if p.path.get_ident().is_some_and(|i| is_lowercase(i)) => format!(
-            "for a predicate fn, write `retry_if = {text}`; for a pattern, write `{key} = [{text}]`"
-        ),
+        Ok(Expr::Path(p)) if p.path.get_ident().is_some_and(|i| is_lowercase(i)) => {
+            format!("for a predicate fn, write `retry_if = {text}`")
+        }
         _ => format!("write `{key} = [{text}]`"),
     };
     syn::Error::new(
@@ -465,7 +465,7 @@ fn lit_expr(expr: &Expr) -> Option<&Lit> {
 
 /// Spring's `@Backoff(delay = 100, multiplier = 2, maxDelay = 5000)` (milliseconds), or the
 /// same in our own units, as the keys it stands for.
-fn backoff_group(key: &str, inner: TokenStream, span: Span) -> syn::Error {
+fn backoff_group(key: &str, inner: TokenStream, at: &dyn quote::ToTokens) -> syn::Error {
     let mut parts = Vec::new();
     if let Ok(metas) = NestedMeta::parse_meta_list(inner) {
         for meta in metas {
@@ -496,8 +496,8 @@ fn backoff_group(key: &str, inner: TokenStream, span: Span) -> syn::Error {
     } else {
         format!("`{}`", parts.join(", "))
     };
-    syn::Error::new(
-        span,
+    syn::Error::new_spanned(
+        at,
         format!(
             "`{key}` is one word here, `backoff = \"fixed\" | \"linear\" | \"exponential\"`; \
              the settings of Spring's @Backoff are keys of their own: write {fix}"
@@ -528,18 +528,19 @@ fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) -> Vec<Nest
                 let key = render(&nv.path);
                 let value = nv.value.clone();
                 let starts_at = value.clone().into_iter().next();
-                if let (true, Some(proc_macro2::TokenTree::Punct(at))) =
+                if let (true, Some(proc_macro2::TokenTree::Punct(_))) =
                     (key == "backoff", &starts_at)
                 {
                     // `backoff = @Backoff(delay = 100)`
                     let inner = value
+                        .clone()
                         .into_iter()
                         .find_map(|t| match t {
                             proc_macro2::TokenTree::Group(g) => Some(g.stream()),
                             _ => None,
                         })
                         .unwrap_or_default();
-                    Some(backoff_group(&key, inner, at.span()))
+                    Some(backoff_group(&key, inner, &value))
                 } else if KEYS.contains(&key.as_str()) {
                     Some(syn::Error::new_spanned(
                         &nv.value,
@@ -552,7 +553,7 @@ fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) -> Vec<Nest
                     Some(syn::Error::new_spanned(&nv.path, unknown_key(&key, None)))
                 }
             }
-            NestedMeta::Meta(meta) => check_meta(meta, errors),
+            NestedMeta::Meta(meta) => check_meta(meta),
         };
         match error {
             Some(e) => errors.push(e),
@@ -561,7 +562,7 @@ fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) -> Vec<Nest
     }
     return kept;
 
-    fn check_meta(meta: &syn::Meta, _errors: &mut [syn::Error]) -> Option<syn::Error> {
+    fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
         let path = meta.path();
         let key = render(path);
         let key_span = path
@@ -586,7 +587,7 @@ fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) -> Vec<Nest
             }
             syn::Meta::List(l) => {
                 if key == "backoff" {
-                    return Some(backoff_group(&key, l.tokens.clone(), key_span));
+                    return Some(backoff_group(&key, l.tokens.clone(), l));
                 }
                 let inner = render(&l.tokens);
                 let fix = if matches!(key.as_str(), "retry_on" | "no_retry_on") {
@@ -654,13 +655,43 @@ fn word_for_string(key: &str, value: &Expr) -> Option<String> {
     let lit = lit_expr(value);
     match key {
         "backoff" | "jitter" => {
+            match lit {
+                Some(Lit::Str(_)) => return None,
+                Some(Lit::Int(_) | Lit::Float(_)) if key == "jitter" => return None,
+                _ => {}
+            }
             if let Some(Lit::Bool(b)) = lit {
                 let v = if b.value { "full" } else { "none" };
                 return Some(format!(
                     "`{key}` takes a name in a string: write `{key} = \"{v}\"`"
                 ));
             }
-            let word = word?.to_lowercase();
+            let Some(word) = word.map(|w| w.to_lowercase()) else {
+                // `backoff = ExponentialBackoff::from_millis(10)` (tokio-retry)
+                let delay = match value {
+                    Expr::Call(c) => crate::known_keys::duration_call(value).or_else(|| {
+                        let Expr::Path(f) = &*c.func else { return None };
+                        let ty = f.path.segments.first()?.ident.to_string().to_lowercase();
+                        ty.contains("exponential").then(String::new)
+                    }),
+                    _ => None,
+                };
+                return Some(match (key, delay) {
+                    ("backoff", Some(d)) if !d.is_empty() => format!(
+                        "`backoff` takes the shape's name in a string; the first delay is `delay`: \
+                         write `backoff = \"exponential\", delay = {d}`"
+                    ),
+                    _ => format!(
+                        "`{key}` takes one of {} in a string, as in `{key} = {}`",
+                        if key == "backoff" {
+                            "\"fixed\", \"linear\", \"exponential\""
+                        } else {
+                            "\"none\", \"full\", \"equal\", \"decorrelated\", or a factor in (0, 1]"
+                        },
+                        example(key)
+                    ),
+                });
+            };
             let known: &[&str] = if key == "backoff" {
                 &["fixed", "linear", "exponential"]
             } else {
@@ -873,6 +904,74 @@ mod tests {
         assert!(errs[0].contains("max_attempts"), "{errs:?}");
         let errs = errors_of(quote!(retry_onn = [E::A]));
         assert!(errs[0].contains("retry_on"), "{errs:?}");
+    }
+
+    #[test]
+    fn shapes_that_used_to_compile_are_rejected() {
+        for (args, expected) in [
+            (
+                quote!(retry_on = [is_transient]),
+                "write `retry_if = is_transient`",
+            ),
+            (quote!(retry_on = [_]), "remove `retry_on`"),
+            (quote!(retry_on = [e @ _]), "remove `retry_on`"),
+            (
+                quote!(retry_on = [E::A | other]),
+                "`other` in `retry_on` is a binding",
+            ),
+            (quote!(no_retry_on = [ref e]), "binding"),
+            (
+                quote!(circuit_breaker = "payments"),
+                "write `circuit_breaker = payments`",
+            ),
+            (quote!(budget = "BUDGET"), "write `budget = BUDGET`"),
+            (quote!(policy = "POLICY"), "write `policy = POLICY`"),
+            (quote!(recover = "fallback"), "write `recover = fallback`"),
+            (quote!(retry_if = "f"), "write `retry_if = f`"),
+            (quote!(retry_if_ok = "f"), "write `retry_if_ok = f`"),
+            (quote!(on_retry = "f"), "write `on_retry = f`"),
+            (quote!(retry_after = "f"), "write `retry_after = f`"),
+        ] {
+            let errs = errors_of(args.clone());
+            assert_eq!(errs.len(), 1, "{args}: {errs:?}");
+            assert!(errs[0].contains(expected), "{args}: {errs:?}");
+        }
+    }
+
+    #[test]
+    fn upper_case_names_and_bound_subpatterns_stay_patterns() {
+        for args in [
+            quote!(retry_on = [Unavailable, TIMEOUT]),
+            quote!(retry_on = [e @ E::Io(_)], no_retry_on = [E::Http(status) ]),
+            quote!(
+                backoff = "fixed",
+                jitter = 0.5,
+                name = "x",
+                crate = "::reattempt"
+            ),
+        ] {
+            assert!(errors_of(args.clone()).is_empty(), "{args}");
+        }
+    }
+
+    #[test]
+    fn shapes_get_their_fix() {
+        for (args, expected) in [
+            (quote!(max_attempts: 3), "write `max_attempts = 3`"),
+            (
+                quote!(backoff = exponential),
+                "write `backoff = \"exponential\"`",
+            ),
+            (quote!(delay = 200), "such as `delay = \"200ms\"`"),
+            (quote!(max_retries = 3), "`max_attempts = 4`"),
+            (quote!(maxAttempts = 3), "`max_attempts = 3`"),
+        ] {
+            let errs = errors_of(args.clone());
+            assert!(
+                errs.first().is_some_and(|e| e.contains(expected)),
+                "{args}: {errs:?}"
+            );
+        }
     }
 
     #[test]

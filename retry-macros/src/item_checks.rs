@@ -2,7 +2,6 @@
 //! other than what was meant: a second `#[retryable]` (two nested loops: 3 × 5 = 15 attempts),
 //! and a non-`async` fn returning a future (each attempt would only build the future).
 
-use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType, Type, TypeParamBound};
 
 /// Whether an attribute is `#[retryable]` or `#[retryable(...)]` under a path this macro can
@@ -18,8 +17,8 @@ fn is_retryable(attr: &syn::Attribute) -> bool {
 /// Rejects what the function's own syntax shows is a mistake.
 pub(crate) fn check(item: &ItemFn) -> syn::Result<()> {
     if let Some(second) = item.attrs.iter().find(|a| is_retryable(a)) {
-        return Err(syn::Error::new(
-            second.span(),
+        return Err(syn::Error::new_spanned(
+            second,
             "a second #[retryable] on the same function would nest two retry loops and multiply \
              the attempts (3 × 5 = 15); keep one #[retryable] with all the keys in it",
         ));
@@ -32,11 +31,12 @@ pub(crate) fn check(item: &ItemFn) -> syn::Result<()> {
                 || "Result<T, E>".to_owned(),
                 |t| crate::known_keys::render(&t),
             );
-            return Err(syn::Error::new(
-                match &sig.output {
-                    ReturnType::Type(_, ty) => ty.span(),
-                    ReturnType::Default => sig.ident.span(),
-                },
+            let span: &dyn quote::ToTokens = match &sig.output {
+                ReturnType::Type(_, ty) => ty,
+                ReturnType::Default => &sig.ident,
+            };
+            return Err(syn::Error::new_spanned(
+                span,
                 format!(
                     "#[retryable] retries an `async fn`, not a fn that returns a future (each \
                      attempt must run the body again): write `async fn {}({args}) -> {output}`",

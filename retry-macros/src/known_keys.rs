@@ -72,13 +72,13 @@ const TABLE: &[Known] = &[
     // Attempts and retries.
     k(
         &["maxAttempts", "max_tries", "maxTries", "attempts", "tries"],
-        "Spring Retry, Resilience4j",
+        "Spring Retry's and Resilience4j's name",
         Here::Key("max_attempts"),
         MAX_ATTEMPTS_WHY,
     ),
     k(
         &["stop_after_attempt"],
-        "tenacity",
+        "tenacity's name",
         Here::Key("max_attempts"),
         MAX_ATTEMPTS_WHY,
     ),
@@ -93,16 +93,16 @@ const TABLE: &[Known] = &[
             "retry_times",
             "times",
         ],
-        "a generic name",
+        "a common name for a count of retries",
         Here::Retries,
         "",
     ),
-    k(&["max_times"], "backon", Here::Retries, ""),
-    k(&["retryCount"], "Polly", Here::Retries, ""),
-    k(&["take"], "tokio-retry", Here::Retries, ""),
+    k(&["max_times"], "backon's name", Here::Retries, ""),
+    k(&["retryCount"], "Polly's name", Here::Retries, ""),
+    k(&["take"], "tokio-retry's `.take(n)`", Here::Retries, ""),
     k(
         &["stop"],
-        "tenacity",
+        "tenacity's name",
         Here::Explain,
         "stop after n attempts is `max_attempts = n`; stop after a time is `max_elapsed = \"30s\"`",
     ),
@@ -127,13 +127,13 @@ const TABLE: &[Known] = &[
             "sleep",
             "wait_fixed",
         ],
-        "backon, Spring Retry, tenacity and generic names",
+        "a name from backon, Spring Retry or tenacity",
         Here::Key("delay"),
         "the first delay between attempts (`backoff` and `multiplier` make it grow)",
     ),
     k(
         &["waitDuration", "wait_duration"],
-        "Resilience4j",
+        "Resilience4j's name",
         Here::Key("delay"),
         "the first delay between attempts (`backoff` and `multiplier` make it grow)",
     ),
@@ -144,7 +144,7 @@ const TABLE: &[Known] = &[
             "intervalFunction",
             "strategy",
         ],
-        "tenacity, Polly, Resilience4j",
+        "a name from tenacity, Polly or Resilience4j",
         Here::Explain,
         "the wait between attempts is the keys `delay = \"200ms\"`, `backoff = \"exponential\"`, \
          `multiplier = 2`, `max_delay = \"10s\"` and `jitter = \"full\"`",
@@ -156,7 +156,7 @@ const TABLE: &[Known] = &[
             "exponential_backoff",
             "exponential",
         ],
-        "tenacity, tokio-retry",
+        "a name from tenacity or tokio-retry",
         Here::Explain,
         "exponential backoff is the default here: set `delay = \"100ms\"` (the first wait), \
          `multiplier = 2` and `max_delay = \"10s\"`, or `backoff = \"exponential\"` to say so",
@@ -171,7 +171,7 @@ const TABLE: &[Known] = &[
             "max_wait",
             "cap",
         ],
-        "Spring Retry (@Backoff), backoff crates and generic names",
+        "a name from Spring Retry's @Backoff or other backoff libraries",
         Here::Key("max_delay"),
         "the ceiling of one delay, before jitter",
     ),
@@ -183,7 +183,7 @@ const TABLE: &[Known] = &[
             "exp_base",
             "backoffMultiplier",
         ],
-        "backon, tenacity and generic names",
+        "a name from backon or tenacity",
         Here::Key("multiplier"),
         "the growth factor of exponential backoff",
     ),
@@ -194,7 +194,7 @@ const TABLE: &[Known] = &[
             "randomizationFactor",
             "randomize",
         ],
-        "backon, the backoff crate, Resilience4j",
+        "a name from backon, the backoff crate or Resilience4j",
         Here::Explain,
         "jitter is on by default (\"full\"); choose with `jitter = \"none\" | \"full\" | \"equal\" | \
          \"decorrelated\"`, or a factor in (0, 1] such as `jitter = 0.5`",
@@ -208,7 +208,7 @@ const TABLE: &[Known] = &[
             "per_attempt_timeout",
             "timeoutDuration",
         ],
-        "generic names, Resilience4j's TimeLimiter",
+        "a name from other libraries and Resilience4j's TimeLimiter",
         Here::Key("timeout"),
         "the limit of one attempt",
     ),
@@ -222,7 +222,7 @@ const TABLE: &[Known] = &[
             "deadline",
             "max_total_delay",
         ],
-        "tenacity, the backoff crate and generic names",
+        "a name from tenacity or the backoff crate",
         Here::Key("max_elapsed"),
         "the limit of all attempts and sleeps together",
     ),
@@ -240,7 +240,7 @@ const TABLE: &[Known] = &[
             "errors",
             "exceptions",
         ],
-        "Spring Retry, Resilience4j, tenacity, Polly",
+        "a name from Spring Retry, Resilience4j, tenacity or Polly",
         Here::Key("retry_on"),
         "the errors to retry, as patterns of your error type",
     ),
@@ -254,7 +254,7 @@ const TABLE: &[Known] = &[
             "ignore",
             "dont_retry_on",
         ],
-        "Spring Retry, Resilience4j",
+        "a name from Spring Retry or Resilience4j",
         Here::Key("no_retry_on"),
         "the errors never to retry, as patterns of your error type",
     ),
@@ -267,13 +267,13 @@ const TABLE: &[Known] = &[
             "condition",
             "retryExceptionPredicate",
         ],
-        "backon, tenacity, Resilience4j",
+        "a name from backon, tenacity or Resilience4j",
         Here::Key("retry_if"),
         "a predicate on the error, `Fn(&E) -> bool`",
     ),
     k(
         &["retryOnResult", "retry_if_result", "retry_on_result"],
-        "Resilience4j, tenacity",
+        "a name from Resilience4j or tenacity",
         Here::Key("retry_if_ok"),
         "a predicate on the `Ok` value, `Fn(&T) -> bool`",
     ),
@@ -287,7 +287,7 @@ const TABLE: &[Known] = &[
             "before",
             "listeners",
         ],
-        "backon, tenacity, Polly, Spring Retry",
+        "a name from backon, tenacity, Polly or Spring Retry",
         Here::Key("on_retry"),
         "a hook called before each sleep, `Fn(&E, &reattempt::RetryContext, Duration)`",
     ),
@@ -299,13 +299,13 @@ const TABLE: &[Known] = &[
             "recover_with",
             "on_failure",
         ],
-        "Resilience4j, Polly",
+        "a name from Resilience4j or Polly",
         Here::Key("recover"),
         "the path of a #[recover] fn, called with the final error",
     ),
     k(
         &["reraise"],
-        "tenacity",
+        "tenacity's name",
         Here::Explain,
         "the final error is always returned as it is; to change it, use `recover = fallback`",
     ),
@@ -316,25 +316,25 @@ const TABLE: &[Known] = &[
             "circuit",
             "circuit_breaker_name",
         ],
-        "Resilience4j and generic names",
+        "a name from Resilience4j and others",
         Here::Key("circuit_breaker"),
         "an expression giving `&CircuitBreaker`, such as a `static`",
     ),
     k(
         &["retry_budget", "retryBudget", "token_bucket", "quota"],
-        "generic names",
+        "a common name",
         Here::Key("budget"),
         "an expression giving `&RetryBudget`, such as a `static`",
     ),
     k(
         &["config", "retryConfig", "retry_policy", "retryPolicy"],
-        "Resilience4j, Spring Retry",
+        "a name from Resilience4j or Spring Retry",
         Here::Key("policy"),
         "an expression giving `&RetryPolicy`, the whole schedule at run time",
     ),
     k(
         &["label", "id", "metric_name"],
-        "generic names",
+        "a common name",
         Here::Key("name"),
         "the label in traces and metrics, a string",
     ),
@@ -429,10 +429,7 @@ pub(crate) fn tidy(text: &str) -> String {
 /// The message for an unknown key, if the table knows it. `value` is the written value, if any.
 pub(crate) fn explain(key: &str, value: Option<&Expr>) -> Option<String> {
     let known = TABLE.iter().find(|k| k.names.contains(&key))?;
-    let head = format!(
-        "`{key}` is not a key of #[retryable] (it is {}'s)",
-        known.from
-    );
+    let head = format!("`{key}` is not a key of #[retryable] ({})", known.from);
     Some(match known.here {
         Here::Retries => {
             let fix = match value {
@@ -476,6 +473,16 @@ pub(crate) fn explain(key: &str, value: Option<&Expr>) -> Option<String> {
                             Expr::Array(_) => format!("`{here} = {}`", render(v)),
                             _ => format!("`{here} = [{}]`", render(v)),
                         }
+                    } else if let (
+                        false,
+                        Expr::Lit(syn::ExprLit {
+                            lit: Lit::Str(text),
+                            ..
+                        }),
+                    ) = (here == "name", v)
+                    {
+                        // `fallbackMethod = "cached"`: here the fn is named by its path.
+                        format!("`{here} = {}`", text.value())
                     } else {
                         format!("`{here} = {}`", render(v))
                     }
