@@ -21,8 +21,8 @@ fn marker_ident(ident: &syn::Ident) -> syn::Ident {
 
 /// The second marker's name, looked up by a method's `recover = fallback` (one segment, no
 /// `Self::`): when it is not found, rustc says "cannot find value
-/// `FALLBACK_NEEDS_SELF_OR_THE_RECOVER_ATTRIBUTE`" and, when the fallback is a method of the same
-/// impl, suggests `recover = Self::fallback`.
+/// `FALLBACK_NEEDS_SELF_OR_THE_RECOVER_ATTRIBUTE`", and, when the fallback is a method of the
+/// same impl, adds that "a method by that name is available on `Self`". Only free fns define it.
 fn self_marker_ident(ident: &syn::Ident) -> syn::Ident {
     format_ident!(
         "{}_NEEDS_SELF_OR_THE_RECOVER_ATTRIBUTE",
@@ -128,8 +128,19 @@ fn expand(args: TokenStream, item: &TokenStream) -> syn::Result<TokenStream> {
         quote!(WithArgs)
     };
     let marker = marker_ident(&f.sig.ident);
-    let self_marker = self_marker_ident(&f.sig.ident);
+    // A free fn (no receiver) may serve a method's one-segment `recover = fallback`; a method
+    // is named `Self::fallback`, so it gets no second marker (nor, in a trait impl, an extra
+    // "not a member of trait" error).
     let vis = &f.vis;
+    let has_receiver = matches!(f.sig.inputs.first(), Some(FnArg::Receiver(_)));
+    let self_marker = (!has_receiver).then(|| {
+        let self_marker = self_marker_ident(&f.sig.ident);
+        quote! {
+            #[doc(hidden)]
+            #[allow(dead_code, non_upper_case_globals)]
+            #vis const #self_marker: #krate::__private::#kind = #krate::__private::#kind;
+        }
+    });
     // An async retryable function awaits its fallback, so the fallback is async even when its
     // body awaits nothing; and it returns the retryable function's `Result` even when it always
     // succeeds.
@@ -144,8 +155,6 @@ fn expand(args: TokenStream, item: &TokenStream) -> syn::Result<TokenStream> {
         #[doc(hidden)]
         #[allow(dead_code, non_upper_case_globals)]
         #vis const #marker: #krate::__private::#kind = #krate::__private::#kind;
-        #[doc(hidden)]
-        #[allow(dead_code, non_upper_case_globals)]
-        #vis const #self_marker: #krate::__private::#kind = #krate::__private::#kind;
+        #self_marker
     })
 }
