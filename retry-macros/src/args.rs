@@ -332,7 +332,7 @@ fn not_bracketed(key: &syn::Ident, input: ParseStream<'_>) -> syn::Error {
     };
     let fix = match syn::parse2::<Expr>(value) {
         Ok(Expr::Closure(_)) => format!("for a predicate, write `retry_if = {text}`"),
-        Ok(Expr::Path(p)) if p.path.get_ident().is_some_and(|i| is_lowercase(i)) => {
+        Ok(Expr::Path(p)) if p.path.get_ident().is_some_and(is_lowercase) => {
             format!("for a predicate fn, write `retry_if = {text}`")
         }
         _ => format!("write `{key} = [{text}]`"),
@@ -510,7 +510,7 @@ fn backoff_group(key: &str, inner: TokenStream, at: &dyn quote::ToTokens) -> syn
 /// that darling never parses a string as an expression (`circuit_breaker = "payments"`).
 /// Returns the items that passed.
 fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) -> Vec<NestedMeta> {
-    use crate::known_keys::{DURATION_KEYS, KEYS, duration_fix, render, unknown_key};
+    use crate::known_keys::{KEYS, render, unknown_key};
     let mut kept = Vec::new();
     for item in items {
         let error = match &item {
@@ -560,89 +560,96 @@ fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) -> Vec<Nest
             None => kept.push(item),
         }
     }
-    return kept;
+    kept
+}
 
-    fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
-        let path = meta.path();
-        let key = render(path);
-        let key_span = path
-            .segments
-            .first()
-            .map_or_else(Span::call_site, |s| s.ident.span());
-        if !KEYS.contains(&key.as_str()) {
-            let value = match meta {
-                syn::Meta::NameValue(nv) => Some(nv.value.clone()),
-                // `stop_after_attempt(3)`, `max_retries(3)`: the one argument is the value.
-                syn::Meta::List(l) => syn::parse2::<Expr>(l.tokens.clone()).ok(),
-                syn::Meta::Path(_) => None,
-            };
-            return Some(syn::Error::new(key_span, unknown_key(&key, value.as_ref())));
-        }
-        let nv = match meta {
-            syn::Meta::Path(_) => {
-                return Some(syn::Error::new(
-                    key_span,
-                    format!("`{key}` needs a value: write `{key} = {}`", example(&key)),
-                ));
-            }
-            syn::Meta::List(l) => {
-                if key == "backoff" {
-                    return Some(backoff_group(&key, l.tokens.clone(), l));
-                }
-                let inner = render(&l.tokens);
-                let fix = if matches!(key.as_str(), "retry_on" | "no_retry_on") {
-                    format!("`{key} = [{inner}]`")
-                } else if inner.is_empty() || inner.contains('=') {
-                    format!("`{key} = {}`", example(&key))
-                } else {
-                    format!("`{key} = {inner}`")
-                };
-                return Some(syn::Error::new(
-                    key_span,
-                    format!("`{key}` is written `{key} = value`, not `{key}(…)`: write {fix}"),
-                ));
-            }
-            syn::Meta::NameValue(nv) => nv,
+/// The shape of one `key = value` item (see [`check_items`]).
+fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
+    use crate::known_keys::{DURATION_KEYS, KEYS, duration_fix, render, unknown_key};
+    let path = meta.path();
+    let key = render(path);
+    let key_span = path
+        .segments
+        .first()
+        .map_or_else(Span::call_site, |s| s.ident.span());
+    if !KEYS.contains(&key.as_str()) {
+        let value = match meta {
+            syn::Meta::NameValue(nv) => Some(nv.value.clone()),
+            // `stop_after_attempt(3)`, `max_retries(3)`: the one argument is the value.
+            syn::Meta::List(l) => syn::parse2::<Expr>(l.tokens.clone()).ok(),
+            syn::Meta::Path(_) => None,
         };
-        let value = &nv.value;
-        let lit = lit_expr(value);
-        let message = if DURATION_KEYS.contains(&key.as_str()) {
-            match lit {
-                Some(Lit::Str(_)) => return None,
-                Some(Lit::Int(i)) => Some(format!(
-                    "`{key}` takes a duration string, not a bare number: write it with its unit, such as `{key} = \"{n}ms\"` or `{key} = \"{n}s\"`",
-                    n = i.base10_digits()
-                )),
-                _ => Some(duration_fix(&key, value, None).map_or_else(
-                    || format!("`{key}` takes a duration string such as `{key} = {}` (units: ms, s, m, h)", example(&key)),
-                    |fix| format!("`{key}` takes a duration string: write `{fix}`"),
-                )),
-            }
-        } else if let Some(kind) = expr_kind(&key) {
-            match lit {
-                Some(Lit::Str(s)) => {
-                    let text = s.value();
-                    let text = if key == "circuit_breaker"
-                        || key == "budget"
-                        || key == "policy"
-                        || key == "recover"
-                        || syn::parse_str::<Expr>(&text).is_ok()
-                    {
-                        text
-                    } else {
-                        example(&key).to_owned()
-                    };
-                    Some(format!(
-                        "`{key}` takes {kind}, not a string: write `{key} = {text}`"
-                    ))
-                }
-                _ => None,
-            }
-        } else {
-            word_for_string(&key, value)
-        };
-        message.map(|m| syn::Error::new_spanned(value, m))
+        return Some(syn::Error::new(key_span, unknown_key(&key, value.as_ref())));
     }
+    let nv = match meta {
+        syn::Meta::Path(_) => {
+            return Some(syn::Error::new(
+                key_span,
+                format!("`{key}` needs a value: write `{key} = {}`", example(&key)),
+            ));
+        }
+        syn::Meta::List(l) => {
+            if key == "backoff" {
+                return Some(backoff_group(&key, l.tokens.clone(), l));
+            }
+            let inner = render(&l.tokens);
+            let fix = if matches!(key.as_str(), "retry_on" | "no_retry_on") {
+                format!("`{key} = [{inner}]`")
+            } else if inner.is_empty() || inner.contains('=') {
+                format!("`{key} = {}`", example(&key))
+            } else {
+                format!("`{key} = {inner}`")
+            };
+            return Some(syn::Error::new(
+                key_span,
+                format!("`{key}` is written `{key} = value`, not `{key}(…)`: write {fix}"),
+            ));
+        }
+        syn::Meta::NameValue(nv) => nv,
+    };
+    let value = &nv.value;
+    let lit = lit_expr(value);
+    let message = if DURATION_KEYS.contains(&key.as_str()) {
+        match lit {
+            Some(Lit::Str(_)) => return None,
+            Some(Lit::Int(i)) => Some(format!(
+                "`{key}` takes a duration string, not a bare number: write it with its unit, such as `{key} = \"{n}ms\"` or `{key} = \"{n}s\"`",
+                n = i.base10_digits()
+            )),
+            _ => Some(duration_fix(&key, value, None).map_or_else(
+                || {
+                    format!(
+                        "`{key}` takes a duration string such as `{key} = {}` (units: ms, s, m, h)",
+                        example(&key)
+                    )
+                },
+                |fix| format!("`{key}` takes a duration string: write `{fix}`"),
+            )),
+        }
+    } else if let Some(kind) = expr_kind(&key) {
+        match lit {
+            Some(Lit::Str(s)) => {
+                let text = s.value();
+                let text = if key == "circuit_breaker"
+                    || key == "budget"
+                    || key == "policy"
+                    || key == "recover"
+                    || syn::parse_str::<Expr>(&text).is_ok()
+                {
+                    text
+                } else {
+                    example(&key).to_owned()
+                };
+                Some(format!(
+                    "`{key}` takes {kind}, not a string: write `{key} = {text}`"
+                ))
+            }
+            _ => None,
+        }
+    } else {
+        word_for_string(&key, value)
+    };
+    message.map(|m| syn::Error::new_spanned(value, m))
 }
 
 /// A bare word where a string is expected (`backoff = exponential`, `name = charge`), or a

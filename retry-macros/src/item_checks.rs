@@ -23,34 +23,32 @@ pub(crate) fn check(item: &ItemFn) -> syn::Result<()> {
              the attempts (3 × 5 = 15); keep one #[retryable] with all the keys in it",
         ));
     }
-    if item.sig.asyncness.is_none() {
-        if let Some(output) = future_output(&item.sig.output) {
-            let sig = &item.sig;
-            let args = crate::known_keys::render(&sig.inputs);
-            let output = output.map_or_else(
-                || "Result<T, E>".to_owned(),
-                |t| crate::known_keys::render(&t),
-            );
-            let span: &dyn quote::ToTokens = match &sig.output {
-                ReturnType::Type(_, ty) => ty,
-                ReturnType::Default => &sig.ident,
-            };
-            return Err(syn::Error::new_spanned(
-                span,
-                format!(
-                    "#[retryable] retries an `async fn`, not a fn that returns a future (each \
-                     attempt must run the body again): write `async fn {}({args}) -> {output}`",
-                    sig.ident
-                ),
-            ));
-        }
+    if item.sig.asyncness.is_none()
+        && let Some(output) = future_output(&item.sig.output)
+    {
+        let sig = &item.sig;
+        let args = crate::known_keys::render(&sig.inputs);
+        let output = crate::known_keys::render(&output);
+        let span: &dyn quote::ToTokens = match &sig.output {
+            ReturnType::Type(_, ty) => ty,
+            ReturnType::Default => &sig.ident,
+        };
+        return Err(syn::Error::new_spanned(
+            span,
+            format!(
+                "#[retryable] retries an `async fn`, not a fn that returns a future (each \
+                 attempt must run the body again): write `async fn {}({args}) -> {output}`",
+                sig.ident
+            ),
+        ));
     }
     Ok(())
 }
 
-/// `Some(output)` when the return type is a future: `impl Future<Output = X>` (then `Some(X)`),
-/// `Pin<Box<dyn Future<…>>>`, `BoxFuture<'_, X>` (then `X` when it can be read off).
-fn future_output(output: &ReturnType) -> Option<Option<Type>> {
+/// `Some(output)` when the return type is a future: `impl Future<Output = X>`,
+/// `Pin<Box<dyn Future<Output = X>>>`, `BoxFuture<'_, X>` give `X`; `Result<T, E>` when the
+/// output cannot be read off.
+fn future_output(output: &ReturnType) -> Option<Type> {
     let ReturnType::Type(_, ty) = output else {
         return None;
     };
@@ -62,10 +60,15 @@ fn future_output(output: &ReturnType) -> Option<Option<Type>> {
                 return None;
             };
             if last.ident == "BoxFuture" || last.ident == "LocalBoxFuture" {
-                return Some(args.args.iter().find_map(|a| match a {
-                    syn::GenericArgument::Type(t) => Some(t.clone()),
-                    _ => None,
-                }));
+                return Some(
+                    args.args
+                        .iter()
+                        .find_map(|a| match a {
+                            syn::GenericArgument::Type(t) => Some(t.clone()),
+                            _ => None,
+                        })
+                        .unwrap_or_else(unknown_output),
+                );
             }
             if last.ident != "Pin" {
                 return None;
@@ -87,9 +90,13 @@ fn future_output(output: &ReturnType) -> Option<Option<Type>> {
     }
 }
 
+fn unknown_output() -> Type {
+    syn::parse_quote!(Result<T, E>)
+}
+
 fn bounds_output(
     bounds: &syn::punctuated::Punctuated<TypeParamBound, syn::Token![+]>,
-) -> Option<Option<Type>> {
+) -> Option<Type> {
     bounds.iter().find_map(|b| {
         let TypeParamBound::Trait(t) = b else {
             return None;
@@ -99,12 +106,19 @@ fn bounds_output(
             return None;
         }
         let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-            return Some(None);
+            return Some(unknown_output());
         };
-        Some(args.args.iter().find_map(|a| match a {
-            syn::GenericArgument::AssocType(at) if at.ident == "Output" => Some(at.ty.clone()),
-            _ => None,
-        }))
+        Some(
+            args.args
+                .iter()
+                .find_map(|a| match a {
+                    syn::GenericArgument::AssocType(at) if at.ident == "Output" => {
+                        Some(at.ty.clone())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_else(unknown_output),
+        )
     })
 }
 

@@ -524,7 +524,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// The message for an unknown key: the table, then the key's snake_case spelling, then the
+/// The message for an unknown key: the table, then the key's `snake_case` spelling, then the
 /// nearest key by spelling (within a small distance), then the list of keys.
 pub(crate) fn unknown_key(key: &str, value: Option<&Expr>) -> String {
     if let Some(message) = explain(key, value) {
