@@ -9,6 +9,7 @@ use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 use retry_runtime::{Backoff, Jitter, PolicySettings};
+use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Lit, LitStr, Pat, Path, Token};
 
@@ -226,6 +227,7 @@ fn split(args: TokenStream) -> syn::Result<Split> {
     let parser = |input: ParseStream<'_>| {
         let mut out = Split::default();
         while !input.is_empty() {
+            colon_for_equals(input)?;
             let fork = input.fork();
             let key = fork
                 .parse::<syn::Ident>()
@@ -235,15 +237,17 @@ fn split(args: TokenStream) -> syn::Result<Split> {
                 input.parse::<syn::Ident>()?;
                 input.parse::<Token![=]>()?;
                 if !input.peek(syn::token::Bracket) {
-                    return Err(input.error(format!(
-                        "`{key}` takes a list of patterns in brackets, as in `{key} = [MyError::Unavailable, MyError::Http(500..=599)]`"
-                    )));
+                    return Err(not_bracketed(&key, input));
                 }
                 let content;
                 syn::bracketed!(content in input);
                 let mut pats = Vec::new();
                 while !content.is_empty() {
-                    pats.push(Pat::parse_multi(&content)?);
+                    let pat = Pat::parse_multi(&content)?;
+                    if let Some(e) = catch_all(&key, &pat) {
+                        return Err(e);
+                    }
+                    pats.push(pat);
                     if content.peek(Token![if]) {
                         return Err(content.error(format!(
                             "patterns in `{key}` take no `if` guard; for a condition, use `retry_if = |e| …`"
@@ -287,6 +291,107 @@ fn split(args: TokenStream) -> syn::Result<Split> {
     parser.parse2(args)
 }
 
+/// The tokens up to the next `,` at this level (a key's value), consumed.
+fn rest_of_item(input: ParseStream<'_>) -> TokenStream {
+    let mut tokens = TokenStream::new();
+    while !input.is_empty() && !input.peek(Token![,]) {
+        match input.parse::<proc_macro2::TokenTree>() {
+            Ok(t) => tokens.extend([t]),
+            Err(_) => break,
+        }
+    }
+    tokens
+}
+
+/// `max_attempts: 3` (as in a struct literal or YAML) instead of `max_attempts = 3`.
+fn colon_for_equals(input: ParseStream<'_>) -> syn::Result<()> {
+    let fork = input.fork();
+    let Ok(key) = fork.call(syn::Ident::parse_any) else {
+        return Ok(());
+    };
+    if !fork.peek(Token![:]) || fork.peek(Token![::]) {
+        return Ok(());
+    }
+    let colon: Token![:] = fork.parse()?;
+    let value = rest_of_item(&fork);
+    let value = crate::known_keys::render(&value);
+    Err(syn::Error::new(
+        colon.span,
+        format!("#[retryable] takes `key = value`, with `=`: write `{key} = {value}`"),
+    ))
+}
+
+/// `retry_on = E::A` or `retry_on = "E::A"` or `retry_on = is_transient`: the brackets are
+/// missing, or a predicate was meant.
+fn not_bracketed(key: &syn::Ident, input: ParseStream<'_>) -> syn::Error {
+    let span = input.span();
+    let value = rest_of_item(input);
+    let text = match syn::parse2::<LitStr>(value.clone()) {
+        Ok(s) => s.value(),
+        Err(_) => crate::known_keys::render(&value),
+    };
+    let fix = match syn::parse2::<Expr>(value) {
+        Ok(Expr::Closure(_)) => format!("for a predicate, write `retry_if = {text}`"),
+        Ok(Expr::Path(p)) if p.path.get_ident().is_some_and(is_lowercase) => {
+            format!("for a predicate fn, write `retry_if = {text}`")
+        }
+        _ => format!("write `{key} = [{text}]`"),
+    };
+    syn::Error::new(
+        span,
+        format!("`{key}` takes a list of patterns in brackets: {fix}"),
+    )
+}
+
+fn is_lowercase(ident: &syn::Ident) -> bool {
+    let name = ident.to_string();
+    name.trim_start_matches("r#")
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_lowercase() || c == '_')
+}
+
+/// A pattern that matches every error, which in `retry_on`/`no_retry_on` is a mistake: `_`, or
+/// a lone lowercase name (`is_transient`, `e`), which Rust reads as a binding, not as a
+/// function or a constant. Upper-case names (`Unavailable` after `use PayError::*`, `TIMEOUT`)
+/// are left to the compiler, which resolves them as variants or constants.
+fn catch_all(key: &syn::Ident, pat: &Pat) -> Option<syn::Error> {
+    let every = if key == "retry_on" {
+        "every error is retried by default: remove `retry_on` to retry every error"
+    } else {
+        "to retry nothing, write `max_attempts = 1`"
+    };
+    match pat {
+        Pat::Wild(w) => Some(syn::Error::new(
+            w.underscore_token.span,
+            format!("`_` in `{key}` matches every error; {every}"),
+        )),
+        Pat::Ident(p) => match &p.subpat {
+            Some((_, sub)) => catch_all(key, sub),
+            None if p.by_ref.is_some() || p.mutability.is_some() || is_lowercase(&p.ident) => {
+                let name = &p.ident;
+                let fix = if key == "retry_on" {
+                    format!("for a predicate fn, write `retry_if = {name}`")
+                } else {
+                    format!("for a predicate fn, write `retry_if = |e| !{name}(e)`")
+                };
+                Some(syn::Error::new(
+                    name.span(),
+                    format!(
+                        "`{name}` in `{key}` is a binding that matches every error, not a function or a constant: \
+                         {fix}; for a constant, name it by its path (`Self::{upper}`)",
+                        upper = name.to_string().to_uppercase()
+                    ),
+                ))
+            }
+            None => None,
+        },
+        Pat::Or(or) => or.cases.iter().find_map(|p| catch_all(key, p)),
+        Pat::Paren(p) => catch_all(key, &p.pat),
+        _ => None,
+    }
+}
+
 fn parse_duration(
     arg: Option<DurationArg>,
     key: &'static str,
@@ -310,6 +415,336 @@ fn parse_duration(
     }
 }
 
+/// An example value of each key, for messages.
+fn example(key: &str) -> &'static str {
+    match key {
+        "max_attempts" => "3",
+        "delay" => "\"200ms\"",
+        "backoff" => "\"exponential\"",
+        "multiplier" => "2",
+        "max_delay" => "\"10s\"",
+        "jitter" => "\"full\"",
+        "timeout" => "\"1s\"",
+        "max_elapsed" => "\"30s\"",
+        "retry_on" => "[MyError::Unavailable]",
+        "no_retry_on" => "[MyError::Declined]",
+        "retry_if" => "reattempt::transient",
+        "retry_if_ok" => "|v| v.is_pending()",
+        "retry_after" => "retry_after_hint",
+        "on_retry" => "log_retry",
+        "recover" => "fallback",
+        "name" => "\"charge\"",
+        "crate" => "\"::reattempt\"",
+        "circuit_breaker" => "BREAKER",
+        "budget" => "BUDGET",
+        _ => "POLICY",
+    }
+}
+
+/// What an expression-valued key's value must give, for messages.
+fn expr_kind(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "retry_if" => "a path or closure, `Fn(&E) -> bool`",
+        "retry_if_ok" => "a path or closure, `Fn(&T) -> bool`",
+        "retry_after" => "a path or closure, `Fn(&E) -> Option<Duration>`",
+        "on_retry" => "a path or closure, `Fn(&E, &reattempt::RetryContext, Duration)`",
+        "circuit_breaker" => "an expression giving `&CircuitBreaker` (a `static`, `self.breaker`)",
+        "budget" => "an expression giving `&RetryBudget` (a `static`, `self.budget`)",
+        "policy" => "an expression giving `&RetryPolicy` (a `static`, `self.policy`)",
+        "recover" => "the path of a #[recover] fn (`fallback`, `Self::fallback`)",
+        _ => return None,
+    })
+}
+
+fn lit_expr(expr: &Expr) -> Option<&Lit> {
+    match expr {
+        Expr::Lit(l) => Some(&l.lit),
+        _ => None,
+    }
+}
+
+/// Spring's `@Backoff(delay = 100, multiplier = 2, maxDelay = 5000)` (milliseconds), or the
+/// same in our own units, as the keys it stands for.
+fn backoff_group(key: &str, inner: TokenStream, at: &dyn quote::ToTokens) -> syn::Error {
+    let mut parts = Vec::new();
+    if let Ok(metas) = NestedMeta::parse_meta_list(inner) {
+        for meta in metas {
+            let NestedMeta::Meta(syn::Meta::NameValue(nv)) = meta else {
+                continue;
+            };
+            let Some(name) = nv.path.get_ident().map(ToString::to_string) else {
+                continue;
+            };
+            let here = match name.as_str() {
+                "delay" | "value" | "initialDelay" | "initial_delay" => "delay",
+                "maxDelay" | "max_delay" => "max_delay",
+                "multiplier" => "multiplier",
+                _ => continue,
+            };
+            let text = match lit_expr(&nv.value) {
+                // Spring's delays are milliseconds.
+                Some(Lit::Int(i)) if here != "multiplier" => {
+                    format!("{here} = \"{}ms\"", i.base10_digits())
+                }
+                _ => format!("{here} = {}", crate::known_keys::render(&nv.value)),
+            };
+            parts.push(text);
+        }
+    }
+    let fix = if parts.is_empty() {
+        "`delay = \"200ms\", multiplier = 2, max_delay = \"10s\"`".to_owned()
+    } else {
+        format!("`{}`", parts.join(", "))
+    };
+    syn::Error::new_spanned(
+        at,
+        format!(
+            "`{key}` is one word here, `backoff = \"fixed\" | \"linear\" | \"exponential\"`; \
+             the settings of Spring's @Backoff are keys of their own: write {fix}"
+        ),
+    )
+}
+
+/// Checks each item's shape (a key this attribute knows, `key = value`, a value of the key's
+/// kind) before darling reads it, so that each mistake gets a message with its fix, and so
+/// that darling never parses a string as an expression (`circuit_breaker = "payments"`).
+/// Returns the items that passed.
+fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) -> Vec<NestedMeta> {
+    use crate::known_keys::{KEYS, render, unknown_key};
+    let mut kept = Vec::new();
+    for item in items {
+        let error = match &item {
+            NestedMeta::Lit(lit) => Some(syn::Error::new(
+                lit.span(),
+                match lit {
+                    Lit::Int(i) => format!(
+                        "#[retryable] takes `key = value` pairs: write `max_attempts = {}`",
+                        i.base10_digits()
+                    ),
+                    _ => "#[retryable] takes `key = value` pairs, as in `max_attempts = 3, delay = \"200ms\"`".to_owned(),
+                },
+            )),
+            NestedMeta::NameValueInvalidExpr(nv) => {
+                let key = render(&nv.path);
+                let value = nv.value.clone();
+                let starts_at = value.clone().into_iter().next();
+                if let (true, Some(proc_macro2::TokenTree::Punct(_))) =
+                    (key == "backoff", &starts_at)
+                {
+                    // `backoff = @Backoff(delay = 100)`
+                    let inner = value
+                        .clone()
+                        .into_iter()
+                        .find_map(|t| match t {
+                            proc_macro2::TokenTree::Group(g) => Some(g.stream()),
+                            _ => None,
+                        })
+                        .unwrap_or_default();
+                    Some(backoff_group(&key, inner, &value))
+                } else if KEYS.contains(&key.as_str()) {
+                    Some(syn::Error::new_spanned(
+                        &nv.value,
+                        format!(
+                            "`{key}`'s value is not an expression: write it like `{key} = {}`",
+                            example(&key)
+                        ),
+                    ))
+                } else {
+                    Some(syn::Error::new_spanned(&nv.path, unknown_key(&key, None)))
+                }
+            }
+            NestedMeta::Meta(meta) => check_meta(meta),
+        };
+        match error {
+            Some(e) => errors.push(e),
+            None => kept.push(item),
+        }
+    }
+    kept
+}
+
+/// The shape of one `key = value` item (see [`check_items`]).
+fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
+    use crate::known_keys::{DURATION_KEYS, KEYS, duration_fix, render, unknown_key};
+    let path = meta.path();
+    let key = render(path);
+    let key_span = path
+        .segments
+        .first()
+        .map_or_else(Span::call_site, |s| s.ident.span());
+    if !KEYS.contains(&key.as_str()) {
+        let value = match meta {
+            syn::Meta::NameValue(nv) => Some(nv.value.clone()),
+            // `stop_after_attempt(3)`, `max_retries(3)`: the one argument is the value.
+            syn::Meta::List(l) => syn::parse2::<Expr>(l.tokens.clone()).ok(),
+            syn::Meta::Path(_) => None,
+        };
+        return Some(syn::Error::new(key_span, unknown_key(&key, value.as_ref())));
+    }
+    let nv = match meta {
+        syn::Meta::Path(_) => {
+            return Some(syn::Error::new(
+                key_span,
+                format!("`{key}` needs a value: write `{key} = {}`", example(&key)),
+            ));
+        }
+        syn::Meta::List(l) => {
+            if key == "backoff" {
+                return Some(backoff_group(&key, l.tokens.clone(), l));
+            }
+            let inner = render(&l.tokens);
+            let fix = if matches!(key.as_str(), "retry_on" | "no_retry_on") {
+                format!("`{key} = [{inner}]`")
+            } else if inner.is_empty() || inner.contains('=') {
+                format!("`{key} = {}`", example(&key))
+            } else {
+                format!("`{key} = {inner}`")
+            };
+            return Some(syn::Error::new(
+                key_span,
+                format!("`{key}` is written `{key} = value`, not `{key}(…)`: write {fix}"),
+            ));
+        }
+        syn::Meta::NameValue(nv) => nv,
+    };
+    let value = &nv.value;
+    let lit = lit_expr(value);
+    let message = if DURATION_KEYS.contains(&key.as_str()) {
+        match lit {
+            Some(Lit::Str(_)) => return None,
+            Some(Lit::Int(i)) => Some(format!(
+                "`{key}` takes a duration string, not a bare number: write it with its unit, such as `{key} = \"{n}ms\"` or `{key} = \"{n}s\"`",
+                n = i.base10_digits()
+            )),
+            _ => Some(duration_fix(&key, value, None).map_or_else(
+                || {
+                    format!(
+                        "`{key}` takes a duration string such as `{key} = {}` (units: ms, s, m, h)",
+                        example(&key)
+                    )
+                },
+                |fix| format!("`{key}` takes a duration string: write `{fix}`"),
+            )),
+        }
+    } else if let Some(kind) = expr_kind(&key) {
+        match lit {
+            Some(Lit::Str(s)) => {
+                let text = s.value();
+                let text = if key == "circuit_breaker"
+                    || key == "budget"
+                    || key == "policy"
+                    || key == "recover"
+                    || syn::parse_str::<Expr>(&text).is_ok()
+                {
+                    text
+                } else {
+                    example(&key).to_owned()
+                };
+                Some(format!(
+                    "`{key}` takes {kind}, not a string: write `{key} = {text}`"
+                ))
+            }
+            _ => None,
+        }
+    } else {
+        word_for_string(&key, value)
+    };
+    message.map(|m| syn::Error::new_spanned(value, m))
+}
+
+/// A bare word where a string is expected (`backoff = exponential`, `name = charge`), or a
+/// string where a number is (`max_attempts = "3"`).
+fn word_for_string(key: &str, value: &Expr) -> Option<String> {
+    let word = match value {
+        Expr::Path(p) if p.qself.is_none() => Some(p.path.segments.last()?.ident.to_string()),
+        _ => None,
+    };
+    let lit = lit_expr(value);
+    match key {
+        "backoff" | "jitter" => {
+            match lit {
+                Some(Lit::Str(_)) => return None,
+                Some(Lit::Int(_) | Lit::Float(_)) if key == "jitter" => return None,
+                _ => {}
+            }
+            if let Some(Lit::Bool(b)) = lit {
+                let v = if b.value { "full" } else { "none" };
+                return Some(format!(
+                    "`{key}` takes a name in a string: write `{key} = \"{v}\"`"
+                ));
+            }
+            let Some(word) = word.map(|w| w.to_lowercase()) else {
+                // `backoff = ExponentialBackoff::from_millis(10)` (tokio-retry)
+                let delay = match value {
+                    Expr::Call(c) => crate::known_keys::duration_call(value).or_else(|| {
+                        let Expr::Path(f) = &*c.func else { return None };
+                        let ty = f.path.segments.first()?.ident.to_string().to_lowercase();
+                        ty.contains("exponential").then(String::new)
+                    }),
+                    _ => None,
+                };
+                return Some(match (key, delay) {
+                    ("backoff", Some(d)) if !d.is_empty() => format!(
+                        "`backoff` takes the shape's name in a string; the first delay is `delay`: \
+                         write `backoff = \"exponential\", delay = {d}`"
+                    ),
+                    _ => format!(
+                        "`{key}` takes one of {} in a string, as in `{key} = {}`",
+                        if key == "backoff" {
+                            "\"fixed\", \"linear\", \"exponential\""
+                        } else {
+                            "\"none\", \"full\", \"equal\", \"decorrelated\", or a factor in (0, 1]"
+                        },
+                        example(key)
+                    ),
+                });
+            };
+            let known: &[&str] = if key == "backoff" {
+                &["fixed", "linear", "exponential"]
+            } else {
+                &["none", "full", "equal", "decorrelated"]
+            };
+            Some(if known.contains(&word.as_str()) {
+                format!("`{key}` takes a string: write `{key} = \"{word}\"`")
+            } else {
+                format!(
+                    "`{key}` takes one of {} in a string, as in `{key} = {}`",
+                    known
+                        .iter()
+                        .map(|k| format!("\"{k}\""))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    example(key)
+                )
+            })
+        }
+        "name" => {
+            let text = match value {
+                Expr::Path(p) => crate::known_keys::render(&p.path),
+                _ => return None,
+            };
+            Some(format!("`name` takes a string: write `name = \"{text}\"`"))
+        }
+        "crate" => {
+            let text = match value {
+                Expr::Path(p) => crate::known_keys::render(&p.path),
+                _ => return None,
+            };
+            Some(format!(
+                "`crate` takes the path in a string: write `crate = \"{text}\"`"
+            ))
+        }
+        "max_attempts" | "multiplier" => match lit {
+            Some(Lit::Str(s)) if s.value().trim().parse::<f64>().is_ok() => Some(format!(
+                "`{key}` takes a number, not a string: write `{key} = {}`",
+                s.value().trim()
+            )),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// `policy = …` sets the whole schedule at run time: no schedule key may stand beside it.
 fn exclude_schedule_keys(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
     let mut keys: Vec<_> = schedule.spans.iter().collect();
@@ -325,11 +760,20 @@ fn exclude_schedule_keys(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
 impl RetryArgs {
     /// Parses and checks the attribute's arguments, reporting every error found.
     pub(crate) fn parse(args: TokenStream) -> Result<Self, syn::Error> {
-        let split = split(args)?;
-        let raw = RawArgs::from_list(&split.rest)
-            .map_err(|e| e.add_sibling_alts_for_unknown_field(&PATTERN_KEYS))?;
-
+        let mut split = split(args)?;
         let mut errors = Vec::new();
+        let items = std::mem::take(&mut split.rest);
+        let items = check_items(items, &mut errors);
+        let raw = match RawArgs::from_list(&items) {
+            Ok(raw) => raw,
+            Err(e) => {
+                errors.push(e.into());
+                return Err(combine(errors).unwrap_or_else(|| unreachable!("one error at least")));
+            }
+        };
+        if let Some(e) = combine(std::mem::take(&mut errors)) {
+            return Err(e);
+        }
         let mut s = Schedule::default();
         if let Some(AttemptsArg(n, span)) = raw.max_attempts {
             s.spans.insert("max_attempts", span);
@@ -467,6 +911,74 @@ mod tests {
         assert!(errs[0].contains("max_attempts"), "{errs:?}");
         let errs = errors_of(quote!(retry_onn = [E::A]));
         assert!(errs[0].contains("retry_on"), "{errs:?}");
+    }
+
+    #[test]
+    fn shapes_that_used_to_compile_are_rejected() {
+        for (args, expected) in [
+            (
+                quote!(retry_on = [is_transient]),
+                "write `retry_if = is_transient`",
+            ),
+            (quote!(retry_on = [_]), "remove `retry_on`"),
+            (quote!(retry_on = [e @ _]), "remove `retry_on`"),
+            (
+                quote!(retry_on = [E::A | other]),
+                "`other` in `retry_on` is a binding",
+            ),
+            (quote!(no_retry_on = [ref e]), "binding"),
+            (
+                quote!(circuit_breaker = "payments"),
+                "write `circuit_breaker = payments`",
+            ),
+            (quote!(budget = "BUDGET"), "write `budget = BUDGET`"),
+            (quote!(policy = "POLICY"), "write `policy = POLICY`"),
+            (quote!(recover = "fallback"), "write `recover = fallback`"),
+            (quote!(retry_if = "f"), "write `retry_if = f`"),
+            (quote!(retry_if_ok = "f"), "write `retry_if_ok = f`"),
+            (quote!(on_retry = "f"), "write `on_retry = f`"),
+            (quote!(retry_after = "f"), "write `retry_after = f`"),
+        ] {
+            let errs = errors_of(args.clone());
+            assert_eq!(errs.len(), 1, "{args}: {errs:?}");
+            assert!(errs[0].contains(expected), "{args}: {errs:?}");
+        }
+    }
+
+    #[test]
+    fn upper_case_names_and_bound_subpatterns_stay_patterns() {
+        for args in [
+            quote!(retry_on = [Unavailable, TIMEOUT]),
+            quote!(retry_on = [e @ E::Io(_)], no_retry_on = [E::Http(status) ]),
+            quote!(
+                backoff = "fixed",
+                jitter = 0.5,
+                name = "x",
+                crate = "::reattempt"
+            ),
+        ] {
+            assert!(errors_of(args.clone()).is_empty(), "{args}");
+        }
+    }
+
+    #[test]
+    fn shapes_get_their_fix() {
+        for (args, expected) in [
+            (quote!(max_attempts: 3), "write `max_attempts = 3`"),
+            (
+                quote!(backoff = exponential),
+                "write `backoff = \"exponential\"`",
+            ),
+            (quote!(delay = 200), "such as `delay = \"200ms\"`"),
+            (quote!(max_retries = 3), "`max_attempts = 4`"),
+            (quote!(maxAttempts = 3), "`max_attempts = 3`"),
+        ] {
+            let errs = errors_of(args.clone());
+            assert!(
+                errs.first().is_some_and(|e| e.contains(expected)),
+                "{args}: {errs:?}"
+            );
+        }
     }
 
     #[test]

@@ -321,7 +321,7 @@ fn hook(user: Option<&syn::Expr>, default: TokenStream) -> TokenStream {
 /// receiver and the original arguments. The arguments' types are written out, so that a recover
 /// function of the wrong shape is reported at its path as "expected signature …".
 fn recover_call(path: &Path, f: &RetryFn, out: &syn::Ident, p: &TokenStream) -> TokenStream {
-    let marker = crate::recover::marker_path(path);
+    let marker = crate::recover::marker_path(path, f.has_receiver);
     let originals = f.params.iter().map(Param::original);
     let args = quote!((#(#originals,)*));
     let types = f.params.iter().map(|a| nameable(a.ty()));

@@ -68,6 +68,7 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
             "#[retryable] cannot apply to a `const fn`: retrying sleeps and reads the clock; remove `const`",
         ));
     }
+    crate::item_checks::check(&item)?;
     let output = result_type(&item.sig)?;
     let mut params = Vec::new();
     let mut has_receiver = false;

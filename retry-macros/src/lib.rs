@@ -9,6 +9,8 @@ mod expand;
 #[cfg(test)]
 mod fuzz;
 mod item;
+mod item_checks;
+mod known_keys;
 mod recover;
 
 use proc_macro::TokenStream;

@@ -1,5 +1,5 @@
 #![deny(warnings, clippy::pedantic)]
-//! `retry_on` / `no_retry_on` with ranges, bindings, `_`, or-patterns and nested patterns.
+//! `retry_on` / `no_retry_on` with ranges, bindings, `_` inside a pattern (a lone `_` is rejected), or-patterns and nested patterns.
 
 use std::cell::Cell;
 
@@ -31,7 +31,7 @@ async fn call(errors: &[ApiError], calls: &Cell<usize>) -> Result<usize, ApiErro
     }
 }
 
-#[retryable(max_attempts = 3, delay = "1ms", retry_on = [_])]
+#[retryable(max_attempts = 3, delay = "1ms", retry_on = [ApiError::Declined | ApiError::Http(_)])]
 fn everything(calls: &Cell<usize>) -> Result<(), ApiError> {
     calls.set(calls.get() + 1);
     Err(ApiError::Declined)

@@ -1,0 +1,609 @@
+//! Keys that other retry libraries use (Spring Retry, Resilience4j, tenacity, backon, tokio-retry,
+//! Polly) and common generic names, each mapped to what it is here. An unknown key is looked up
+//! in this table first, so that `max_retries` leads to `max_attempts` (with the count adjusted)
+//! rather than to whatever key is nearest by spelling; edit distance is only the fallback.
+
+use quote::ToTokens;
+use syn::{Expr, Lit};
+
+/// The keys `#[retryable]` accepts.
+pub(crate) const KEYS: &[&str] = &[
+    "max_attempts",
+    "delay",
+    "backoff",
+    "multiplier",
+    "max_delay",
+    "jitter",
+    "timeout",
+    "max_elapsed",
+    "retry_on",
+    "no_retry_on",
+    "retry_if",
+    "retry_if_ok",
+    "retry_after",
+    "on_retry",
+    "recover",
+    "name",
+    "crate",
+    "circuit_breaker",
+    "budget",
+    "policy",
+];
+
+/// The keys whose value is a duration string.
+pub(crate) const DURATION_KEYS: &[&str] = &["delay", "max_delay", "timeout", "max_elapsed"];
+
+/// What a foreign key is here.
+#[derive(Clone, Copy)]
+enum Here {
+    /// The same meaning under another name; the value carries over (durations become strings).
+    Key(&'static str),
+    /// A count of retries: here `max_attempts`, which counts the first attempt, so n + 1.
+    Retries,
+    /// No single key: the explanation says what to write.
+    Explain,
+}
+
+struct Known {
+    names: &'static [&'static str],
+    from: &'static str,
+    here: Here,
+    why: &'static str,
+}
+
+const fn k(
+    names: &'static [&'static str],
+    from: &'static str,
+    here: Here,
+    why: &'static str,
+) -> Known {
+    Known {
+        names,
+        from,
+        here,
+        why,
+    }
+}
+
+const MAX_ATTEMPTS_WHY: &str = "the total number of attempts, the first one included";
+
+/// The table. Names are compared exactly (case matters: `maxAttempts` is Spring's spelling).
+const TABLE: &[Known] = &[
+    // Attempts and retries.
+    k(
+        &["maxAttempts", "max_tries", "maxTries", "attempts", "tries"],
+        "Spring Retry's and Resilience4j's name",
+        Here::Key("max_attempts"),
+        MAX_ATTEMPTS_WHY,
+    ),
+    k(
+        &["stop_after_attempt"],
+        "tenacity's name",
+        Here::Key("max_attempts"),
+        MAX_ATTEMPTS_WHY,
+    ),
+    k(
+        &[
+            "max_retries",
+            "maxRetries",
+            "retries",
+            "max_retry",
+            "num_retries",
+            "retry_count",
+            "retry_times",
+            "times",
+        ],
+        "a common name for a count of retries",
+        Here::Retries,
+        "",
+    ),
+    k(&["max_times"], "backon's name", Here::Retries, ""),
+    k(&["retryCount"], "Polly's name", Here::Retries, ""),
+    k(&["take"], "tokio-retry's `.take(n)`", Here::Retries, ""),
+    k(
+        &["stop"],
+        "tenacity's name",
+        Here::Explain,
+        "stop after n attempts is `max_attempts = n`; stop after a time is `max_elapsed = \"30s\"`",
+    ),
+    // Delays.
+    k(
+        &[
+            "backoff_delay",
+            "initial_delay",
+            "initialDelay",
+            "initial_interval",
+            "initialInterval",
+            "base_delay",
+            "baseDelay",
+            "min_delay",
+            "minDelay",
+            "min_interval",
+            "interval",
+            "retry_delay",
+            "retry_interval",
+            "delay_ms",
+            "backoff_ms",
+            "sleep",
+            "wait_fixed",
+        ],
+        "a name from backon, Spring Retry or tenacity",
+        Here::Key("delay"),
+        "the first delay between attempts (`backoff` and `multiplier` make it grow)",
+    ),
+    k(
+        &["waitDuration", "wait_duration"],
+        "Resilience4j's name",
+        Here::Key("delay"),
+        "the first delay between attempts (`backoff` and `multiplier` make it grow)",
+    ),
+    k(
+        &[
+            "wait",
+            "sleepDurationProvider",
+            "intervalFunction",
+            "strategy",
+        ],
+        "a name from tenacity, Polly or Resilience4j",
+        Here::Explain,
+        "the wait between attempts is the keys `delay = \"200ms\"`, `backoff = \"exponential\"`, \
+         `multiplier = 2`, `max_delay = \"10s\"` and `jitter = \"full\"`",
+    ),
+    k(
+        &[
+            "wait_exponential",
+            "ExponentialBackoff",
+            "exponential_backoff",
+            "exponential",
+        ],
+        "a name from tenacity or tokio-retry",
+        Here::Explain,
+        "exponential backoff is the default here: set `delay = \"100ms\"` (the first wait), \
+         `multiplier = 2` and `max_delay = \"10s\"`, or `backoff = \"exponential\"` to say so",
+    ),
+    k(
+        &[
+            "max_interval",
+            "maxInterval",
+            "maxDelay",
+            "max_backoff",
+            "maxBackoff",
+            "max_wait",
+            "cap",
+        ],
+        "a name from Spring Retry's @Backoff or other backoff libraries",
+        Here::Key("max_delay"),
+        "the ceiling of one delay, before jitter",
+    ),
+    k(
+        &[
+            "factor",
+            "backoff_multiplier",
+            "exponential_base",
+            "exp_base",
+            "backoffMultiplier",
+        ],
+        "a name from backon or tenacity",
+        Here::Key("multiplier"),
+        "the growth factor of exponential backoff",
+    ),
+    k(
+        &[
+            "with_jitter",
+            "randomization_factor",
+            "randomizationFactor",
+            "randomize",
+        ],
+        "a name from backon, the backoff crate or Resilience4j",
+        Here::Explain,
+        "jitter is on by default (\"full\"); choose with `jitter = \"none\" | \"full\" | \"equal\" | \
+         \"decorrelated\"`, or a factor in (0, 1] such as `jitter = 0.5`",
+    ),
+    // Timeouts and deadlines.
+    k(
+        &[
+            "timeout_ms",
+            "timeout_secs",
+            "attempt_timeout",
+            "per_attempt_timeout",
+            "timeoutDuration",
+        ],
+        "a name from other libraries and Resilience4j's TimeLimiter",
+        Here::Key("timeout"),
+        "the limit of one attempt",
+    ),
+    k(
+        &[
+            "stop_after_delay",
+            "max_elapsed_time",
+            "maxElapsedTime",
+            "max_duration",
+            "total_timeout",
+            "deadline",
+            "max_total_delay",
+        ],
+        "a name from tenacity or the backoff crate",
+        Here::Key("max_elapsed"),
+        "the limit of all attempts and sleeps together",
+    ),
+    // Which errors.
+    k(
+        &[
+            "include",
+            "retryFor",
+            "retry_for",
+            "value",
+            "retryOn",
+            "retryExceptions",
+            "retry_if_exception_type",
+            "handle",
+            "errors",
+            "exceptions",
+        ],
+        "a name from Spring Retry, Resilience4j, tenacity or Polly",
+        Here::Key("retry_on"),
+        "the errors to retry, as patterns of your error type",
+    ),
+    k(
+        &[
+            "exclude",
+            "noRetryFor",
+            "no_retry_for",
+            "notRecoverable",
+            "ignoreExceptions",
+            "ignore",
+            "dont_retry_on",
+        ],
+        "a name from Spring Retry or Resilience4j",
+        Here::Key("no_retry_on"),
+        "the errors never to retry, as patterns of your error type",
+    ),
+    k(
+        &[
+            "when",
+            "retry",
+            "retry_when",
+            "predicate",
+            "condition",
+            "retryExceptionPredicate",
+        ],
+        "a name from backon, tenacity or Resilience4j",
+        Here::Key("retry_if"),
+        "a predicate on the error, `Fn(&E) -> bool`",
+    ),
+    k(
+        &["retryOnResult", "retry_if_result", "retry_on_result"],
+        "a name from Resilience4j or tenacity",
+        Here::Key("retry_if_ok"),
+        "a predicate on the `Ok` value, `Fn(&T) -> bool`",
+    ),
+    // Hooks and fallbacks.
+    k(
+        &[
+            "notify",
+            "before_sleep",
+            "onRetry",
+            "on_backoff",
+            "before",
+            "listeners",
+        ],
+        "a name from backon, tenacity, Polly or Spring Retry",
+        Here::Key("on_retry"),
+        "a hook called before each sleep, `Fn(&E, &reattempt::RetryContext, Duration)`",
+    ),
+    k(
+        &[
+            "fallback",
+            "fallbackMethod",
+            "fallback_method",
+            "recover_with",
+            "on_failure",
+        ],
+        "a name from Resilience4j or Polly",
+        Here::Key("recover"),
+        "the path of a #[recover] fn, called with the final error",
+    ),
+    k(
+        &["reraise"],
+        "tenacity's name",
+        Here::Explain,
+        "the final error is always returned as it is; to change it, use `recover = fallback`",
+    ),
+    k(
+        &[
+            "circuitBreaker",
+            "breaker",
+            "circuit",
+            "circuit_breaker_name",
+        ],
+        "a name from Resilience4j and others",
+        Here::Key("circuit_breaker"),
+        "an expression giving `&CircuitBreaker`, such as a `static`",
+    ),
+    k(
+        &["retry_budget", "retryBudget", "token_bucket", "quota"],
+        "a common name",
+        Here::Key("budget"),
+        "an expression giving `&RetryBudget`, such as a `static`",
+    ),
+    k(
+        &["config", "retryConfig", "retry_policy", "retryPolicy"],
+        "a name from Resilience4j or Spring Retry",
+        Here::Key("policy"),
+        "an expression giving `&RetryPolicy`, the whole schedule at run time",
+    ),
+    k(
+        &["label", "id", "metric_name"],
+        "a common name",
+        Here::Key("name"),
+        "the label in traces and metrics, a string",
+    ),
+];
+
+/// The unit a foreign key's name gives its integer value, if any (`timeout_ms`).
+fn unit_of(key: &str) -> Option<&'static str> {
+    let lower = key.to_ascii_lowercase();
+    if lower.ends_with("ms") || lower.ends_with("millis") {
+        Some("ms")
+    } else if lower.ends_with("secs") || lower.ends_with("_s") || lower.ends_with("seconds") {
+        Some("s")
+    } else {
+        None
+    }
+}
+
+/// `Duration::from_millis(200)` → `"200ms"`, when the value is written that way.
+pub(crate) fn duration_call(expr: &Expr) -> Option<String> {
+    let Expr::Call(call) = expr else { return None };
+    let Expr::Path(f) = &*call.func else {
+        return None;
+    };
+    let unit = match f.path.segments.last()?.ident.to_string().as_str() {
+        "from_millis" => "ms",
+        "from_secs" => "s",
+        "from_micros" => "us",
+        "from_nanos" => "ns",
+        "from_mins" => "m",
+        _ => return None,
+    };
+    match call.args.first()? {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        }) if call.args.len() == 1 => Some(format!("\"{}{unit}\"", i.base10_digits())),
+        _ => None,
+    }
+}
+
+/// The corrected `key = value` for a duration key given `value`, or `None` when the value's
+/// unit cannot be known (then the message says "such as").
+pub(crate) fn duration_fix(key: &str, value: &Expr, unit: Option<&str>) -> Option<String> {
+    if let Some(text) = duration_call(value) {
+        return Some(format!("{key} = {text}"));
+    }
+    match value {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(format!("{key} = {:?}", s.value())),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        }) => unit.map(|u| format!("{key} = \"{}{u}\"", i.base10_digits())),
+        _ => None,
+    }
+}
+
+/// A value as the user would write it (token spacing tidied: `E::A(1)`, not `E :: A (1)`).
+pub(crate) fn render(value: &impl ToTokens) -> String {
+    tidy(&value.to_token_stream().to_string())
+}
+
+/// Removes the spaces `TokenStream`'s `Display` puts around punctuation.
+pub(crate) fn tidy(text: &str) -> String {
+    let mut s = text.to_owned();
+    for (from, to) in [
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" ::", "::"),
+        (" ,", ","),
+        ("( ", "("),
+        (" )", ")"),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" (", "("),
+        ("& ", "&"),
+        (" .", "."),
+        (". ", "."),
+        ("! ", "!"),
+        ("| e |", "|e|"),
+        (" ;", ";"),
+        (" : ", ": "),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        ("& mut", "&mut"),
+    ] {
+        s = s.replace(from, to);
+    }
+    s
+}
+
+/// The message for an unknown key, if the table knows it. `value` is the written value, if any.
+pub(crate) fn explain(key: &str, value: Option<&Expr>) -> Option<String> {
+    let known = TABLE.iter().find(|k| k.names.contains(&key))?;
+    let head = format!("`{key}` is not a key of #[retryable] ({})", known.from);
+    Some(match known.here {
+        Here::Retries => {
+            let fix = match value {
+                Some(Expr::Lit(syn::ExprLit {
+                    lit: Lit::Int(i), ..
+                })) => match i.base10_parse::<u32>() {
+                    Ok(n) if n < u32::MAX => {
+                        format!(
+                            ": write `max_attempts = {}` ({n} retries + the first attempt)",
+                            n + 1
+                        )
+                    }
+                    _ => ": write `max_attempts = <retries + 1>`".to_owned(),
+                },
+                _ => ": write `max_attempts = <retries + 1>`".to_owned(),
+            };
+            format!("{head}; here the count is `max_attempts`, {MAX_ATTEMPTS_WHY}{fix}")
+        }
+        Here::Explain => format!("{head}; here {}", known.why),
+        Here::Key(here) => {
+            let fix = value.map_or_else(
+                || format!("`{here} = …`"),
+                |v| {
+                    if DURATION_KEYS.contains(&here) {
+                        duration_fix(here, v, unit_of(key)).map_or_else(
+                            || {
+                                format!(
+                                    "a duration string with its unit, such as `{here} = \"{}ms\"`",
+                                    match v {
+                                        Expr::Lit(syn::ExprLit {
+                                            lit: Lit::Int(i), ..
+                                        }) => i.base10_digits().to_owned(),
+                                        _ => "200".to_owned(),
+                                    }
+                                )
+                            },
+                            |fix| format!("`{fix}`"),
+                        )
+                    } else if matches!(here, "retry_on" | "no_retry_on") {
+                        match v {
+                            Expr::Array(_) => format!("`{here} = {}`", render(v)),
+                            _ => format!("`{here} = [{}]`", render(v)),
+                        }
+                    } else if let (
+                        false,
+                        Expr::Lit(syn::ExprLit {
+                            lit: Lit::Str(text),
+                            ..
+                        }),
+                    ) = (here == "name", v)
+                    {
+                        // `fallbackMethod = "cached"`: here the fn is named by its path.
+                        format!("`{here} = {}`", text.value())
+                    } else {
+                        format!("`{here} = {}`", render(v))
+                    }
+                },
+            );
+            format!("{head}; here it is `{here}`, {}: write {fix}", known.why)
+        }
+    })
+}
+
+/// `maxDelay` → `max_delay`.
+fn snake_case(key: &str) -> String {
+    let mut out = String::new();
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            if !out.is_empty() {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The message for an unknown key: the table, then the key's `snake_case` spelling, then the
+/// nearest key by spelling (within a small distance), then the list of keys.
+pub(crate) fn unknown_key(key: &str, value: Option<&Expr>) -> String {
+    if let Some(message) = explain(key, value) {
+        return message;
+    }
+    let snake = snake_case(key);
+    let near = if KEYS.contains(&snake.as_str()) {
+        Some(snake)
+    } else {
+        KEYS.iter()
+            .map(|k| (edit_distance(key, k), *k))
+            .filter(|(d, k)| *d <= (k.len() / 4).max(1))
+            .min()
+            .map(|(_, k)| k.to_owned())
+    };
+    match near {
+        Some(near) => format!("unknown key `{key}`: did you mean `{near}`?"),
+        None => format!(
+            "unknown key `{key}`; the keys are: {}",
+            KEYS.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expr(s: &str) -> Expr {
+        syn::parse_str(s).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn retries_become_attempts_plus_one() {
+        let m = unknown_key("max_retries", Some(&expr("3")));
+        assert!(m.contains("`max_attempts = 4`"), "{m}");
+        assert!(!m.contains("max_elapsed"), "{m}");
+        let m = unknown_key("max_times", Some(&expr("5")));
+        assert!(
+            m.contains("`max_attempts = 6`") && m.contains("backon"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn durations_keep_a_known_unit_and_otherwise_say_such_as() {
+        let m = unknown_key("timeout_ms", Some(&expr("500")));
+        assert!(m.contains("`timeout = \"500ms\"`"), "{m}");
+        let m = unknown_key("initial_delay", Some(&expr("200")));
+        assert!(m.contains("such as `delay = \"200ms\"`"), "{m}");
+        let m = unknown_key("min_delay", Some(&expr("Duration::from_secs(2)")));
+        assert!(m.contains("`delay = \"2s\"`"), "{m}");
+    }
+
+    #[test]
+    fn patterns_get_brackets() {
+        let m = unknown_key("retryFor", Some(&expr("PayError::Unavailable")));
+        assert!(m.contains("`retry_on = [PayError::Unavailable]`"), "{m}");
+    }
+
+    #[test]
+    fn every_table_entry_maps_to_a_real_key_or_explains() {
+        for known in TABLE {
+            if let Here::Key(k) = known.here {
+                assert!(KEYS.contains(&k), "{k}");
+            }
+            for name in known.names {
+                assert!(!KEYS.contains(name), "{name} is a key here");
+            }
+        }
+    }
+
+    #[test]
+    fn fallbacks_camel_case_then_spelling() {
+        assert!(unknown_key("maxElapsed", None).contains("`max_elapsed`"));
+        assert!(unknown_key("max_atempts", None).contains("`max_attempts`"));
+        assert!(unknown_key("zzz", None).contains("the keys are"));
+    }
+}
