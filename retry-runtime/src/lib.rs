@@ -45,8 +45,8 @@ pub use backoff::Backoff;
 pub use breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, Permit};
 pub use budget::{RetryBudget, RetryBudgetBuilder};
 pub use call::{
-    Attempt, Call, Decision, FromBreakerOpen, FromElapsed, Guards, LoggedError, TimedAttempt,
-    decide,
+    Attempt, Call, Decision, FromBreakerOpen, FromElapsed, Guards, LoggedError, Recover,
+    TimedAttempt, decide,
 };
 pub use classify::{Transient, transient};
 pub use context::{IdempotencyKey, RetryContext, context};
