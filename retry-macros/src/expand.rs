@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Path, Type};
 
 use crate::args::{RetryArgs, combine};
-use crate::item::{self, Param, RetryFn};
+use crate::item::{self, Param, Receiver, RetryFn};
 
 /// `#[retryable(args)] item`, as tokens. Never panics: any problem becomes a `compile_error!`
 /// emitted beside the unchanged function, so that its callers still compile.
@@ -36,7 +36,7 @@ pub(crate) fn with_errors(mut item: TokenStream, e: &syn::Error) -> TokenStream 
 }
 
 /// The rewritten function.
-fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
+fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     let k = &args.krate;
     let p = quote!(#k::__private);
     if !f.is_async() && args.schedule.settings.timeout.is_some() {
@@ -45,28 +45,57 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
             "`timeout` needs an `async fn`: a blocking call cannot be cut short; remove `timeout` or make the function async",
         ));
     }
+    if f.has_receiver() {
+        crate::rename::rename_self(&mut f.item.block);
+    }
 
     let call = format_ident!("__reattempt_call", span = Span::mixed_site());
     let out = format_ident!("__reattempt_out", span = Span::mixed_site());
     let res = format_ident!("__reattempt_res", span = Span::mixed_site());
+    let ty = format_ident!("__reattempt_ty", span = Span::mixed_site());
+    let delay = format_ident!("__reattempt_delay", span = Span::mixed_site());
     let ret = &f.output;
     let (policy_item, policy_ref) = policy_source(args, &p);
-    let name = if let Some(lit) = &args.name {
-        quote!(#lit)
+    let (name_item, name) = if let Some(lit) = &args.name {
+        (quote!(), quote!(#lit))
     } else {
-        let fn_name = f.item.sig.ident.to_string();
-        quote!(::core::concat!(::core::module_path!(), "::", #fn_name))
+        // The path of an item declared here is this function's path, `Self` type included
+        // (`crate::module::Type::method::__reattempt_name`): a constant.
+        (
+            quote!(
+                fn __reattempt_name() {}
+            ),
+            quote!(#p::event_name(#p::type_name_of_val(&__reattempt_name))),
+        )
     };
-    let per_attempt: Vec<TokenStream> =
-        f.params.iter().filter_map(|a| per_attempt(a, &p)).collect();
+    let mut per_attempt: Vec<TokenStream> = Vec::new();
+    if let Some((receiver, span)) = f.receiver {
+        let this = quote_spanned!(span=> __self);
+        let slf = quote_spanned!(span=> self);
+        per_attempt.push(match receiver {
+            Receiver::Shared => quote!(let #this = #slf;),
+            Receiver::Unique => quote!(let #this = &mut *#slf;),
+            Receiver::Value { mutable: false } => quote!(let #this = &#slf;),
+            Receiver::Value { mutable: true } => quote!(let #this = &mut #slf;),
+        });
+    }
+    per_attempt.extend(f.params.iter().filter_map(|a| per_attempt_binding(a, &p)));
     let body = &f.item.block;
     let retry_err = retry_err(args, &p);
     let retry_ok = hook(args.retry_if_ok.as_ref(), quote!(#p::never_ok));
     let hint = hook(args.retry_after.as_ref(), quote!(#p::no_hint));
     let on_retry = hook(args.on_retry.as_ref(), quote!(#p::no_notify));
 
+    // Pins a block's output to the function's return type without writing the type (which may
+    // mention `impl Trait`), so that `?` in the body knows what to convert into.
+    let pin = quote_spanned! {ret.span()=>
+        if #p::never() {
+            return #p::TypeOf::value(#ty);
+        }
+    };
+    // The body's statements, not its block: a block as the tail would trip `unused_braces`.
+    let stmts = &body.stmts;
     let (attempt, sleep) = if f.is_async() {
-        let fake = fake_return(ret);
         // Spanned at `timeout`'s value, so that a missing `From<Elapsed>` is reported there.
         // A run-time policy may hold a timeout, so its attempts are always timed.
         let method = if let Some(expr) = &args.policy {
@@ -76,21 +105,20 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
         } else {
             quote!(attempt)
         };
-        // The body's statements, not its block: a block as the async block's tail would trip
-        // `unused_braces` for one-line bodies.
-        let stmts = &body.stmts;
+        // `move`: the attempt owns its copies and reborrows, so the future is `Send` whenever
+        // the arguments are (a borrowed copy would need `Sync`).
         (
-            quote!(#call.#method(async { #fake #(#stmts)* }).await),
-            quote!(#call.sleep(__reattempt_delay).await),
+            quote!(#p::Call::#method(&mut #call, async move { #pin #(#stmts)* }).await),
+            quote!(#p::Call::sleep(&#call, #delay).await;),
         )
     } else {
         (
-            quote!(#call.attempt_blocking(|| -> #ret #body)),
-            quote!(#call.sleep_blocking(__reattempt_delay)),
+            quote!(#p::Call::attempt_blocking(&mut #call, move || { #pin #(#stmts)* })),
+            quote!(#p::Call::sleep_blocking(&#call, #delay);),
         )
     };
     let tail = if let Some(path) = &args.recover {
-        recover_call(path, &f, &out, &p)
+        recover_call(path, &f, &out, &call, &p)
     } else {
         quote!(#out)
     };
@@ -99,20 +127,37 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
         #(#per_attempt)*
         #attempt
     }};
-    let Guarded { admit, run, guards } = guarded(args, run, &p);
+    let Guarded {
+        bind,
+        admit,
+        run,
+        guards,
+    } = guarded(args, run, &p);
 
+    let as_result = quote_spanned!(ret.span()=> #p::IsResult::into_result);
+    let from_result = quote_spanned!(ret.span()=> #p::IsResult::from_result);
+    let check = quote_spanned!(ret.span()=> #p::result_type());
+    let inner_attrs = &f.inner_attrs;
     let new_body = quote! {{
+        #(#inner_attrs)*
+        #name_item
         #policy_item
+        let #ty = #check;
+        #pin
+        #bind
         let mut #call = #p::Call::new(#policy_ref);
-        let #out: #ret = loop {
+        let #out = loop {
             #admit
-            let #res: #ret = #run;
-            match #call.decide(#name, #res, #retry_err, #retry_ok, #hint, #on_retry, #guards) {
+            let #res = #as_result(#run);
+            // Only the delay crosses the sleep's `await`, not the decision (whose outcome may be
+            // neither `Send` nor small).
+            let #delay = match #p::Call::decide(&mut #call, #name, #res, #retry_err, #retry_ok, #hint, #on_retry, #guards) {
                 #p::Decision::Return(__reattempt_outcome) => break __reattempt_outcome,
-                #p::Decision::Sleep(__reattempt_delay) => #sleep,
-            }
+                #p::Decision::Sleep(__reattempt_delay) => __reattempt_delay,
+            };
+            #sleep
         };
-        #tail
+        #from_result(#tail)
     }};
 
     let RetryFn { item, .. } = f;
@@ -147,6 +192,8 @@ fn policy_source(args: &RetryArgs, p: &TokenStream) -> (TokenStream, TokenStream
 
 /// An attempt under the breaker and budget, if the attribute names them.
 struct Guarded {
+    /// Evaluates the `circuit_breaker` and `budget` expressions, once per call.
+    bind: TokenStream,
     /// Asks the breaker for a permit before the attempt.
     admit: TokenStream,
     /// Runs the attempt, or yields the breaker's rejection as its error.
@@ -157,12 +204,17 @@ struct Guarded {
 
 fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream) -> Guarded {
     let permit = format_ident!("__reattempt_permit", span = Span::mixed_site());
+    let breaker = format_ident!("__reattempt_breaker", span = Span::mixed_site());
+    let budget = format_ident!("__reattempt_budget", span = Span::mixed_site());
     let mut guards = quote!(#p::Guards::NONE);
+    let mut bind = quote!();
     let (admit, run) = if let Some(b) = &args.circuit_breaker {
+        // Spanned at the expression, so that a wrong type is reported there.
+        bind.extend(quote_spanned!(b.span()=> let #breaker: &#p::CircuitBreaker = &#b;));
         let rejected = quote_spanned!(b.span()=> #p::breaker_open());
-        guards = quote!(#guards.breaker(&#b, #permit));
+        guards = quote!(#p::Guards::breaker(#guards, #breaker, #permit));
         (
-            quote!(let #permit = #p::admit(&#b);),
+            quote!(let #permit = #p::admit(#breaker);),
             quote! {
                 match #permit {
                     ::core::option::Option::Some(_) => #run,
@@ -174,9 +226,15 @@ fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream) -> Guarded {
         (quote!(), run)
     };
     if let Some(g) = &args.budget {
-        guards = quote_spanned!(g.span()=> #guards.budget(&#g));
+        bind.extend(quote_spanned!(g.span()=> let #budget: &#p::RetryBudget = &#g;));
+        guards = quote!(#p::Guards::budget(#guards, #budget));
     }
-    Guarded { admit, run, guards }
+    Guarded {
+        bind,
+        admit,
+        run,
+        guards,
+    }
 }
 
 /// `RetryPolicy::builder()` with each key that was given; validated already by the same rules.
@@ -230,42 +288,49 @@ fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     quote!(#p::RetryPolicy::builder() #(#calls)*)
 }
 
-/// What one attempt binds before running the body.
-fn per_attempt(param: &Param, p: &TokenStream) -> Option<TokenStream> {
+/// What one attempt binds before running the body: a clone of a by-value argument, a copy or a
+/// reborrow of a reference (so that a `mut` binding starts afresh each attempt).
+fn per_attempt_binding(param: &Param, p: &TokenStream) -> Option<TokenStream> {
     match param {
-        Param::Owned { ident, mutable, ty } => {
+        Param::Owned {
+            ident,
+            mutable,
+            ty,
+            lints,
+        } => {
             let mutability = mutable.then(|| quote!(mut));
             // Spanned at the type, so that a missing `Clone` is reported at this argument.
             Some(quote_spanned! {ty.span()=>
+                #(#lints)*
                 let #mutability #ident = #p::clone_arg(&#ident);
             })
         }
-        Param::Pattern { pat, renamed, ty } => Some(match ty {
-            Type::Reference(r) if r.mutability.is_some() => quote!(let #pat = &mut *#renamed;),
-            Type::Reference(_) => quote!(let #pat = #renamed;),
-            _ => quote_spanned! {ty.span()=> let #pat = #p::clone_arg(&#renamed);},
+        Param::Borrowed {
+            ident,
+            mutable,
+            unique,
+            lints,
+            ..
+        } => match (unique, mutable) {
+            (true, true) => Some(quote!(#(#lints)* let mut #ident = &mut *#ident;)),
+            (true, false) => Some(quote!(#(#lints)* let #ident = &mut *#ident;)),
+            (false, true) => Some(quote!(#(#lints)* let mut #ident = #ident;)),
+            // A shared reference is copied into the attempt as it is.
+            (false, false) => None,
+        },
+        Param::Pattern {
+            pat,
+            renamed,
+            ty,
+            lints,
+        } => Some(match crate::item::ungroup(ty) {
+            Type::Reference(r) if r.mutability.is_some() => {
+                quote!(#(#lints)* let #pat = &mut *#renamed;)
+            }
+            Type::Reference(_) => quote!(#(#lints)* let #pat = #renamed;),
+            _ => quote_spanned! {ty.span()=> #(#lints)* let #pat = #p::clone_arg(&#renamed);},
         }),
-        Param::Borrowed { .. } | Param::Ignored { .. } => None,
-    }
-}
-
-/// Pins the async block's output to the declared return type, so that `?` in the body knows
-/// what to convert into; spanned at the return type so type errors point there.
-fn fake_return(ret: &Type) -> TokenStream {
-    quote_spanned! {ret.span()=>
-        #[allow(
-            unknown_lints,
-            unreachable_code,
-            clippy::diverging_sub_expression,
-            clippy::let_unit_value,
-            clippy::unreachable,
-            clippy::let_with_type_underscore,
-            clippy::empty_loop
-        )]
-        if false {
-            let __reattempt_fake_return: #ret = loop {};
-            return __reattempt_fake_return;
-        }
+        Param::Ignored { .. } => None,
     }
 }
 
@@ -318,28 +383,33 @@ fn hook(user: Option<&syn::Expr>, default: TokenStream) -> TokenStream {
 }
 
 /// `#[recover]` call after the loop: the final `Err` goes to the recover function with the
-/// receiver and the original arguments. The arguments' types are written out, so that a recover
-/// function of the wrong shape is reported at its path as "expected signature …".
-fn recover_call(path: &Path, f: &RetryFn, out: &syn::Ident, p: &TokenStream) -> TokenStream {
-    let marker = crate::recover::marker_path(path);
+/// receiver and the original arguments, inside the call's context. The arguments' types are
+/// written out, so that a recover function of the wrong shape is reported at its path.
+fn recover_call(
+    path: &Path,
+    f: &RetryFn,
+    out: &syn::Ident,
+    call: &syn::Ident,
+    p: &TokenStream,
+) -> TokenStream {
     let originals = f.params.iter().map(Param::original);
     let args = quote!((#(#originals,)*));
     let types = f.params.iter().map(|a| nameable(a.ty()));
     let arg_types = quote!((#(#types,)*));
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
-    let call = if f.has_receiver {
-        quote_spanned!(path.span()=> #p::recover_method::<_, _, _, _, #arg_types, _>(#marker, #path, self, #e, #args))
+    let invoke = if f.has_receiver() {
+        quote_spanned!(path.span()=> #p::recover_method::<_, _, _, _, #arg_types, _>(#path, self, #e, #args))
     } else {
-        quote_spanned!(path.span()=> #p::recover_free::<_, _, _, #arg_types, _>(#marker, #path, #e, #args))
+        quote_spanned!(path.span()=> #p::recover_free::<_, _, _, #arg_types, _>(#path, #e, #args))
     };
     let call = if f.is_async() {
-        quote_spanned!(path.span()=> #call.await)
+        quote_spanned!(path.span()=> #p::Call::recover(&mut #call, #invoke).await)
     } else {
-        call
+        quote_spanned!(path.span()=> #p::Call::recover_blocking(&mut #call, || #invoke))
     };
     quote! {
         match #out {
-            ::core::result::Result::Err(#e) => #call,
+            ::core::result::Result::Err(#e) => #p::IsResult::into_result(#call),
             __reattempt_ok => __reattempt_ok,
         }
     }

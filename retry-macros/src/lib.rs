@@ -10,6 +10,7 @@ mod expand;
 mod fuzz;
 mod item;
 mod recover;
+mod rename;
 
 use proc_macro::TokenStream;
 
