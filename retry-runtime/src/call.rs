@@ -215,7 +215,8 @@ impl<'p> Call<'p> {
     /// # }
     /// ```
     #[inline]
-    pub fn recover<F: Future>(&mut self, fut: F) -> Recover<'_, 'p, F> {
+    // No `F: Future` bound here: a fallback that is not a future is one error, at its `.await`.
+    pub fn recover<F>(&mut self, fut: F) -> Recover<'_, 'p, F> {
         Recover {
             engine: &mut self.engine,
             fut,
