@@ -96,6 +96,18 @@ pub fn policy_ref(policy: &RetryPolicy) -> &RetryPolicy {
     policy
 }
 
+/// The `circuit_breaker` expression, as a reference (where it is evaluated at each use).
+#[inline]
+pub fn breaker_ref(breaker: &CircuitBreaker) -> &CircuitBreaker {
+    breaker
+}
+
+/// The `budget` expression, as a reference (where it is evaluated at each use).
+#[inline]
+pub fn budget_ref(budget: &RetryBudget) -> &RetryBudget {
+    budget
+}
+
 /// Asks the breaker for leave to make one attempt; `None` when it is open.
 #[inline]
 pub fn admit(breaker: &CircuitBreaker) -> Option<Permit> {
@@ -238,20 +250,8 @@ recover_with_args!(A1, A2, A3, A4, A5, A6, A7, A8, A9, A10);
 recover_with_args!(A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11);
 recover_with_args!(A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11, A12);
 
-/// Calls a `#[recover]` method; its kind (error only, or with the arguments) is inferred.
+/// The value, of the `#[retryable]` function's return type `R` (pins a blocking fallback's).
 #[inline]
-pub fn recover_method<K, F, Recv, E, Args, Out>(f: F, recv: Recv, error: E, args: Args) -> Out
-where
-    F: RecoverMethod<K, Recv, E, Args, Out>,
-{
-    f.call(recv, error, args)
-}
-
-/// Calls a `#[recover]` function without receiver; its kind is inferred.
-#[inline]
-pub fn recover_free<K, F, E, Args, Out>(f: F, error: E, args: Args) -> Out
-where
-    F: RecoverFree<K, E, Args, Out>,
-{
-    f.call(error, args)
+pub fn returns<R>(_ty: TypeOf<R>, value: R) -> R {
+    value
 }

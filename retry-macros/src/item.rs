@@ -77,11 +77,16 @@ pub(crate) struct RetryFn {
     pub(crate) output: Type,
     /// Inner attributes of the body (`#![allow(…)]`), taken out of `item.attrs`.
     pub(crate) inner_attrs: Vec<Attribute>,
+    /// For an `async fn` that `#[async_trait]` rewrote into
+    /// `fn … -> Pin<Box<dyn Future<Output = R> + …>> { Box::pin(async move { … }) }`: the boxing
+    /// function, which the retry loop is wrapped in again (`item.block` is then the inner
+    /// async block's, and `output` is `R`).
+    pub(crate) boxed: Option<syn::Expr>,
 }
 
 impl RetryFn {
     pub(crate) fn is_async(&self) -> bool {
-        self.item.sig.asyncness.is_some()
+        self.item.sig.asyncness.is_some() || self.boxed.is_some()
     }
 
     pub(crate) fn has_receiver(&self) -> bool {
@@ -131,7 +136,12 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
             "#[retryable] cannot keep `#[track_caller]`: each attempt runs the body in a closure or an async block, which cannot forward the caller's location on stable Rust; remove `#[track_caller]`",
         ));
     }
-    let output = result_type(&item.sig)?;
+    let (output, boxed) = if let Some((func, output, inner)) = async_trait_body(&item) {
+        item.block = Box::new(inner);
+        (checked_result(&output)?, Some(func))
+    } else {
+        (result_type(&item.sig)?, None)
+    };
     let (inner_attrs, outer): (Vec<_>, Vec<_>) = std::mem::take(&mut item.attrs)
         .into_iter()
         .partition(|a| matches!(a.style, syn::AttrStyle::Inner(_)));
@@ -141,19 +151,7 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
     for (i, arg) in item.sig.inputs.iter_mut().enumerate() {
         let typed = match arg {
             FnArg::Receiver(r) => {
-                let by_value = Receiver::Value {
-                    mutable: r.mutability.is_some(),
-                };
-                let kind = match &r.kind {
-                    ReceiverKind::Reference(_, _, Some(_)) => Receiver::Unique,
-                    ReceiverKind::Reference(_, _, None) => Receiver::Shared,
-                    ReceiverKind::Typed(_, ty) => match ungroup(ty) {
-                        Type::Reference(t) if t.mutability.is_some() => Receiver::Unique,
-                        Type::Reference(_) => Receiver::Shared,
-                        _ => by_value,
-                    },
-                    _ => by_value,
-                };
+                let kind = receiver_kind(r);
                 receiver = Some((kind, r.self_token.span));
                 continue;
             }
@@ -216,7 +214,24 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
         receiver,
         output,
         inner_attrs,
+        boxed,
     })
+}
+
+fn receiver_kind(r: &syn::Receiver) -> Receiver {
+    let by_value = Receiver::Value {
+        mutable: r.mutability.is_some(),
+    };
+    match &r.kind {
+        ReceiverKind::Reference(_, _, Some(_)) => Receiver::Unique,
+        ReceiverKind::Reference(_, _, None) => Receiver::Shared,
+        ReceiverKind::Typed(_, ty) => match ungroup(ty) {
+            Type::Reference(t) if t.mutability.is_some() => Receiver::Unique,
+            Type::Reference(_) => Receiver::Shared,
+            _ => by_value,
+        },
+        _ => by_value,
+    }
 }
 
 /// `_name` (but not `__name`): a binding clippy's `used_underscore_binding` says not to use, so
@@ -236,6 +251,67 @@ fn ident_pat(ident: Ident) -> Pat {
     })
 }
 
+/// What `#[async_trait]` made of an `async fn` (when it expands before `#[retryable]`, as it does
+/// on the `impl`): the boxing function, the async block's output, and its block.
+fn async_trait_body(item: &ItemFn) -> Option<(syn::Expr, Type, syn::Block)> {
+    if item.sig.asyncness.is_some() || item.block.stmts.len() != 1 {
+        return None;
+    }
+    let syn::Stmt::Expr(syn::Expr::Call(call), None) = &item.block.stmts[0] else {
+        return None;
+    };
+    let syn::Expr::Path(func) = &*call.func else {
+        return None;
+    };
+    if func.path.segments.last().is_none_or(|s| s.ident != "pin") || call.args.len() != 1 {
+        return None;
+    }
+    let syn::Expr::Async(body) = &call.args[0] else {
+        return None;
+    };
+    body.capture?;
+    let ReturnType::Type(_, ty) = &item.sig.output else {
+        return None;
+    };
+    let output = future_output(ty)?;
+    Some(((*call.func).clone(), output, body.block.clone()))
+}
+
+/// `R` in `Pin<Box<dyn Future<Output = R> + …>>`.
+fn future_output(ty: &Type) -> Option<Type> {
+    fn first_type_arg(ty: &Type, name: &str) -> Option<Type> {
+        let Type::Path(p) = ungroup(ty) else {
+            return None;
+        };
+        let last = p.path.segments.last().filter(|s| s.ident == name)?;
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return None;
+        };
+        args.args.iter().find_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t.clone()),
+            _ => None,
+        })
+    }
+    let boxed = first_type_arg(ty, "Pin")?;
+    let object = first_type_arg(&boxed, "Box")?;
+    let Type::TraitObject(object) = ungroup(&object) else {
+        return None;
+    };
+    object.bounds.iter().find_map(|b| {
+        let syn::TypeParamBound::Trait(t) = b else {
+            return None;
+        };
+        let last = t.path.segments.last().filter(|s| s.ident == "Future")?;
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return None;
+        };
+        args.args.iter().find_map(|a| match a {
+            syn::GenericArgument::AssocType(at) if at.ident == "Output" => Some(at.ty.clone()),
+            _ => None,
+        })
+    })
+}
+
 /// The return type. Whether it is a `Result` (under any name: `io::Result<T>`, an alias) is
 /// for the compiler to say (the expansion requires `__private::IsResult` of it); only types that
 /// cannot be one whatever their names are refused here.
@@ -246,8 +322,12 @@ fn result_type(sig: &syn::Signature) -> syn::Result<Type> {
             "#[retryable] needs a function that returns `Result<T, E>`: add a return type",
         ));
     };
+    checked_result(ty)
+}
+
+fn checked_result(ty: &Type) -> syn::Result<Type> {
     if matches!(ungroup(ty), Type::Path(_) | Type::Macro(_)) {
-        Ok((**ty).clone())
+        Ok(ty.clone())
     } else {
         Err(syn::Error::new(
             ty.span(),

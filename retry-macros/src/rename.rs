@@ -6,12 +6,16 @@
 use proc_macro2::{Group, Ident, TokenStream, TokenTree};
 use syn::visit_mut::{self, VisitMut};
 
-/// Renames `self` in `block`.
-pub(crate) fn rename_self(block: &mut syn::Block) {
-    RenameSelf.visit_block_mut(block);
+/// Renames `self` in `block`; whether there was any.
+pub(crate) fn rename_self(block: &mut syn::Block) -> bool {
+    let mut v = RenameSelf { found: false };
+    v.visit_block_mut(block);
+    v.found
 }
 
-struct RenameSelf;
+struct RenameSelf {
+    found: bool,
+}
 
 fn renamed(ident: &Ident) -> Option<Ident> {
     (ident == "self").then(|| Ident::new("__self", ident.span()))
@@ -20,12 +24,13 @@ fn renamed(ident: &Ident) -> Option<Ident> {
 impl VisitMut for RenameSelf {
     fn visit_path_mut(&mut self, path: &mut syn::Path) {
         // `self` alone is the receiver; `self::x` is a module path.
-        if path.leading_colon.is_none() && path.segments.len() == 1 {
-            if let Some(seg) = path.segments.first_mut()
-                && let Some(new) = renamed(&seg.ident)
-            {
-                seg.ident = new;
-            }
+        if path.leading_colon.is_none()
+            && path.segments.len() == 1
+            && let Some(seg) = path.segments.first_mut()
+            && let Some(new) = renamed(&seg.ident)
+        {
+            seg.ident = new;
+            self.found = true;
         }
         for seg in &mut path.segments {
             self.visit_path_arguments_mut(&mut seg.arguments);
@@ -43,7 +48,9 @@ impl VisitMut for RenameSelf {
     }
 
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        let before = mac.tokens.to_string();
         mac.tokens = tokens(std::mem::take(&mut mac.tokens));
+        self.found |= mac.tokens.to_string() != before;
         visit_mut::visit_path_mut(self, &mut mac.path);
     }
 }
@@ -110,7 +117,7 @@ mod tests {
             }
             m!(self::path, self);
         });
-        rename_self(&mut block);
+        assert!(rename_self(&mut block));
         let text = quote!(#block).to_string();
         assert!(text.contains("__self . x"), "{text}");
         assert!(text.contains("self :: helper"), "{text}");

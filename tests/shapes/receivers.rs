@@ -95,6 +95,7 @@ impl Client {
     }
 
     // S8: `self: &Self` written out.
+    #[allow(clippy::needless_arbitrary_self_type)]
     #[retryable(max_attempts = 3, delay = "1ms")]
     async fn typed_ref(self: &Self) -> Result<usize, Fail> {
         if first_try() {

@@ -78,3 +78,39 @@ async fn attribute_stacks() {
     assert_eq!(assert_send(instrument_free(&mut log)).await, Ok(2));
     assert_eq!(assert_send(kept_attributes(3)).await, Ok(3));
 }
+
+#[async_trait::async_trait]
+trait Store {
+    async fn load(&mut self, key: String) -> Result<u32, Fail>;
+    async fn peek(&self, key: &str) -> Result<usize, Fail>;
+}
+
+#[async_trait::async_trait]
+impl Store for Service {
+    // S62: an `#[async_trait]` impl, `&mut self` and a by-value argument.
+    #[retryable(max_attempts = 3, delay = "1ms")]
+    async fn load(&mut self, key: String) -> Result<u32, Fail> {
+        self.calls += 1;
+        if first_try() {
+            return Err(Fail);
+        }
+        Ok(self.calls + u32::try_from(key.len()).unwrap_or(0))
+    }
+
+    // S63: an `#[async_trait]` impl with `#[instrument]` above `#[retryable]`.
+    #[instrument(skip(self))]
+    #[retryable(max_attempts = 3, delay = "1ms")]
+    async fn peek(&self, key: &str) -> Result<usize, Fail> {
+        if first_try() {
+            return Err(Fail);
+        }
+        Ok(key.len() + usize::try_from(self.calls).unwrap_or(0))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_trait_impls() {
+    let mut s = Service::default();
+    assert_eq!(assert_send(s.load("ab".to_owned())).await, Ok(4));
+    assert_eq!(assert_send(s.peek("abc")).await, Ok(5));
+}
