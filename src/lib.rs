@@ -50,15 +50,29 @@ pub mod __private;
 
 /// Retries a function that returns `Result`, per a schedule written in the attribute.
 ///
-/// Applies to `async fn` (free functions; inherent and trait-impl methods with `self`, `&self`
-/// or `&mut self`; generics; `impl Trait`, reference and pattern arguments) and to blocking `fn`
-/// (which sleeps with `std::thread::sleep`, under `block_in_place` on a tokio multi-thread worker;
-/// see [`Call::sleep_blocking`](crate::runtime::Call::sleep_blocking)). The function keeps its
-/// signature, visibility, attributes and `Send`-ness. Each attempt re-runs the body; `return` and `?` end the attempt.
-/// By-value arguments are cloned for each attempt (they must be `Clone`; the compiler says so at
-/// the argument otherwise); references are passed as they are. A `self` taken by value is not
-/// cloned: the body may use it, but not move out of it. The error type must be `Debug` (the
-/// policy's `log_error` may log it; by default events name only its type). Not for `const fn`.
+/// Applies to `async fn` (free functions; inherent and trait-impl methods with any receiver,
+/// `#[async_trait]` impls included; generics; `impl Trait`, reference and pattern arguments;
+/// `-> Result<impl Trait, E>`; any alias of `Result`) and to blocking `fn` (which sleeps with
+/// `std::thread::sleep`, under `block_in_place` on a tokio multi-thread worker; see
+/// [`Call::sleep_blocking`](crate::runtime::Call::sleep_blocking)). The function keeps its signature, visibility, attributes and
+/// `Send`-ness, under other attribute macros (`#[tracing::instrument]`) above or below. Each
+/// attempt re-runs the body; `return` and `?` end the attempt. By-value arguments are cloned for
+/// each attempt (they must be `Clone`; the compiler says so at the argument otherwise); references
+/// are copied and `&mut` references reborrowed, so `mut` bindings start afresh each attempt. In
+/// the body, `self` is renamed `__self` (as async-trait does) and bound to a copy of `&self`, a
+/// reborrow of `&mut self`, or a borrow of a `self` taken by value (which is not cloned: the body
+/// may use it, but not move out of it). The error type must be `Debug` (the policy's `log_error`
+/// may log it; by default events name only its type). Not for `const fn`, nor `#[track_caller]` (the body runs in a closure or an async
+/// block, which cannot forward the caller's location on stable Rust). The shapes that are tested
+/// are listed in the README ("Supported function shapes").
+///
+/// The `circuit_breaker` and `budget` expressions are evaluated once per call, before the first
+/// attempt; except one that mentions `self` in a `&mut self` (or `mut self`) method, which is
+/// evaluated before and after each attempt (the attempts reborrow `self` mutably in between).
+///
+/// The default `name` is the function's path, with the `Self` type of a method
+/// (`crate::module::Client::get`; generic parameters print as `_`); it is a constant, computed
+/// with no allocation.
 ///
 /// A panic inside an attempt is a bug, not a transient failure: it propagates to the caller at
 /// once, is not retried, and is not counted by a circuit breaker or a budget. Dropping the call's
@@ -123,8 +137,13 @@ pub use retry_macros::retryable;
 /// Its parameters are the receiver (if the retryable function has one), the final error by
 /// value, then either nothing or exactly the retryable function's arguments; it returns the same
 /// `Result`. It is called once: after the last attempt failed, after a non-retryable error, or
-/// when `max_elapsed` ran out; never on success. Its result is the call's result. It stays an
-/// ordinary function that can be called directly. (It is not supported inside trait impls.)
+/// when `max_elapsed` ran out; never on success. It runs inside the call's context:
+/// [`context()`] gives the idempotency key the attempts saw, the attempts made and the time
+/// elapsed. Its result is the call's result. It stays an ordinary function that can be called
+/// directly, imported with `use` (or `use … as`), named with a turbofish (`recover =
+/// fallback::<u32>`), or be a method of a trait impl. The attribute checks its shape and silences
+/// the lints a fallback trips by design (`clippy::unused_async`, `clippy::unnecessary_wraps`);
+/// `recover = f` does not require it.
 ///
 /// ```
 /// use reattempt::{recover, retryable};

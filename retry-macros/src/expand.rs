@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Path, Type};
 
 use crate::args::{RetryArgs, combine};
-use crate::item::{self, Param, RetryFn};
+use crate::item::{self, Param, Receiver, RetryFn};
 
 /// `#[retryable(args)] item`, as tokens. Never panics: any problem becomes a `compile_error!`
 /// emitted beside the unchanged function, so that its callers still compile.
@@ -36,7 +36,7 @@ pub(crate) fn with_errors(mut item: TokenStream, e: &syn::Error) -> TokenStream 
 }
 
 /// The rewritten function.
-fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
+fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     let k = &args.krate;
     let p = quote!(#k::__private);
     if !f.is_async() && args.schedule.settings.timeout.is_some() {
@@ -45,52 +45,37 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
             "`timeout` needs an `async fn`: a blocking call cannot be cut short; remove `timeout` or make the function async",
         ));
     }
+    // The receiver reaches the attempt as `__self`, if the body names it.
+    let uses_self = f.has_receiver() && crate::rename::rename_self(&mut f.item.block);
 
     let call = format_ident!("__reattempt_call", span = Span::mixed_site());
     let out = format_ident!("__reattempt_out", span = Span::mixed_site());
     let res = format_ident!("__reattempt_res", span = Span::mixed_site());
+    let ty = format_ident!("__reattempt_ty", span = Span::mixed_site());
+    let delay = format_ident!("__reattempt_delay", span = Span::mixed_site());
     let ret = &f.output;
     let (policy_item, policy_ref) = policy_source(args, &p);
-    let name = if let Some(lit) = &args.name {
-        quote!(#lit)
-    } else {
-        let fn_name = f.item.sig.ident.to_string();
-        quote!(::core::concat!(::core::module_path!(), "::", #fn_name))
-    };
-    let per_attempt: Vec<TokenStream> =
-        f.params.iter().filter_map(|a| per_attempt(a, &p)).collect();
-    let body = &f.item.block;
+    let (name_item, name) = event_name(args, &p);
+    let mut per_attempt: Vec<TokenStream> = Vec::new();
+    if let Some((receiver, span)) = f.receiver.filter(|_| uses_self) {
+        per_attempt.push(receiver_binding(receiver, span));
+    }
+    per_attempt.extend(f.params.iter().filter_map(|a| per_attempt_binding(a, &p)));
     let retry_err = retry_err(args, &p);
     let retry_ok = hook(args.retry_if_ok.as_ref(), quote!(#p::never_ok));
     let hint = hook(args.retry_after.as_ref(), quote!(#p::no_hint));
     let on_retry = hook(args.on_retry.as_ref(), quote!(#p::no_notify));
 
-    let (attempt, sleep) = if f.is_async() {
-        let fake = fake_return(ret);
-        // Spanned at `timeout`'s value, so that a missing `From<Elapsed>` is reported there.
-        // A run-time policy may hold a timeout, so its attempts are always timed.
-        let method = if let Some(expr) = &args.policy {
-            quote_spanned!(expr.span()=> attempt_timed)
-        } else if args.schedule.settings.timeout.is_some() {
-            quote_spanned!(args.schedule.span_of("timeout")=> attempt_timed)
-        } else {
-            quote!(attempt)
-        };
-        // The body's statements, not its block: a block as the async block's tail would trip
-        // `unused_braces` for one-line bodies.
-        let stmts = &body.stmts;
-        (
-            quote!(#call.#method(async { #fake #(#stmts)* }).await),
-            quote!(#call.sleep(__reattempt_delay).await),
-        )
-    } else {
-        (
-            quote!(#call.attempt_blocking(|| -> #ret #body)),
-            quote!(#call.sleep_blocking(__reattempt_delay)),
-        )
+    // Pins a block's output to the function's return type without writing the type (which may
+    // mention `impl Trait`), so that `?` in the body knows what to convert into.
+    let pin = quote_spanned! {ret.span()=>
+        if #p::never() {
+            return #p::TypeOf::value(#ty);
+        }
     };
+    let (attempt, sleep) = attempt_and_sleep(args, &f, &p, &pin, &call, &delay);
     let tail = if let Some(path) = &args.recover {
-        recover_call(path, &f, &out, &p)
+        recover_call(path, &f, &out, &call, &p)
     } else {
         quote!(#out)
     };
@@ -99,21 +84,53 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
         #(#per_attempt)*
         #attempt
     }};
-    let Guarded { admit, run, guards } = guarded(args, run, &p);
+    let Guarded {
+        bind,
+        admit,
+        run,
+        guards,
+    } = guarded(args, run, &p, unique_self(&f));
 
-    let new_body = quote! {{
+    let as_result = at(quote!(#p::IsResult::into_result), ret.span());
+    let from_result = at(quote!(#p::IsResult::from_result), ret.span());
+    // Calls spanned wholly at the return type, so that a non-`Result` is one error there.
+    let run = quote_spanned!(ret.span()=> #as_result(#run));
+    let tail = quote_spanned!(ret.span()=> #from_result(#tail));
+    let check = at(quote!(#p::result_type()), ret.span());
+    let inner_attrs = &f.inner_attrs;
+    let contents = quote! {
         #policy_item
+        let #ty = #check;
+        #pin
+        #bind
         let mut #call = #p::Call::new(#policy_ref);
-        let #out: #ret = loop {
+        let #out = loop {
             #admit
-            let #res: #ret = #run;
-            match #call.decide(#name, #res, #retry_err, #retry_ok, #hint, #on_retry, #guards) {
+            let #res = #run;
+            // Only the delay crosses the sleep's `await`, not the decision (whose outcome may be
+            // neither `Send` nor small).
+            let #delay = match #p::Call::decide(&mut #call, #name, #res, #retry_err, #retry_ok, #hint, #on_retry, #guards) {
                 #p::Decision::Return(__reattempt_outcome) => break __reattempt_outcome,
-                #p::Decision::Sleep(__reattempt_delay) => #sleep,
-            }
+                #p::Decision::Sleep(__reattempt_delay) => __reattempt_delay,
+            };
+            #sleep
         };
         #tail
-    }};
+    };
+    let new_body = if let Some(boxing) = &f.boxed {
+        // `#[async_trait]` boxed the body's future: box the retrying one instead.
+        quote!({
+            #(#inner_attrs)*
+            #name_item
+            #boxing(async move { #contents })
+        })
+    } else {
+        quote!({
+            #(#inner_attrs)*
+            #name_item
+            #contents
+        })
+    };
 
     let RetryFn { item, .. } = f;
     let attrs = &item.attrs;
@@ -125,6 +142,74 @@ fn expand(args: &RetryArgs, f: RetryFn) -> syn::Result<TokenStream> {
         #[allow(clippy::needless_pass_by_value)]
         #vis #sig #new_body
     })
+}
+
+/// One attempt (the body's statements in an `async move` block or a `move` closure), and the
+/// sleep before the next.
+fn attempt_and_sleep(
+    args: &RetryArgs,
+    f: &RetryFn,
+    p: &TokenStream,
+    pin: &TokenStream,
+    call: &syn::Ident,
+    delay: &syn::Ident,
+) -> (TokenStream, TokenStream) {
+    // The body's statements, not its block: a block as the tail would trip `unused_braces`.
+    let stmts = &f.item.block.stmts;
+    if f.is_async() {
+        // Spanned at `timeout`'s value, so that a missing `From<Elapsed>` is reported there.
+        // A run-time policy may hold a timeout, so its attempts are always timed.
+        let timed_at = if let Some(expr) = &args.policy {
+            Some(expr.span())
+        } else if args.schedule.settings.timeout.is_some() {
+            Some(args.schedule.span_of("timeout"))
+        } else {
+            None
+        };
+        // `move`: the attempt owns its copies and reborrows, so the future is `Send` whenever
+        // the arguments are (a borrowed copy would need `Sync`).
+        let attempt = if let Some(span) = timed_at {
+            let method = at(quote!(#p::Call::attempt_timed), span);
+            quote_spanned!(span=> #method(&mut #call, async move { #pin #(#stmts)* }).await)
+        } else {
+            quote!(#p::Call::attempt(&mut #call, async move { #pin #(#stmts)* }).await)
+        };
+        (attempt, quote!(#p::Call::sleep(&#call, #delay).await;))
+    } else {
+        (
+            quote!(#p::Call::attempt_blocking(&mut #call, move || { #pin #(#stmts)* })),
+            quote!(#p::Call::sleep_blocking(&#call, #delay);),
+        )
+    }
+}
+
+/// The item to declare for the default event name (if any), and the name's expression.
+fn event_name(args: &RetryArgs, p: &TokenStream) -> (TokenStream, TokenStream) {
+    if let Some(lit) = &args.name {
+        (quote!(), quote!(#lit))
+    } else {
+        // The path of an item declared here is this function's path, `Self` type included
+        // (`crate::module::Type::method::__reattempt_name`): a constant.
+        (
+            quote!(
+                fn __reattempt_name() {}
+            ),
+            quote!(#p::event_name(#p::type_name_of_val(&__reattempt_name))),
+        )
+    }
+}
+
+/// The receiver's per-attempt binding, `__self` (the body's `self`, renamed): a copy of `&self`,
+/// a reborrow of `&mut self`, a borrow of a receiver taken by value (which is not cloned).
+fn receiver_binding(receiver: Receiver, span: Span) -> TokenStream {
+    let this = quote_spanned!(span=> __self);
+    let slf = quote_spanned!(span=> self);
+    match receiver {
+        Receiver::Shared => quote!(let #this = #slf;),
+        Receiver::Unique => quote!(let #this = &mut *#slf;),
+        Receiver::Value { mutable: false } => quote!(let #this = &#slf;),
+        Receiver::Value { mutable: true } => quote!(let #this = &mut #slf;),
+    }
 }
 
 /// The policy: a `static` built from the keys (checked already), or the `policy` expression.
@@ -147,6 +232,8 @@ fn policy_source(args: &RetryArgs, p: &TokenStream) -> (TokenStream, TokenStream
 
 /// An attempt under the breaker and budget, if the attribute names them.
 struct Guarded {
+    /// Evaluates the `circuit_breaker` and `budget` expressions, once per call.
+    bind: TokenStream,
     /// Asks the breaker for a permit before the attempt.
     admit: TokenStream,
     /// Runs the attempt, or yields the breaker's rejection as its error.
@@ -155,14 +242,45 @@ struct Guarded {
     guards: TokenStream,
 }
 
-fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream) -> Guarded {
+/// Whether the receiver is borrowed mutably by each attempt (`&mut self`, `mut self`).
+fn unique_self(f: &RetryFn) -> bool {
+    matches!(
+        f.receiver,
+        Some((Receiver::Unique | Receiver::Value { mutable: true }, _))
+    )
+}
+
+fn mentions_self(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == "self",
+        proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
+        _ => false,
+    })
+}
+
+/// The breaker and budget, each evaluated once per call and bound before the loop. Except a
+/// field of a mutably borrowed receiver (`circuit_breaker = self.breaker` in a `&mut self`
+/// method): each attempt reborrows `self` mutably, so no borrow of it can live across attempts;
+/// such an expression is evaluated where it is used (before and after each attempt).
+fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream, unique_self: bool) -> Guarded {
     let permit = format_ident!("__reattempt_permit", span = Span::mixed_site());
+    let breaker_ident = format_ident!("__reattempt_breaker", span = Span::mixed_site());
+    let budget_ident = format_ident!("__reattempt_budget", span = Span::mixed_site());
+    let per_use = |e: &syn::Expr| unique_self && mentions_self(quote!(#e));
     let mut guards = quote!(#p::Guards::NONE);
+    let mut bind = quote!();
     let (admit, run) = if let Some(b) = &args.circuit_breaker {
+        // Spanned at the expression, so that a wrong type is reported there.
+        let breaker = if per_use(b) {
+            quote_spanned!(b.span()=> #p::breaker_ref(&#b))
+        } else {
+            bind.extend(quote_spanned!(b.span()=> let #breaker_ident: &#p::CircuitBreaker = &#b;));
+            quote!(#breaker_ident)
+        };
         let rejected = quote_spanned!(b.span()=> #p::breaker_open());
-        guards = quote!(#guards.breaker(&#b, #permit));
+        guards = quote!(#p::Guards::breaker(#guards, #breaker, #permit));
         (
-            quote!(let #permit = #p::admit(&#b);),
+            quote!(let #permit = #p::admit(#breaker);),
             quote! {
                 match #permit {
                     ::core::option::Option::Some(_) => #run,
@@ -174,9 +292,20 @@ fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream) -> Guarded {
         (quote!(), run)
     };
     if let Some(g) = &args.budget {
-        guards = quote_spanned!(g.span()=> #guards.budget(&#g));
+        let budget = if per_use(g) {
+            quote_spanned!(g.span()=> #p::budget_ref(&#g))
+        } else {
+            bind.extend(quote_spanned!(g.span()=> let #budget_ident: &#p::RetryBudget = &#g;));
+            quote!(#budget_ident)
+        };
+        guards = quote!(#p::Guards::budget(#guards, #budget));
     }
-    Guarded { admit, run, guards }
+    Guarded {
+        bind,
+        admit,
+        run,
+        guards,
+    }
 }
 
 /// `RetryPolicy::builder()` with each key that was given; validated already by the same rules.
@@ -230,42 +359,49 @@ fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     quote!(#p::RetryPolicy::builder() #(#calls)*)
 }
 
-/// What one attempt binds before running the body.
-fn per_attempt(param: &Param, p: &TokenStream) -> Option<TokenStream> {
+/// What one attempt binds before running the body: a clone of a by-value argument, a copy or a
+/// reborrow of a reference (so that a `mut` binding starts afresh each attempt).
+fn per_attempt_binding(param: &Param, p: &TokenStream) -> Option<TokenStream> {
     match param {
-        Param::Owned { ident, mutable, ty } => {
+        Param::Owned {
+            ident,
+            mutable,
+            ty,
+            lints,
+        } => {
             let mutability = mutable.then(|| quote!(mut));
             // Spanned at the type, so that a missing `Clone` is reported at this argument.
             Some(quote_spanned! {ty.span()=>
+                #(#lints)*
                 let #mutability #ident = #p::clone_arg(&#ident);
             })
         }
-        Param::Pattern { pat, renamed, ty } => Some(match ty {
-            Type::Reference(r) if r.mutability.is_some() => quote!(let #pat = &mut *#renamed;),
-            Type::Reference(_) => quote!(let #pat = #renamed;),
-            _ => quote_spanned! {ty.span()=> let #pat = #p::clone_arg(&#renamed);},
+        Param::Borrowed {
+            ident,
+            mutable,
+            unique,
+            lints,
+            ..
+        } => match (unique, mutable) {
+            (true, true) => Some(quote!(#(#lints)* let mut #ident = &mut *#ident;)),
+            (true, false) => Some(quote!(#(#lints)* let #ident = &mut *#ident;)),
+            (false, true) => Some(quote!(#(#lints)* let mut #ident = #ident;)),
+            // A shared reference is copied into the attempt as it is.
+            (false, false) => None,
+        },
+        Param::Pattern {
+            pat,
+            renamed,
+            ty,
+            lints,
+        } => Some(match crate::item::ungroup(ty) {
+            Type::Reference(r) if r.mutability.is_some() => {
+                quote!(#(#lints)* let #pat = &mut *#renamed;)
+            }
+            Type::Reference(_) => quote!(#(#lints)* let #pat = #renamed;),
+            _ => quote_spanned! {ty.span()=> #(#lints)* let #pat = #p::clone_arg(&#renamed);},
         }),
-        Param::Borrowed { .. } | Param::Ignored { .. } => None,
-    }
-}
-
-/// Pins the async block's output to the declared return type, so that `?` in the body knows
-/// what to convert into; spanned at the return type so type errors point there.
-fn fake_return(ret: &Type) -> TokenStream {
-    quote_spanned! {ret.span()=>
-        #[allow(
-            unknown_lints,
-            unreachable_code,
-            clippy::diverging_sub_expression,
-            clippy::let_unit_value,
-            clippy::unreachable,
-            clippy::let_with_type_underscore,
-            clippy::empty_loop
-        )]
-        if false {
-            let __reattempt_fake_return: #ret = loop {};
-            return __reattempt_fake_return;
-        }
+        Param::Ignored { .. } => None,
     }
 }
 
@@ -318,31 +454,82 @@ fn hook(user: Option<&syn::Expr>, default: TokenStream) -> TokenStream {
 }
 
 /// `#[recover]` call after the loop: the final `Err` goes to the recover function with the
-/// receiver and the original arguments. The arguments' types are written out, so that a recover
-/// function of the wrong shape is reported at its path as "expected signature …".
-fn recover_call(path: &Path, f: &RetryFn, out: &syn::Ident, p: &TokenStream) -> TokenStream {
-    let marker = crate::recover::marker_path(path, f.has_receiver);
+/// receiver and the original arguments, inside the call's context. The arguments' types are
+/// written out, so that a recover function of the wrong shape is reported at its path.
+fn recover_call(
+    path: &Path,
+    f: &RetryFn,
+    out: &syn::Ident,
+    call: &syn::Ident,
+    p: &TokenStream,
+) -> TokenStream {
     let originals = f.params.iter().map(Param::original);
     let args = quote!((#(#originals,)*));
+    // At the path, so that a mismatch of the error is reported there.
+    let e = syn::Ident::new(
+        "__reattempt_error",
+        path.span().resolved_at(Span::mixed_site()),
+    );
+    let ty = format_ident!("__reattempt_ty", span = Span::mixed_site());
+    // The fallback is called through its trait, whose `Self` is the path's function: an
+    // unfit fallback is reported at the path, named. The output is then pinned to the return type.
     let types = f.params.iter().map(|a| nameable(a.ty()));
     let arg_types = quote!((#(#types,)*));
-    let e = format_ident!("__reattempt_error", span = Span::mixed_site());
-    let call = if f.has_receiver {
-        quote_spanned!(path.span()=> #p::recover_method::<_, _, _, _, #arg_types, _>(#marker, #path, self, #e, #args))
+    let (tr, recv) = if f.has_receiver() {
+        (
+            quote!(RecoverMethod::<_, _, _, #arg_types, _>),
+            Some(quote!(self,)),
+        )
     } else {
-        quote_spanned!(path.span()=> #p::recover_free::<_, _, _, #arg_types, _>(#marker, #path, #e, #args))
+        (quote!(RecoverFree::<_, _, #arg_types, _>), None)
     };
-    let call = if f.is_async() {
-        quote_spanned!(path.span()=> #call.await)
+    let tr = at(quote!(#p::#tr::call), path.span());
+    let invoke = quote_spanned!(path.span()=> #tr(#path, #recv #e, #args));
+    // A blocking fallback's result is pinned to the return type (an async one's is, at its
+    // `.await`, which reports a fallback that is not a future once).
+    let invoke = if f.is_async() {
+        invoke
     } else {
-        call
+        let pin = at(quote!(#p::returns), path.span());
+        quote_spanned!(path.span()=> #pin(#ty, #invoke))
+    };
+    let recover = respan(quote!(#p::Call::recover), path.span());
+    let recover_blocking = respan(quote!(#p::Call::recover_blocking), path.span());
+    let call = if f.is_async() {
+        quote_spanned!(path.span()=> #recover(&mut #call, #invoke).await)
+    } else {
+        quote_spanned!(path.span()=> #recover_blocking(&mut #call, || #invoke))
     };
     quote! {
         match #out {
-            ::core::result::Result::Err(#e) => #call,
+            ::core::result::Result::Err(#e) => #p::IsResult::into_result(#call),
             __reattempt_ok => __reattempt_ok,
         }
     }
+}
+
+/// The tokens (a path to a runtime item), every one at `span` (hygiene included: such a path
+/// is absolute), so that an error about the expression they start is reported at `span`.
+fn at(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
+}
+
+/// The tokens, every one located at `span` (hygiene kept), so that an error about the path they
+/// form is reported at `span` rather than at the attribute.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            t.set_span(t.span().located_at(span));
+            t
+        })
+        .collect()
 }
 
 /// The type as written, or `_` where it cannot be named in an expression (`impl Trait`).

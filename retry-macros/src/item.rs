@@ -4,7 +4,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::format_ident;
 use syn::spanned::Spanned;
-use syn::{FnArg, Ident, ItemFn, Pat, PatIdent, ReturnType, Type};
+use syn::{Attribute, FnArg, Ident, ItemFn, Pat, PatIdent, ReceiverKind, ReturnType, Type};
 
 /// How one argument reaches each attempt.
 pub(crate) enum Param {
@@ -13,12 +13,27 @@ pub(crate) enum Param {
         ident: Ident,
         mutable: bool,
         ty: Type,
+        /// The argument's lint attributes (`#[allow(…)]`), repeated on each attempt's binding.
+        lints: Vec<Attribute>,
     },
-    /// `name: &T` or `name: &mut T`: passed to each attempt as it is.
-    Borrowed { ident: Ident, ty: Type },
-    /// A destructuring pattern (`(a, b): (u32, u32)`): renamed in the signature; each attempt
-    /// destructures a clone (or, for a reference, a copy) of it.
-    Pattern { pat: Pat, renamed: Ident, ty: Type },
+    /// `name: &T` or `name: &mut T`: each attempt gets a copy or a reborrow (so a `mut` binding
+    /// re-sliced in the body starts afresh).
+    Borrowed {
+        ident: Ident,
+        mutable: bool,
+        unique: bool,
+        ty: Type,
+        lints: Vec<Attribute>,
+    },
+    /// A destructuring pattern (`(a, b): (u32, u32)`), or a name starting with one underscore:
+    /// renamed in the signature; each attempt destructures a clone (or, for a reference, a copy
+    /// or a reborrow) of it.
+    Pattern {
+        pat: Pat,
+        renamed: Ident,
+        ty: Type,
+        lints: Vec<Attribute>,
+    },
     /// `_: T`: nothing reaches the attempt.
     Ignored { renamed: Ident, ty: Type },
 }
@@ -43,18 +58,61 @@ impl Param {
     }
 }
 
+/// How the receiver reaches each attempt (as `__self`: `self` is renamed in the body).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Receiver {
+    /// `&self`: copied.
+    Shared,
+    /// `&mut self`: reborrowed.
+    Unique,
+    /// `self`, `mut self`, `self: Box<Self>`…: borrowed (mutably for `mut self`); not cloned.
+    Value { mutable: bool },
+}
+
 /// The function, with its arguments classified and its signature adjusted where needed.
 pub(crate) struct RetryFn {
     pub(crate) item: ItemFn,
     pub(crate) params: Vec<Param>,
-    pub(crate) has_receiver: bool,
+    pub(crate) receiver: Option<(Receiver, Span)>,
     pub(crate) output: Type,
+    /// Inner attributes of the body (`#![allow(…)]`), taken out of `item.attrs`.
+    pub(crate) inner_attrs: Vec<Attribute>,
+    /// For an `async fn` that `#[async_trait]` rewrote into
+    /// `fn … -> Pin<Box<dyn Future<Output = R> + …>> { Box::pin(async move { … }) }`: the boxing
+    /// function, which the retry loop is wrapped in again (`item.block` is then the inner
+    /// async block's, and `output` is `R`).
+    pub(crate) boxed: Option<syn::Expr>,
 }
 
 impl RetryFn {
     pub(crate) fn is_async(&self) -> bool {
-        self.item.sig.asyncness.is_some()
+        self.item.sig.asyncness.is_some() || self.boxed.is_some()
     }
+
+    pub(crate) fn has_receiver(&self) -> bool {
+        self.receiver.is_some()
+    }
+}
+
+/// The type inside any invisible groups (`macro_rules!` `ty` fragments) and parentheses.
+pub(crate) fn ungroup(ty: &Type) -> &Type {
+    match ty {
+        Type::Group(g) => ungroup(&g.elem),
+        Type::Paren(p) => ungroup(&p.elem),
+        other => other,
+    }
+}
+
+fn lint_attrs(attrs: &[Attribute]) -> Vec<Attribute> {
+    attrs
+        .iter()
+        .filter(|a| {
+            ["allow", "expect", "warn", "deny", "forbid"]
+                .iter()
+                .any(|l| a.path().is_ident(l))
+        })
+        .cloned()
+        .collect()
 }
 
 /// Parses the item under the attribute.
@@ -68,20 +126,47 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
             "#[retryable] cannot apply to a `const fn`: retrying sleeps and reads the clock; remove `const`",
         ));
     }
-    crate::item_checks::check(&item)?;
-    let output = result_type(&item.sig)?;
+    if let Some(a) = item
+        .attrs
+        .iter()
+        .find(|a| a.path().is_ident("track_caller"))
+    {
+        return Err(syn::Error::new(
+            a.span(),
+            "#[retryable] cannot keep `#[track_caller]`: each attempt runs the body in a closure or an async block, which cannot forward the caller's location on stable Rust; remove `#[track_caller]`",
+        ));
+    }
+    crate::item_checks::check_single(&item)?;
+    let (output, boxed) = if let Some((func, output, inner)) = async_trait_body(&item) {
+        item.block = Box::new(inner);
+        (checked_result(&output)?, Some(func))
+    } else {
+        // Not async-trait's boxed future: a hand-written fn returning a future is a mistake.
+        crate::item_checks::check_not_a_future(&item)?;
+        (result_type(&item.sig)?, None)
+    };
+    let (inner_attrs, outer): (Vec<_>, Vec<_>) = std::mem::take(&mut item.attrs)
+        .into_iter()
+        .partition(|a| matches!(a.style, syn::AttrStyle::Inner(_)));
+    item.attrs = outer;
     let mut params = Vec::new();
-    let mut has_receiver = false;
+    let mut receiver = None;
     for (i, arg) in item.sig.inputs.iter_mut().enumerate() {
         let typed = match arg {
-            FnArg::Receiver(_) => {
-                has_receiver = true;
+            FnArg::Receiver(r) => {
+                let kind = receiver_kind(r);
+                receiver = Some((kind, r.self_token.span));
                 continue;
             }
             FnArg::Typed(t) => t,
         };
         let renamed = format_ident!("__reattempt_arg{}", i, span = Span::mixed_site());
-        let is_ref = matches!(*typed.ty, Type::Reference(_));
+        let ty = (*typed.ty).clone();
+        let reference = match ungroup(&ty) {
+            Type::Reference(r) => Some(r.mutability.is_some()),
+            _ => None,
+        };
+        let lints = lint_attrs(&typed.attrs);
         let param = match &mut *typed.pat {
             Pat::Ident(PatIdent {
                 by_ref: None,
@@ -89,29 +174,29 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
                 ident,
                 mutability,
                 ..
-            }) => {
-                if is_ref {
-                    Param::Borrowed {
-                        ident: ident.clone(),
-                        ty: (*typed.ty).clone(),
-                    }
-                } else {
-                    // The signature's binding is only cloned from, so a `mut` there would be
-                    // unused; the attempt's own binding carries it instead.
-                    let mutable = mutability.take().is_some();
-                    Param::Owned {
+            }) if !single_underscore(ident) => {
+                // The signature's binding is only copied from, so a `mut` there would be
+                // unused; the attempt's own binding carries it instead.
+                let mutable = mutability.take().is_some();
+                match reference {
+                    Some(unique) => Param::Borrowed {
                         ident: ident.clone(),
                         mutable,
-                        ty: (*typed.ty).clone(),
-                    }
+                        unique,
+                        ty,
+                        lints,
+                    },
+                    None => Param::Owned {
+                        ident: ident.clone(),
+                        mutable,
+                        ty,
+                        lints,
+                    },
                 }
             }
             Pat::Wild(_) => {
                 *typed.pat = ident_pat(renamed.clone());
-                Param::Ignored {
-                    renamed,
-                    ty: (*typed.ty).clone(),
-                }
+                Param::Ignored { renamed, ty }
             }
             pat => {
                 let original = pat.clone();
@@ -119,7 +204,8 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
                 Param::Pattern {
                     pat: original,
                     renamed,
-                    ty: (*typed.ty).clone(),
+                    ty,
+                    lints,
                 }
             }
         };
@@ -128,9 +214,34 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
     Ok(RetryFn {
         item,
         params,
-        has_receiver,
+        receiver,
         output,
+        inner_attrs,
+        boxed,
     })
+}
+
+fn receiver_kind(r: &syn::Receiver) -> Receiver {
+    let by_value = Receiver::Value {
+        mutable: r.mutability.is_some(),
+    };
+    match &r.kind {
+        ReceiverKind::Reference(_, _, Some(_)) => Receiver::Unique,
+        ReceiverKind::Reference(_, _, None) => Receiver::Shared,
+        ReceiverKind::Typed(_, ty) => match ungroup(ty) {
+            Type::Reference(t) if t.mutability.is_some() => Receiver::Unique,
+            Type::Reference(_) => Receiver::Shared,
+            _ => by_value,
+        },
+        _ => by_value,
+    }
+}
+
+/// `_name` (but not `__name`): a binding clippy's `used_underscore_binding` says not to use, so
+/// the signature's binding is renamed and only the attempt's own binding has the name.
+fn single_underscore(ident: &Ident) -> bool {
+    let s = ident.to_string();
+    s.starts_with('_') && !s.starts_with("__")
 }
 
 fn ident_pat(ident: Ident) -> Pat {
@@ -143,8 +254,70 @@ fn ident_pat(ident: Ident) -> Pat {
     })
 }
 
-/// The return type, which must be a `Result` (any path whose last segment is `Result`, so that
-/// `io::Result<T>` and crate aliases work).
+/// What `#[async_trait]` made of an `async fn` (when it expands before `#[retryable]`, as it does
+/// on the `impl`): the boxing function, the async block's output, and its block.
+fn async_trait_body(item: &ItemFn) -> Option<(syn::Expr, Type, syn::Block)> {
+    if item.sig.asyncness.is_some() || item.block.stmts.len() != 1 {
+        return None;
+    }
+    let syn::Stmt::Expr(syn::Expr::Call(call), None) = &item.block.stmts[0] else {
+        return None;
+    };
+    let syn::Expr::Path(func) = &*call.func else {
+        return None;
+    };
+    if func.path.segments.last().is_none_or(|s| s.ident != "pin") || call.args.len() != 1 {
+        return None;
+    }
+    let syn::Expr::Async(body) = &call.args[0] else {
+        return None;
+    };
+    body.capture?;
+    let ReturnType::Type(_, ty) = &item.sig.output else {
+        return None;
+    };
+    let output = future_output(ty)?;
+    Some(((*call.func).clone(), output, body.block.clone()))
+}
+
+/// `R` in `Pin<Box<dyn Future<Output = R> + …>>`.
+fn future_output(ty: &Type) -> Option<Type> {
+    fn first_type_arg(ty: &Type, name: &str) -> Option<Type> {
+        let Type::Path(p) = ungroup(ty) else {
+            return None;
+        };
+        let last = p.path.segments.last().filter(|s| s.ident == name)?;
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return None;
+        };
+        args.args.iter().find_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t.clone()),
+            _ => None,
+        })
+    }
+    let boxed = first_type_arg(ty, "Pin")?;
+    let object = first_type_arg(&boxed, "Box")?;
+    let Type::TraitObject(object) = ungroup(&object) else {
+        return None;
+    };
+    object.bounds.iter().find_map(|b| {
+        let syn::TypeParamBound::Trait(t) = b else {
+            return None;
+        };
+        let last = t.path.segments.last().filter(|s| s.ident == "Future")?;
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return None;
+        };
+        args.args.iter().find_map(|a| match a {
+            syn::GenericArgument::AssocType(at) if at.ident == "Output" => Some(at.ty.clone()),
+            _ => None,
+        })
+    })
+}
+
+/// The return type. Whether it is a `Result` (under any name: `io::Result<T>`, an alias) is
+/// for the compiler to say (the expansion requires `__private::IsResult` of it); only types that
+/// cannot be one whatever their names are refused here.
 fn result_type(sig: &syn::Signature) -> syn::Result<Type> {
     let ReturnType::Type(_, ty) = &sig.output else {
         return Err(syn::Error::new(
@@ -152,14 +325,12 @@ fn result_type(sig: &syn::Signature) -> syn::Result<Type> {
             "#[retryable] needs a function that returns `Result<T, E>`: add a return type",
         ));
     };
-    let is_result = match &**ty {
-        Type::Path(p) if p.qself.is_none() => {
-            p.path.segments.last().is_some_and(|s| s.ident == "Result")
-        }
-        _ => false,
-    };
-    if is_result {
-        Ok((**ty).clone())
+    checked_result(ty)
+}
+
+fn checked_result(ty: &Type) -> syn::Result<Type> {
+    if matches!(ungroup(ty), Type::Path(_) | Type::Macro(_)) {
+        Ok(ty.clone())
     } else {
         Err(syn::Error::new(
             ty.span(),
@@ -197,7 +368,7 @@ mod tests {
             async fn f(&self, mut a: String, b: &str, (x, y): (u8, u8), _: u8) -> Result<(), E> {}
         ))
         .unwrap_or_else(|e| panic!("{e}"));
-        assert!(f.has_receiver);
+        assert!(f.has_receiver());
         assert!(matches!(f.params[0], Param::Owned { mutable: true, .. }));
         assert!(matches!(f.params[1], Param::Borrowed { .. }));
         assert!(matches!(f.params[2], Param::Pattern { .. }));
@@ -216,8 +387,8 @@ mod tests {
         );
         assert!(
             parse(quote!(
-                fn f() -> Option<u8> {
-                    None
+                fn f() -> (u8, u8) {
+                    (1, 2)
                 }
             ))
             .is_err()

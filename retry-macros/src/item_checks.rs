@@ -14,8 +14,8 @@ fn is_retryable(attr: &syn::Attribute) -> bool {
         .is_some_and(|s| s.ident == "retryable")
 }
 
-/// Rejects what the function's own syntax shows is a mistake.
-pub(crate) fn check(item: &ItemFn) -> syn::Result<()> {
+/// Rejects a second `#[retryable]` on the function.
+pub(crate) fn check_single(item: &ItemFn) -> syn::Result<()> {
     if let Some(second) = item.attrs.iter().find(|a| is_retryable(a)) {
         return Err(syn::Error::new_spanned(
             second,
@@ -23,6 +23,12 @@ pub(crate) fn check(item: &ItemFn) -> syn::Result<()> {
              the attempts (3 × 5 = 15); keep one #[retryable] with all the keys in it",
         ));
     }
+    Ok(())
+}
+
+/// Rejects a non-`async` fn returning a future (except async-trait's own boxed future, which the
+/// caller recognises first).
+pub(crate) fn check_not_a_future(item: &ItemFn) -> syn::Result<()> {
     if item.sig.asyncness.is_none()
         && let Some(output) = future_output(&item.sig.output)
     {

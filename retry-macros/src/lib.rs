@@ -12,6 +12,7 @@ mod item;
 mod item_checks;
 mod known_keys;
 mod recover;
+mod rename;
 
 use proc_macro::TokenStream;
 

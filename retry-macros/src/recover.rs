@@ -1,50 +1,14 @@
-//! `#[recover]`: leaves the function as it is and adds a hidden marker beside it, which
-//! `#[retryable(recover = f)]` names. The marker's type says whether `f` takes only the error or
-//! also the retryable function's arguments; the call itself goes to `f`, checked by the runtime's
-//! `RecoverMethod`/`RecoverFree` traits (whose messages name the expected signature).
+//! `#[recover]`: checks the fallback's shape and leaves the function as it is (with the lints
+//! that a fallback trips by design silenced). `#[retryable(recover = f)]` calls `f` through the
+//! runtime's `RecoverMethod`/`RecoverFree` traits, which infer from `f`'s arity whether it takes
+//! only the error or also the arguments; no item is added beside `f`, so it can be imported with
+//! `use` (or `use … as`), named with a turbofish, or live in a trait impl.
 
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 use syn::{FnArg, ItemFn, LitStr, Path};
-
-/// The marker's name for a recover function named `ident`.
-fn marker_ident(ident: &syn::Ident) -> syn::Ident {
-    // Named so that, when `#[recover]` is missing, rustc's "cannot find value `…`" says what is.
-    format_ident!(
-        "{}_NEEDS_THE_RECOVER_ATTRIBUTE",
-        ident.to_string().trim_start_matches("r#").to_uppercase(),
-        span = ident.span()
-    )
-}
-
-/// The second marker's name, looked up by a method's `recover = fallback` (one segment, no
-/// `Self::`): when it is not found, rustc says "cannot find value
-/// `FALLBACK_NEEDS_SELF_OR_THE_RECOVER_ATTRIBUTE`", and, when the fallback is a method of the
-/// same impl, adds that "a method by that name is available on `Self`". Only free fns define it.
-fn self_marker_ident(ident: &syn::Ident) -> syn::Ident {
-    format_ident!(
-        "{}_NEEDS_SELF_OR_THE_RECOVER_ATTRIBUTE",
-        ident.to_string().trim_start_matches("r#").to_uppercase(),
-        span = ident.span()
-    )
-}
-
-/// `recover = Self::pending` → `Self::PENDING_NEEDS_THE_RECOVER_ATTRIBUTE`; for a method's
-/// one-segment `recover = pending`, the marker whose name also mentions `Self`.
-pub(crate) fn marker_path(path: &Path, has_receiver: bool) -> Path {
-    let mut marker = path.clone();
-    let single = marker.segments.len() == 1 && marker.leading_colon.is_none();
-    if let Some(last) = marker.segments.last_mut() {
-        last.ident = if has_receiver && single {
-            self_marker_ident(&last.ident)
-        } else {
-            marker_ident(&last.ident)
-        };
-    }
-    marker
-}
 
 /// `#[recover(fetch)]`: the link is written on the #[retryable] side.
 fn linked_from_recover_side(metas: &[NestedMeta], item: &TokenStream) -> Option<syn::Error> {
@@ -99,10 +63,10 @@ fn expand(args: TokenStream, item: &TokenStream) -> syn::Result<TokenStream> {
         return Err(e);
     }
     let args = RecoverArgs::from_list(&metas)?;
-    let krate: Path = match &args.krate {
-        Some(path) => path.parse()?,
-        None => syn::parse_quote!(::reattempt),
-    };
+    // `crate = "…"` is still accepted (and checked to be a path), though nothing names it now.
+    if let Some(path) = &args.krate {
+        path.parse::<Path>()?;
+    }
     let f: ItemFn = syn::parse2(item.clone()).map_err(|_| {
         syn::Error::new(
             proc_macro2::Span::call_site(),
@@ -122,25 +86,6 @@ fn expand(args: TokenStream, item: &TokenStream) -> syn::Result<TokenStream> {
              then nothing or exactly the #[retryable] function's arguments",
         ));
     }
-    let kind = if params == 1 {
-        quote!(ErrorOnly)
-    } else {
-        quote!(WithArgs)
-    };
-    let marker = marker_ident(&f.sig.ident);
-    // A free fn (no receiver) may serve a method's one-segment `recover = fallback`; a method
-    // is named `Self::fallback`, so it gets no second marker (nor, in a trait impl, an extra
-    // "not a member of trait" error).
-    let vis = &f.vis;
-    let has_receiver = matches!(f.sig.inputs.first(), Some(FnArg::Receiver(_)));
-    let self_marker = (!has_receiver).then(|| {
-        let self_marker = self_marker_ident(&f.sig.ident);
-        quote! {
-            #[doc(hidden)]
-            #[allow(dead_code, non_upper_case_globals)]
-            #vis const #self_marker: #krate::__private::#kind = #krate::__private::#kind;
-        }
-    });
     // An async retryable function awaits its fallback, so the fallback is async even when its
     // body awaits nothing; and it returns the retryable function's `Result` even when it always
     // succeeds.
@@ -152,9 +97,5 @@ fn expand(args: TokenStream, item: &TokenStream) -> syn::Result<TokenStream> {
     Ok(quote! {
         #[allow(#allow_async clippy::unnecessary_wraps)]
         #item
-        #[doc(hidden)]
-        #[allow(dead_code, non_upper_case_globals)]
-        #vis const #marker: #krate::__private::#kind = #krate::__private::#kind;
-        #self_marker
     })
 }

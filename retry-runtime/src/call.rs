@@ -244,6 +244,47 @@ impl<'p> Call<'p> {
         f()
     }
 
+    /// Runs the `#[recover]` fallback of an async call: `context()` still names this call (its
+    /// idempotency key, the attempts made, the time elapsed) while `fut` is polled. Starts no
+    /// attempt.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use retry_runtime::{Call, RetryPolicy, context};
+    ///
+    /// static POLICY: RetryPolicy = match RetryPolicy::builder().build() { Ok(p) => p, Err(_) => panic!() };
+    /// let mut call = Call::new(&POLICY);
+    /// let seen = call.attempt(async { context().unwrap().idempotency_key() }).await;
+    /// let fallback = call.recover(async { context().unwrap().idempotency_key() }).await;
+    /// assert_eq!(seen, fallback);
+    /// # }
+    /// ```
+    #[inline]
+    // No `F: Future` bound here: a fallback that is not a future is one error, at its `.await`.
+    pub fn recover<F>(&mut self, fut: F) -> Recover<'_, 'p, F> {
+        Recover {
+            engine: &mut self.engine,
+            fut,
+        }
+    }
+
+    /// Runs the `#[recover]` fallback of a blocking call: `context()` still names this call
+    /// while `f` runs. Starts no attempt.
+    ///
+    /// ```
+    /// use retry_runtime::{Call, RetryPolicy, context};
+    ///
+    /// static POLICY: RetryPolicy = match RetryPolicy::builder().build() { Ok(p) => p, Err(_) => panic!() };
+    /// let mut call = Call::new(&POLICY);
+    /// let seen = call.attempt_blocking(|| context().unwrap().idempotency_key());
+    /// assert_eq!(call.recover_blocking(|| context().unwrap().idempotency_key()), seen);
+    /// ```
+    pub fn recover_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let _current = Enter::new(&self.engine);
+        f()
+    }
+
     /// Decides what follows an attempt's outcome (`name` labels the call's events); see [`decide`].
     #[inline]
     #[allow(
@@ -554,5 +595,27 @@ pub(crate) fn poll_timer(
         std::pin::pin!(coop::unconstrained(timer)).poll(cx)
     } else {
         timer.poll(cx)
+    }
+}
+
+pin_project! {
+    /// The `#[recover]` fallback of an async call, run in the call's context; made by
+    /// [`Call::recover`].
+    #[must_use = "futures do nothing unless awaited"]
+    pub struct Recover<'a, 'p, F> {
+        engine: &'a mut Engine<'p>,
+        #[pin]
+        fut: F,
+    }
+}
+
+impl<F: Future> Future for Recover<'_, '_, F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let _current = Enter::new(this.engine);
+        this.fut.poll(cx)
     }
 }

@@ -46,8 +46,8 @@ pub use backoff::Backoff;
 pub use breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, Permit};
 pub use budget::{RetryBudget, RetryBudgetBuilder};
 pub use call::{
-    Attempt, Call, Decision, FromBreakerOpen, FromElapsed, Guards, LoggedError, TimedAttempt,
-    decide,
+    Attempt, Call, Decision, FromBreakerOpen, FromElapsed, Guards, LoggedError, Recover,
+    TimedAttempt, decide,
 };
 pub use classify::{Transient, is_timeout, transient};
 pub use context::{IdempotencyKey, RetryContext, context};

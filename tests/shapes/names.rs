@@ -1,0 +1,65 @@
+//! The default event name of a method names its `Self` type.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use reattempt::retryable;
+
+use crate::{Fail, first_try};
+
+struct A;
+struct B;
+
+impl A {
+    // S60: `A::get` and `B::get` in one module have different default names.
+    #[retryable(max_attempts = 2, delay = "1ms", jitter = "none")]
+    fn get(&self) -> Result<u8, Fail> {
+        if first_try() { Err(Fail) } else { Ok(1) }
+    }
+}
+
+impl B {
+    #[retryable(max_attempts = 2, delay = "1ms", jitter = "none")]
+    fn get(&self) -> Result<u8, Fail> {
+        if first_try() { Err(Fail) } else { Ok(2) }
+    }
+}
+
+// S61: a free fn keeps its `module::fn` name.
+#[retryable(max_attempts = 2, delay = "1ms", jitter = "none")]
+fn free_get() -> Result<u8, Fail> {
+    if first_try() { Err(Fail) } else { Ok(3) }
+}
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("lock").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn default_names_include_the_self_type() {
+    let out = Captured::default();
+    let writer = out.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, || {
+        assert_eq!(A.get(), Ok(1));
+        assert_eq!(B.get(), Ok(2));
+        assert_eq!(free_get(), Ok(3));
+    });
+    let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");
+    assert!(text.contains("name=\"shapes::names::A::get\""), "{text}");
+    assert!(text.contains("name=\"shapes::names::B::get\""), "{text}");
+    assert!(text.contains("name=\"shapes::names::free_get\""), "{text}");
+}

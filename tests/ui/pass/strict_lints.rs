@@ -1,0 +1,58 @@
+#![deny(warnings, clippy::pedantic)]
+#![forbid(unreachable_code, dead_code, unused_variables, unused_mut, unused_braces)]
+//! Crate-level `forbid` of the lints an expansion could trip: the expansion needs no `#[allow]`
+//! of them (an `allow` under `forbid` is error E0453). Several shapes of `tests/shapes/`, here in
+//! a crate of their own.
+
+use reattempt::{recover, retryable};
+
+#[derive(Debug, PartialEq)]
+struct Fail;
+
+fn first_try() -> bool {
+    reattempt::context().is_some_and(|c| c.attempt() < 2)
+}
+
+struct Client {
+    calls: u32,
+}
+
+impl Client {
+    #[retryable(max_attempts = 3, delay = "1ms", recover = Self::fallback)]
+    async fn call(&mut self, mut input: &[u8], mut n: u32) -> Result<usize, Fail> {
+        self.calls += 1;
+        input = &input[1..];
+        n += 1;
+        if first_try() {
+            return Err(Fail);
+        }
+        Ok(input.len() + usize::try_from(n).unwrap_or(0))
+    }
+
+    #[recover]
+    async fn fallback(&mut self, _: Fail) -> Result<usize, Fail> {
+        Ok(0)
+    }
+}
+
+#[retryable(max_attempts = 3, delay = "1ms")]
+async fn impl_return(_unused: String) -> Result<impl std::fmt::Display, Fail> {
+    if first_try() {
+        return Err(Fail);
+    }
+    Ok(1)
+}
+
+#[retryable(max_attempts = 3, delay = "1ms")]
+fn blocking((a, b): (u8, u8)) -> Result<u8, Fail> {
+    if first_try() { Err(Fail) } else { Ok(a + b) }
+}
+
+#[tokio::main(flavor = "current_thread", start_paused = true)]
+async fn main() {
+    let mut c = Client { calls: 0 };
+    assert_eq!(c.call(&[1, 2, 3], 1).await, Ok(4));
+    assert_eq!(c.calls, 2);
+    assert_eq!(impl_return(String::new()).await.map(|d| d.to_string()), Ok("1".to_owned()));
+    assert_eq!(blocking((1, 2)), Ok(3));
+}
