@@ -7,7 +7,7 @@
 
 mod http_support;
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use http_support::{Fault, Outcome, PayError, Payments, RetryAfter, Service, policy, quick};
 
