@@ -8,7 +8,6 @@
 
 mod args;
 mod generics;
-mod names;
 mod receivers;
 mod recover;
 mod returns;
