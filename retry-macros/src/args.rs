@@ -400,15 +400,21 @@ fn parse_duration(
 ) -> Option<Duration> {
     let DurationArg(lit) = arg?;
     spans.insert(key, lit.span());
-    match humantime::parse_duration(&lit.value()) {
+    // The runtime's reader, as config files use: both refuse what a person most likely
+    // mistyped (a capital `M`, a unit written twice).
+    match retry_runtime::parse_duration(&lit.value()) {
         Ok(d) => Some(d),
         Err(e) => {
+            let e = e.to_string();
+            // Its advice, where it gives one; otherwise the forms to write.
+            let hint = if e.contains("write ") {
+                ""
+            } else {
+                "; write it like \"250ms\", \"2s\" or \"1m 30s\""
+            };
             errors.push(syn::Error::new(
                 lit.span(),
-                format!(
-                    "invalid duration {:?} for `{key}`: {e}; write it like \"250ms\", \"2s\" or \"1m 30s\"",
-                    lit.value()
-                ),
+                format!("invalid duration {:?} for `{key}`: {e}{hint}", lit.value()),
             ));
             None
         }
@@ -979,6 +985,19 @@ mod tests {
                 "{args}: {errs:?}"
             );
         }
+    }
+
+    #[test]
+    fn durations_are_read_by_the_runtimes_parser() {
+        let errs = errors_of(quote!(delay = "1M"));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].contains("`delay`"), "{errs:?}");
+        assert!(errs[0].contains(r#"write "1m" for minutes"#), "{errs:?}");
+        let errs = errors_of(quote!(max_elapsed = "1m 1m"));
+        assert!(errs[0].contains("more than once"), "{errs:?}");
+        let errs = errors_of(quote!(timeout = "2 parsecs"));
+        assert!(errs[0].contains("write it like"), "{errs:?}");
+        assert!(errors_of(quote!(delay = "1m 30s", max_delay = "1month")).is_empty());
     }
 
     #[test]
