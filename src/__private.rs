@@ -4,7 +4,7 @@
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
 pub use retry_runtime::{
-    Backoff, Call, CircuitBreaker, Decision, Guards, Jitter, RetryBudget, RetryContext,
+    Backoff, Call, CircuitBreaker, Decision, Guards, Jitter, LogError, RetryBudget, RetryContext,
     RetryPolicy, RetryPolicyBuilder,
 };
 use retry_runtime::{FromBreakerOpen, Permit, Transient};

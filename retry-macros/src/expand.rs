@@ -385,6 +385,10 @@ fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         let d = duration(d);
         calls.push(quote!(.max_elapsed(#d)));
     }
+    if let Some(log) = s.log_error {
+        let variant = format_ident!("{}", format!("{log:?}"));
+        calls.push(quote!(.log_error(#p::LogError::#variant)));
+    }
     quote!(#p::RetryPolicy::builder() #(#calls)*)
 }
 
