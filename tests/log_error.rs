@@ -9,13 +9,16 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 
-/// The fields of each `reattempt` event, as text.
+/// One event's fields, as text.
+type Fields = Vec<(String, String)>;
+
+/// The fields of each `reattempt` event.
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Vec<(String, String)>>>>);
+struct Recorder(Arc<Mutex<Vec<Fields>>>);
 
-struct Fields<'a>(&'a mut Vec<(String, String)>);
+struct Visitor<'a>(&'a mut Fields);
 
-impl Visit for Fields<'_> {
+impl Visit for Visitor<'_> {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         self.0.push((field.name().to_owned(), format!("{value:?}")));
     }
@@ -30,15 +33,13 @@ impl<S: Subscriber> Layer<S> for Recorder {
             return;
         }
         let mut fields = Vec::new();
-        event.record(&mut Fields(&mut fields));
+        event.record(&mut Visitor(&mut fields));
         self.0.lock().expect("not poisoned").push(fields);
     }
 }
 
 /// The events `call` makes, each as its fields.
-async fn events_of<F: Future<Output = Result<(), Leaky>>>(
-    call: impl FnOnce() -> F,
-) -> Vec<Vec<(String, String)>> {
+async fn events_of<F: Future<Output = Result<(), Leaky>>>(call: impl FnOnce() -> F) -> Vec<Fields> {
     let recorder = Recorder::default();
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));

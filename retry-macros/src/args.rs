@@ -816,10 +816,9 @@ fn log_error_fix(text: &str, e: &retry_runtime::ParseLogError) -> String {
         );
     }
     match near {
-        Some(v) => message.push_str(&format!("; did you mean `log_error = \"{v}\"`?")),
-        None => message.push_str(&format!("; `log_error` takes {LOG_ERROR_VALUES}")),
+        Some(v) => format!("{message}; did you mean `log_error = \"{v}\"`?"),
+        None => format!("{message}; `log_error` takes {LOG_ERROR_VALUES}"),
     }
-    message
 }
 
 impl RetryArgs {
