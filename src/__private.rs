@@ -4,10 +4,10 @@
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
 pub use retry_runtime::{
-    Backoff, Call, CircuitBreaker, Decision, Guards, Jitter, RetryBudget, RetryContext,
+    Backoff, Call, CircuitBreaker, Decision, Guards, Jitter, LogError, RetryBudget, RetryContext,
     RetryPolicy, RetryPolicyBuilder,
 };
-use retry_runtime::{FromBreakerOpen, Permit};
+use retry_runtime::{FromBreakerOpen, Permit, Transient};
 
 /// The return type of a `#[retryable]` function: a `Result`, under any name (`io::Result<T>`, a
 /// crate's own alias). The compiler, not the macro, decides.
@@ -254,4 +254,40 @@ recover_with_args!(A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11, A12);
 #[inline]
 pub fn returns<R>(_ty: TypeOf<R>, value: R) -> R {
     value
+}
+
+/// An attempt's error, asked whether it says it was a timeout ([`Transient::is_timeout`]) when
+/// its type implements [`Transient`], and answering `false` otherwise: autoref specialization.
+/// The generated code calls `TimeoutProbe(&error).timed_out()` with [`ProbeTimeout`] in scope;
+/// method lookup tries `TimeoutProbe<E>` first (implemented when `E: Transient`, for a concrete
+/// type or a generic one bounded by `Transient`) and then `&TimeoutProbe<E>` (every `E`).
+///
+/// ```
+/// use reattempt::__private::{ProbeTimeout as _, TimeoutProbe};
+///
+/// let timed_out = std::io::Error::from(std::io::ErrorKind::TimedOut);
+/// assert!(TimeoutProbe(&timed_out).timed_out());
+/// assert!(!TimeoutProbe(&"not Transient").timed_out());
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct TimeoutProbe<'a, E: ?Sized>(pub &'a E);
+
+/// See [`TimeoutProbe`].
+pub trait ProbeTimeout {
+    /// Whether the error says it was a timeout (`false` for a type that cannot say).
+    fn timed_out(self) -> bool;
+}
+
+impl<E: Transient + ?Sized> ProbeTimeout for TimeoutProbe<'_, E> {
+    #[inline]
+    fn timed_out(self) -> bool {
+        self.0.is_timeout()
+    }
+}
+
+impl<E: ?Sized> ProbeTimeout for &TimeoutProbe<'_, E> {
+    #[inline]
+    fn timed_out(self) -> bool {
+        false
+    }
 }

@@ -92,11 +92,27 @@ pub mod __private;
 /// | `retry_if_ok` | path or closure `Fn(&T) -> bool`: retry some `Ok` values; the last is returned | none |
 /// | `timeout` | per-attempt limit (`async fn` only); needs `E: From<reattempt::Elapsed>` | none |
 /// | `max_elapsed` | limit on all attempts and sleeps | none |
+/// | `log_error` | what events show of an error: `"none"`, `"type"` (its type's name), `"debug"` (its `Debug` text too, secrets included); see [`LogError`] | `"type"` |
 /// | `retry_after` | path or closure `Fn(&E) -> Option<Duration>`: a server's hint replaces the delay | none |
 /// | `on_retry` | path or closure `Fn(&E, &RetryContext, Duration)`, called before each sleep | none |
 /// | `recover` | path to a [`macro@recover`] function: the fallback for the final error | none |
 /// | `name` | label in events | the function's path |
 /// | `crate` | path of this crate, if renamed | `"::reattempt"` |
+/// | `circuit_breaker` | expression giving `&CircuitBreaker`; needs `E: From<reattempt::BreakerOpen>` | none |
+/// | `budget` | expression giving `&RetryBudget` | none |
+/// | `policy` | expression giving `&RetryPolicy`: the whole schedule at run time; no schedule key nor `log_error` beside it; an `async fn` needs `E: From<reattempt::Elapsed>` (see below) | none |
+///
+/// With `policy = …`, the attempts of an `async fn` are always timed, since a policy chosen at run
+/// time may hold a `timeout`: the error type needs `From<reattempt::Elapsed>` whether or not the
+/// policy has one (a blocking `fn` ignores the policy's `timeout` and needs no such impl). For an
+/// error type that cannot have the impl (a foreign type, `String`), wrap it in an enum of your
+/// own with a timeout variant, or use the closure API, which takes the choice explicitly:
+/// [`RetryPolicy::retry`]`(…).timeout_into(|elapsed| …)` or `.without_timeout()`.
+///
+/// With a `circuit_breaker` or a `budget`, an error whose type implements [`Transient`] (a
+/// concrete type, or a type parameter bounded by `Transient`) is asked [`Transient::is_timeout`]:
+/// a retry after a timeout costs the budget's `timeout_cost`, and the breaker counts a failure,
+/// retried or not.
 ///
 /// `retry_on` and `retry_if` together retry an error that either accepts; `no_retry_on` wins over
 /// both. Without `max_elapsed`, the call's clock starts at its first failure (or its first

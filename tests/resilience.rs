@@ -372,3 +372,122 @@ async fn a_policy_chosen_at_run_time_drives_the_schedule() {
     assert_eq!(with_runtime_policy(false).await, Err(ApiError::BadRequest));
     assert_eq!(CONFIGURED_CALLS.load(SeqCst), 5);
 }
+
+// ---------------------------------------------------------------- timeouts the error reports
+
+/// An I/O client whose first attempt times out (its own read timeout: `ErrorKind::TimedOut`).
+struct IoClient {
+    requests: AtomicU32,
+    budget: RetryBudget,
+    breaker: CircuitBreaker,
+    /// `available()` of the budget, seen by the second attempt.
+    seen: AtomicU32,
+}
+
+impl IoClient {
+    fn new() -> Self {
+        IoClient {
+            requests: AtomicU32::new(0),
+            budget: RetryBudget::builder()
+                .max_tokens(100)
+                .retry_cost(5)
+                .timeout_cost(10)
+                .success_deposit(0)
+                .build()
+                .unwrap(),
+            breaker: CircuitBreaker::builder()
+                .failure_threshold(1)
+                .reset_timeout(Duration::from_secs(10))
+                .build()
+                .unwrap(),
+            seen: AtomicU32::new(0),
+        }
+    }
+
+    fn request(&self, kind: std::io::ErrorKind) -> std::io::Result<u32> {
+        if self.requests.fetch_add(1, SeqCst) == 0 {
+            Err(kind.into())
+        } else {
+            self.seen.store(self.budget.available(), SeqCst);
+            Ok(1)
+        }
+    }
+
+    #[retryable(max_attempts = 2, delay = "100ms", jitter = "none", budget = self.budget)]
+    async fn read(&self, kind: std::io::ErrorKind) -> std::io::Result<u32> {
+        self.request(kind)
+    }
+
+    /// Retries only resets: a timeout is returned at once.
+    #[retryable(max_attempts = 2, delay = "100ms", circuit_breaker = self.breaker,
+                retry_if = |e| matches!(e, BreakerIo::Io(io) if io.kind() == std::io::ErrorKind::ConnectionReset))]
+    async fn read_no_timeout_retry(&self, kind: std::io::ErrorKind) -> Result<u32, BreakerIo> {
+        self.request(kind).map_err(BreakerIo::Io)
+    }
+}
+
+/// `io::Error` behind a breaker (which needs `From<BreakerOpen>`), still `Transient`.
+#[derive(Debug)]
+enum BreakerIo {
+    Io(std::io::Error),
+    Open,
+}
+
+impl From<reattempt::BreakerOpen> for BreakerIo {
+    fn from(_: reattempt::BreakerOpen) -> Self {
+        BreakerIo::Open
+    }
+}
+
+impl reattempt::Transient for BreakerIo {
+    fn is_transient(&self) -> bool {
+        matches!(self, BreakerIo::Io(e) if reattempt::transient(e))
+    }
+    fn is_timeout(&self) -> bool {
+        matches!(self, BreakerIo::Io(e) if reattempt::is_timeout(e))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_after_an_error_that_is_a_timeout_costs_timeout_cost() {
+    let c = IoClient::new();
+    assert_eq!(c.read(std::io::ErrorKind::TimedOut).await.unwrap(), 1);
+    assert_eq!(
+        c.seen.load(SeqCst),
+        90,
+        "timeout_cost (10) withdrawn, not retry_cost (5)"
+    );
+    assert_eq!(
+        c.budget.available(),
+        100,
+        "the retry's cost is refunded on success"
+    );
+
+    let c = IoClient::new();
+    assert_eq!(
+        c.read(std::io::ErrorKind::ConnectionReset).await.unwrap(),
+        1
+    );
+    assert_eq!(c.seen.load(SeqCst), 95, "not a timeout: retry_cost");
+    assert_eq!(c.budget.available(), 100);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_that_is_a_timeout_counts_on_the_breaker_even_when_not_retried() {
+    let c = IoClient::new();
+    let out = c.read_no_timeout_retry(std::io::ErrorKind::TimedOut).await;
+    assert!(
+        matches!(out, Err(BreakerIo::Io(ref e)) if e.kind() == std::io::ErrorKind::TimedOut),
+        "{out:?}"
+    );
+    assert_eq!(c.requests.load(SeqCst), 1, "not retried");
+    assert_eq!(c.breaker.state(), BreakerState::Open);
+
+    // Any other non-retried error means the dependency answered: a success for the breaker.
+    let c = IoClient::new();
+    let out = c
+        .read_no_timeout_retry(std::io::ErrorKind::PermissionDenied)
+        .await;
+    assert!(out.is_err());
+    assert_eq!(c.breaker.state(), BreakerState::Closed);
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
-use retry_runtime::{Backoff, Jitter, PolicySettings};
+use retry_runtime::{Backoff, Jitter, LogError, PolicySettings};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Lit, LitStr, Pat, Path, Token};
@@ -50,14 +50,15 @@ impl Schedule {
             "jitter" => s.jitter = None,
             "timeout" => s.timeout = None,
             "max_elapsed" => s.max_elapsed = None,
+            "log_error" => s.log_error = None,
             _ => s.backoff = None,
         }
     }
 
     /// Runs the runtime's rules, reporting every broken one at its key's value.
     fn check(&mut self, errors: &mut Vec<syn::Error>) {
-        // Each pass drops the key at fault; there are only eight keys.
-        for _ in 0..8 {
+        // Each pass drops the key at fault; there are only nine keys.
+        for _ in 0..9 {
             let Err(e) = self.settings.builder().build() else {
                 return;
             };
@@ -200,6 +201,7 @@ struct RawArgs {
     jitter: Option<JitterArg>,
     timeout: Option<DurationArg>,
     max_elapsed: Option<DurationArg>,
+    log_error: Option<LitStr>,
     retry_if: Option<Expr>,
     retry_if_ok: Option<Expr>,
     retry_after: Option<Expr>,
@@ -400,15 +402,21 @@ fn parse_duration(
 ) -> Option<Duration> {
     let DurationArg(lit) = arg?;
     spans.insert(key, lit.span());
-    match humantime::parse_duration(&lit.value()) {
+    // The runtime's reader, as config files use: both refuse what a person most likely
+    // mistyped (a capital `M`, a unit written twice).
+    match retry_runtime::parse_duration(&lit.value()) {
         Ok(d) => Some(d),
         Err(e) => {
+            let e = e.to_string();
+            // Its advice, where it gives one; otherwise the forms to write.
+            let hint = if e.contains("write ") {
+                ""
+            } else {
+                "; write it like \"250ms\", \"2s\" or \"1m 30s\""
+            };
             errors.push(syn::Error::new(
                 lit.span(),
-                format!(
-                    "invalid duration {:?} for `{key}`: {e}; write it like \"250ms\", \"2s\" or \"1m 30s\"",
-                    lit.value()
-                ),
+                format!("invalid duration {:?} for `{key}`: {e}{hint}", lit.value()),
             ));
             None
         }
@@ -426,6 +434,7 @@ fn example(key: &str) -> &'static str {
         "jitter" => "\"full\"",
         "timeout" => "\"1s\"",
         "max_elapsed" => "\"30s\"",
+        "log_error" => "\"debug\"",
         "retry_on" => "[MyError::Unavailable]",
         "no_retry_on" => "[MyError::Declined]",
         "retry_if" => "reattempt::transient",
@@ -718,6 +727,17 @@ fn word_for_string(key: &str, value: &Expr) -> Option<String> {
                 )
             })
         }
+        "log_error" => match (lit, word) {
+            (Some(Lit::Str(_)), _) => None,
+            // `log_error = debug`, `log_error = LogError::Debug`
+            (_, Some(word)) if log_error_name(&word).is_some() => Some(format!(
+                "`log_error` takes a string: write `log_error = \"{}\"`",
+                log_error_name(&word).unwrap_or_default()
+            )),
+            _ => Some(format!(
+                "`log_error` takes {LOG_ERROR_VALUES} in a string, as in `log_error = \"debug\"`"
+            )),
+        },
         "name" => {
             let text = match value {
                 Expr::Path(p) => crate::known_keys::render(&p.path),
@@ -750,10 +770,54 @@ fn exclude_schedule_keys(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
     let mut keys: Vec<_> = schedule.spans.iter().collect();
     keys.sort_by_key(|(key, _)| **key);
     for (key, span) in keys {
-        errors.push(syn::Error::new(
-            *span,
-            format!("`{key}` cannot be combined with `policy`, which sets the whole schedule; set it in the policy instead"),
-        ));
+        let message = if *key == "log_error" {
+            "`log_error` cannot be combined with `policy`, which also says what its events log of an error; \
+             set it in the policy instead (`RetryPolicy::builder().log_error(LogError::Debug)`, or `log_error = \"debug\"` in a config file)"
+                .to_owned()
+        } else {
+            format!(
+                "`{key}` cannot be combined with `policy`, which sets the whole schedule; set it in the policy instead"
+            )
+        };
+        errors.push(syn::Error::new(*span, message));
+    }
+}
+
+/// The values of `log_error`, for messages.
+const LOG_ERROR_VALUES: &str = "one of \"none\" (nothing), \"type\" (the error type's name; the default) or \"debug\" (its `Debug` text, secrets included)";
+
+/// The value of `log_error` that a word most likely means (`Debug`, `LogError::TypeName`, `off`).
+fn log_error_name(word: &str) -> Option<&'static str> {
+    let lower = word.trim().to_lowercase().replace(['-', ' '], "_");
+    Some(match lower.as_str() {
+        "debug" | "full" | "all" | "verbose" | "whole" | "error" => "debug",
+        "type" | "typename" | "type_name" | "name" | "kind" | "default" => "type",
+        "none" | "off" | "no" | "false" | "never" | "nothing" | "silent" | "hidden" | "redact"
+        | "redacted" => "none",
+        _ => {
+            return ["none", "type", "debug"]
+                .into_iter()
+                .map(|v| (crate::known_keys::edit_distance(&lower, v), v))
+                .filter(|(d, _)| *d <= 2)
+                .min()
+                .map(|(_, v)| v);
+        }
+    })
+}
+
+/// An unknown `log_error` value: the runtime's message, the values, and the likely one.
+fn log_error_fix(text: &str, e: &retry_runtime::ParseLogError) -> String {
+    let near = log_error_name(text);
+    let mut message = format!("{e}");
+    if text.trim().eq_ignore_ascii_case("display") {
+        message.push_str(
+            "; there is no \"display\": an error's `Display` can carry a secret as its `Debug` does \
+             (a `reqwest::Error` shows its URL); to log chosen parts of an error, do it in `on_retry`",
+        );
+    }
+    match near {
+        Some(v) => format!("{message}; did you mean `log_error = \"{v}\"`?"),
+        None => format!("{message}; `log_error` takes {LOG_ERROR_VALUES}"),
     }
 }
 
@@ -805,6 +869,13 @@ impl RetryArgs {
             {
                 Ok(j) => s.settings.jitter = Some(j),
                 Err(e) => errors.push(syn::Error::new(*span, e.to_string())),
+            }
+        }
+        if let Some(lit) = &raw.log_error {
+            s.spans.insert("log_error", lit.span());
+            match lit.value().parse::<LogError>() {
+                Ok(log) => s.settings.log_error = Some(log),
+                Err(e) => errors.push(syn::Error::new(lit.span(), log_error_fix(&lit.value(), &e))),
             }
         }
         if raw.policy.is_some() {
@@ -886,6 +957,7 @@ mod tests {
             on_retry = log,
             recover = Self::pending,
             name = "charge",
+            log_error = "debug",
             crate = "::my_reattempt"
         ))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -979,6 +1051,71 @@ mod tests {
                 "{args}: {errs:?}"
             );
         }
+    }
+
+    #[test]
+    fn log_error_takes_one_of_three_names() {
+        for (text, log) in [
+            ("none", LogError::None),
+            ("type", LogError::TypeName),
+            ("debug", LogError::Debug),
+        ] {
+            let a = RetryArgs::parse(quote!(log_error = #text)).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(a.schedule.settings.log_error, Some(log));
+        }
+        for (args, expected) in [
+            (
+                quote!(log_error = "Debug"),
+                "did you mean `log_error = \"debug\"`?",
+            ),
+            (
+                quote!(log_error = "dbug"),
+                "did you mean `log_error = \"debug\"`?",
+            ),
+            (
+                quote!(log_error = "type_name"),
+                "did you mean `log_error = \"type\"`?",
+            ),
+            (
+                quote!(log_error = "off"),
+                "did you mean `log_error = \"none\"`?",
+            ),
+            (quote!(log_error = "display"), "there is no \"display\""),
+            (quote!(log_error = "xyz"), "\"none\" (nothing), \"type\""),
+            (quote!(log_error = debug), "write `log_error = \"debug\"`"),
+            (
+                quote!(log_error = LogError::TypeName),
+                "write `log_error = \"type\"`",
+            ),
+            (
+                quote!(log_error = true),
+                "in a string, as in `log_error = \"debug\"`",
+            ),
+            (quote!(log_eror = "debug"), "did you mean `log_error`?"),
+            (
+                quote!(policy = POLICY, log_error = "debug"),
+                "`log_error` cannot be combined with `policy`",
+            ),
+        ] {
+            let errs = errors_of(args.clone());
+            assert_eq!(errs.len(), 1, "{args}: {errs:?}");
+            assert!(errs[0].contains(expected), "{args}: {errs:?}");
+        }
+        let errs = errors_of(quote!(log_error = "xyz"));
+        assert!(errs[0].starts_with("unknown log_error `xyz`"), "{errs:?}");
+    }
+
+    #[test]
+    fn durations_are_read_by_the_runtimes_parser() {
+        let errs = errors_of(quote!(delay = "1M"));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].contains("`delay`"), "{errs:?}");
+        assert!(errs[0].contains(r#"write "1m" for minutes"#), "{errs:?}");
+        let errs = errors_of(quote!(max_elapsed = "1m 1m"));
+        assert!(errs[0].contains("more than once"), "{errs:?}");
+        let errs = errors_of(quote!(timeout = "2 parsecs"));
+        assert!(errs[0].contains("write it like"), "{errs:?}");
+        assert!(errors_of(quote!(delay = "1m 30s", max_delay = "1month")).is_empty());
     }
 
     #[test]

@@ -90,6 +90,7 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
         run,
         guards,
     } = guarded(args, run, &p, unique_self(&f));
+    let (probe, guards) = timeout_probe(args, &res, guards, &p);
 
     let as_result = at(quote!(#p::IsResult::into_result), ret.span());
     let from_result = at(quote!(#p::IsResult::from_result), ret.span());
@@ -107,6 +108,7 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
         let #out = loop {
             #admit
             let #res = #run;
+            #probe
             // Only the delay crosses the sleep's `await`, not the decision (whose outcome may be
             // neither `Send` nor small).
             let #delay = match #p::Call::decide(&mut #call, #name, #res, #retry_err, #retry_ok, #hint, #on_retry, #guards) {
@@ -308,6 +310,33 @@ fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream, unique_self: boo
     }
 }
 
+/// Whether the attempt's error says it was a timeout (`Transient::is_timeout`, asked when the
+/// error type implements `Transient`: see `__private::TimeoutProbe`), for the budget's
+/// `timeout_cost` and the breaker's count. Only with a budget or a breaker, and only on `Err`.
+/// Gives the statement binding it and the guards that carry it.
+fn timeout_probe(
+    args: &RetryArgs,
+    res: &syn::Ident,
+    guards: TokenStream,
+    p: &TokenStream,
+) -> (TokenStream, TokenStream) {
+    if args.circuit_breaker.is_none() && args.budget.is_none() {
+        return (quote!(), guards);
+    }
+    let timed_out = format_ident!("__reattempt_timed_out", span = Span::mixed_site());
+    let e = format_ident!("__reattempt_error", span = Span::mixed_site());
+    let probe = quote! {
+        let #timed_out = match &#res {
+            ::core::result::Result::Err(#e) => {
+                use #p::ProbeTimeout as _;
+                #p::TimeoutProbe(#e).timed_out()
+            }
+            ::core::result::Result::Ok(_) => false,
+        };
+    };
+    (probe, quote!(#p::Guards::timed_out(#guards, #timed_out)))
+}
+
 /// `RetryPolicy::builder()` with each key that was given; validated already by the same rules.
 fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     let s = &args.schedule.settings;
@@ -355,6 +384,10 @@ fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     if let Some(d) = s.max_elapsed {
         let d = duration(d);
         calls.push(quote!(.max_elapsed(#d)));
+    }
+    if let Some(log) = s.log_error {
+        let variant = format_ident!("{}", format!("{log:?}"));
+        calls.push(quote!(.log_error(#p::LogError::#variant)));
     }
     quote!(#p::RetryPolicy::builder() #(#calls)*)
 }

@@ -16,6 +16,7 @@ pub(crate) const KEYS: &[&str] = &[
     "jitter",
     "timeout",
     "max_elapsed",
+    "log_error",
     "retry_on",
     "no_retry_on",
     "retry_if",
@@ -509,7 +510,7 @@ fn snake_case(key: &str) -> String {
     out
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

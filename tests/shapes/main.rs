@@ -13,6 +13,7 @@ mod recover;
 mod returns;
 mod send;
 mod stacks;
+mod timeouts;
 
 /// The error of every shape.
 #[derive(Debug, Clone, PartialEq, Eq)]

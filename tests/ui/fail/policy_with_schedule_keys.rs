@@ -18,6 +18,13 @@ async fn fetch() -> Result<u32, ApiError> {
     Ok(1)
 }
 
+// What events log of an error is the policy's too.
+#[retryable(policy = POLICY, log_error = "debug")]
+async fn fetch_logged() -> Result<u32, ApiError> {
+    Ok(1)
+}
+
 fn main() {
     drop(fetch());
+    drop(fetch_logged());
 }

@@ -34,6 +34,16 @@ mod nested {
     pub fn get_relative() -> Result<u8, String> {
         Ok(2)
     }
+
+    pub static BUDGET: std::sync::LazyLock<crate::renamed_reattempt::RetryBudget> =
+        std::sync::LazyLock::new(|| crate::renamed_reattempt::RetryBudget::builder().build().unwrap());
+
+    // The error is asked whether it timed out (a budget is named), and `log_error` is set.
+    #[super::retryable(crate = "crate::renamed_reattempt", max_attempts = 2, delay = "1ms",
+                       budget = BUDGET, log_error = "none")]
+    pub fn read() -> std::io::Result<u8> {
+        Ok(3)
+    }
 }
 
 #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -42,4 +52,5 @@ async fn main() {
     assert_eq!(fetch(0).await, Ok(100));
     assert_eq!(nested::get(), Ok(1));
     assert_eq!(nested::get_relative(), Ok(2));
+    assert_eq!(nested::read().unwrap(), 3);
 }

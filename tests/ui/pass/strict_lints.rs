@@ -48,8 +48,28 @@ fn blocking((a, b): (u8, u8)) -> Result<u8, Fail> {
     if first_try() { Err(Fail) } else { Ok(a + b) }
 }
 
+static BUDGET: std::sync::LazyLock<reattempt::RetryBudget> =
+    std::sync::LazyLock::new(|| reattempt::RetryBudget::builder().build().unwrap_or_else(|_| unreachable!()));
+
+// A `Transient` error under a budget (asked whether it timed out), and `log_error`.
+#[retryable(max_attempts = 3, delay = "1ms", budget = BUDGET, log_error = "debug")]
+async fn read(n: u8) -> std::io::Result<u8> {
+    if first_try() {
+        return Err(std::io::ErrorKind::TimedOut.into());
+    }
+    Ok(n)
+}
+
+// A non-`Transient` error under a budget: not asked.
+#[retryable(max_attempts = 3, delay = "1ms", budget = BUDGET)]
+async fn plain(n: u8) -> Result<u8, Fail> {
+    if first_try() { Err(Fail) } else { Ok(n) }
+}
+
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
+    assert_eq!(read(5).await.ok(), Some(5));
+    assert_eq!(plain(6).await, Ok(6));
     let mut c = Client { calls: 0 };
     assert_eq!(c.call(&[1, 2, 3], 1).await, Ok(4));
     assert_eq!(c.calls, 2);
