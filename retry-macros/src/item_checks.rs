@@ -134,7 +134,11 @@ mod tests {
 
     fn err(item: proc_macro2::TokenStream) -> String {
         let f: ItemFn = syn::parse2(item).unwrap_or_else(|e| panic!("{e}"));
-        check(&f).err().map(|e| e.to_string()).unwrap_or_default()
+        check_single(&f)
+            .and_then(|()| check_not_a_future(&f))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
     }
 
     #[test]
