@@ -94,7 +94,15 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     let as_result = at(quote!(#p::IsResult::into_result), ret.span());
     let from_result = at(quote!(#p::IsResult::from_result), ret.span());
     // Calls spanned wholly at the return type, so that a non-`Result` is one error there.
-    let run = quote_spanned!(ret.span()=> #as_result(#run));
+    // The attempt's outcome is bound first and passed as a name located at the return type, so
+    // that a non-`Result` is reported once there, with `check`'s error (rustc drops an error of
+    // the same predicate at the same span), not a second time at the attribute.
+    // (Not hygienic: rustc reports at a name of the macro's own context as at the attribute.)
+    let raw = syn::Ident::new("__reattempt_raw", ret.span());
+    let run = quote_spanned!(ret.span()=> {
+        let #raw = #run;
+        #as_result(#raw)
+    });
     let tail = quote_spanned!(ret.span()=> #from_result(#tail));
     let check = at(quote!(#p::result_type()), ret.span());
     let inner_attrs = &f.inner_attrs;
