@@ -165,95 +165,23 @@ pub fn call_pred<E: ?Sized, P: FnOnce(&E) -> bool>(predicate: P, error: &E) -> b
     predicate(error)
 }
 
-/// Marks a `#[recover]` function that takes only the error (after the receiver).
+/// Marks the impl, generated beside a `recover = …` call, for a fallback that takes only the
+/// error (after the receiver).
 #[derive(Debug, Clone, Copy)]
 pub struct ErrorOnly;
 
-/// Marks a `#[recover]` function that takes the error, then the retryable function's arguments.
+/// Marks the impl for a fallback that takes the error, then the retryable function's arguments.
 #[derive(Debug, Clone, Copy)]
 pub struct WithArgs;
 
-/// A `#[recover]` method: `(receiver, error)` or `(receiver, error, the arguments…)`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` does not fit as the `recover` function of this call",
-    label = "expected a `#[recover]` fn taking the receiver, then the error `{E}`, then nothing or exactly the arguments `{Args}`",
-    note = "the recover function returns the same `Result` as the #[retryable] function"
-)]
-pub trait RecoverMethod<Kind, Recv, E, Args, Out> {
-    /// Calls it; `Out` is its result (a future for an `async fn`).
-    fn call(self, recv: Recv, error: E, args: Args) -> Out;
-}
-
-/// A `#[recover]` function without receiver: `(error)` or `(error, the arguments…)`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` does not fit as the `recover` function of this call",
-    label = "expected a `#[recover]` fn taking the error `{E}`, then nothing or exactly the arguments `{Args}`",
-    note = "the recover function returns the same `Result` as the #[retryable] function"
-)]
-pub trait RecoverFree<Kind, E, Args, Out> {
-    /// Calls it; `Out` is its result (a future for an `async fn`).
-    fn call(self, error: E, args: Args) -> Out;
-}
-
-impl<F, Recv, E, Args, Out> RecoverMethod<ErrorOnly, Recv, E, Args, Out> for F
-where
-    F: FnOnce(Recv, E) -> Out,
-{
-    fn call(self, recv: Recv, error: E, _: Args) -> Out {
-        self(recv, error)
-    }
-}
-
-impl<F, E, Args, Out> RecoverFree<ErrorOnly, E, Args, Out> for F
-where
-    F: FnOnce(E) -> Out,
-{
-    fn call(self, error: E, _: Args) -> Out {
-        self(error)
-    }
-}
-
-macro_rules! recover_with_args {
-    ($($a:ident),+) => {
-        impl<F, Recv, E, $($a,)+ Out> RecoverMethod<WithArgs, Recv, E, ($($a,)+), Out> for F
-        where
-            F: FnOnce(Recv, E, $($a),+) -> Out,
-        {
-            #[allow(non_snake_case)]
-            fn call(self, recv: Recv, error: E, ($($a,)+): ($($a,)+)) -> Out {
-                self(recv, error, $($a),+)
-            }
-        }
-
-        impl<F, E, $($a,)+ Out> RecoverFree<WithArgs, E, ($($a,)+), Out> for F
-        where
-            F: FnOnce(E, $($a),+) -> Out,
-        {
-            #[allow(non_snake_case)]
-            fn call(self, error: E, ($($a,)+): ($($a,)+)) -> Out {
-                self(error, $($a),+)
-            }
-        }
-    };
-}
-
-recover_with_args!(A1);
-recover_with_args!(A1, A2);
-recover_with_args!(A1, A2, A3);
-recover_with_args!(A1, A2, A3, A4);
-recover_with_args!(A1, A2, A3, A4, A5);
-recover_with_args!(A1, A2, A3, A4, A5, A6);
-recover_with_args!(A1, A2, A3, A4, A5, A6, A7);
-recover_with_args!(A1, A2, A3, A4, A5, A6, A7, A8);
-recover_with_args!(A1, A2, A3, A4, A5, A6, A7, A8, A9);
-recover_with_args!(A1, A2, A3, A4, A5, A6, A7, A8, A9, A10);
-recover_with_args!(A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11);
-recover_with_args!(A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11, A12);
-
-/// The value, of the `#[retryable]` function's return type `R` (pins a blocking fallback's).
-#[inline]
-pub fn returns<R>(_ty: TypeOf<R>, value: R) -> R {
-    value
+/// Implemented by nothing: the bound of a generated impl that never applies. Beside the one
+/// real impl of a function without arguments, it makes rustc weigh two candidates, so that an
+/// unfit fallback is reported with the generated trait's message (not as a signature mismatch).
+pub trait NeverFits {
+    /// Never called: no type implements this trait.
+    fn absurd<T>(self) -> T
+    where
+        Self: Sized;
 }
 
 /// An attempt's error, asked whether it says it was a timeout ([`Transient::is_timeout`]) when

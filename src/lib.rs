@@ -150,16 +150,45 @@ pub use retry_macros::retryable;
 
 /// Marks the fallback of a [`macro@retryable`] function, as Spring Retry's `@Recover`.
 ///
-/// Its parameters are the receiver (if the retryable function has one), the final error by
-/// value, then either nothing or exactly the retryable function's arguments; it returns the same
-/// `Result`. It is called once: after the last attempt failed, after a non-retryable error, or
-/// when `max_elapsed` ran out; never on success. It runs inside the call's context:
+/// Its parameters are the receiver (if the retryable function has one, of the same type: `&self`,
+/// `&mut self`, `self`…), the final error by value, then either nothing or exactly the retryable
+/// function's arguments; it returns the same `Result`, and is an `async fn` when the retryable
+/// function is one. It is called once: after the last attempt failed, after a non-retryable
+/// error, or when `max_elapsed` ran out; never on success. It runs inside the call's context:
 /// [`context()`] gives the idempotency key the attempts saw, the attempts made and the time
 /// elapsed. Its result is the call's result. It stays an ordinary function that can be called
 /// directly, imported with `use` (or `use … as`), named with a turbofish (`recover =
-/// fallback::<u32>`), or be a method of a trait impl. The attribute checks its shape and silences
-/// the lints a fallback trips by design (`clippy::unused_async`, `clippy::unnecessary_wraps`);
-/// `recover = f` does not require it.
+/// fallback::<u32>`), or be a method of a trait impl.
+///
+/// **What is checked, and where.** `recover = f` checks `f`'s whole signature where the
+/// retryable function calls it, against that function's own types: a fallback that does not fit
+/// (the error after the arguments, a wrong error or return type, missing or extra arguments, no
+/// receiver, a blocking fallback for an `async fn` or the reverse) is one error at the `recover =
+/// …` value that writes out the signatures that fit:
+///
+/// ```compile_fail,E0277
+/// use reattempt::{recover, retryable};
+///
+/// #[retryable(max_attempts = 2, recover = fallback)]
+/// fn fetch(id: u32) -> Result<u32, String> {
+///     Err(format!("{id} is down"))
+/// }
+///
+/// // error[E0277]: `fallback` does not fit as the `recover` fn of `fetch`: write
+/// // `fn fallback(err: String) -> Result<u32, String>` or
+/// // `fn fallback(err: String, id: u32) -> Result<u32, String>`
+/// #[recover]
+/// fn fallback(id: u32, err: String) -> Result<u32, String> {
+///     Err(format!("{id}: {err}"))
+/// }
+/// ```
+///
+/// The attribute itself links nothing and is not required: `recover = f` accepts any function
+/// of a fitting signature, with or without it (a mark on the fallback could not follow it through
+/// a `use … as` import or into a trait impl). On the fallback alone, it rejects a function that
+/// takes no error (with the signature to write, at its parameter list) and `#[recover(fetch)]`
+/// (the link is written on the retryable side), and it silences the lints a fallback trips by
+/// design (`clippy::unused_async`, `clippy::unnecessary_wraps`).
 ///
 /// ```
 /// use reattempt::{recover, retryable};

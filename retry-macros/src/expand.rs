@@ -95,7 +95,15 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     let as_result = at(quote!(#p::IsResult::into_result), ret.span());
     let from_result = at(quote!(#p::IsResult::from_result), ret.span());
     // Calls spanned wholly at the return type, so that a non-`Result` is one error there.
-    let run = quote_spanned!(ret.span()=> #as_result(#run));
+    // The attempt's outcome is bound first and passed as a name located at the return type, so
+    // that a non-`Result` is reported once there, with `check`'s error (rustc drops an error of
+    // the same predicate at the same span), not a second time at the attribute.
+    // (Not hygienic: rustc reports at a name of the macro's own context as at the attribute.)
+    let raw = syn::Ident::new("__reattempt_raw", ret.span());
+    let run = quote_spanned!(ret.span()=> {
+        let #raw = #run;
+        #as_result(#raw)
+    });
     let tail = quote_spanned!(ret.span()=> #from_result(#tail));
     let check = at(quote!(#p::result_type()), ret.span());
     let inner_attrs = &f.inner_attrs;
@@ -487,8 +495,17 @@ fn hook(user: Option<&syn::Expr>, default: TokenStream) -> TokenStream {
 }
 
 /// `#[recover]` call after the loop: the final `Err` goes to the recover function with the
-/// receiver and the original arguments, inside the call's context. The arguments' types are
-/// written out, so that a recover function of the wrong shape is reported at its path.
+/// receiver and the original arguments, inside the call's context.
+///
+/// The fallback is called through a trait declared here, for this call site only, whose
+/// `#[diagnostic::on_unimplemented]` message writes out the signature the fallback must have
+/// (from this function's own types). Its impls accept the two shapes (the error only, or the
+/// error and every argument), returning the function's `Result` (for an `async fn`, a future of
+/// it); a third impl never applies, so that rustc always weighs the candidates and reports an
+/// unfit fallback as this trait unimplemented: one error, at the `recover = …` value. The types
+/// the fallback is checked against come first in the call (`ty`, the arguments, the receiver, the
+/// error), so that they are known before the fallback is; its own signature then cannot steer
+/// inference into a mismatch reported elsewhere.
 fn recover_call(
     path: &Path,
     f: &RetryFn,
@@ -496,48 +513,245 @@ fn recover_call(
     call: &syn::Ident,
     p: &TokenStream,
 ) -> TokenStream {
+    let span = path.span();
+    let name_span = path.segments.last().map_or(span, |s| s.ident.span());
     let originals = f.params.iter().map(Param::original);
     let args = quote!((#(#originals,)*));
-    // At the path, so that a mismatch of the error is reported there.
-    let e = syn::Ident::new(
-        "__reattempt_error",
-        path.span().resolved_at(Span::mixed_site()),
-    );
+    let err = syn::Ident::new("__reattempt_error", span.resolved_at(Span::mixed_site()));
     let ty = format_ident!("__reattempt_ty", span = Span::mixed_site());
-    // The fallback is called through its trait, whose `Self` is the path's function: an
-    // unfit fallback is reported at the path, named. The output is then pinned to the return type.
-    let types = f.params.iter().map(|a| nameable(a.ty()));
-    let arg_types = quote!((#(#types,)*));
-    let (tr, recv) = if f.has_receiver() {
-        (
-            quote!(RecoverMethod::<_, _, _, #arg_types, _>),
-            Some(quote!(self,)),
-        )
-    } else {
-        (quote!(RecoverFree::<_, _, #arg_types, _>), None)
-    };
-    let tr = at(quote!(#p::#tr::call), path.span());
-    let invoke = quote_spanned!(path.span()=> #tr(#path, #recv #e, #args));
-    // A blocking fallback's result is pinned to the return type (an async one's is, at its
-    // `.await`, which reports a fallback that is not a future once).
-    let invoke = if f.is_async() {
-        invoke
-    } else {
-        let pin = at(quote!(#p::returns), path.span());
-        quote_spanned!(path.span()=> #pin(#ty, #invoke))
-    };
-    let recover = respan(quote!(#p::Call::recover), path.span());
-    let recover_blocking = respan(quote!(#p::Call::recover_blocking), path.span());
+    let tr = format_ident!("__ReattemptRecover");
+    let declare = recover_trait(&tr, path, f, p);
+    let recv_in = f.has_receiver().then(|| quote!(self,));
+    // The fallback is bound first, and passed as a name located at its last segment: the
+    // error is then reported at `fallback` (of `Self::fallback`), with no second label.
+    // (Not hygienic: rustc reports at a name of the macro's own context as at the attribute.)
+    let fallback = syn::Ident::new("__reattempt_fallback", name_span);
+    let method = at(quote!(#tr::call), name_span);
+    let invoke = quote_spanned!(name_span=> #method(#ty, #args, #recv_in #err, #fallback));
+    let recover = respan(quote!(#p::Call::recover), name_span);
+    let recover_blocking = respan(quote!(#p::Call::recover_blocking), name_span);
     let call = if f.is_async() {
-        quote_spanned!(path.span()=> #recover(&mut #call, #invoke).await)
+        quote_spanned!(name_span=> #recover(&mut #call, #invoke).await)
     } else {
-        quote_spanned!(path.span()=> #recover_blocking(&mut #call, || #invoke))
+        quote_spanned!(name_span=> #recover_blocking(&mut #call, || #invoke))
     };
     quote! {
         match #out {
-            ::core::result::Result::Err(#e) => #p::IsResult::into_result(#call),
+            ::core::result::Result::Err(#err) => {
+                // Named outside the block that declares the trait, where rustc still offers
+                // `Self::fallback` for a method named without `Self::`.
+                let #fallback = #path;
+                {
+                    #declare
+                    #p::IsResult::into_result(#call)
+                }
+            }
             __reattempt_ok => __reattempt_ok,
         }
+    }
+}
+
+/// The trait the fallback is called through, declared for this call site only, with its impls
+/// for the two shapes of fallback (and, for a function without arguments, one that never
+/// applies in place of the second).
+fn recover_trait(tr: &syn::Ident, path: &Path, f: &RetryFn, p: &TokenStream) -> TokenStream {
+    let message = Literal::string(&recover_message(path, f));
+    let label = Literal::string(&recover_label(f));
+    let note = Literal::string(&recover_note(f));
+    let arity = f.params.len();
+    let types: Vec<_> = (1..=arity).map(|i| format_ident!("A{}", i)).collect();
+    let values: Vec<_> = (1..=arity).map(|i| format_ident!("a{}", i)).collect();
+    let receiver = f.has_receiver();
+    let recv_param = receiver.then(|| quote!(Recv,));
+    let recv_decl = receiver.then(|| quote!(recv: Recv,));
+    let recv_pass = receiver.then(|| quote!(recv,));
+    let recv_unused = receiver.then(|| quote!(_: Recv,));
+    // The fallback's output: `R` itself, or (async) a future of `R`.
+    let (fut_param, output, fut_bound) = if f.is_async() {
+        (
+            Some(quote!(Fut,)),
+            quote!(Fut),
+            Some(quote!(Fut: ::core::future::Future<Output = R>,)),
+        )
+    } else {
+        (None, quote!(R), None)
+    };
+    let impl_for = |kind: TokenStream, with_args: bool| {
+        let (fn_args, bind, pass) = if with_args {
+            (
+                quote!(#(#types,)*),
+                quote!((#(#values,)*)),
+                quote!(#(#values,)*),
+            )
+        } else {
+            (quote!(), quote!(_), quote!())
+        };
+        quote! {
+            impl<F, #recv_param E, #(#types,)* R, #fut_param> #tr<#p::#kind, #recv_param E, (#(#types,)*), R> for F
+            where
+                F: ::core::ops::FnOnce(#recv_param E, #fn_args) -> #output,
+                #fut_bound
+            {
+                type Out = #output;
+                #[inline]
+                fn call(_: #p::TypeOf<R>, #bind: (#(#types,)*), #recv_decl error: E, f: Self) -> #output {
+                    f(#recv_pass error, #pass)
+                }
+            }
+        }
+    };
+    let error_only = impl_for(quote!(ErrorOnly), false);
+    let with_args = if arity == 0 {
+        // The same shape as the error only: a candidate that never applies instead.
+        quote! {
+            impl<F, #recv_param E, R> #tr<(), #recv_param E, (), R> for F
+            where
+                F: #p::NeverFits,
+            {
+                type Out = R;
+                #[inline]
+                fn call(_: #p::TypeOf<R>, (): (), #recv_unused _: E, f: Self) -> R {
+                    #p::NeverFits::absurd(f)
+                }
+            }
+        }
+    } else {
+        impl_for(quote!(WithArgs), true)
+    };
+    quote! {
+        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+        trait #tr<Kind, #recv_param E, Args, R> {
+            type Out;
+            fn call(ty: #p::TypeOf<R>, args: Args, #recv_decl error: E, f: Self) -> Self::Out;
+        }
+        #error_only
+        #with_args
+    }
+}
+
+/// The fallback's name, as the message shows it: the path's last segment.
+fn fallback_name(path: &Path) -> String {
+    path.segments
+        .last()
+        .map_or_else(|| "fallback".to_owned(), |s| s.ident.to_string())
+}
+
+/// Text as written, for a diagnostic message: `#[async_trait]`'s lifetimes removed, and braces
+/// doubled (a message is a format string).
+fn shown(tokens: &impl quote::ToTokens) -> String {
+    let mut text = crate::known_keys::render(tokens);
+    for generated in ["'async_trait"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain((0..16).rev().map(|i| format!("'life{i}")))
+    {
+        text = text.replace(&format!("{generated} "), "");
+        text = text.replace(&generated, "'_");
+    }
+    text.replace('{', "{{").replace('}', "}}")
+}
+
+/// The receiver as the fallback takes it (`self` for `mut self`).
+fn shown_receiver(f: &RetryFn) -> Option<String> {
+    f.item.sig.inputs.iter().find_map(|arg| match arg {
+        syn::FnArg::Receiver(r) => Some(match &r.kind {
+            syn::ReceiverKind::Reference(_, lifetime, mutability) => {
+                let lifetime = lifetime
+                    .as_ref()
+                    .map(|l| format!("{} ", shown(l)))
+                    .filter(|l| l != "'_ ")
+                    .unwrap_or_default();
+                let mutability = if mutability.is_some() { "mut " } else { "" };
+                format!("&{lifetime}{mutability}self")
+            }
+            syn::ReceiverKind::Typed(_, ty) => format!("self: {}", shown(ty)),
+            _ => "self".to_owned(),
+        }),
+        syn::FnArg::Typed(_) => None,
+    })
+}
+
+/// The error type as written in `Result<T, E>`, or (for an alias) the type rustc resolves.
+fn shown_error(f: &RetryFn) -> String {
+    if let Type::Path(tp) = item::ungroup(&f.output)
+        && let Some(last) = tp.path.segments.last()
+        && last.ident == "Result"
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && args.args.len() == 2
+        && let Some(syn::GenericArgument::Type(e)) = args.args.last()
+    {
+        shown(e)
+    } else {
+        // The trait's `E`, filled in by rustc.
+        "{E}".to_owned()
+    }
+}
+
+/// `fn fallback(&self, err: E, id: u32) -> R`, with the arguments or without.
+fn expected_signature(path: &Path, f: &RetryFn, with_args: bool) -> String {
+    let mut params: Vec<String> = shown_receiver(f).into_iter().collect();
+    params.push(format!("err: {}", shown_error(f)));
+    if with_args {
+        params.extend(f.params.iter().map(|a| {
+            let name = match a {
+                Param::Owned { ident, .. } | Param::Borrowed { ident, .. } => ident.to_string(),
+                Param::Pattern { pat, .. } => shown(pat),
+                Param::Ignored { .. } => "_".to_owned(),
+            };
+            format!("{name}: {}", shown(a.ty()))
+        }));
+    }
+    format!(
+        "{}fn {}({}) -> {}",
+        if f.is_async() { "async " } else { "" },
+        fallback_name(path),
+        params.join(", "),
+        shown(&f.output)
+    )
+}
+
+/// The headline: the fallback, the retryable function, and the signatures that fit.
+fn recover_message(path: &Path, f: &RetryFn) -> String {
+    let head = format!(
+        "`{}` does not fit as the `recover` fn of `{}`: write `{}`",
+        fallback_name(path),
+        f.item.sig.ident,
+        expected_signature(path, f, false)
+    );
+    if f.params.is_empty() {
+        head
+    } else {
+        format!("{head} or `{}`", expected_signature(path, f, true))
+    }
+}
+
+/// Under the `recover = …` value: the rule the signatures follow.
+fn recover_label(f: &RetryFn) -> String {
+    let first = if f.has_receiver() {
+        "the receiver, then the final error"
+    } else {
+        "the final error"
+    };
+    let rest = if f.params.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", then nothing or all the arguments of `{}`",
+            f.item.sig.ident
+        )
+    };
+    format!("takes {first} by value{rest}; returns the same `Result`")
+}
+
+/// The note: whether the fallback is awaited (which the signatures show only by `async`).
+fn recover_note(f: &RetryFn) -> String {
+    let name = &f.item.sig.ident;
+    if f.is_async() {
+        format!("`{name}` is `async` and awaits its fallback: the recover fn is an `async fn` too")
+    } else {
+        format!(
+            "`{name}` is blocking and does not await its fallback: the recover fn is a plain `fn`, not `async`"
+        )
     }
 }
 
@@ -565,18 +779,86 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
-/// The type as written, or `_` where it cannot be named in an expression (`impl Trait`).
-fn nameable(ty: &Type) -> TokenStream {
-    fn mentions_impl(tokens: TokenStream) -> bool {
-        tokens.into_iter().any(|t| match t {
-            proc_macro2::TokenTree::Ident(i) => i == "impl",
-            proc_macro2::TokenTree::Group(g) => mentions_impl(g.stream()),
-            _ => false,
-        })
+#[cfg(test)]
+mod recover_message_tests {
+    use super::*;
+
+    fn message(path: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+        let path: Path = syn::parse2(path).unwrap_or_else(|e| panic!("{e}"));
+        let f = item::parse(item).unwrap_or_else(|e| panic!("{e}"));
+        recover_message(&path, &f)
     }
-    if mentions_impl(quote!(#ty)) {
-        quote!(_)
-    } else {
-        quote!(#ty)
+
+    #[test]
+    fn writes_both_signatures_from_the_retryable_fns_types() {
+        let m = message(
+            quote!(Self::mark_pending),
+            quote!(
+                async fn charge(&self, req: &ChargeRequest) -> Result<Receipt, PayError> {
+                    todo!()
+                }
+            ),
+        );
+        assert_eq!(
+            m,
+            "`mark_pending` does not fit as the `recover` fn of `charge`: write \
+             `async fn mark_pending(&self, err: PayError) -> Result<Receipt, PayError>` or \
+             `async fn mark_pending(&self, err: PayError, req: &ChargeRequest) -> Result<Receipt, PayError>`"
+        );
+    }
+
+    #[test]
+    fn without_arguments_there_is_one_signature() {
+        let m = message(
+            quote!(fallback::<u32>),
+            quote!(
+                fn fetch(mut self: Box<Self>) -> Result<u32, E> {
+                    todo!()
+                }
+            ),
+        );
+        assert!(
+            m.ends_with("write `fn fallback(self: Box<Self>, err: E) -> Result<u32, E>`"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn an_alias_leaves_the_error_type_to_rustc_and_patterns_are_shown() {
+        let m = message(
+            quote!(fallback),
+            quote!(
+                fn read(&mut self, (a, b): (u8, u8), _: &str, mut n: u32) -> io::Result<u8> {
+                    todo!()
+                }
+            ),
+        );
+        assert!(
+            m.contains(
+                "`fn fallback(&mut self, err: {E}, (a, b): (u8, u8), _: &str, n: u32) -> io::Result<u8>`"
+            ),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn braces_are_escaped_and_async_trait_lifetimes_dropped() {
+        let m = message(
+            quote!(fallback),
+            quote!(
+                fn get<'life0, 'async_trait>(
+                    &'life0 self,
+                    n: Arr<{ 1 + 1 }>,
+                ) -> ::core::pin::Pin<
+                    Box<dyn ::core::future::Future<Output = Result<u8, E>> + Send + 'async_trait>,
+                > {
+                    Box::pin(async move { todo!() })
+                }
+            ),
+        );
+        assert!(
+            m.contains("`async fn fallback(&self, err: E, n: Arr<{{ 1 + 1 }}>) -> Result<u8, E>`"),
+            "{m}"
+        );
     }
 }

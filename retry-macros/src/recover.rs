@@ -1,8 +1,9 @@
-//! `#[recover]`: checks the fallback's shape and leaves the function as it is (with the lints
-//! that a fallback trips by design silenced). `#[retryable(recover = f)]` calls `f` through the
-//! runtime's `RecoverMethod`/`RecoverFree` traits, which infer from `f`'s arity whether it takes
-//! only the error or also the arguments; no item is added beside `f`, so it can be imported with
-//! `use` (or `use … as`), named with a turbofish, or live in a trait impl.
+//! `#[recover]`: checks what can be checked of a fallback alone (it takes the error; it is not
+//! linked from its own side, as in `#[recover(fetch)]`) and leaves the function as it is, with
+//! the lints that a fallback trips by design silenced. It links nothing: `#[retryable(recover =
+//! f)]` checks `f`'s whole signature against the retryable function's own types where it calls
+//! `f` (see `expand::recover_call`), so `f` may be imported with `use` (or `use … as`), named
+//! with a turbofish, or live in a trait impl, and needs no item beside it.
 
 use darling::FromMeta;
 use darling::ast::NestedMeta;
@@ -53,14 +54,96 @@ struct RecoverArgs {
 pub fn recover(args: TokenStream, item: TokenStream) -> TokenStream {
     match expand(args, &item) {
         Ok(tokens) => tokens,
-        Err(e) => crate::expand::with_errors(item, &e),
+        Err(Refused::Error(e)) => crate::expand::with_errors(item, &e),
+        Err(Refused::NoErrorParameter(f, e)) => {
+            crate::expand::with_errors(error_parameter_added(*f), &e)
+        }
     }
 }
 
-fn expand(args: TokenStream, item: &TokenStream) -> syn::Result<TokenStream> {
+/// Why the attribute refused the item.
+enum Refused {
+    Error(syn::Error),
+    /// A fallback without the error parameter: the function (emitted with one added) and the error.
+    NoErrorParameter(Box<ItemFn>, syn::Error),
+}
+
+impl From<syn::Error> for Refused {
+    fn from(e: syn::Error) -> Self {
+        Refused::Error(e)
+    }
+}
+
+impl From<darling::Error> for Refused {
+    fn from(e: darling::Error) -> Self {
+        Refused::Error(e.into())
+    }
+}
+
+/// The error for a fallback that takes no error: the signature to write, from its own types.
+fn no_error_parameter(f: &ItemFn) -> Refused {
+    let sig = &f.sig;
+    let error = match &sig.output {
+        syn::ReturnType::Type(_, ty) => result_error(ty),
+        syn::ReturnType::Default => None,
+    }
+    .unwrap_or_else(|| "E".to_owned());
+    let mut params: Vec<String> = sig.inputs.iter().map(crate::known_keys::render).collect();
+    params.push(format!("err: {error}"));
+    let output = match &sig.output {
+        syn::ReturnType::Type(_, ty) => format!(" -> {}", crate::known_keys::render(ty)),
+        syn::ReturnType::Default => String::new(),
+    };
+    let written = format!(
+        "{}fn {}({}){output}",
+        if sig.asyncness.is_some() {
+            "async "
+        } else {
+            ""
+        },
+        sig.ident,
+        params.join(", ")
+    );
+    let e = syn::Error::new(
+        sig.paren_token.span.join(),
+        format!(
+            "a #[recover] fn takes the final error, by value, as its first argument (after `self`): \
+             write `{written}`, then add nothing or exactly the #[retryable] fn's arguments after `err`"
+        ),
+    );
+    Refused::NoErrorParameter(Box::new(f.clone()), e)
+}
+
+/// `E` of a return type written `Result<T, E>`.
+fn result_error(ty: &syn::Type) -> Option<String> {
+    let syn::Type::Path(tp) = ty else {
+        return None;
+    };
+    let last = tp.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match (last.ident == "Result", args.args.len(), args.args.last()) {
+        (true, 2, Some(syn::GenericArgument::Type(e))) => Some(crate::known_keys::render(e)),
+        _ => None,
+    }
+}
+
+/// The fallback with a parameter of a type of its own added after the receiver, once its
+/// missing error is reported: the `recover = …` call site then accepts it, so the mistake is
+/// reported once, here, and not again where the fallback is named.
+fn error_parameter_added(mut f: ItemFn) -> TokenStream {
+    let ty = syn::Ident::new("__ReattemptUnusedError", proc_macro2::Span::mixed_site());
+    f.sig.generics.params.push(syn::parse_quote!(#ty));
+    let at = usize::from(matches!(f.sig.inputs.first(), Some(FnArg::Receiver(_))));
+    f.sig.inputs.insert(at, syn::parse_quote!(_: #ty));
+    quote!(#f)
+}
+
+fn expand(args: TokenStream, item: &TokenStream) -> Result<TokenStream, Refused> {
     let metas = NestedMeta::parse_meta_list(args)?;
     if let Some(e) = linked_from_recover_side(&metas, item) {
-        return Err(e);
+        return Err(e.into());
     }
     let args = RecoverArgs::from_list(&metas)?;
     // `crate = "…"` is still accepted (and checked to be a path), though nothing names it now.
@@ -80,11 +163,7 @@ fn expand(args: TokenStream, item: &TokenStream) -> syn::Result<TokenStream> {
         .filter(|a| matches!(a, FnArg::Typed(_)))
         .count();
     if params == 0 {
-        return Err(syn::Error::new(
-            f.sig.ident.span(),
-            "a #[recover] function takes the final error as its first argument (after `self`), \
-             then nothing or exactly the #[retryable] function's arguments",
-        ));
+        return Err(no_error_parameter(&f));
     }
     // An async retryable function awaits its fallback, so the fallback is async even when its
     // body awaits nothing; and it returns the retryable function's `Result` even when it always
@@ -98,4 +177,54 @@ fn expand(args: TokenStream, item: &TokenStream) -> syn::Result<TokenStream> {
         #[allow(#allow_async clippy::unnecessary_wraps)]
         #item
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fallback_without_the_error_is_told_the_signature_and_emitted_with_one() {
+        let out = recover(
+            quote!(),
+            quote!(
+                async fn fallback(&self) -> Result<u32, String> {
+                    Ok(0)
+                }
+            ),
+        )
+        .to_string();
+        assert!(
+            out.contains(
+                "write `async fn fallback(&self, err: String) -> Result<u32, String>`, then add"
+            ),
+            "{out}"
+        );
+        // Emitted with a parameter of its own type after `self`, so that the `recover = …` call
+        // site accepts it and the mistake is reported once.
+        let f: ItemFn = syn::parse2(error_parameter_added(syn::parse_quote!(
+            async fn fallback(&self) -> Result<u32, String> {
+                Ok(0)
+            }
+        )))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f.sig.inputs.len(), 2);
+        assert_eq!(f.sig.generics.params.len(), 1);
+        assert!(matches!(f.sig.inputs[0], FnArg::Receiver(_)));
+    }
+
+    #[test]
+    fn a_fallback_with_the_error_is_left_as_it_is() {
+        let out = recover(
+            quote!(),
+            quote!(
+                fn fallback(err: String) -> Result<u32, String> {
+                    Err(err)
+                }
+            ),
+        )
+        .to_string();
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(out.contains("fn fallback (err : String)"), "{out}");
+    }
 }
