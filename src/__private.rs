@@ -136,6 +136,22 @@ pub fn clone_arg<T: CloneArg>(arg: &T) -> T {
     arg.clone()
 }
 
+/// A by-value argument, consumed once the attempts are over (it was only cloned from).
+#[inline]
+pub fn consume<T>(arg: T) {
+    drop(arg);
+}
+
+/// A name in a `retry_on`/`no_retry_on` pattern read as a constant or a unit variant (`BUSY`,
+/// `Unavailable`), named here as a value of the error's type: a name that resolves to nothing
+/// is then a compile error at the pattern, rather than a binding that matches every error.
+#[inline]
+pub fn pattern_value<E: ?Sized>(_: &E, _: &E) {}
+
+/// As [`pattern_value`], for a name inside a pattern (whose type is not the error's).
+#[inline]
+pub fn pattern_inner_value<T: ?Sized>(_: &T) {}
+
 /// Retries every error (no `retry_on`, `retry_if` or `no_retry_on`).
 #[inline]
 pub fn every_error<E: ?Sized>(_: &E) -> bool {
