@@ -502,12 +502,14 @@ fn per_attempt_binding(param: &Param, p: &TokenStream) -> Option<TokenStream> {
 /// error when neither is given) and not `no_retry_on`.
 fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
-    // One `matches!` per item: a list is not an or-pattern, so an item may bind a name the
-    // others do not.
-    let on = args
-        .retry_on
-        .as_ref()
-        .map(|pats| quote!(#(::core::matches!(#e, #pats))||*));
+    // One `matches!` per item, bindings dropped (see `patterns`).
+    let mut checks = TokenStream::new();
+    let mut tests = |pats: &Vec<syn::Pat>| {
+        let (test, names) = crate::patterns::matches(&e, pats, p);
+        checks.extend(names);
+        test
+    };
+    let on = args.retry_on.as_ref().map(&mut tests);
     let when = args.retry_if.as_ref().map(|pred| {
         if matches!(pred, syn::Expr::Path(_)) {
             // A path is called directly, so that an unmet bound of it is reported once, there.
@@ -522,22 +524,17 @@ fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         (Some(a), None) | (None, Some(a)) => Some(a),
         (Some(a), Some(b)) => Some(quote!(#a || #b)),
     };
-    let no = args
-        .no_retry_on
-        .as_ref()
-        .map(|pats| quote!(#(::core::matches!(#e, #pats))||*));
+    let no = args.no_retry_on.as_ref().map(&mut tests);
     let verdict = match (yes, no) {
         (None, None) => return quote!(#p::every_error),
         (Some(yes), None) => yes,
         (None, Some(no)) => quote!(!(#no)),
         (Some(yes), Some(no)) => quote!((#yes) && !(#no)),
     };
-    // Pattern bindings (`e @ Io(_)`) are only matched, never used.
     quote! {
         |#e| {
-            #[allow(unused_variables)]
-            let __reattempt_retry: bool = #verdict;
-            __reattempt_retry
+            #checks
+            #verdict
         }
     }
 }
