@@ -198,12 +198,14 @@ fn event_name(args: &RetryArgs, p: &TokenStream) -> (TokenStream, TokenStream) {
         (quote!(), quote!(#lit))
     } else {
         // The path of an item declared here is this function's path, `Self` type included
-        // (`crate::module::Type::method::__reattempt_name`): a constant.
+        // (`crate::module::Type::method::__reattempt_name`): a constant (a trait impl's
+        // `<Type as Trait>::method` is shortened to `Type::method` once, see `EventName`).
         (
             quote!(
                 fn __reattempt_name() {}
+                static __REATTEMPT_NAME: #p::EventName = #p::EventName::new();
             ),
-            quote!(#p::event_name(#p::type_name_of_val(&__reattempt_name))),
+            quote!(#p::EventName::get(&__REATTEMPT_NAME, #p::type_name_of_val(&__reattempt_name))),
         )
     }
 }
