@@ -140,6 +140,7 @@ fn self_type_path(path: &str) -> String {
 mod event_name_tests {
     #[test]
     fn trait_impl_paths_are_shortened_to_the_self_type() {
+        static NAME: super::EventName = super::EventName::new();
         for (raw, name) in [
             ("a::A::get", "a::A::get"),
             ("<a::A as a::Api>::get", "a::A::get"),
@@ -150,7 +151,6 @@ mod event_name_tests {
         ] {
             assert_eq!(super::self_type_path(raw), name);
         }
-        static NAME: super::EventName = super::EventName::new();
         let got = NAME.get("<a::A as a::Api>::get::__reattempt_name");
         assert_eq!(got, "a::A::get");
         assert!(std::ptr::eq(

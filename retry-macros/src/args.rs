@@ -940,6 +940,8 @@ mod tests {
                 "`other` in `retry_on` is a binding",
             ),
             (quote!(no_retry_on = [ref e]), "binding"),
+            (quote!(retry_on = [&transient]), "`transient` in `retry_on`"),
+            (quote!(retry_on = [(code, _, ..)]), "tuple pattern"),
             (
                 quote!(circuit_breaker = "payments"),
                 "write `circuit_breaker = payments`",
