@@ -272,8 +272,8 @@ fn named_by(param: &Param, body: &TokenStream) -> bool {
 /// write (a tuple type has no `#[cfg]` on its elements).
 fn no_cfg_with_recover(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
     match f.params.iter().find_map(Param::cfg) {
-        Some(cfg) if args.recover.is_some() => Err(syn::Error::new(
-            cfg.span(),
+        Some(cfg) if args.recover.is_some() => Err(syn::Error::new_spanned(
+            cfg,
             "`recover` cannot be given the arguments when one of them is under `#[cfg]` (the fallback's parameters would depend on the configuration): remove `recover`, or the `#[cfg]`",
         )),
         _ => Ok(()),
