@@ -72,13 +72,92 @@ pub fn never() -> bool {
     false
 }
 
-/// The default event name: the path of a function item declared in the `#[retryable]`
-/// function's body, less its own name, i.e. the function's path (`crate::module::Type::method`).
-#[inline]
-pub fn event_name(marker_path: &'static str) -> &'static str {
-    marker_path
-        .strip_suffix("::__reattempt_name")
-        .unwrap_or(marker_path)
+/// The default event name of one `#[retryable]` function (a `static` in its body): the path of
+/// a function item declared there, less its own name, i.e. the function's path
+/// (`crate::module::Type::method`). In a trait impl the compiler prints that path
+/// `<crate::Type as crate::Trait>::method`; it is shortened to `crate::Type::method` once, on
+/// the first call (the only allocation, kept for the program's life), then read.
+pub struct EventName(std::sync::OnceLock<&'static str>);
+
+impl EventName {
+    /// Nothing computed yet.
+    pub const fn new() -> Self {
+        Self(std::sync::OnceLock::new())
+    }
+
+    /// The name, from the marker item's path (`type_name_of_val`).
+    #[inline]
+    pub fn get(&self, marker_path: &'static str) -> &'static str {
+        let path = marker_path
+            .strip_suffix("::__reattempt_name")
+            .unwrap_or(marker_path);
+        if !path.starts_with('<') {
+            return path;
+        }
+        self.0
+            .get_or_init(|| Box::leak(self_type_path(path).into_boxed_str()))
+    }
+}
+
+impl Default for EventName {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `<A as Trait>::rest` → `A::rest` (repeated, for a `Self` type that is itself qualified);
+/// anything else as it is.
+fn self_type_path(path: &str) -> String {
+    let mut path = path.to_owned();
+    while let Some(inner) = path.strip_prefix('<') {
+        let (mut depth, mut self_end, mut close) = (0_usize, None, None);
+        let bytes = inner.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            match b {
+                b'<' => depth += 1,
+                // `->` in a fn type is not a bracket.
+                b'>' if i > 0 && bytes[i - 1] == b'-' => {}
+                b'>' if depth == 0 => {
+                    close = Some(i);
+                    break;
+                }
+                b'>' => depth -= 1,
+                b' ' if depth == 0 && self_end.is_none() && inner[i..].starts_with(" as ") => {
+                    self_end = Some(i);
+                }
+                _ => {}
+            }
+        }
+        let (Some(self_end), Some(close)) = (self_end, close) else {
+            break;
+        };
+        path = format!("{}{}", &inner[..self_end], &inner[close + 1..]);
+    }
+    path
+}
+
+#[cfg(test)]
+mod event_name_tests {
+    #[test]
+    fn trait_impl_paths_are_shortened_to_the_self_type() {
+        static NAME: super::EventName = super::EventName::new();
+        for (raw, name) in [
+            ("a::A::get", "a::A::get"),
+            ("<a::A as a::Api>::get", "a::A::get"),
+            ("<a::S<_> as a::Api<u8>>::get", "a::S<_>::get"),
+            ("<a::F<fn() -> u8> as a::Api>::get", "a::F<fn() -> u8>::get"),
+            ("<<a::A as a::T>::X as a::U>::get", "a::A::X::get"),
+            ("<malformed", "<malformed"),
+        ] {
+            assert_eq!(super::self_type_path(raw), name);
+        }
+        let got = NAME.get("<a::A as a::Api>::get::__reattempt_name");
+        assert_eq!(got, "a::A::get");
+        assert!(std::ptr::eq(
+            got,
+            NAME.get("<a::A as a::Api>::get::__reattempt_name")
+        ));
+    }
 }
 
 /// Builds a policy in a `static`. The macro has checked the values with the same rules already;
@@ -135,6 +214,22 @@ impl<T: Clone> CloneArg for T {}
 pub fn clone_arg<T: CloneArg>(arg: &T) -> T {
     arg.clone()
 }
+
+/// A by-value argument, consumed once the attempts are over (it was only cloned from).
+#[inline]
+pub fn consume<T>(arg: T) {
+    drop(arg);
+}
+
+/// A name in a `retry_on`/`no_retry_on` pattern read as a constant or a unit variant (`BUSY`,
+/// `Unavailable`), named here as a value of the error's type: a name that resolves to nothing
+/// is then a compile error at the pattern, rather than a binding that matches every error.
+#[inline]
+pub fn pattern_value<E: ?Sized>(_: &E, _: &E) {}
+
+/// As [`pattern_value`], for a name inside a pattern (whose type is not the error's).
+#[inline]
+pub fn pattern_inner_value<T: ?Sized>(_: &T) {}
 
 /// Retries every error (no `retry_on`, `retry_if` or `no_retry_on`).
 #[inline]

@@ -60,19 +60,23 @@ pub mod __private;
 /// each attempt (they must be `Clone`; the compiler says so at the argument otherwise); references
 /// are copied and `&mut` references reborrowed, so `mut` bindings start afresh each attempt. In
 /// the body, `self` is renamed `__self` (as async-trait does) and bound to a copy of `&self`, a
-/// reborrow of `&mut self`, or a borrow of a `self` taken by value (which is not cloned: the body
-/// may use it, but not move out of it). The error type must be `Debug` (the policy's `log_error`
+/// reborrow of `&mut self` (`self.as_mut()` for `self: Pin<&mut Self>`), or a mutable borrow of
+/// a `self` taken by value (which is not cloned: the body may use it, but not move out of it).
+/// An argument the body never names (read only by the attribute, as `circuit_breaker = breaker`)
+/// is not copied. Inside macros, `{self}` is rewritten only in the format string of a known
+/// formatting macro (std's, `tracing`'s, `log`'s, `anyhow`'s); other string literals are data. The error type must be `Debug` (the policy's `log_error`
 /// may log it; by default events name only its type). Not for `const fn`, nor `#[track_caller]` (the body runs in a closure or an async
 /// block, which cannot forward the caller's location on stable Rust). The shapes that are tested
 /// are listed in the README ("Supported function shapes").
 ///
 /// The `circuit_breaker` and `budget` expressions are evaluated once per call, before the first
-/// attempt; except one that mentions `self` in a `&mut self` (or `mut self`) method, which is
-/// evaluated before and after each attempt (the attempts reborrow `self` mutably in between).
+/// attempt; except one that names what the attempts borrow mutably (`self` in a method not taking
+/// `&self`, a `&mut` argument), which is evaluated before and after each attempt (the attempts
+/// reborrow it mutably in between). Such a `policy` expression is copied once per call.
 ///
 /// The default `name` is the function's path, with the `Self` type of a method
-/// (`crate::module::Client::get`; generic parameters print as `_`); it is a constant, computed
-/// with no allocation.
+/// (`crate::module::Client::get`, in a trait impl too; generic parameters print as `_`); it is a
+/// constant, computed with no allocation (a trait impl's is shortened once, on its first call).
 ///
 /// A panic inside an attempt is a bug, not a transient failure: it propagates to the caller at
 /// once, is not retried, and is not counted by a circuit breaker or a budget. Dropping the call's

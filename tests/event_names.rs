@@ -1,4 +1,4 @@
-//! The default event name of a method names its `Self` type (S60, S61 of the shape matrix in
+//! The default event name of a method names its `Self` type (S60, S61, S77 of the shape matrix in
 //! `tests/shapes/`). A test binary of its own: tracing caches each callsite's interest, and a
 //! test on another thread hitting the same runtime callsites with no subscriber could make this
 //! one miss events.
@@ -34,6 +34,19 @@ impl B {
     }
 }
 
+// S77: a trait-impl method is named `module::Type::method` too, not
+// `<module::Type as module::Trait>::method`.
+trait Api {
+    fn fetch(&self) -> Result<u8, Fail>;
+}
+
+impl Api for A {
+    #[retryable(max_attempts = 2, delay = "1ms", jitter = "none")]
+    fn fetch(&self) -> Result<u8, Fail> {
+        if first_try() { Err(Fail) } else { Ok(4) }
+    }
+}
+
 // S61: a free fn keeps its `module::fn` name.
 #[retryable(max_attempts = 2, delay = "1ms", jitter = "none")]
 fn free_get() -> Result<u8, Fail> {
@@ -66,9 +79,11 @@ fn default_names_include_the_self_type() {
         assert_eq!(A.get(), Ok(1));
         assert_eq!(B.get(), Ok(2));
         assert_eq!(free_get(), Ok(3));
+        assert_eq!(A.fetch(), Ok(4));
     });
     let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");
     assert!(text.contains("name=\"event_names::A::get\""), "{text}");
     assert!(text.contains("name=\"event_names::B::get\""), "{text}");
     assert!(text.contains("name=\"event_names::free_get\""), "{text}");
+    assert!(text.contains("name=\"event_names::A::fetch\""), "{text}");
 }

@@ -355,8 +355,10 @@ fn is_lowercase(ident: &syn::Ident) -> bool {
 
 /// A pattern that matches every error, which in `retry_on`/`no_retry_on` is a mistake: `_`, or
 /// a lone lowercase name (`is_transient`, `e`), which Rust reads as a binding, not as a
-/// function or a constant. Upper-case names (`Unavailable` after `use PayError::*`, `TIMEOUT`)
-/// are left to the compiler, which resolves them as variants or constants.
+/// function or a constant, or either under `&` or in a tuple of such. Upper-case names
+/// (`Unavailable` after `use PayError::*`, `TIMEOUT`) are left to the compiler, which resolves
+/// them as variants or constants; the expansion names them as values too, so that one that
+/// resolves to nothing is an error, not a binding (see `patterns`).
 fn catch_all(key: &syn::Ident, pat: &Pat) -> Option<syn::Error> {
     let every = if key == "retry_on" {
         "every error is retried by default: remove `retry_on` to retry every error"
@@ -390,6 +392,17 @@ fn catch_all(key: &syn::Ident, pat: &Pat) -> Option<syn::Error> {
         },
         Pat::Or(or) => or.cases.iter().find_map(|p| catch_all(key, p)),
         Pat::Paren(p) => catch_all(key, &p.pat),
+        Pat::Reference(r) => catch_all(key, &r.pat),
+        Pat::Tuple(t)
+            if t.elems
+                .iter()
+                .all(|p| matches!(p, Pat::Rest(_)) || catch_all(key, p).is_some()) =>
+        {
+            Some(syn::Error::new(
+                t.paren_token.span.join(),
+                format!("this tuple pattern in `{key}` matches every error; {every}"),
+            ))
+        }
         _ => None,
     }
 }
@@ -999,6 +1012,8 @@ mod tests {
                 "`other` in `retry_on` is a binding",
             ),
             (quote!(no_retry_on = [ref e]), "binding"),
+            (quote!(retry_on = [&transient]), "`transient` in `retry_on`"),
+            (quote!(retry_on = [(code, _, ..)]), "tuple pattern"),
             (
                 quote!(circuit_breaker = "payments"),
                 "write `circuit_breaker = payments`",

@@ -47,6 +47,14 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     }
     // The receiver reaches the attempt as `__self`, if the body names it.
     let uses_self = f.has_receiver() && crate::rename::rename_self(&mut f.item.block);
+    if uses_self {
+        mut_receiver(&mut f);
+    }
+    no_cfg_with_recover(args, &f)?;
+    let body = quote::ToTokens::to_token_stream(&f.item.block);
+    // What the attempts borrow mutably: an expression naming one of these cannot hold a borrow
+    // of it across attempts.
+    let mutably = mutably_borrowed(&f);
 
     let call = format_ident!("__reattempt_call", span = Span::mixed_site());
     let out = format_ident!("__reattempt_out", span = Span::mixed_site());
@@ -54,13 +62,14 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     let ty = format_ident!("__reattempt_ty", span = Span::mixed_site());
     let delay = format_ident!("__reattempt_delay", span = Span::mixed_site());
     let ret = &f.output;
-    let (policy_item, policy_ref) = policy_source(args, &p);
+    let (policy_item, policy_ref) = policy_source(args, &p, &mutably);
     let (name_item, name) = event_name(args, &p);
     let mut per_attempt: Vec<TokenStream> = Vec::new();
     if let Some((receiver, span)) = f.receiver.filter(|_| uses_self) {
         per_attempt.push(receiver_binding(receiver, span));
     }
-    per_attempt.extend(f.params.iter().filter_map(|a| per_attempt_binding(a, &p)));
+    let named = f.params.iter().filter(|a| named_by(a, &body));
+    per_attempt.extend(named.filter_map(|a| per_attempt_binding(a, &p)));
     let retry_err = retry_err(args, &p);
     let retry_ok = hook(args.retry_if_ok.as_ref(), quote!(#p::never_ok));
     let hint = hook(args.retry_after.as_ref(), quote!(#p::no_hint));
@@ -79,6 +88,7 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     } else {
         quote!(#out)
     };
+    let consumed = consumed(args, &f, &p);
 
     let run = quote! {{
         #(#per_attempt)*
@@ -89,7 +99,7 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
         admit,
         run,
         guards,
-    } = guarded(args, run, &p, unique_self(&f));
+    } = guarded(args, run, &p, &mutably);
     let (probe, guards) = timeout_probe(args, &res, guards, &p);
 
     let as_result = at(quote!(#p::IsResult::into_result), ret.span());
@@ -125,6 +135,7 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
             };
             #sleep
         };
+        #consumed
         #tail
     };
     let new_body = if let Some(boxing) = &f.boxed {
@@ -148,8 +159,6 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     let sig = &item.sig;
     Ok(quote! {
         #(#attrs)*
-        // By-value arguments are only cloned from (into each attempt), never consumed.
-        #[allow(clippy::needless_pass_by_value)]
         #vis #sig #new_body
     })
 }
@@ -199,33 +208,134 @@ fn event_name(args: &RetryArgs, p: &TokenStream) -> (TokenStream, TokenStream) {
         (quote!(), quote!(#lit))
     } else {
         // The path of an item declared here is this function's path, `Self` type included
-        // (`crate::module::Type::method::__reattempt_name`): a constant.
+        // (`crate::module::Type::method::__reattempt_name`): a constant (a trait impl's
+        // `<Type as Trait>::method` is shortened to `Type::method` once, see `EventName`).
         (
             quote!(
                 fn __reattempt_name() {}
+                static __REATTEMPT_NAME: #p::EventName = #p::EventName::new();
             ),
-            quote!(#p::event_name(#p::type_name_of_val(&__reattempt_name))),
+            quote!(#p::EventName::get(&__REATTEMPT_NAME, #p::type_name_of_val(&__reattempt_name))),
         )
     }
 }
 
 /// The receiver's per-attempt binding, `__self` (the body's `self`, renamed): a copy of `&self`,
-/// a reborrow of `&mut self`, a borrow of a receiver taken by value (which is not cloned).
+/// a reborrow of `&mut self` or `Pin<&mut Self>`, a mutable borrow of a receiver taken by value
+/// (which is not cloned; `&mut T` is `Send` when `T` is, where `&T` would need `T: Sync`).
 fn receiver_binding(receiver: Receiver, span: Span) -> TokenStream {
     let this = quote_spanned!(span=> __self);
     let slf = quote_spanned!(span=> self);
     match receiver {
         Receiver::Shared => quote!(let #this = #slf;),
         Receiver::Unique => quote!(let #this = &mut *#slf;),
-        Receiver::Value { mutable: false } => quote!(let #this = &#slf;),
-        Receiver::Value { mutable: true } => quote!(let #this = &mut #slf;),
+        Receiver::Value { .. } => quote!(let #this = &mut #slf;),
+        Receiver::Pinned { .. } => quote!(let #this = ::core::pin::Pin::as_mut(&mut #slf);),
     }
 }
 
+/// Makes the signature's by-value receiver `mut` (each attempt borrows it mutably): a binding's
+/// mutability is not part of the function's type.
+fn mut_receiver(f: &mut RetryFn) {
+    if let Some((Receiver::Value { mutable } | Receiver::Pinned { mutable }, _)) = &mut f.receiver
+        && !*mutable
+        && let Some(syn::FnArg::Receiver(r)) = f.item.sig.inputs.first_mut()
+    {
+        r.mutability = Some(syn::Token![mut](r.self_token.span));
+        *mutable = true;
+    }
+}
+
+/// The names the attempts borrow mutably: `self` unless it is `&self`, and `&mut` arguments.
+fn mutably_borrowed(f: &RetryFn) -> Vec<String> {
+    let receiver = f
+        .receiver
+        .filter(|(r, _)| *r != Receiver::Shared)
+        .map(|_| "self".to_owned());
+    let args = f.params.iter().filter_map(|a| match a {
+        Param::Borrowed {
+            ident,
+            unique: true,
+            ..
+        } => Some(ident.to_string()),
+        _ => None,
+    });
+    receiver.into_iter().chain(args).collect()
+}
+
+/// Whether the body names the argument (else no attempt needs a copy of it: it may be there
+/// for the attribute's expressions only, as `circuit_breaker = breaker`).
+fn named_by(param: &Param, body: &TokenStream) -> bool {
+    match param {
+        Param::Owned { ident, .. } | Param::Borrowed { ident, .. } => {
+            item::mentions(body.clone(), &ident.to_string())
+        }
+        Param::Pattern { pat, .. } => quote!(#pat).into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => item::mentions(body.clone(), &i.to_string()),
+            _ => true,
+        }),
+        Param::Ignored { .. } => false,
+    }
+}
+
+/// `recover` hands the fallback every argument, which a `#[cfg]` on one makes impossible to
+/// write (a tuple type has no `#[cfg]` on its elements).
+fn no_cfg_with_recover(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
+    match f.params.iter().find_map(Param::cfg) {
+        Some(cfg) if args.recover.is_some() => Err(syn::Error::new_spanned(
+            cfg,
+            "`recover` cannot be given the arguments when one of them is under `#[cfg]` (the fallback's parameters would depend on the configuration): remove `recover`, or the `#[cfg]`",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Without `recover` (which takes them), by-value arguments, only cloned from, are consumed once
+/// the attempts are over: clippy's `needless_pass_by_value` then has nothing to say, and no
+/// `#[allow]` of it (which a crate's `forbid(clippy::pedantic)` would refuse) is needed.
+fn consumed(args: &RetryArgs, f: &RetryFn, p: &TokenStream) -> TokenStream {
+    if args.recover.is_some() {
+        return quote!();
+    }
+    f.params.iter().filter_map(|a| consume(a, p)).collect()
+}
+
+/// The statement consuming a by-value argument.
+fn consume(param: &Param, p: &TokenStream) -> Option<TokenStream> {
+    // clippy leaves `_name` arguments alone, and would call consuming one a use of it.
+    let underscore =
+        matches!(param, Param::Owned { ident, .. } if ident.to_string().starts_with('_'));
+    if underscore
+        || matches!(param, Param::Borrowed { .. })
+        || matches!(item::ungroup(param.ty()), Type::Reference(_))
+    {
+        return None;
+    }
+    let cfg = param.lints().iter().filter(|a| item::is_cfg(a));
+    let original = param.original();
+    Some(quote!(#(#cfg)* #p::consume(#original);))
+}
+
 /// The policy: a `static` built from the keys (checked already), or the `policy` expression.
-/// Gives the item to declare (if any) and the expression of a `&RetryPolicy`.
-fn policy_source(args: &RetryArgs, p: &TokenStream) -> (TokenStream, TokenStream) {
+/// Gives the item to declare (if any) and the expression of a `&RetryPolicy`. An expression
+/// naming what the attempts borrow mutably (`self.policy` in a `&mut self` method) is copied
+/// into a local first (a `RetryPolicy` is a few plain fields), as the call holds it throughout.
+fn policy_source(
+    args: &RetryArgs,
+    p: &TokenStream,
+    mutably: &[String],
+) -> (TokenStream, TokenStream) {
     if let Some(expr) = &args.policy {
+        if mutably.iter().any(|n| item::mentions(quote!(#expr), n)) {
+            let local = format_ident!("__reattempt_policy", span = Span::mixed_site());
+            let copy = quote_spanned!(expr.span()=>
+                ::core::clone::Clone::clone(#p::policy_ref(&#expr))
+            );
+            return (
+                quote!(let #local: #p::RetryPolicy = #copy;),
+                quote!(&#local),
+            );
+        }
         (
             quote!(),
             quote_spanned!(expr.span()=> #p::policy_ref(&#expr)),
@@ -252,31 +362,16 @@ struct Guarded {
     guards: TokenStream,
 }
 
-/// Whether the receiver is borrowed mutably by each attempt (`&mut self`, `mut self`).
-fn unique_self(f: &RetryFn) -> bool {
-    matches!(
-        f.receiver,
-        Some((Receiver::Unique | Receiver::Value { mutable: true }, _))
-    )
-}
-
-fn mentions_self(tokens: TokenStream) -> bool {
-    tokens.into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Ident(i) => i == "self",
-        proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
-        _ => false,
-    })
-}
-
-/// The breaker and budget, each evaluated once per call and bound before the loop. Except a
-/// field of a mutably borrowed receiver (`circuit_breaker = self.breaker` in a `&mut self`
-/// method): each attempt reborrows `self` mutably, so no borrow of it can live across attempts;
-/// such an expression is evaluated where it is used (before and after each attempt).
-fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream, unique_self: bool) -> Guarded {
+/// The breaker and budget, each evaluated once per call and bound before the loop. Except an
+/// expression naming what the attempts borrow mutably (`circuit_breaker = self.breaker` in a
+/// `&mut self` method, `conn.breaker` with `conn: &mut Conn`): each attempt reborrows it
+/// mutably, so no borrow of it can live across attempts; such an expression is evaluated where
+/// it is used (before and after each attempt).
+fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream, mutably: &[String]) -> Guarded {
     let permit = format_ident!("__reattempt_permit", span = Span::mixed_site());
     let breaker_ident = format_ident!("__reattempt_breaker", span = Span::mixed_site());
     let budget_ident = format_ident!("__reattempt_budget", span = Span::mixed_site());
-    let per_use = |e: &syn::Expr| unique_self && mentions_self(quote!(#e));
+    let per_use = |e: &syn::Expr| mutably.iter().any(|n| item::mentions(quote!(#e), n));
     let mut guards = quote!(#p::Guards::NONE);
     let mut bind = quote!();
     let (admit, run) = if let Some(b) = &args.circuit_breaker {
@@ -450,12 +545,14 @@ fn per_attempt_binding(param: &Param, p: &TokenStream) -> Option<TokenStream> {
 /// error when neither is given) and not `no_retry_on`.
 fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
-    // One `matches!` per item: a list is not an or-pattern, so an item may bind a name the
-    // others do not.
-    let on = args
-        .retry_on
-        .as_ref()
-        .map(|pats| quote!(#(::core::matches!(#e, #pats))||*));
+    // One `matches!` per item, bindings dropped (see `patterns`).
+    let mut checks = TokenStream::new();
+    let mut tests = |pats: &Vec<syn::Pat>| {
+        let (test, names) = crate::patterns::matches(&e, pats, p);
+        checks.extend(names);
+        test
+    };
+    let on = args.retry_on.as_ref().map(&mut tests);
     let when = args.retry_if.as_ref().map(|pred| {
         if matches!(pred, syn::Expr::Path(_)) {
             // A path is called directly, so that an unmet bound of it is reported once, there.
@@ -470,22 +567,17 @@ fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         (Some(a), None) | (None, Some(a)) => Some(a),
         (Some(a), Some(b)) => Some(quote!(#a || #b)),
     };
-    let no = args
-        .no_retry_on
-        .as_ref()
-        .map(|pats| quote!(#(::core::matches!(#e, #pats))||*));
+    let no = args.no_retry_on.as_ref().map(&mut tests);
     let verdict = match (yes, no) {
         (None, None) => return quote!(#p::every_error),
         (Some(yes), None) => yes,
         (None, Some(no)) => quote!(!(#no)),
         (Some(yes), Some(no)) => quote!((#yes) && !(#no)),
     };
-    // Pattern bindings (`e @ Io(_)`) are only matched, never used.
     quote! {
         |#e| {
-            #[allow(unused_variables)]
-            let __reattempt_retry: bool = #verdict;
-            __reattempt_retry
+            #checks
+            #verdict
         }
     }
 }

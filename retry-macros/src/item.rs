@@ -35,7 +35,11 @@ pub(crate) enum Param {
         lints: Vec<Attribute>,
     },
     /// `_: T`: nothing reaches the attempt.
-    Ignored { renamed: Ident, ty: Type },
+    Ignored {
+        renamed: Ident,
+        ty: Type,
+        lints: Vec<Attribute>,
+    },
 }
 
 impl Param {
@@ -45,6 +49,22 @@ impl Param {
             Param::Owned { ident, .. } | Param::Borrowed { ident, .. } => ident,
             Param::Pattern { renamed, .. } | Param::Ignored { renamed, .. } => renamed,
         }
+    }
+
+    /// The argument's lint and `#[cfg]`/`#[cfg_attr]` attributes, repeated on what the
+    /// expansion binds from it.
+    pub(crate) fn lints(&self) -> &[Attribute] {
+        match self {
+            Param::Owned { lints, .. }
+            | Param::Borrowed { lints, .. }
+            | Param::Pattern { lints, .. }
+            | Param::Ignored { lints, .. } => lints,
+        }
+    }
+
+    /// The argument's `#[cfg]`/`#[cfg_attr]` attributes, if any.
+    pub(crate) fn cfg(&self) -> Option<&Attribute> {
+        self.lints().iter().find(|a| is_cfg(a))
     }
 
     /// The argument's declared type.
@@ -65,8 +85,13 @@ pub(crate) enum Receiver {
     Shared,
     /// `&mut self`: reborrowed.
     Unique,
-    /// `self`, `mut self`, `self: Box<Self>`…: borrowed (mutably for `mut self`); not cloned.
+    /// `self`, `mut self`, `self: Box<Self>`…: borrowed mutably (the signature's binding is
+    /// made `mut` where it is not), so that the attempt is `Send` whenever `Self` is (a shared
+    /// borrow would need `Self: Sync`); not cloned.
     Value { mutable: bool },
+    /// `self: Pin<&mut Self>`: each attempt gets `self.as_mut()` (the signature's binding is made
+    /// `mut`), so that the body may take the `Pin` by value (`get_mut`, a pin projection).
+    Pinned { mutable: bool },
 }
 
 /// The function, with its arguments classified and its signature adjusted where needed.
@@ -103,16 +128,37 @@ pub(crate) fn ungroup(ty: &Type) -> &Type {
     }
 }
 
+pub(crate) fn is_cfg(a: &Attribute) -> bool {
+    a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")
+}
+
+/// The attributes to repeat on an argument's bindings: lints, and `#[cfg]`/`#[cfg_attr]` (a
+/// configured-out argument has no binding either).
 fn lint_attrs(attrs: &[Attribute]) -> Vec<Attribute> {
     attrs
         .iter()
         .filter(|a| {
-            ["allow", "expect", "warn", "deny", "forbid"]
-                .iter()
-                .any(|l| a.path().is_ident(l))
+            is_cfg(a)
+                || ["allow", "expect", "warn", "deny", "forbid"]
+                    .iter()
+                    .any(|l| a.path().is_ident(l))
         })
         .cloned()
         .collect()
+}
+
+/// Whether `ident` occurs in `tokens` (macro input included, and a format string's captures,
+/// `"{ident}"`, `"{ident:?}"`, in any literal).
+pub(crate) fn mentions(tokens: TokenStream, ident: &str) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == ident,
+        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), ident),
+        proc_macro2::TokenTree::Literal(l) => {
+            let text = l.to_string();
+            text.contains(&format!("{{{ident}}}")) || text.contains(&format!("{{{ident}:"))
+        }
+        proc_macro2::TokenTree::Punct(_) => false,
+    })
 }
 
 /// Parses the item under the attribute.
@@ -149,6 +195,7 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
         .into_iter()
         .partition(|a| matches!(a.style, syn::AttrStyle::Inner(_)));
     item.attrs = outer;
+    let body = quote::ToTokens::to_token_stream(&item.block);
     let mut params = Vec::new();
     let mut receiver = None;
     for (i, arg) in item.sig.inputs.iter_mut().enumerate() {
@@ -174,7 +221,9 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
                 ident,
                 mutability,
                 ..
-            }) if !single_underscore(ident) => {
+            }) if !single_underscore(ident) || !mentions(body.clone(), &ident.to_string()) => {
+                // A `_name` the body never names is bound by nothing but the signature (and may
+                // be named by the attribute's expressions, as `circuit_breaker = _breaker`).
                 // The signature's binding is only copied from, so a `mut` there would be
                 // unused; the attempt's own binding carries it instead.
                 let mutable = mutability.take().is_some();
@@ -196,7 +245,7 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
             }
             Pat::Wild(_) => {
                 *typed.pat = ident_pat(renamed.clone());
-                Param::Ignored { renamed, ty }
+                Param::Ignored { renamed, ty, lints }
             }
             pat => {
                 let original = pat.clone();
@@ -231,10 +280,31 @@ fn receiver_kind(r: &syn::Receiver) -> Receiver {
         ReceiverKind::Typed(_, ty) => match ungroup(ty) {
             Type::Reference(t) if t.mutability.is_some() => Receiver::Unique,
             Type::Reference(_) => Receiver::Shared,
+            pinned if pin_of_mut(pinned) => Receiver::Pinned {
+                mutable: r.mutability.is_some(),
+            },
             _ => by_value,
         },
         _ => by_value,
     }
+}
+
+/// `Pin<&mut …>` (by the last segment's name).
+fn pin_of_mut(ty: &Type) -> bool {
+    let Type::Path(p) = ty else {
+        return false;
+    };
+    let Some(last) = p.path.segments.last().filter(|s| s.ident == "Pin") else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    matches!(
+        args.args.first(),
+        Some(syn::GenericArgument::Type(t))
+            if matches!(ungroup(t), Type::Reference(r) if r.mutability.is_some())
+    )
 }
 
 /// `_name` (but not `__name`): a binding clippy's `used_underscore_binding` says not to use, so

@@ -11,6 +11,7 @@ mod fuzz;
 mod item;
 mod item_checks;
 mod known_keys;
+mod patterns;
 mod recover;
 mod rename;
 

@@ -164,3 +164,79 @@ async fn arguments() {
     assert_eq!(*h.lock().unwrap(), 2);
     assert_eq!(blocking_mut(vec![0], 9), Ok(vec![0, 9]));
 }
+
+// S72: `#[cfg]` on arguments: the configured-out one is bound by nothing.
+#[retryable(max_attempts = 3, delay = "1ms")]
+async fn cfg_arg(a: u32, #[cfg(any())] b: u32, #[cfg(test)] c: String) -> Result<usize, Fail> {
+    if first_try() {
+        return Err(Fail);
+    }
+    Ok(a as usize + c.len())
+}
+
+#[derive(Debug, PartialEq)]
+pub enum Guarded {
+    Busy,
+    Open,
+}
+
+impl From<reattempt::BreakerOpen> for Guarded {
+    fn from(_: reattempt::BreakerOpen) -> Self {
+        Guarded::Open
+    }
+}
+
+// S73: an argument read only by the attribute (a breaker handed in per call): not copied into
+// the attempts, so no `unused_variables`; and under a `_name` (which clippy's
+// `used_underscore_binding` then reports at the attribute, as for any use of such a name).
+#[retryable(max_attempts = 3, delay = "1ms", circuit_breaker = breaker)]
+async fn per_call_breaker(
+    breaker: Arc<reattempt::CircuitBreaker>,
+    id: u32,
+) -> Result<u32, Guarded> {
+    if first_try() {
+        return Err(Guarded::Busy);
+    }
+    Ok(id)
+}
+
+#[allow(clippy::used_underscore_binding)]
+#[retryable(max_attempts = 3, delay = "1ms", circuit_breaker = _breaker)]
+async fn per_call_breaker_underscore(
+    _breaker: Arc<reattempt::CircuitBreaker>,
+    id: u32,
+) -> Result<u32, Guarded> {
+    if first_try() {
+        return Err(Guarded::Busy);
+    }
+    Ok(id)
+}
+
+pub struct Conn {
+    breaker: reattempt::CircuitBreaker,
+    sent: u32,
+}
+
+// S74: `circuit_breaker` read from a `&mut` argument the attempts reborrow: evaluated at each
+// use, not held across attempts.
+#[retryable(max_attempts = 3, delay = "1ms", circuit_breaker = conn.breaker)]
+async fn send(conn: &mut Conn) -> Result<u32, Guarded> {
+    conn.sent += 1;
+    if first_try() {
+        return Err(Guarded::Busy);
+    }
+    Ok(conn.sent)
+}
+
+#[tokio::test(start_paused = true)]
+async fn cfg_and_attribute_arguments() {
+    assert_eq!(assert_send(cfg_arg(1, "ab".to_owned())).await, Ok(3));
+    let b = Arc::new(reattempt::CircuitBreaker::builder().build().expect("valid"));
+    assert_eq!(assert_send(per_call_breaker(b.clone(), 3)).await, Ok(3));
+    assert_eq!(assert_send(per_call_breaker_underscore(b, 4)).await, Ok(4));
+    let mut conn = Conn {
+        breaker: reattempt::CircuitBreaker::builder().build().expect("valid"),
+        sent: 0,
+    };
+    assert_eq!(assert_send(send(&mut conn)).await, Ok(2));
+}

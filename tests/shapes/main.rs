@@ -8,6 +8,7 @@
 
 mod args;
 mod generics;
+mod patterns;
 mod receivers;
 mod recover;
 mod returns;

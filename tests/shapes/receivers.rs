@@ -1,6 +1,7 @@
 //! Receivers: `&self`, `&mut self`, `self`, `mut self`, typed receivers, associated fns.
 
 use std::fmt;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use reattempt::retryable;
@@ -196,4 +197,96 @@ async fn receivers() {
     assert_eq!(assert_send(c.nested_item()).await, Ok(3));
     assert_eq!(c.blocking_unique(2), Ok(10));
     assert_eq!(assert_send(c.get(40)).await, Ok(42));
+}
+
+pub struct Pinned {
+    n: u32,
+}
+
+impl Pinned {
+    // S70: `self: Pin<&mut Self>` (not `mut`), taken by value in the body (`get_mut`): each
+    // attempt gets `self.as_mut()`.
+    #[retryable(max_attempts = 3, delay = "1ms")]
+    async fn bump(self: Pin<&mut Self>) -> Result<u32, Fail> {
+        let this = self.get_mut();
+        this.n += 1;
+        if first_try() {
+            return Err(Fail);
+        }
+        Ok(this.n)
+    }
+}
+
+pub struct Templates {
+    name: &'static str,
+}
+
+impl Templates {
+    // S71: string literals that are not format strings, in macros, keep `{self}` as written
+    // (only a formatting macro's format string captures the receiver).
+    #[retryable(max_attempts = 3, delay = "1ms")]
+    fn list(&self) -> Result<Vec<&'static str>, Fail> {
+        let v = vec![self.name, "Hello {self}", "{self:?}"];
+        if first_try() { Err(Fail) } else { Ok(v) }
+    }
+
+    #[retryable(max_attempts = 3, delay = "1ms")]
+    fn argument(&self) -> Result<String, Fail> {
+        let s = format!("{} {} {self}", self.name, "{self}");
+        if first_try() { Err(Fail) } else { Ok(s) }
+    }
+}
+
+impl fmt::Display for Templates {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+#[derive(Debug, PartialEq)]
+pub enum PolicyError {
+    Busy,
+    TimedOut,
+}
+
+impl From<reattempt::Elapsed> for PolicyError {
+    fn from(_: reattempt::Elapsed) -> Self {
+        PolicyError::TimedOut
+    }
+}
+
+pub struct Svc {
+    policy: reattempt::RetryPolicy,
+    calls: u32,
+}
+
+impl Svc {
+    // S75: `policy = self.policy` in a `&mut self` method (copied once per call, as the
+    // attempts reborrow `self` mutably).
+    #[retryable(policy = self.policy)]
+    async fn call(&mut self) -> Result<u32, PolicyError> {
+        self.calls += 1;
+        if self.calls < 2 {
+            return Err(PolicyError::Busy);
+        }
+        Ok(self.calls)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn pinned_templates_and_policy_fields() {
+    let mut p = Pinned { n: 0 };
+    assert_eq!(assert_send(Pin::new(&mut p).bump()).await, Ok(2));
+    let t = Templates { name: "t" };
+    assert_eq!(t.list(), Ok(vec!["t", "Hello {self}", "{self:?}"]));
+    assert_eq!(t.argument(), Ok("t {self} t".to_owned()));
+    let mut s = Svc {
+        policy: reattempt::RetryPolicy::builder()
+            .max_attempts(3)
+            .delay(std::time::Duration::from_millis(1))
+            .build()
+            .expect("valid"),
+        calls: 0,
+    };
+    assert_eq!(assert_send(s.call()).await, Ok(2));
 }

@@ -133,3 +133,41 @@ fn spawned_on_a_multi_thread_runtime() {
     let out = rt.block_on(async { tokio::spawn(not_sync(Cell::new(10))).await });
     assert_eq!(out.ok(), Some(Ok(11)));
 }
+
+// S69: `self` and `self: Box<Self>` by value, `Send` but not `Sync`: each attempt borrows the
+// receiver mutably (`&mut T` is `Send` when `T` is), so the future stays `Send`.
+pub struct NotSyncReceiver {
+    c: Cell<u32>,
+}
+
+impl NotSyncReceiver {
+    #[retryable(max_attempts = 3, delay = "1ms")]
+    async fn run(self) -> Result<u32, Fail> {
+        self.c.set(self.c.get() + 1);
+        tokio::task::yield_now().await;
+        if first_try() {
+            return Err(Fail);
+        }
+        Ok(self.c.get())
+    }
+
+    #[retryable(max_attempts = 3, delay = "1ms")]
+    async fn boxed(self: Box<Self>) -> Result<u32, Fail> {
+        tokio::task::yield_now().await;
+        if first_try() {
+            return Err(Fail);
+        }
+        Ok(self.c.get())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn by_value_receivers_keep_send() {
+    let c = NotSyncReceiver { c: Cell::new(0) };
+    // The receiver is not cloned: the second attempt sees the first one's increment.
+    assert_eq!(assert_send(c.run()).await, Ok(2));
+    let c = Box::new(NotSyncReceiver { c: Cell::new(5) });
+    assert_eq!(assert_send(c.boxed()).await, Ok(5));
+    let rt_out = tokio::spawn(NotSyncReceiver { c: Cell::new(1) }.run()).await;
+    assert_eq!(rt_out.ok(), Some(Ok(3)));
+}

@@ -1,13 +1,35 @@
-#![deny(warnings, clippy::pedantic)]
-#![forbid(unreachable_code, dead_code, unused_variables, unused_mut, unused_braces)]
+#![deny(warnings)]
+#![forbid(
+    clippy::pedantic,
+    unreachable_code,
+    dead_code,
+    unused_variables,
+    unused_mut,
+    unused_braces
+)]
 //! Crate-level `forbid` of the lints an expansion could trip: the expansion needs no `#[allow]`
-//! of them (an `allow` under `forbid` is error E0453). Several shapes of `tests/shapes/`, here in
-//! a crate of their own.
+//! of them (an `allow` under `forbid` is error E0453; of a lint of a forbidden group, such as
+//! `clippy::needless_pass_by_value` under `clippy::pedantic`, `forbidden_lint_groups`). Several
+//! shapes of `tests/shapes/`, here in a crate of their own, with by-value arguments and a
+//! binding in a `retry_on` pattern.
 
 use reattempt::{recover, retryable};
 
 #[derive(Debug, PartialEq)]
 struct Fail;
+
+#[derive(Debug, PartialEq)]
+enum Http {
+    Status(u16),
+}
+
+#[retryable(max_attempts = 3, delay = "1ms", retry_on = [Http::Status(code @ 500..=599)])]
+async fn bound(s: String) -> Result<usize, Http> {
+    if first_try() {
+        return Err(Http::Status(503));
+    }
+    Ok(s.len())
+}
 
 fn first_try() -> bool {
     reattempt::context().is_some_and(|c| c.attempt() < 2)
@@ -75,4 +97,5 @@ async fn main() {
     assert_eq!(c.calls, 2);
     assert_eq!(impl_return(String::new()).await.map(|d| d.to_string()), Ok("1".to_owned()));
     assert_eq!(blocking((1, 2)), Ok(3));
+    assert_eq!(bound("ab".to_owned()).await, Ok(2));
 }
