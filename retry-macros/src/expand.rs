@@ -64,16 +64,8 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     let ret = &f.output;
     let (policy_item, policy_ref) = policy_source(args, &p, &mutably);
     let (name_item, name) = event_name(args, &p);
-    let mut per_attempt: Vec<TokenStream> = Vec::new();
-    if let Some((receiver, span)) = f.receiver.filter(|_| uses_self) {
-        per_attempt.push(receiver_binding(receiver, span));
-    }
-    let named = f.params.iter().filter(|a| named_by(a, &body));
-    per_attempt.extend(named.filter_map(|a| per_attempt_binding(a, &p)));
-    let retry_err = retry_err(args, &p);
-    let retry_ok = hook(args.retry_if_ok.as_ref(), quote!(#p::never_ok));
-    let hint = hook(args.retry_after.as_ref(), quote!(#p::no_hint));
-    let on_retry = hook(args.on_retry.as_ref(), quote!(#p::no_notify));
+    let per_attempt = per_attempt_bindings(&f, uses_self, &body, &p);
+    let (retry_err, retry_ok, hint, on_retry) = hooks(args, &p);
 
     // Pins a block's output to the function's return type without writing the type (which may
     // mention `impl Trait`), so that `?` in the body knows what to convert into.
@@ -314,6 +306,37 @@ fn consume(param: &Param, p: &TokenStream) -> Option<TokenStream> {
     let cfg = param.lints().iter().filter(|a| item::is_cfg(a));
     let original = param.original();
     Some(quote!(#(#cfg)* #p::consume(#original);))
+}
+
+/// What one attempt binds before running the body: the receiver (if the body names it), then
+/// each argument the body names.
+fn per_attempt_bindings(
+    f: &RetryFn,
+    uses_self: bool,
+    body: &TokenStream,
+    p: &TokenStream,
+) -> Vec<TokenStream> {
+    let receiver = f.receiver.filter(|_| uses_self);
+    let receiver = receiver.map(|(receiver, span)| receiver_binding(receiver, span));
+    let named = f.params.iter().filter(|a| named_by(a, body));
+    receiver
+        .into_iter()
+        .chain(named.filter_map(|a| per_attempt_binding(a, p)))
+        .collect()
+}
+
+/// The four hooks `decide` takes: which errors to retry, which `Ok`s to retry, the server's hint
+/// and the callback before a sleep (each the user's, or a default that does nothing).
+fn hooks(
+    args: &RetryArgs,
+    p: &TokenStream,
+) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
+    (
+        retry_err(args, p),
+        hook(args.retry_if_ok.as_ref(), quote!(#p::never_ok)),
+        hook(args.retry_after.as_ref(), quote!(#p::no_hint)),
+        hook(args.on_retry.as_ref(), quote!(#p::no_notify)),
+    )
 }
 
 /// The policy: a `static` built from the keys (checked already), or the `policy` expression.
