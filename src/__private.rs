@@ -281,16 +281,17 @@ pub trait NeverFits {
 
 /// An attempt's error, asked whether it says it was a timeout ([`Transient::is_timeout`]) when
 /// its type implements [`Transient`], and answering `false` otherwise: autoref specialization.
-/// The generated code calls `TimeoutProbe(&error).timed_out()` with [`ProbeTimeout`] in scope;
-/// method lookup tries `TimeoutProbe<E>` first (implemented when `E: Transient`, for a concrete
+/// The generated code calls `TimeoutProbe(&error).__reattempt_is_timeout()` with [`ProbeTimeout`]
+/// in scope (a method name no user trait shares, so that no extension trait in scope takes the
+/// call over); method lookup tries `TimeoutProbe<E>` first (implemented when `E: Transient`, for a concrete
 /// type or a generic one bounded by `Transient`) and then `&TimeoutProbe<E>` (every `E`).
 ///
 /// ```
 /// use reattempt::__private::{ProbeTimeout as _, TimeoutProbe};
 ///
 /// let timed_out = std::io::Error::from(std::io::ErrorKind::TimedOut);
-/// assert!(TimeoutProbe(&timed_out).timed_out());
-/// assert!(!TimeoutProbe(&"not Transient").timed_out());
+/// assert!(TimeoutProbe(&timed_out).__reattempt_is_timeout());
+/// assert!(!TimeoutProbe(&"not Transient").__reattempt_is_timeout());
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct TimeoutProbe<'a, E: ?Sized>(pub &'a E);
@@ -298,19 +299,19 @@ pub struct TimeoutProbe<'a, E: ?Sized>(pub &'a E);
 /// See [`TimeoutProbe`].
 pub trait ProbeTimeout {
     /// Whether the error says it was a timeout (`false` for a type that cannot say).
-    fn timed_out(self) -> bool;
+    fn __reattempt_is_timeout(self) -> bool;
 }
 
 impl<E: Transient + ?Sized> ProbeTimeout for TimeoutProbe<'_, E> {
     #[inline]
-    fn timed_out(self) -> bool {
+    fn __reattempt_is_timeout(self) -> bool {
         self.0.is_timeout()
     }
 }
 
 impl<E: ?Sized> ProbeTimeout for &TimeoutProbe<'_, E> {
     #[inline]
-    fn timed_out(self) -> bool {
+    fn __reattempt_is_timeout(self) -> bool {
         false
     }
 }

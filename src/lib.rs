@@ -64,7 +64,7 @@ pub mod __private;
 /// a `self` taken by value (which is not cloned: the body may use it, but not move out of it).
 /// An argument the body never names (read only by the attribute, as `circuit_breaker = breaker`)
 /// is not copied. Inside macros, `{self}` is rewritten only in the format string of a known
-/// formatting macro (std's, `tracing`'s, `log`'s, `anyhow`'s); other string literals are data. The error type must be `Debug` (the policy's `log_error`
+/// formatting macro (std's, `tracing`'s, `log`'s, `anyhow`'s, `eyre!`); other string literals are data. The error type must be `Debug` (the policy's `log_error`
 /// may log it; by default events name only its type). Not for `const fn`, nor `#[track_caller]` (the body runs in a closure or an async
 /// block, which cannot forward the caller's location on stable Rust). The shapes that are tested
 /// are listed in the README ("Supported function shapes").

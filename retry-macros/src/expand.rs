@@ -207,7 +207,8 @@ fn event_name(args: &RetryArgs, p: &TokenStream) -> (TokenStream, TokenStream) {
                 fn __reattempt_name() {}
                 static __REATTEMPT_NAME: #p::EventName = #p::EventName::new();
             ),
-            quote!(#p::EventName::get(&__REATTEMPT_NAME, #p::type_name_of_val(&__reattempt_name))),
+            // A function, called only when an event names the call: nothing on the success path.
+            quote!(|| #p::EventName::get(&__REATTEMPT_NAME, #p::type_name_of_val(&__reattempt_name))),
         )
     }
 }
@@ -455,7 +456,7 @@ fn timeout_probe(
         let #timed_out = match &#res {
             ::core::result::Result::Err(#e) => {
                 use #p::ProbeTimeout as _;
-                #p::TimeoutProbe(#e).timed_out()
+                #p::TimeoutProbe(#e).__reattempt_is_timeout()
             }
             ::core::result::Result::Ok(_) => false,
         };

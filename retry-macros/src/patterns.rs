@@ -38,11 +38,12 @@ pub(crate) fn matches(e: &Ident, pats: &[Pat], p: &TokenStream) -> (TokenStream,
         }
         // Parentheses only where `&` would bind tighter than the pattern (an unneeded pair
         // trips `unused_parens`).
-        let pat = match pat {
-            Pat::Or(_) | Pat::Range(_) => quote!((#pat)),
-            pat => quote!(#pat),
-        };
-        quote!(::core::matches!(#e, &#pat))
+        // A pattern that is a reference already (`&E::Busy`) matches the `&E` as written.
+        match pat {
+            Pat::Reference(_) => quote!(::core::matches!(#e, #pat)),
+            Pat::Or(_) | Pat::Range(_) => quote!(::core::matches!(#e, &(#pat))),
+            pat => quote!(::core::matches!(#e, &#pat)),
+        }
     });
     let tests: Vec<TokenStream> = tests.collect();
     (quote!(#(#tests)||*), checks)

@@ -75,12 +75,13 @@ enum FormatString {
 fn format_string(name: &str) -> Option<FormatString> {
     Some(match name {
         "format" | "format_args" | "print" | "println" | "eprint" | "eprintln" | "panic"
-        | "unreachable" | "todo" | "unimplemented" | "anyhow" | "bail" | "format_err" => {
+        | "unreachable" | "todo" | "unimplemented" | "anyhow" | "bail" | "format_err" | "eyre" => {
             FormatString::At(0)
         }
         "write" | "writeln" | "assert" | "debug_assert" | "ensure" => FormatString::At(1),
         "assert_eq" | "assert_ne" | "debug_assert_eq" | "debug_assert_ne" => FormatString::At(2),
-        "trace" | "debug" | "info" | "warn" | "error" | "event" => FormatString::FirstLone,
+        // `log::log!(level, "…")` and `tracing::event!(Level::INFO, "…")`: the first lone string.
+        "trace" | "debug" | "info" | "warn" | "error" | "event" | "log" => FormatString::FirstLone,
         _ => return None,
     })
 }

@@ -151,6 +151,38 @@ impl<'b> Guards<'b> {
     }
 }
 
+/// The name a call's events carry: a `&'static str`, or a function that gives it, called only
+/// when an event names the call (so that a name worked out at run time costs nothing on the
+/// success path unless the `metrics` feature counts it).
+///
+/// ```
+/// use retry_runtime::CallName;
+///
+/// fn label(name: impl CallName) -> &'static str {
+///     name.name()
+/// }
+/// assert_eq!(label("fetch"), "fetch");
+/// assert_eq!(label(|| "fetch"), "fetch");
+/// ```
+pub trait CallName: Copy {
+    /// The name.
+    fn name(self) -> &'static str;
+}
+
+impl CallName for &'static str {
+    #[inline]
+    fn name(self) -> &'static str {
+        self
+    }
+}
+
+impl<F: Fn() -> &'static str + Copy> CallName for F {
+    #[inline]
+    fn name(self) -> &'static str {
+        self()
+    }
+}
+
 /// Errors that retries can log: every `E: Debug`.
 #[diagnostic::on_unimplemented(
     message = "a retried error is logged with each retry, so `{Self}` must implement `Debug`",
@@ -293,7 +325,7 @@ impl<'p> Call<'p> {
     )]
     pub fn decide<T, E: LoggedError>(
         &mut self,
-        name: &'static str,
+        name: impl CallName,
         outcome: Result<T, E>,
         retry_err: impl FnOnce(&E) -> bool,
         retry_ok: impl FnOnce(&T) -> bool,
@@ -377,7 +409,7 @@ impl<'p> Call<'p> {
 )]
 pub fn decide<T, E: Debug>(
     engine: &mut Engine<'_>,
-    name: &'static str,
+    name: impl CallName,
     outcome: Result<T, E>,
     retry_err: impl FnOnce(&E) -> bool,
     retry_ok: impl FnOnce(&T) -> bool,
@@ -396,9 +428,17 @@ pub fn decide<T, E: Debug>(
         }
         Ok(value) => {
             events::attempt_made(name);
-            after_ok_to_retry(engine, name, value, guards)
+            after_ok_to_retry(engine, name.name(), value, guards)
         }
-        Err(error) => after_error(engine, name, error, retry_err, hint, on_retry, guards),
+        Err(error) => after_error(
+            engine,
+            name.name(),
+            error,
+            retry_err,
+            hint,
+            on_retry,
+            guards,
+        ),
     }
 }
 

@@ -128,16 +128,16 @@ impl<'a> Logged<'a> {
 
 /// One attempt ended (whatever its outcome).
 #[inline]
-pub(crate) fn attempt_made(name: &'static str) {
+pub(crate) fn attempt_made(name: impl crate::call::CallName) {
     #[cfg(feature = "metrics")]
-    metrics::counter!("reattempt_attempts_total", "name" => name).increment(1);
+    metrics::counter!("reattempt_attempts_total", "name" => name.name()).increment(1);
     #[cfg(not(feature = "metrics"))]
     let _ = name;
 }
 
 /// The call is over: it returns an `Ok` (`succeeded`) or an `Err`, after `attempts` attempts.
 #[inline]
-pub(crate) fn call_finished(name: &'static str, attempts: u32, succeeded: bool) {
+pub(crate) fn call_finished(name: impl crate::call::CallName, attempts: u32, succeeded: bool) {
     #[cfg(feature = "metrics")]
     {
         let outcome = match (succeeded, attempts > 1) {
@@ -146,7 +146,7 @@ pub(crate) fn call_finished(name: &'static str, attempts: u32, succeeded: bool) 
             (false, false) => "failed_without_retry",
             (false, true) => "failed_with_retry",
         };
-        metrics::counter!("reattempt_calls_total", "name" => name, "outcome" => outcome)
+        metrics::counter!("reattempt_calls_total", "name" => name.name(), "outcome" => outcome)
             .increment(1);
     }
     #[cfg(not(feature = "metrics"))]

@@ -46,7 +46,7 @@ pub use backoff::Backoff;
 pub use breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, Permit};
 pub use budget::{RetryBudget, RetryBudgetBuilder};
 pub use call::{
-    Attempt, Call, Decision, FromBreakerOpen, FromElapsed, Guards, LoggedError, Recover,
+    Attempt, Call, CallName, Decision, FromBreakerOpen, FromElapsed, Guards, LoggedError, Recover,
     TimedAttempt, decide,
 };
 pub use classify::{Transient, is_timeout, transient};

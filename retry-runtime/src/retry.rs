@@ -800,7 +800,7 @@ where
             let (when, hint, notify) = (&mut *this.when, &mut *this.hint, &mut *this.notify);
             match decide(
                 this.engine,
-                this.name,
+                *this.name,
                 outcome,
                 |e| when.retry(e),
                 |_| false,

@@ -1,6 +1,5 @@
 //! Review 3: `retry_on = [&E::Busy]` compiled before m3 (matched against `&E`); the rewrite to
 //! `&(pattern)` makes it `&&E::Busy`. Does not compile (E0308).
-#![deny(warnings)]
 
 use std::cell::Cell;
 

@@ -1,5 +1,4 @@
 //! Review 3 scratch: a policy argument by value, with recover.
-#![deny(warnings)]
 
 use reattempt::{RetryPolicy, recover, retryable};
 

@@ -2,7 +2,6 @@
 //! (`eyre!`, `log::log!`, a crate's own wrapper) was renamed before m3; now it captures the
 //! receiver itself, which a `&mut self` (or by-value `self`) method moves into the first attempt.
 //! Does not compile (E0505, E0382).
-#![deny(warnings)]
 
 use std::fmt;
 
