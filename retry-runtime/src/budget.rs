@@ -84,6 +84,7 @@ impl RetryBudget {
 
     /// Puts `success_deposit` tokens back, up to `max_tokens` (a call succeeded on its first
     /// attempt).
+    #[inline]
     pub fn deposit(&self) {
         self.put(self.success_deposit);
     }
@@ -96,6 +97,7 @@ impl RetryBudget {
         }
     }
 
+    #[inline]
     fn put(&self, n: u32) {
         let _ = self
             .tokens

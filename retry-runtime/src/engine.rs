@@ -160,10 +160,12 @@ impl<'p> Engine<'p> {
         self.attempt.get() & ATTEMPT_MASK
     }
 
+    #[inline]
     fn paid(&self) -> u32 {
         self.attempt.get() >> ATTEMPT_BITS
     }
 
+    #[inline]
     fn set_paid(&self, paid: u32) {
         self.attempt
             .set(self.attempt.get() & ATTEMPT_MASK | paid << ATTEMPT_BITS);
@@ -189,6 +191,7 @@ impl<'p> Engine<'p> {
     /// engine.succeeded(&budget); // the retry worked: its 5 tokens come back
     /// assert_eq!(budget.available(), 100);
     /// ```
+    #[inline]
     pub fn succeeded(&self, budget: &RetryBudget) {
         match self.paid() {
             0 => budget.deposit(),
