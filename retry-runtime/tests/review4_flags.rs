@@ -1,0 +1,284 @@
+//! Hostile review 4 of the late runtime changes (038d080, f54f803, d9e3924): the thread-local
+//! `TIMED_OUT` / `NOT_MADE` flags (context.rs) still cross from one call to another on a thread.
+//!
+//! The flags are set where an attempt ends (`TimedAttempt::poll`, `RetryFuture::poll`) and taken
+//! in `after_error`. Between the two, user code runs: the attempt's own future is dropped (its
+//! `Drop`), the error conversion runs, the closure API's `timeout_if` predicate and the
+//! attribute's `Transient::is_timeout` probe run. A retrying call made there (a blocking cleanup
+//! call in a `Drop`) takes the outer call's flag; a panic there leaves the flag for whatever call
+//! decides next on the thread (tokio catches a spawned task's panic and runs the next task on the
+//! same thread).
+
+use std::time::Duration;
+
+use retry_runtime::{
+    BreakerState, Call, CircuitBreaker, Decision, Elapsed, Guards, Jitter, RetryBudget, RetryPolicy,
+};
+
+#[derive(Debug, PartialEq)]
+enum ApiError {
+    Reset,
+    Elapsed,
+}
+
+impl From<Elapsed> for ApiError {
+    fn from(_: Elapsed) -> Self {
+        ApiError::Elapsed
+    }
+}
+
+/// A blocking retrying call through `breaker`, as a blocking `#[retryable(circuit_breaker = …,
+/// retry_if = …)] fn` expands to, whose one attempt fails with an error it does not retry (a
+/// 400: the dependency answered, so the breaker must count a success).
+fn blocking_cleanup_call(breaker: &CircuitBreaker) {
+    static POLICY: RetryPolicy = match RetryPolicy::builder().max_attempts(3).build() {
+        Ok(p) => p,
+        Err(_) => panic!(),
+    };
+    let mut call = Call::new(&POLICY);
+    let permit = breaker.try_acquire().ok();
+    let res: Result<(), &str> = call.attempt_blocking(|| Err("400 bad request"));
+    let d = call.decide(
+        "cleanup",
+        res,
+        |_| false,
+        |_| false,
+        |_| None,
+        |_, _, _| {},
+        Guards::NONE.breaker(breaker, permit),
+    );
+    assert!(matches!(d, Decision::Return(Err(_))));
+}
+
+/// Holds a lease that a blocking retrying call gives back when the attempt's future is dropped.
+struct Lease<'a>(&'a CircuitBreaker);
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        blocking_cleanup_call(self.0);
+    }
+}
+
+fn cleanup_breaker() -> CircuitBreaker {
+    CircuitBreaker::builder()
+        .name("cleanup")
+        .failure_threshold(1)
+        .build()
+        .unwrap()
+}
+
+fn budget() -> RetryBudget {
+    RetryBudget::builder()
+        .max_tokens(100)
+        .retry_cost(5)
+        .timeout_cost(10)
+        .build()
+        .unwrap()
+}
+
+/// Closure API: the attempt that the policy's `timeout` cut is dropped after `mark_timed_out`
+/// and before `decide`; the cleanup call in its `Drop` takes the outer call's `TIMED_OUT`.
+#[tokio::test(start_paused = true)]
+async fn closure_api_a_call_in_the_drop_of_a_timed_out_attempt_takes_its_timeout() {
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .timeout(Duration::from_secs(1))
+        .jitter(Jitter::None)
+        .build()
+        .unwrap();
+    let cleanup = cleanup_breaker();
+    let budget = budget();
+    let out: Result<(), ApiError> = policy
+        .retry(|| {
+            let lease = Lease(&cleanup);
+            async move {
+                let _lease = lease;
+                std::future::pending::<()>().await;
+                Err(ApiError::Reset)
+            }
+        })
+        .budget(&budget)
+        .await;
+    assert_eq!(out, Err(ApiError::Elapsed));
+    assert_eq!(
+        budget.available(),
+        90,
+        "the outer retry followed a timeout: timeout_cost (10), not retry_cost (5)"
+    );
+    assert_eq!(
+        cleanup.state(),
+        BreakerState::Closed,
+        "the cleanup call's non-retried 400 is the dependency answering: a success, not a timeout"
+    );
+}
+
+/// The attribute's path (`Call::attempt_timed`): the body's future is dropped at the end of the
+/// `.await` (after `mark_timed_out`), before `decide`.
+#[tokio::test(start_paused = true)]
+async fn attempt_timed_a_call_in_the_drop_of_a_timed_out_attempt_takes_its_timeout() {
+    static POLICY: RetryPolicy = match RetryPolicy::builder()
+        .max_attempts(2)
+        .timeout(Duration::from_secs(1))
+        .jitter(Jitter::None)
+        .build()
+    {
+        Ok(p) => p,
+        Err(_) => panic!(),
+    };
+    let cleanup = cleanup_breaker();
+    let budget = budget();
+    let mut call = Call::new(&POLICY);
+    let out: Result<(), ApiError> = loop {
+        let lease = Lease(&cleanup);
+        let res = call
+            .attempt_timed(async move {
+                let _lease = lease;
+                std::future::pending::<()>().await;
+                Err(ApiError::Reset)
+            })
+            .await;
+        match call.decide(
+            "outer",
+            res,
+            |_| true,
+            |_| false,
+            |_| None,
+            |_, _, _| {},
+            Guards::NONE.budget(&budget),
+        ) {
+            Decision::Return(r) => break r,
+            Decision::Sleep(d) => call.sleep(d).await,
+        }
+    };
+    assert_eq!(out, Err(ApiError::Elapsed));
+    assert_eq!(
+        cleanup.state(),
+        BreakerState::Closed,
+        "the cleanup's 400 counted as a failure"
+    );
+    assert_eq!(
+        budget.available(),
+        90,
+        "the outer retry was charged retry_cost, not timeout_cost"
+    );
+}
+
+/// A panic in the closure API's `timeout_if` hook after a spent-deadline attempt leaves
+/// `NOT_MADE` set; tokio catches the task's panic, and the next call on the thread gives up at
+/// its first error ("deadline reached") without retrying.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_panic_in_timeout_if_after_a_spent_attempt_poisons_the_next_call() {
+    static OUTER: RetryPolicy = match RetryPolicy::builder()
+        .max_elapsed(Duration::from_secs(1))
+        .build()
+    {
+        Ok(p) => p,
+        Err(_) => panic!(),
+    };
+    let task = tokio::spawn(async {
+        let mut outer = Call::new(&OUTER);
+        tokio::time::advance(Duration::from_secs(2)).await;
+        // Inside the enclosing call's attempt: its deadline is inherited, and spent.
+        outer
+            .attempt(async {
+                let inner = RetryPolicy::builder()
+                    .timeout(Duration::from_secs(1))
+                    .build()
+                    .unwrap();
+                let _: Result<(), ApiError> = inner
+                    .retry(|| async { Ok(()) })
+                    .timeout_if(|_: &ApiError| panic!("a buggy timeout_if"))
+                    .await;
+            })
+            .await;
+    });
+    assert!(task.await.unwrap_err().is_panic());
+
+    // A fresh, unrelated call on the same thread: fails once, then succeeds.
+    let policy = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(Duration::from_millis(10))
+        .jitter(Jitter::None)
+        .build()
+        .unwrap();
+    let mut attempts = 0;
+    let out: Result<u32, ApiError> = policy
+        .retry(|| {
+            attempts += 1;
+            let n = attempts;
+            async move { if n < 2 { Err(ApiError::Reset) } else { Ok(n) } }
+        })
+        .await;
+    assert_eq!(
+        out,
+        Ok(2),
+        "the next call on the thread did not retry its first error"
+    );
+}
+
+/// The control of the test above: the same first task without the panic leaves nothing behind.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn control_without_the_panic_the_next_call_retries() {
+    static OUTER: RetryPolicy = match RetryPolicy::builder()
+        .max_elapsed(Duration::from_secs(1))
+        .build()
+    {
+        Ok(p) => p,
+        Err(_) => panic!(),
+    };
+    let task = tokio::spawn(async {
+        let mut outer = Call::new(&OUTER);
+        tokio::time::advance(Duration::from_secs(2)).await;
+        outer
+            .attempt(async {
+                let inner = RetryPolicy::builder()
+                    .timeout(Duration::from_secs(1))
+                    .build()
+                    .unwrap();
+                let r: Result<(), ApiError> = inner
+                    .retry(|| async { Ok(()) })
+                    .timeout_if(|_: &ApiError| false)
+                    .await;
+                assert_eq!(r, Err(ApiError::Elapsed));
+            })
+            .await;
+    });
+    task.await.unwrap();
+    let policy = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(Duration::from_millis(10))
+        .jitter(Jitter::None)
+        .build()
+        .unwrap();
+    let mut attempts = 0;
+    let out: Result<u32, ApiError> = policy
+        .retry(|| {
+            attempts += 1;
+            let n = attempts;
+            async move { if n < 2 { Err(ApiError::Reset) } else { Ok(n) } }
+        })
+        .await;
+    assert_eq!(out, Ok(2));
+}
+
+/// A config file's `max_attempts` above `u32::MAX` is told "at most 4294967295", but every value
+/// from 2^30 up is refused too: the limit it names is not the limit.
+#[cfg(feature = "serde")]
+#[test]
+fn config_names_the_real_limit_of_max_attempts() {
+    let at_most = serde_json::from_str::<RetryPolicy>(r#"{"max_attempts": 4294967295}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(at_most.contains("must be at most 1073741823"), "{at_most}");
+    let above = serde_json::from_str::<RetryPolicy>(r#"{"max_attempts": 4294967296}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        above.contains("must be at most 1073741823"),
+        "one key, two different limits: {above:?} vs {at_most:?}"
+    );
+    let toml = toml::from_str::<RetryPolicy>("max_attempts = 5000000000")
+        .unwrap_err()
+        .to_string();
+    assert!(toml.contains("must be at most 1073741823"), "{toml}");
+}
