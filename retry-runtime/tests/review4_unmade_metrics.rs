@@ -1,5 +1,5 @@
 //! Hostile review 4: "attempts that are never made cost nothing and count nothing"
-//! (never_made_attempts.rs). A call whose second attempt the breaker rejects and a call whose
+//! (`never_made_attempts.rs`). A call whose second attempt the breaker rejects and a call whose
 //! second attempt is not made (the deadline was spent when the backoff sleep woke late) both made
 //! exactly one attempt; `reattempt_calls_total` files them differently: the rejection under
 //! `failed_without_retry` (`events::rejected` counts the attempts made), the not-made one under
@@ -55,7 +55,7 @@ async fn call(name: &'static str, late_wake: bool) {
             name,
             outcome,
             |_| true,
-            |_| false,
+            |()| false,
             |_| None,
             |_, _, _| {},
             guards,
