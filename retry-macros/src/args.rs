@@ -108,7 +108,10 @@ struct AttemptsArg(u32, Span);
 
 impl FromMeta for AttemptsArg {
     fn from_expr(expr: &Expr) -> darling::Result<Self> {
-        let message = "`max_attempts` is a whole number of attempts, the first included, from 1 to 4294967295";
+        let message = format!(
+            "`max_attempts` is a whole number of attempts, the first included, from 1 to {}",
+            retry_runtime::RetryPolicy::MAX_ATTEMPTS
+        );
         match expr {
             Expr::Lit(syn::ExprLit {
                 lit: Lit::Int(i), ..

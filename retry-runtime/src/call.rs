@@ -443,11 +443,11 @@ pub fn decide<T, E: Debug>(
 }
 
 /// What else bounds this decision: the enclosing calls' deadline, the budget, a timeout.
-fn limits<'b>(guards: &Guards<'b>) -> Limits<'b> {
+fn limits<'b>(engine: &Engine<'_>, guards: &Guards<'b>) -> Limits<'b> {
     Limits {
         inherited_deadline: context::inherited_deadline(),
         budget: guards.budget,
-        timed_out: context::take_timed_out() | guards.timed_out,
+        timed_out: engine.take_timed_out() | guards.timed_out,
     }
 }
 
@@ -479,7 +479,7 @@ fn after_ok_to_retry<T, E>(
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
     guards.record(false);
-    let limits = limits(&guards);
+    let limits = limits(engine, &guards);
     match engine.after_failure_within(true, None, Instant::now(), limits) {
         Verdict::Retry(delay) => {
             events::retrying_ok(name, engine.attempt(), delay);
@@ -504,10 +504,9 @@ fn after_error<T, E: Debug>(
     on_retry: impl FnOnce(&E, &RetryContext, Duration),
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
-    // Both flags are taken first, whatever follows: they describe this attempt only, and must
-    // not be left for the next call on this thread.
-    let not_made = context::take_not_made();
-    let limits = limits(&guards);
+    // Both flags are taken first, whatever follows: they describe this attempt only.
+    let not_made = engine.take_not_made();
+    let limits = limits(engine, &guards);
     if not_made {
         // No time remained to make the attempt: the call is over. The dependency was not asked,
         // so the breaker hears nothing (a half-open probe slot goes back to other callers), and
@@ -516,13 +515,10 @@ fn after_error<T, E: Debug>(
         if let Some(budget) = guards.budget {
             engine.unmade(budget);
         }
+        // Reported like a rejection: by the attempts that were made.
+        let made = engine.attempt().saturating_sub(1);
         let logged = Logged::new(&error, engine.policy().log_error);
-        events::giving_up(
-            name,
-            engine.attempt(),
-            GiveUpReason::DeadlineReached,
-            Some(logged),
-        );
+        events::giving_up(name, made, GiveUpReason::DeadlineReached, Some(logged));
         return Decision::Return(Err(error));
     }
     if guards.rejected() {
@@ -596,7 +592,7 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let this = self.project();
         if *this.spent {
-            context::mark_not_made();
+            this.engine.mark_not_made();
             return Poll::Ready(Err((this.timed_out)(Elapsed::new())));
         }
         let had_budget = coop::has_budget_remaining();
@@ -612,7 +608,7 @@ where
             .map(|timer| poll_timer(timer, had_budget, cx))
         {
             Some(Poll::Ready(())) => {
-                context::mark_timed_out();
+                this.engine.mark_timed_out();
                 Poll::Ready(Err((this.timed_out)(Elapsed::new())))
             }
             _ => Poll::Pending,

@@ -518,10 +518,15 @@ impl Visitor<'_> for Setting<Count> {
 
 impl Setting<Count> {
     fn too_large<E: de::Error>(&self, n: impl fmt::Display) -> E {
-        E::custom(format_args!(
-            "invalid `{}`: must be at most {}, got {n}",
-            self.key,
+        // The limit the key really has: `max_attempts` is bounded by the policy, below `u32::MAX`.
+        let limit = if self.key == "max_attempts" {
+            crate::RetryPolicy::MAX_ATTEMPTS
+        } else {
             u32::MAX
+        };
+        E::custom(format_args!(
+            "invalid `{}`: must be at most {limit}, got {n}",
+            self.key
         ))
     }
 
@@ -711,7 +716,7 @@ mod tests {
         );
         let e = policy(r#"{"max_attempts": 4294967296}"#).unwrap_err();
         assert!(
-            e.contains("invalid `max_attempts`: must be at most 4294967295"),
+            e.contains("invalid `max_attempts`: must be at most 268435455"),
             "{e}"
         );
         let e = policy(r#"{"max_attempts": 2.5}"#).unwrap_err();

@@ -21,13 +21,6 @@ thread_local! {
     /// The earliest `max_elapsed` deadline of the calls whose attempts are being polled on this
     /// thread: a retrying call nested in another's attempt may not outlive it.
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
-    /// Set when a timed attempt ran out of time, read by the decision that follows it (which
-    /// runs in the same poll), so the budget can charge a timeout's cost.
-    static TIMED_OUT: Cell<bool> = const { Cell::new(false) };
-    /// Set when a timed attempt was not made because no time remained before the deadline, read
-    /// by the decision that follows it (in the same poll): the call ends, and neither the breaker
-    /// nor the attempt count hears of an attempt that never ran.
-    static NOT_MADE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Makes `engine` the current call until the guard is dropped (even by a panic), restoring the
@@ -78,30 +71,6 @@ impl Drop for Enter {
 #[inline]
 pub(crate) fn inherited_deadline() -> Option<Instant> {
     DEADLINE.get()
-}
-
-/// Notes that the attempt that just ended ran out of time.
-#[inline]
-pub(crate) fn mark_timed_out() {
-    TIMED_OUT.set(true);
-}
-
-/// Whether the attempt that just ended ran out of time (and forgets it).
-#[inline]
-pub(crate) fn take_timed_out() -> bool {
-    TIMED_OUT.replace(false)
-}
-
-/// Notes that the attempt that just ended was not made: no time remained.
-#[inline]
-pub(crate) fn mark_not_made() {
-    NOT_MADE.set(true);
-}
-
-/// Whether the attempt that just ended was not made (and forgets it).
-#[inline]
-pub(crate) fn take_not_made() -> bool {
-    NOT_MADE.replace(false)
 }
 
 /// Runs `f` with the engine of the innermost attempt being polled on this thread, if any.

@@ -72,11 +72,17 @@ pub struct Limits<'b> {
     pub timed_out: bool,
 }
 
-/// The attempt counter's low bits; the top two hold what the budget was paid for the last retry
-/// (packed, so that the call's future does not grow).
-const ATTEMPT_BITS: u32 = 30;
+/// The attempt counter's low bits; above them two flags about the attempt that just ended, and
+/// in the top two bits what the budget was paid for the last retry (packed, so that the call's
+/// future does not grow; per call, so that no other call can see them).
+const ATTEMPT_BITS: u32 = 28;
 const _: () = assert!(RetryPolicy::MAX_ATTEMPTS == (1 << ATTEMPT_BITS) - 1);
 const ATTEMPT_MASK: u32 = (1 << ATTEMPT_BITS) - 1;
+/// The attempt that just ended was cut by the policy's `timeout`.
+const TIMED_OUT: u32 = 1 << ATTEMPT_BITS;
+/// The attempt that just ended was not made: no time remained.
+const NOT_MADE: u32 = 1 << (ATTEMPT_BITS + 1);
+const PAID_SHIFT: u32 = ATTEMPT_BITS + 2;
 /// The last retry was paid `retry_cost`.
 const PAID_RETRY: u32 = 1;
 /// The last retry was paid `timeout_cost`.
@@ -104,7 +110,7 @@ const PAID_TIMEOUT: u32 = 2;
 #[derive(Debug)]
 pub struct Engine<'p> {
     policy: &'p RetryPolicy,
-    /// The attempt number (saturating at 2^30 - 1), and in the top two bits what the budget was
+    /// The attempt number (saturating at 2^28 - 1), two flags, and in the top two bits what the budget was
     /// paid for the last retry (0: nothing).
     attempt: Cell<u32>,
     start: InstantSlot,
@@ -150,7 +156,9 @@ impl<'p> Engine<'p> {
     pub fn begin_attempt(&mut self) -> u32 {
         let raw = self.attempt.get();
         let n = (raw & ATTEMPT_MASK) + u32::from(raw & ATTEMPT_MASK < ATTEMPT_MASK);
-        self.attempt.set(raw & !ATTEMPT_MASK | n);
+        // A new attempt: the flags of the last one are gone, what the budget paid stays.
+        self.attempt
+            .set(raw & !(ATTEMPT_MASK | TIMED_OUT | NOT_MADE) | n);
         n
     }
 
@@ -162,13 +170,43 @@ impl<'p> Engine<'p> {
 
     #[inline]
     fn paid(&self) -> u32 {
-        self.attempt.get() >> ATTEMPT_BITS
+        self.attempt.get() >> PAID_SHIFT
     }
 
     #[inline]
     fn set_paid(&self, paid: u32) {
-        self.attempt
-            .set(self.attempt.get() & ATTEMPT_MASK | paid << ATTEMPT_BITS);
+        let keep = self.attempt.get() & !(0b11 << PAID_SHIFT);
+        self.attempt.set(keep | paid << PAID_SHIFT);
+    }
+
+    /// Notes that the attempt that just ended was cut by the policy's `timeout`.
+    #[inline]
+    pub(crate) fn mark_timed_out(&self) {
+        self.attempt.set(self.attempt.get() | TIMED_OUT);
+    }
+
+    /// Notes that the attempt that just ended was not made: no time remained.
+    #[inline]
+    pub(crate) fn mark_not_made(&self) {
+        self.attempt.set(self.attempt.get() | NOT_MADE);
+    }
+
+    /// Whether the attempt that just ended timed out (and forgets it).
+    #[inline]
+    pub(crate) fn take_timed_out(&self) -> bool {
+        self.take(TIMED_OUT)
+    }
+
+    /// Whether the attempt that just ended was not made (and forgets it).
+    #[inline]
+    pub(crate) fn take_not_made(&self) -> bool {
+        self.take(NOT_MADE)
+    }
+
+    fn take(&self, flag: u32) -> bool {
+        let raw = self.attempt.get();
+        self.attempt.set(raw & !flag);
+        raw & flag != 0
     }
 
     /// Settles a call that succeeded with its budget, as the AWS SDKs' retry quota does: a call

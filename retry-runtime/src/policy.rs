@@ -47,8 +47,9 @@ pub struct RetryPolicy {
 impl RetryPolicy {
     /// Total attempts, the first included.
     pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
-    /// The most attempts a policy may allow (2³⁰ − 1, over a billion): a call's attempt counter
-    /// shares its word with the budget's bookkeeping, so that the call's future stays small.
+    /// The most attempts a policy may allow (2²⁸ − 1, over 268 million): a call's attempt counter
+    /// shares its word with the attempt's flags and the budget's bookkeeping, so that the call's
+    /// future stays small.
     ///
     /// ```
     /// use retry_runtime::RetryPolicy;
@@ -57,7 +58,7 @@ impl RetryPolicy {
     /// assert_eq!(err.field(), "max_attempts");
     /// assert!(RetryPolicy::builder().max_attempts(RetryPolicy::MAX_ATTEMPTS).build().is_ok());
     /// ```
-    pub const MAX_ATTEMPTS: u32 = (1 << 30) - 1;
+    pub const MAX_ATTEMPTS: u32 = (1 << 28) - 1;
     /// The first backoff delay.
     pub const DEFAULT_DELAY: Duration = Duration::from_millis(100);
     /// The exponential growth factor.

@@ -721,7 +721,7 @@ where
                         .map(|t| call::poll_timer(t, had_budget, cx))
                     {
                         Some(Poll::Ready(())) => {
-                            context::mark_timed_out();
+                            this.engine.mark_timed_out();
                             Err(this.timeout.timed_out(Elapsed::new()))
                         }
                         _ => return Poll::Pending,
@@ -746,7 +746,7 @@ where
                         == Some(Duration::ZERO);
                 if spent {
                     this.engine.begin_attempt();
-                    context::mark_not_made();
+                    this.engine.mark_not_made();
                     Err(this.timeout.timed_out(Elapsed::new()))
                 } else {
                     if let Some(Breaker { breaker, reject }) = this.breaker.get() {

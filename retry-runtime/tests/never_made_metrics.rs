@@ -1,9 +1,9 @@
-//! Hostile review 4: "attempts that are never made cost nothing and count nothing"
+//! "Attempts that are never made cost nothing and count nothing"
 //! (`never_made_attempts.rs`). A call whose second attempt the breaker rejects and a call whose
 //! second attempt is not made (the deadline was spent when the backoff sleep woke late) both made
-//! exactly one attempt; `reattempt_calls_total` files them differently: the rejection under
-//! `failed_without_retry` (`events::rejected` counts the attempts made), the not-made one under
-//! `failed_with_retry` (`after_error` passes `engine.attempt()`, the never-made attempt included).
+//! exactly one attempt, and `reattempt_calls_total` files both under `failed_without_retry` (the
+//! not-made one was filed under `failed_with_retry`, its never-made attempt counted, before a
+//! hostile review caught it).
 #![cfg(feature = "metrics")]
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Hostile review 4, item 4: a call named by a closure (as `#[retryable]` names it by default)
+//! A call named by a closure (as `#[retryable]` names it by default)
 //! gets exactly the metrics of the same call named by a `&'static str`, on every event path.
 #![cfg(feature = "metrics")]
 
