@@ -71,8 +71,8 @@ fn budget() -> RetryBudget {
         .unwrap()
 }
 
-/// Closure API: the attempt that the policy's `timeout` cut is dropped after `mark_timed_out`
-/// and before `decide`; the cleanup call in its `Drop` takes the outer call's `TIMED_OUT`.
+/// Closure API: the attempt that the policy's `timeout` cut is dropped after it is marked timed
+/// out and before `decide`; a cleanup call in its `Drop` must not take the outer call's mark.
 #[tokio::test(start_paused = true)]
 async fn closure_api_a_call_in_the_drop_of_a_timed_out_attempt_takes_its_timeout() {
     let policy = RetryPolicy::builder()
@@ -108,7 +108,7 @@ async fn closure_api_a_call_in_the_drop_of_a_timed_out_attempt_takes_its_timeout
 }
 
 /// The attribute's path (`Call::attempt_timed`): the body's future is dropped at the end of the
-/// `.await` (after `mark_timed_out`), before `decide`.
+/// `.await` (after the attempt is marked timed out), before `decide`.
 #[tokio::test(start_paused = true)]
 async fn attempt_timed_a_call_in_the_drop_of_a_timed_out_attempt_takes_its_timeout() {
     static POLICY: RetryPolicy = match RetryPolicy::builder()
@@ -158,9 +158,9 @@ async fn attempt_timed_a_call_in_the_drop_of_a_timed_out_attempt_takes_its_timeo
     );
 }
 
-/// A panic in the closure API's `timeout_if` hook after a spent-deadline attempt leaves
-/// `NOT_MADE` set; tokio catches the task's panic, and the next call on the thread gives up at
-/// its first error ("deadline reached") without retrying.
+/// A panic in the closure API's `timeout_if` hook after a spent-deadline attempt must leave
+/// nothing for the next call on the thread (tokio catches the task's panic; with a thread-local
+/// mark, the next call gave up at its first error, "deadline reached", without retrying).
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_panic_in_timeout_if_after_a_spent_attempt_poisons_the_next_call() {
     static OUTER: RetryPolicy = match RetryPolicy::builder()

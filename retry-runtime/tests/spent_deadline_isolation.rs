@@ -1,12 +1,7 @@
-//! Hostile review of the issue-10 runtime fixes, part 2: the closure API's spent-deadline path
-//! with a circuit breaker. Each test failed against 740d7c6..e7a2861.
-//!
-//! In `RetryFuture::poll` (retry.rs), when no time remains the attempt is "not made": no permit is
-//! taken, `context::mark_not_made()` is set, and `decide` runs with
-//! `Guards::NONE.breaker(breaker, None)`. A `None` permit means "the breaker rejected it", so
-//! `after_error` (call.rs) takes the *rejection* path, which returns before `take_not_made()`:
-//! the give-up is reported as a breaker rejection, and the thread-local `NOT_MADE` flag stays set
-//! for whatever call decides next on that thread.
+//! The closure API's spent-deadline path with a circuit breaker: an attempt that is "not made"
+//! (no time remained when its sleep ended) is not a breaker rejection, and leaves nothing behind
+//! for the next call on the thread. Each test failed against 740d7c6..e7a2861, when the
+//! rejection check ran first and the "not made" mark was a thread-local the next call could find.
 
 use std::cell::Cell;
 use std::time::Duration;
@@ -80,9 +75,9 @@ async fn call_whose_deadline_is_spent_on_waking(breaker: &CircuitBreaker) -> Res
 }
 
 /// After that call, an unrelated call on the same thread whose first attempt fails with a
-/// retryable error must retry. It does not: it finds the `NOT_MADE` flag the previous call left,
-/// treats its real, made attempt as "not made", and gives up at once with `DeadlineReached` (it
-/// has no deadline at all), without retrying, counting the attempt or telling its breaker.
+/// retryable error must retry (it once found the mark the previous call left, treated its real
+/// attempt as "not made" and gave up at once, without retrying, counting the attempt or telling
+/// its breaker).
 #[tokio::test(start_paused = true)]
 async fn a_spent_deadline_with_a_breaker_does_not_poison_the_next_call_on_the_thread() {
     let breaker = CircuitBreaker::builder().build().unwrap();
