@@ -739,12 +739,18 @@ where
                 // With a timeout, no attempt starts once no time remains (a deadline inherited
                 // from an enclosing call, spent on entry; or a late wake-up): it ends as timed out
                 // without the operation being called, and the call ends.
-                let spent = C::APPLIES
-                    && this
-                        .engine
+                // The call's clock starts with its first attempt, so that the limit below is
+                // clipped to `max_elapsed`; the limit is worked out once, for both uses.
+                if this.engine.attempt() == 0 && this.engine.policy().max_elapsed().is_some() {
+                    this.engine.start_or(Instant::now);
+                }
+                let limit = if C::APPLIES {
+                    this.engine
                         .attempt_timeout_within(Instant::now, context::inherited_deadline())
-                        == Some(Duration::ZERO);
-                if spent {
+                } else {
+                    None
+                };
+                if limit == Some(Duration::ZERO) {
                     this.engine.begin_attempt();
                     this.engine.mark_not_made();
                     Err(this.timeout.timed_out(Elapsed::new()))
@@ -765,22 +771,12 @@ where
                             }
                         }
                     }
-                    if this.engine.begin_attempt() == 1
-                        && this.engine.policy().max_elapsed().is_some()
-                    {
-                        this.engine.start_or(Instant::now);
-                    }
+                    this.engine.begin_attempt();
                     let fut = {
                         let _current = Enter::new(this.engine);
                         (this.op)()
                     };
                     this.attempt.set(Some(fut));
-                    let limit = if C::APPLIES {
-                        this.engine
-                            .attempt_timeout_within(Instant::now, context::inherited_deadline())
-                    } else {
-                        None
-                    };
                     match limit {
                         Some(limit) => set_timer(this.timer.as_mut(), limit),
                         None => this.timer.set(None),
