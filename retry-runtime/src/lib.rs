@@ -21,45 +21,34 @@
 //! # }
 //! ```
 
-mod backoff;
-mod breaker;
-mod budget;
-mod call;
-mod classify;
-#[cfg(feature = "serde")]
-mod config;
-mod context;
-mod delays;
-mod duration;
+mod drivers;
 mod engine;
 mod error;
-mod events;
-#[cfg(feature = "http")]
-pub mod http;
-mod instant_slot;
-mod jitter;
-mod policy;
-mod retry;
-mod rng;
+mod guards;
+mod integrations;
+mod schedule;
 
-pub use backoff::Backoff;
-pub use breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, Permit};
-pub use budget::{RetryBudget, RetryBudgetBuilder};
-pub use call::{
+#[cfg(feature = "http")]
+pub use integrations::http;
+
+pub use drivers::call::{
     Attempt, Call, CallName, Decision, FromBreakerOpen, FromElapsed, Guards, LoggedError, Recover,
     TimedAttempt, decide,
 };
-pub use classify::{Transient, is_timeout, transient};
-pub use context::{IdempotencyKey, RetryContext, context};
-pub use delays::Delays;
-pub use duration::{ParseDurationError, parse_duration};
-pub use engine::{Engine, GiveUpReason, Limits, Verdict};
-pub use error::{BreakerOpen, ConfigError, Elapsed};
-pub use events::{LogError, ParseLogError};
-pub use jitter::{Jitter, ParseJitterError};
-pub use policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicyBuilder};
-pub use retry::{
+pub use drivers::closure::{
     Breaker, BreakerSlot, ElapsedInto, EveryError, NoBreaker, NoHint, NoTimeout, NoTimeoutIf,
     OnRetry, Retry, RetryAfter, RetryFuture, RetryWhen, Silent, TimeoutIf, TimeoutInto,
 };
-pub use rng::seed_rng;
+pub use engine::context::{IdempotencyKey, RetryContext, context};
+pub use engine::events::{LogError, ParseLogError};
+pub use engine::{Engine, GiveUpReason, Limits, Verdict};
+pub use error::{BreakerOpen, ConfigError, Elapsed};
+pub use guards::breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, Permit};
+pub use guards::budget::{RetryBudget, RetryBudgetBuilder};
+pub use integrations::classify::{Transient, is_timeout, transient};
+pub use schedule::backoff::Backoff;
+pub use schedule::delays::Delays;
+pub use schedule::duration::{ParseDurationError, parse_duration};
+pub use schedule::jitter::{Jitter, ParseJitterError};
+pub use schedule::policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicyBuilder};
+pub use schedule::rng::seed_rng;

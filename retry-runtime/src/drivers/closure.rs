@@ -9,13 +9,13 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use crate::breaker::{CircuitBreaker, Permit};
-use crate::budget::RetryBudget;
-use crate::call::{self, Decision, FromBreakerOpen, FromElapsed, Guards, decide};
-use crate::context::{self, Enter, RetryContext};
+use crate::drivers::call::{self, Decision, FromBreakerOpen, FromElapsed, Guards, decide};
 use crate::engine::Engine;
+use crate::engine::context::{self, Enter, RetryContext};
 use crate::error::{BreakerOpen, Elapsed};
-use crate::policy::RetryPolicy;
+use crate::guards::breaker::{CircuitBreaker, Permit};
+use crate::guards::budget::RetryBudget;
+use crate::schedule::policy::RetryPolicy;
 
 /// Retries every error (the default of [`Retry::when`]).
 #[derive(Debug, Clone, Copy, Default)]

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
 
-use crate::classify::Transient;
+use crate::integrations::classify::Transient;
 
 /// The delay a response's `Retry-After` header asks for, measured from now.
 ///

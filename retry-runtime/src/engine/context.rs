@@ -179,7 +179,7 @@ pub struct IdempotencyKey([u64; 2]);
 impl IdempotencyKey {
     /// A fresh key from the operating-system-seeded generator.
     pub(crate) fn random() -> Self {
-        Self::from_u128(crate::rng::key_bits())
+        Self::from_u128(crate::schedule::rng::key_bits())
     }
 
     /// A key with these bits (for tests and for keys stored elsewhere).

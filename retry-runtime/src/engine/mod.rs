@@ -2,18 +2,22 @@
 //!
 //! Plain state and plain functions, with the clock passed in, so that every rule is unit-tested
 //! without a runtime. The generated code of `#[retryable]` and the closure API both drive it
-//! (through [`Call`](crate::call::Call) and [`Retry`](crate::Retry)).
+//! (through [`Call`](crate::drivers::call::Call) and [`Retry`](crate::Retry)).
+
+pub(crate) mod context;
+pub(crate) mod events;
+pub(crate) mod instant_slot;
 
 use std::cell::Cell;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::budget::RetryBudget;
-use crate::context::IdempotencyKey;
-use crate::delays::Schedule;
-use crate::instant_slot::InstantSlot;
-use crate::policy::RetryPolicy;
+use crate::engine::context::IdempotencyKey;
+use crate::engine::instant_slot::InstantSlot;
+use crate::guards::budget::RetryBudget;
+use crate::schedule::delays::Schedule;
+use crate::schedule::policy::RetryPolicy;
 
 /// What to do after an attempt that did not succeed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

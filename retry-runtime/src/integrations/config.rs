@@ -53,12 +53,12 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 
-use crate::backoff::Backoff;
-use crate::breaker::CircuitBreaker;
-use crate::budget::RetryBudget;
-use crate::events::LogError;
-use crate::jitter::Jitter;
-use crate::policy::{PolicyError, PolicySettings, RetryPolicy};
+use crate::engine::events::LogError;
+use crate::guards::breaker::CircuitBreaker;
+use crate::guards::budget::RetryBudget;
+use crate::schedule::backoff::Backoff;
+use crate::schedule::jitter::Jitter;
+use crate::schedule::policy::{PolicyError, PolicySettings, RetryPolicy};
 
 /// Read from a table of the builder's settings, checked by
 /// [`RetryPolicyBuilder::build`](crate::RetryPolicyBuilder::build).

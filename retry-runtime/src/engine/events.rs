@@ -128,7 +128,7 @@ impl<'a> Logged<'a> {
 
 /// One attempt ended (whatever its outcome).
 #[inline]
-pub(crate) fn attempt_made(name: impl crate::call::CallName) {
+pub(crate) fn attempt_made(name: impl crate::drivers::call::CallName) {
     #[cfg(feature = "metrics")]
     metrics::counter!("reattempt_attempts_total", "name" => name.name()).increment(1);
     #[cfg(not(feature = "metrics"))]
@@ -137,7 +137,11 @@ pub(crate) fn attempt_made(name: impl crate::call::CallName) {
 
 /// The call is over: it returns an `Ok` (`succeeded`) or an `Err`, after `attempts` attempts.
 #[inline]
-pub(crate) fn call_finished(name: impl crate::call::CallName, attempts: u32, succeeded: bool) {
+pub(crate) fn call_finished(
+    name: impl crate::drivers::call::CallName,
+    attempts: u32,
+    succeeded: bool,
+) {
     #[cfg(feature = "metrics")]
     {
         let outcome = match (succeeded, attempts > 1) {

@@ -360,7 +360,7 @@ impl CircuitBreaker {
         inner.failures_in_window = 0;
         inner.outcomes.clear();
         inner.phase = to;
-        crate::events::breaker_transition(self.name, from, phase_name(&inner.phase));
+        crate::engine::events::breaker_transition(self.name, from, phase_name(&inner.phase));
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {

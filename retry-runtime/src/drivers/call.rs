@@ -13,13 +13,13 @@ use pin_project_lite::pin_project;
 use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
-use crate::breaker::{CircuitBreaker, Permit};
-use crate::budget::RetryBudget;
-use crate::context::{self, Enter, RetryContext};
+use crate::engine::context::{self, Enter, RetryContext};
+use crate::engine::events::{self, Logged};
 use crate::engine::{Engine, GiveUpReason, Limits, Verdict};
 use crate::error::Elapsed;
-use crate::events::{self, Logged};
-use crate::policy::RetryPolicy;
+use crate::guards::breaker::{CircuitBreaker, Permit};
+use crate::guards::budget::RetryBudget;
+use crate::schedule::policy::RetryPolicy;
 
 /// What the retry loop does next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

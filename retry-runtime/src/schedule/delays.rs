@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
-use crate::policy::RetryPolicy;
-use crate::rng::with_jitter_rng;
+use crate::schedule::policy::RetryPolicy;
+use crate::schedule::rng::with_jitter_rng;
 
 /// Where one call is in its schedule: its previous sleep (decorrelated jitter grows from it).
 ///
@@ -54,7 +54,7 @@ impl Schedule {
         let sleep = policy
             .jitter
             .apply(d, previous, policy.delay, policy.max_delay, rng);
-        self.previous = pack(crate::backoff::nanos(sleep));
+        self.previous = pack(crate::schedule::backoff::nanos(sleep));
         sleep
     }
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use rand::{Rng, RngExt};
 
-use crate::backoff::{nanos, scale};
+use crate::schedule::backoff::{nanos, scale};
 
 /// How a delay is randomised (Marc Brooker, "Exponential Backoff And Jitter", AWS, 2015).
 ///

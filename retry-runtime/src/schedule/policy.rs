@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-use crate::backoff::Backoff;
-use crate::delays::Delays;
-use crate::events::LogError;
-use crate::jitter::Jitter;
+use crate::engine::events::LogError;
+use crate::schedule::backoff::Backoff;
+use crate::schedule::delays::Delays;
+use crate::schedule::jitter::Jitter;
 
 /// A validated retry schedule. Build one with [`RetryPolicy::builder`].
 ///
