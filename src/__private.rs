@@ -3,9 +3,10 @@
 
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
+pub use retry_runtime::__private::{Call, Decision, Guards};
 pub use retry_runtime::{
-    Backoff, Call, CircuitBreaker, Decision, Guards, Jitter, LogError, RetryBudget, RetryContext,
-    RetryPolicy, RetryPolicyBuilder,
+    Backoff, CircuitBreaker, FnHooks, Jitter, LogError, RetryBudget, RetryContext, RetryPolicy,
+    RetryPolicyBuilder,
 };
 use retry_runtime::{FromBreakerOpen, Permit, Transient};
 
@@ -64,6 +65,13 @@ impl<R> TypeOf<R> {
 #[inline]
 pub fn result_type<R: IsResult>() -> TypeOf<R> {
     TypeOf(core::marker::PhantomData)
+}
+
+/// The hooks of a call whose function returns `R`, every hook at its default: the attribute's
+/// keys then set theirs, with their closures' parameter types known.
+#[inline]
+pub fn hooks<R: IsResult>(_: TypeOf<R>) -> FnHooks<R::Ok, R::Err> {
+    FnHooks::new()
 }
 
 /// `false`, opaque to lints (unlike `if false`).
@@ -230,28 +238,6 @@ pub fn pattern_value<E: ?Sized>(_: &E, _: &E) {}
 /// As [`pattern_value`], for a name inside a pattern (whose type is not the error's).
 #[inline]
 pub fn pattern_inner_value<T: ?Sized>(_: &T) {}
-
-/// Retries every error (no `retry_on`, `retry_if` or `no_retry_on`).
-#[inline]
-pub fn every_error<E: ?Sized>(_: &E) -> bool {
-    true
-}
-
-/// Retries no `Ok` value (no `retry_if_ok`).
-#[inline]
-pub fn never_ok<T: ?Sized>(_: &T) -> bool {
-    false
-}
-
-/// No server hint (no `retry_after`).
-#[inline]
-pub fn no_hint<E: ?Sized>(_: &E) -> Option<Duration> {
-    None
-}
-
-/// Nothing to call before a retry (no `on_retry`).
-#[inline]
-pub fn no_notify<E: ?Sized>(_: &E, _: &RetryContext, _: Duration) {}
 
 /// Calls a `retry_if` predicate (a path or a closure) with the error; as an argument, a closure's
 /// parameter type is inferred from the error's.

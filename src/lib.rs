@@ -43,7 +43,9 @@
 //! ```
 //!
 //! The same schedule is available without the attribute, from [`RetryPolicy`]:
-//! `policy.retry(|| async { … }).when(transient).await`.
+//! `policy.retry(|| async { … }).retry_if(transient).await`.
+
+#![forbid(unsafe_code)]
 
 #[doc(hidden)]
 pub mod __private;
@@ -53,8 +55,9 @@ pub mod __private;
 /// Applies to `async fn` (free functions; inherent and trait-impl methods with any receiver,
 /// `#[async_trait]` impls included; generics; `impl Trait`, reference and pattern arguments;
 /// `-> Result<impl Trait, E>`; any alias of `Result`) and to blocking `fn` (which sleeps with
-/// `std::thread::sleep`, under `block_in_place` on a tokio multi-thread worker; see
-/// [`Call::sleep_blocking`](crate::runtime::Call::sleep_blocking)). The function keeps its signature, visibility, attributes and
+/// `std::thread::sleep`, under `block_in_place` on a tokio multi-thread worker; on a
+/// current-thread runtime it sleeps anyway and logs one `WARN` event: call such a function from
+/// `spawn_blocking`, or make it `async`). The function keeps its signature, visibility, attributes and
 /// `Send`-ness, under other attribute macros (`#[tracing::instrument]`) above or below. Each
 /// attempt re-runs the body; `return` and `?` end the attempt. By-value arguments are cloned for
 /// each attempt (they must be `Clone`; the compiler says so at the argument otherwise); references
@@ -215,15 +218,29 @@ pub use retry_macros::recover;
 
 pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
-    Elapsed, GiveUpReason, IdempotencyKey, Jitter, LogError, ParseDurationError, ParseJitterError,
-    ParseLogError, PolicyError, Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy,
-    RetryPolicyBuilder, Transient, context, is_timeout, parse_duration, seed_rng, transient,
+    Elapsed, FnHooks, GiveUpReason, Hooks, IdempotencyKey, Jitter, LogError, ParseBackoffError,
+    ParseDurationError, ParseJitterError, ParseLogError, PolicyError, Retry, RetryBudget,
+    RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient, context,
+    is_timeout, parse_duration, seed_rng, transient,
 };
 
 #[cfg(feature = "http")]
 pub use retry_runtime::http;
 
-/// The pieces of the closure API and the engine, for code that drives retries by hand.
+/// Everything the runtime offers, the closure API's building blocks included (the types its
+/// builder methods return, the slots of [`FnHooks`], breaker permits), for code that names them.
 pub mod runtime {
-    pub use retry_runtime::*;
+    pub use retry_runtime::{
+        Backoff, Breaker, BreakerOpen, BreakerSlot, BreakerState, CircuitBreaker,
+        CircuitBreakerBuilder, ConfigError, Delays, Elapsed, ElapsedInto, ErrorHook, FnHooks,
+        FromBreakerOpen, FromElapsed, GiveUpReason, Hooks, IdempotencyKey, Jitter, LogError,
+        LoggedError, NoBreaker, NoTimeout, OkHook, OnRetryHook, ParseBackoffError,
+        ParseDurationError, ParseJitterError, ParseLogError, Permit, PolicyError, PolicySettings,
+        Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryFuture, RetryPolicy,
+        RetryPolicyBuilder, TimeoutInto, Transient, Unset, context, is_timeout, parse_duration,
+        seed_rng, transient,
+    };
+
+    #[cfg(feature = "http")]
+    pub use retry_runtime::http;
 }

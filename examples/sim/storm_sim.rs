@@ -19,8 +19,9 @@ use std::time::Duration;
 
 use rand::{SeedableRng, rngs::SmallRng};
 use rand_distr::{Distribution, Exp, Normal};
-use reattempt::runtime::{Decision, Engine, Guards, Permit, decide};
-use reattempt::{CircuitBreaker, Jitter, RetryBudget, RetryPolicy};
+use reattempt::runtime::Permit;
+use reattempt::{CircuitBreaker, FnHooks, Jitter, RetryBudget, RetryPolicy};
+use retry_runtime::__private::{Decision, Engine, Guards, begin, decide};
 use tokio::time::Instant;
 
 /// Width of one bin of the time series.
@@ -304,7 +305,7 @@ pub async fn simulate(scenario: &Scenario, strategy: Strategy) -> Trace {
                 let next = now + Duration::from_secs_f64(gap.sample(&mut arrivals_rng));
                 push(&mut queue, next, Event::Arrival { client });
                 calls.push(InFlight {
-                    engine: Engine::new(&policy, Instant::now),
+                    engine: Engine::new(&policy),
                     permit: None,
                     record: CallRecord {
                         started: now,
@@ -332,18 +333,15 @@ pub async fn simulate(scenario: &Scenario, strategy: Strategy) -> Trace {
                 match decide(
                     &mut c.engine,
                     "storm",
+                    &mut FnHooks::of(&result),
                     result,
-                    |_| true,
-                    |()| false,
-                    |_| None,
-                    |_, _, _| {},
                     guards,
                 ) {
-                    Decision::Return(result) => {
+                    Decision::Stop(result) => {
                         c.record.ok = result.is_ok();
                         trace.calls.push(c.record);
                     }
-                    Decision::Sleep(delay) => {
+                    Decision::Retry(delay) => {
                         push(&mut queue, now + delay, Event::Attempt { call });
                     }
                 }
@@ -359,22 +357,20 @@ pub async fn simulate(scenario: &Scenario, strategy: Strategy) -> Trace {
                 // Rejected: no attempt leaves, and the call ends (as `Retry` does it).
                 trace.bins[bin].rejected += 1;
                 let rejected = Guards::NONE.breaker(&breaker, None);
+                let outcome: Result<(), _> = Err(DependencyError::BreakerOpen);
                 let outcome = decide(
                     &mut c.engine,
                     "storm",
-                    Err::<(), _>(DependencyError::BreakerOpen),
-                    |_| false,
-                    |()| false,
-                    |_| None,
-                    |_, _, _| {},
+                    &mut FnHooks::of(&outcome).retry_if(|_| false),
+                    outcome,
                     rejected,
                 );
-                assert!(matches!(outcome, Decision::Return(Err(_))));
+                assert!(matches!(outcome, Decision::Stop(Err(_))));
                 trace.calls.push(c.record);
                 continue;
             }
         }
-        c.engine.begin_attempt();
+        begin(&mut c.engine, false);
         c.record.attempts += 1;
         let b = &mut trace.bins[bin];
         b.attempts += 1;

@@ -65,7 +65,8 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     let (policy_item, policy_ref) = policy_source(args, &p, &mutably);
     let (name_item, name) = event_name(args, &p);
     let per_attempt = per_attempt_bindings(&f, uses_self, &body, &p);
-    let (retry_err, retry_ok, hint, on_retry) = hooks(args, &p);
+    let ty_at_ret = syn::Ident::new("__reattempt_result_type", ret.span());
+    let hooks = hooks(args, &p, ret.span());
 
     // Pins a block's output to the function's return type without writing the type (which may
     // mention `impl Trait`), so that `?` in the body knows what to convert into.
@@ -92,7 +93,6 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
         run,
         guards,
     } = guarded(args, run, &p, &mutably);
-    let (probe, guards) = timeout_probe(args, &res, guards, &p);
 
     let as_result = at(quote!(#p::IsResult::into_result), ret.span());
     let from_result = at(quote!(#p::IsResult::from_result), ret.span());
@@ -112,18 +112,18 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     let contents = quote! {
         #policy_item
         let #ty = #check;
+        let #ty_at_ret = #ty;
         #pin
         #bind
         let mut #call = #p::Call::new(#policy_ref);
         let #out = loop {
             #admit
             let #res = #run;
-            #probe
             // Only the delay crosses the sleep's `await`, not the decision (whose outcome may be
             // neither `Send` nor small).
-            let #delay = match #p::Call::decide(&mut #call, #name, #res, #retry_err, #retry_ok, #hint, #on_retry, #guards) {
-                #p::Decision::Return(__reattempt_outcome) => break __reattempt_outcome,
-                #p::Decision::Sleep(__reattempt_delay) => __reattempt_delay,
+            let #delay = match #p::Call::decide(&mut #call, #name, &mut #hooks, #res, #guards) {
+                #p::Decision::Stop(__reattempt_outcome) => break __reattempt_outcome,
+                #p::Decision::Retry(__reattempt_delay) => __reattempt_delay,
             };
             #sleep
         };
@@ -326,18 +326,36 @@ fn per_attempt_bindings(
         .collect()
 }
 
-/// The four hooks `decide` takes: which errors to retry, which `Ok`s to retry, the server's hint
-/// and the callback before a sleep (each the user's, or a default that does nothing).
-fn hooks(
-    args: &RetryArgs,
-    p: &TokenStream,
-) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
-    (
-        retry_err(args, p),
-        hook(args.retry_if_ok.as_ref(), quote!(#p::never_ok)),
-        hook(args.retry_after.as_ref(), quote!(#p::no_hint)),
-        hook(args.on_retry.as_ref(), quote!(#p::no_notify)),
-    )
+/// The hooks `decide` takes, as one `FnHooks` value: which errors to retry, which `Ok`s to
+/// retry, the server's hint, the callback before a sleep, and (with a breaker or a budget) which
+/// errors say they were a timeout. Each hook the attribute does not set keeps its default.
+fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span) -> TokenStream {
+    // Typed by the function's return type (not by borrowing the outcome, which would keep it
+    // alive across the sleep's `await` in the eyes of the `Send` analysis). Spanned at the
+    // return type, so that a non-`Result` is reported once, there.
+    // The return type's marker, under a name located at the return type: rustc blames an unmet
+    // bound on the argument, and reports it once when it is where `result_type`'s error is.
+    // (Not hygienic: rustc reports at a name of the macro's own context as at the attribute.)
+    let typed = at(quote!(#p::hooks), ret);
+    let ty = syn::Ident::new("__reattempt_result_type", ret);
+    let mut hooks = quote_spanned!(ret=> #typed(#ty));
+    if let Some(retry_if) = retry_err(args, p) {
+        hooks.extend(quote!(.retry_if(#retry_if)));
+    }
+    for (method, user) in [
+        ("retry_if_ok", &args.retry_if_ok),
+        ("retry_after", &args.retry_after),
+        ("on_retry", &args.on_retry),
+    ] {
+        if let Some(expr) = user {
+            let method = format_ident!("{}", method);
+            hooks.extend(quote!(.#method(#expr)));
+        }
+    }
+    if let Some(timeout_if) = timeout_probe(args, p) {
+        hooks.extend(quote!(.timeout_if(#timeout_if)));
+    }
+    hooks
 }
 
 /// The policy: a `static` built from the keys (checked already), or the `policy` expression.
@@ -439,29 +457,18 @@ fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream, mutably: &[Strin
 
 /// Whether the attempt's error says it was a timeout (`Transient::is_timeout`, asked when the
 /// error type implements `Transient`: see `__private::TimeoutProbe`), for the budget's
-/// `timeout_cost` and the breaker's count. Only with a budget or a breaker, and only on `Err`.
-/// Gives the statement binding it and the guards that carry it.
-fn timeout_probe(
-    args: &RetryArgs,
-    res: &syn::Ident,
-    guards: TokenStream,
-    p: &TokenStream,
-) -> (TokenStream, TokenStream) {
+/// `timeout_cost` and the breaker's count: the `timeout_if` hook, only with a budget or a breaker.
+fn timeout_probe(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
     if args.circuit_breaker.is_none() && args.budget.is_none() {
-        return (quote!(), guards);
+        return None;
     }
-    let timed_out = format_ident!("__reattempt_timed_out", span = Span::mixed_site());
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
-    let probe = quote! {
-        let #timed_out = match &#res {
-            ::core::result::Result::Err(#e) => {
-                use #p::ProbeTimeout as _;
-                #p::TimeoutProbe(#e).__reattempt_is_timeout()
-            }
-            ::core::result::Result::Ok(_) => false,
-        };
-    };
-    (probe, quote!(#p::Guards::timed_out(#guards, #timed_out)))
+    Some(quote! {
+        |#e| {
+            use #p::ProbeTimeout as _;
+            #p::TimeoutProbe(#e).__reattempt_is_timeout()
+        }
+    })
 }
 
 /// `RetryPolicy::builder()` with each key that was given; validated already by the same rules.
@@ -567,7 +574,7 @@ fn per_attempt_binding(param: &Param, p: &TokenStream) -> Option<TokenStream> {
 
 /// The predicate deciding whether an error is retried: (`retry_on` or `retry_if`, or every
 /// error when neither is given) and not `no_retry_on`.
-fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
+fn retry_err(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
     // One `matches!` per item, bindings dropped (see `patterns`).
     let mut checks = TokenStream::new();
@@ -593,21 +600,17 @@ fn retry_err(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     };
     let no = args.no_retry_on.as_ref().map(&mut tests);
     let verdict = match (yes, no) {
-        (None, None) => return quote!(#p::every_error),
+        (None, None) => return None,
         (Some(yes), None) => yes,
         (None, Some(no)) => quote!(!(#no)),
         (Some(yes), Some(no)) => quote!((#yes) && !(#no)),
     };
-    quote! {
+    Some(quote! {
         |#e| {
             #checks
             #verdict
         }
-    }
-}
-
-fn hook(user: Option<&syn::Expr>, default: TokenStream) -> TokenStream {
-    user.map_or(default, |expr| quote!(#expr))
+    })
 }
 
 /// `#[recover]` call after the loop: the final `Err` goes to the recover function with the

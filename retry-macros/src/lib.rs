@@ -4,6 +4,8 @@
 //! syntax: `args` parses and checks the attribute, `item` models the function, `expand` writes
 //! the retry loop, `recover` marks fallbacks. Every decision is made by `retry-runtime`.
 
+#![forbid(unsafe_code)]
+
 mod args;
 mod expand;
 #[cfg(test)]

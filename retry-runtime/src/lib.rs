@@ -21,6 +21,8 @@
 //! # }
 //! ```
 
+#![deny(unsafe_code)] // One exception, `context()`'s thread-local pointer: see engine/context.rs.
+
 mod drivers;
 mod engine;
 mod error;
@@ -31,24 +33,35 @@ mod schedule;
 #[cfg(feature = "http")]
 pub use integrations::http;
 
-pub use drivers::call::{
-    Attempt, Call, CallName, Decision, FromBreakerOpen, FromElapsed, Guards, LoggedError, Recover,
-    TimedAttempt, decide,
-};
-pub use drivers::closure::{
-    Breaker, BreakerSlot, ElapsedInto, EveryError, NoBreaker, NoHint, NoTimeout, NoTimeoutIf,
-    OnRetry, Retry, RetryAfter, RetryFuture, RetryWhen, Silent, TimeoutIf, TimeoutInto,
-};
-pub use engine::context::{IdempotencyKey, RetryContext, context};
+pub use engine::context::{RetryContext, context};
 pub use engine::events::{LogError, ParseLogError};
-pub use engine::{Engine, GiveUpReason, Limits, Verdict};
+pub use engine::hooks::{ErrorHook, FnHooks, Hooks, OkHook, OnRetryHook, Unset};
+pub use engine::key::IdempotencyKey;
+pub use engine::state::GiveUpReason;
 pub use error::{BreakerOpen, ConfigError, Elapsed};
 pub use guards::breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, Permit};
 pub use guards::budget::{RetryBudget, RetryBudgetBuilder};
 pub use integrations::classify::{Transient, is_timeout, transient};
-pub use schedule::backoff::Backoff;
+pub use schedule::backoff::{Backoff, ParseBackoffError};
 pub use schedule::delays::Delays;
 pub use schedule::duration::{ParseDurationError, parse_duration};
 pub use schedule::jitter::{Jitter, ParseJitterError};
 pub use schedule::policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicyBuilder};
 pub use schedule::rng::seed_rng;
+
+pub use drivers::closure::{
+    Breaker, BreakerSlot, ElapsedInto, NoBreaker, NoTimeout, Retry, RetryFuture, TimeoutInto,
+};
+
+pub use drivers::call::{FromBreakerOpen, FromElapsed, LoggedError};
+
+/// What the code `#[retryable]` generates names, and drivers built on the engine: not part of
+/// the documented API, and not bound by semver.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::drivers::call::{Attempt, Call, Recover, TimedAttempt};
+    pub use crate::engine::events::CallName;
+    pub use crate::engine::state::{Decision, Engine, Start};
+    pub use crate::engine::steps::{begin, decide};
+    pub use crate::guards::Guards;
+}

@@ -23,9 +23,10 @@ use std::future::pending;
 use std::time::Duration;
 
 use proptest::prelude::*;
+use retry_runtime::__private::{Call, Decision, Guards};
 use retry_runtime::{
-    BreakerOpen, Call, CircuitBreaker, Decision, Elapsed, Guards, Jitter, RetryBudget,
-    RetryBudgetBuilder, RetryPolicy,
+    BreakerOpen, CircuitBreaker, Elapsed, FnHooks, Jitter, RetryBudget, RetryBudgetBuilder,
+    RetryPolicy,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -281,23 +282,21 @@ async fn drive(
             })
             .await
         };
-        let mut guards = Guards::NONE
-            .budget(budget)
-            .timed_out(matches!(res, Err(CallError::ReadTimeout)));
+        let mut guards = Guards::NONE.budget(budget);
         if rejected {
             guards = guards.breaker(breaker, None);
         }
         match call.decide(
             "model",
+            &mut FnHooks::of(&res)
+                .retry_if(|e| *e != CallError::Fatal)
+                .retry_if_ok(|v| *v == 0)
+                .timeout_if(|e| *e == CallError::ReadTimeout),
             res,
-            |e| *e != CallError::Fatal,
-            |v| *v == 0,
-            |_| None,
-            |_, _, _| {},
             guards,
         ) {
-            Decision::Return(r) => return (r, made),
-            Decision::Sleep(d) => call.sleep(d).await,
+            Decision::Stop(r) => return (r, made),
+            Decision::Retry(d) => call.sleep(d).await,
         }
     }
 }

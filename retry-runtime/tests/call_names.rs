@@ -5,9 +5,8 @@
 use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
-use retry_runtime::{
-    Call, CallName, CircuitBreaker, Decision, Elapsed, Guards, Jitter, RetryBudget, RetryPolicy,
-};
+use retry_runtime::__private::{Call, CallName, Decision, Guards};
+use retry_runtime::{CircuitBreaker, Elapsed, FnHooks, Jitter, RetryBudget, RetryPolicy};
 
 #[derive(Debug, PartialEq)]
 struct Fail;
@@ -62,15 +61,12 @@ async fn one(
         }
         match call.decide(
             name,
+            &mut FnHooks::of(&outcome).retry_if_ok(|v| retry_ok && *v == 0),
             outcome,
-            |_| true,
-            |v| retry_ok && *v == 0,
-            |_| None,
-            |_, _, _| {},
             g,
         ) {
-            Decision::Return(_) => break,
-            Decision::Sleep(d) => call.sleep(d).await,
+            Decision::Stop(_) => break,
+            Decision::Retry(d) => call.sleep(d).await,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The closure API, `policy.retry(|| async { … }).when(…).notify(…).retry_after(…).await`, under
+//! The closure API, `policy.retry(|| async { … }).retry_if(…).on_retry(…).retry_after(…).await`, under
 //! paused time: with whole-millisecond sleeps, the time between attempts is exactly the sum of
 //! the sleeps, so every timing is asserted exactly.
 
@@ -179,8 +179,8 @@ async fn when_stops_on_a_non_retryable_error_after_one_attempt() {
             calls += 1;
             async { Err::<(), _>(io::Error::from(io::ErrorKind::PermissionDenied)) }
         })
-        .when(|e: &io::Error| e.kind() != io::ErrorKind::PermissionDenied)
-        .notify(|_: &io::Error, _: &RetryContext, _| notified += 1)
+        .retry_if(|e: &io::Error| e.kind() != io::ErrorKind::PermissionDenied)
+        .on_retry(|_: &io::Error, _: &RetryContext, _| notified += 1)
         .await
         .unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
@@ -206,7 +206,7 @@ async fn when_retries_transient_errors_until_a_permanent_one() {
             starts.push(Instant::now());
             async move { Err::<(), _>(io::Error::from(kind)) }
         })
-        .when(transient)
+        .retry_if(transient)
         .await
         .unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::NotFound);
@@ -291,7 +291,7 @@ async fn a_timeout_the_predicate_refuses_is_returned_at_once() {
             calls += 1;
             std::future::pending::<io::Result<()>>()
         })
-        .when(|e: &io::Error| e.kind() != io::ErrorKind::TimedOut)
+        .retry_if(|e: &io::Error| e.kind() != io::ErrorKind::TimedOut)
         .await
         .unwrap_err();
     assert!(is_elapsed(&err));
@@ -401,7 +401,7 @@ async fn retry_after_is_a_floor_under_the_computed_delay() {
             }
         })
         .retry_after(retry_after)
-        .notify(|_: &ApiError, _: &RetryContext, delay| notified.push(delay))
+        .on_retry(|_: &ApiError, _: &RetryContext, delay| notified.push(delay))
         .await;
     assert_eq!(out, Ok(5));
     // 750 ms asked (over the schedule's 100); no hint: the schedule's 200 ms; zero asked: still
@@ -524,7 +524,7 @@ async fn notify_runs_before_each_sleep_with_the_attempt_and_its_delay() {
             keys.borrow_mut().push(context().unwrap().idempotency_key());
             async move { Err::<(), _>(failure(n)) }
         })
-        .notify(|e: &io::Error, ctx: &RetryContext, delay| {
+        .on_retry(|e: &io::Error, ctx: &RetryContext, delay| {
             keys.borrow_mut().push(ctx.idempotency_key());
             log.borrow_mut().push(Event::Notify {
                 attempt: ctx.attempt(),
@@ -737,7 +737,7 @@ async fn jittered_run(policy: &RetryPolicy) -> (Vec<Duration>, Vec<Duration>) {
             starts.push(Instant::now());
             async { Err(failure(0)) }
         })
-        .notify(|_: &io::Error, _: &RetryContext, d| delays.push(d))
+        .on_retry(|_: &io::Error, _: &RetryContext, d| delays.push(d))
         .await;
     assert!(out.is_err());
     (delays, gaps(&starts))
@@ -806,8 +806,8 @@ async fn the_retry_future_is_send() {
                 Ok(ctx.attempt())
             }
         })
-        .when(transient)
-        .notify(|_: &io::Error, _: &RetryContext, _| {})
+        .retry_if(transient)
+        .on_retry(|_: &io::Error, _: &RetryContext, _| {})
         .retry_after(|_: &io::Error| None)
         .into_future();
     assert_send(&future);

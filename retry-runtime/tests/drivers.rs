@@ -10,9 +10,9 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use retry_runtime::__private::{Call, Decision, Guards};
 use retry_runtime::{
-    BreakerState, Call, CircuitBreaker, Decision, Elapsed, Guards, Jitter, RetryPolicy,
-    RetryPolicyBuilder,
+    BreakerState, CircuitBreaker, Elapsed, FnHooks, Jitter, RetryPolicy, RetryPolicyBuilder,
 };
 use tokio::time::{Instant, sleep};
 
@@ -127,14 +127,11 @@ async fn a_timeout_is_a_breaker_failure_even_when_not_retried() {
         let guards = Guards::NONE.breaker(&breaker, permit);
         let decision = call.decide(
             "hang",
+            &mut FnHooks::of(&res).retry_if(|e| !is_elapsed(e)),
             res,
-            |e| !is_elapsed(e),
-            |()| false,
-            |_| None,
-            |_, _, _| {},
             guards,
         );
-        assert!(matches!(decision, Decision::Return(Err(ref e)) if is_elapsed(e)));
+        assert!(matches!(decision, Decision::Stop(Err(ref e)) if is_elapsed(e)));
     }
     assert_eq!(breaker.state(), BreakerState::Open);
 
@@ -146,7 +143,7 @@ async fn a_timeout_is_a_breaker_failure_even_when_not_retried() {
     for _ in 0..2 {
         let out = policy
             .retry(hang)
-            .when(|e: &io::Error| !is_elapsed(e))
+            .retry_if(|e: &io::Error| !is_elapsed(e))
             .circuit_breaker(&breaker)
             .await;
         assert!(is_elapsed(&out.unwrap_err()));
@@ -181,17 +178,9 @@ async fn an_inherited_deadline_spent_on_entry_runs_no_timed_attempt() {
                     Ok::<_, io::Error>(())
                 })
                 .await;
-            match call.decide(
-                "inner",
-                res,
-                |_| true,
-                |()| false,
-                |_| None,
-                |_, _, _| {},
-                Guards::NONE,
-            ) {
-                Decision::Return(r) => r,
-                Decision::Sleep(_) => panic!("no retry past the deadline"),
+            match call.decide("inner", &mut FnHooks::of(&res), res, Guards::NONE) {
+                Decision::Stop(r) => r,
+                Decision::Retry(_) => panic!("no retry past the deadline"),
             }
         })
         .await;
@@ -256,15 +245,7 @@ async fn an_own_deadline_spent_before_an_attempt_runs_no_timed_attempt() {
         Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset))
     };
     let res = call.attempt_timed(body()).await;
-    let Decision::Sleep(d) = call.decide(
-        "own",
-        res,
-        |_| true,
-        |()| false,
-        |_| None,
-        |_, _, _| {},
-        Guards::NONE,
-    ) else {
+    let Decision::Retry(d) = call.decide("own", &mut FnHooks::of(&res), res, Guards::NONE) else {
         panic!("a retry")
     };
     sleep(d + 600 * MS).await; // a very late wake-up
@@ -272,16 +253,8 @@ async fn an_own_deadline_spent_before_an_attempt_runs_no_timed_attempt() {
     assert!(is_elapsed(res.as_ref().unwrap_err()));
     assert_eq!(polled.get(), 1, "the second body was never polled");
     assert!(matches!(
-        call.decide(
-            "own",
-            res,
-            |_| true,
-            |()| false,
-            |_| None,
-            |_, _, _| {},
-            Guards::NONE
-        ),
-        Decision::Return(Err(_))
+        call.decide("own", &mut FnHooks::of(&res), res, Guards::NONE,),
+        Decision::Stop(Err(_))
     ));
 }
 
@@ -372,7 +345,7 @@ async fn errors_without_from_elapsed_work_with_the_closure_api() {
             }
         })
         .without_timeout()
-        .when(|e| e.starts_with("busy"))
+        .retry_if(|e| e.starts_with("busy"))
         .await;
     assert_eq!(out, Ok(2));
 
@@ -408,9 +381,9 @@ async fn closure_arguments_are_inferred_from_the_operation() {
                 }
             }
         })
-        .when(|e| e.kind() == io::ErrorKind::ConnectionReset)
+        .retry_if(|e| e.kind() == io::ErrorKind::ConnectionReset)
         .retry_after(|e| (e.kind() == io::ErrorKind::ConnectionReset).then_some(MS))
-        .notify(|e, ctx, _| {
+        .on_retry(|e, ctx, _| {
             assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
             assert!(ctx.attempt() >= 1);
             notified += 1;

@@ -96,7 +96,7 @@ async fn a_non_retryable_error_is_one_debug_event() {
         tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
     let out: io::Result<()> = policy()
         .retry(|| async { Err(io::ErrorKind::PermissionDenied.into()) })
-        .when(retry_runtime::transient)
+        .retry_if(retry_runtime::transient)
         .await;
     assert!(out.is_err());
     let events = recorder.0.lock().unwrap().clone();
@@ -212,7 +212,8 @@ fn leaky_policy(log: Option<LogError>) -> RetryPolicy {
 /// Every event of calls that fail with `Leaky`: retried then exhausted, not retryable, and
 /// rejected by an open breaker; through the closure API and through `Call` (the attribute's driver).
 async fn leaky_events(log: Option<LogError>) -> Vec<Recorded> {
-    use retry_runtime::{Call, CircuitBreaker, Decision, Guards};
+    use retry_runtime::__private::{Call, Decision, Guards};
+    use retry_runtime::{CircuitBreaker, FnHooks};
     let recorder = Recorder::default();
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
@@ -224,7 +225,7 @@ async fn leaky_events(log: Option<LogError>) -> Vec<Recorded> {
     assert!(out.is_err());
     let out: Result<(), Leaky> = policy
         .retry(|| async { Err(Leaky) })
-        .when(|_: &Leaky| false)
+        .retry_if(|_: &Leaky| false)
         .name("not_retryable")
         .await;
     assert!(out.is_err());
@@ -241,17 +242,9 @@ async fn leaky_events(log: Option<LogError>) -> Vec<Recorded> {
     let mut call = Call::new(&policy);
     let out: Result<(), Leaky> = loop {
         let res = call.attempt(async { Err(Leaky) }).await;
-        match call.decide(
-            "call",
-            res,
-            |_| true,
-            |()| false,
-            |_| None,
-            |_, _, _| {},
-            Guards::NONE,
-        ) {
-            Decision::Return(r) => break r,
-            Decision::Sleep(d) => call.sleep(d).await,
+        match call.decide("call", &mut FnHooks::of(&res), res, Guards::NONE) {
+            Decision::Stop(r) => break r,
+            Decision::Retry(d) => call.sleep(d).await,
         }
     };
     assert!(out.is_err());
@@ -374,7 +367,8 @@ async fn a_rejection_names_the_attempt_it_refused() {
 /// before the attempt, and a rejected attempt is never begun.
 #[tokio::test(start_paused = true)]
 async fn a_rejection_names_the_attempt_it_refused_in_the_attributes_driver() {
-    use retry_runtime::{Call, CircuitBreaker, Decision, Guards};
+    use retry_runtime::__private::{Call, Decision, Guards};
+    use retry_runtime::{CircuitBreaker, FnHooks};
     let recorder = Recorder::default();
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
@@ -392,17 +386,9 @@ async fn a_rejection_names_the_attempt_it_refused_in_the_attributes_driver() {
                 None => Err(Leaky),
             };
             let guards = Guards::NONE.breaker(&breaker, permit);
-            match call.decide(
-                name,
-                res,
-                |_| true,
-                |()| false,
-                |_| None,
-                |_, _, _| {},
-                guards,
-            ) {
-                Decision::Return(r) => break r,
-                Decision::Sleep(d) => call.sleep(d).await,
+            match call.decide(name, &mut FnHooks::of(&res), res, guards) {
+                Decision::Stop(r) => break r,
+                Decision::Retry(d) => call.sleep(d).await,
             }
         };
         assert!(out.is_err());
@@ -418,7 +404,7 @@ async fn a_rejection_names_the_attempt_it_refused_in_the_attributes_driver() {
 
 /// A blocking call's sleeps, made as the generated code of a blocking `#[retryable]` fn makes them.
 fn blocking_call_sleeping(policy: &RetryPolicy, sleeps: u32, delay: Duration) {
-    let mut call = retry_runtime::Call::new(policy);
+    let mut call = retry_runtime::__private::Call::new(policy);
     for _ in 0..sleeps {
         call.attempt_blocking(|| ());
         call.sleep_blocking(delay);

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use metrics_util::{CompositeKey, MetricKind};
-use retry_runtime::{Call, Decision, Guards, Jitter, RetryBudget, RetryPolicy};
+use retry_runtime::__private::{Call, Decision, Guards};
+use retry_runtime::{FnHooks, Jitter, RetryBudget, RetryPolicy};
 
 static POLICY: RetryPolicy = match RetryPolicy::builder()
     .max_attempts(3)
@@ -31,17 +32,9 @@ async fn call(
             .attempt(async { script.next().unwrap_or(Err("down")) })
             .await;
         let guards = budget.map_or(Guards::NONE, |b| Guards::NONE.budget(b));
-        match call.decide(
-            "fetch",
-            outcome,
-            |_| true,
-            |_| false,
-            |_| None,
-            |_, _, _| {},
-            guards,
-        ) {
-            Decision::Return(r) => break r,
-            Decision::Sleep(d) => call.sleep(d).await,
+        match call.decide("fetch", &mut FnHooks::of(&outcome), outcome, guards) {
+            Decision::Stop(r) => break r,
+            Decision::Retry(d) => call.sleep(d).await,
         }
     }
 }
@@ -176,15 +169,12 @@ fn an_ok_that_retry_if_ok_rejected_counts_as_a_failed_call() {
                 let outcome = call.attempt(async { Ok(503) }).await;
                 match call.decide(
                     "fetch",
+                    &mut FnHooks::of(&outcome).retry_if_ok(|v| *v == 503),
                     outcome,
-                    |_| true,
-                    |v| *v == 503,
-                    |_| None,
-                    |_, _, _| {},
                     Guards::NONE.budget(&budget),
                 ) {
-                    Decision::Return(r) => break r,
-                    Decision::Sleep(d) => call.sleep(d).await,
+                    Decision::Stop(r) => break r,
+                    Decision::Retry(d) => call.sleep(d).await,
                 }
             };
             assert_eq!(out, Ok(503));
@@ -248,16 +238,8 @@ fn a_rejected_attempt_is_not_counted_as_an_attempt() {
             let outcome: Result<u32, std::io::Error> =
                 Err(std::io::Error::other(retry_runtime::BreakerOpen::new()));
             let guards = Guards::NONE.breaker(&breaker, permit);
-            let decision = call.decide(
-                "fetch",
-                outcome,
-                |_| true,
-                |_| false,
-                |_| None,
-                |_, _, _| {},
-                guards,
-            );
-            assert!(matches!(decision, Decision::Return(Err(_))));
+            let decision = call.decide("fetch", &mut FnHooks::of(&outcome), outcome, guards);
+            assert!(matches!(decision, Decision::Stop(Err(_))));
             // The closure API: rejected too.
             let out: Result<u32, std::io::Error> = POLICY
                 .retry(|| async { Ok(1) })

@@ -10,9 +10,10 @@ use std::pin::pin;
 use std::task::{Context, Waker};
 use std::time::Duration;
 
+use retry_runtime::__private::{Call, Decision, Guards};
 use retry_runtime::{
-    BreakerOpen, BreakerState, Call, CircuitBreaker, Decision, Elapsed, Guards, Jitter,
-    RetryBudget, RetryPolicy, RetryPolicyBuilder,
+    BreakerOpen, BreakerState, CircuitBreaker, Elapsed, FnHooks, Jitter, RetryBudget, RetryPolicy,
+    RetryPolicyBuilder,
 };
 use tokio::time::{Instant, sleep};
 
@@ -148,15 +149,12 @@ async fn a_paid_retry_whose_attempt_is_not_made_is_refunded_call_driver() {
             .await;
         match call.decide(
             "review",
+            &mut FnHooks::of(&res),
             res,
-            |_| true,
-            |()| false,
-            |_| None,
-            |_, _, _| {},
             Guards::NONE.budget(&budget),
         ) {
-            Decision::Return(r) => break r,
-            Decision::Sleep(d) => call.sleep(d).await,
+            Decision::Stop(r) => break r,
+            Decision::Retry(d) => call.sleep(d).await,
         }
     };
     assert!(matches!(out, Err(ApiError::Elapsed)), "{out:?}");
@@ -212,15 +210,12 @@ async fn a_spent_deadline_does_not_consume_a_half_open_probe_call_driver() {
                 };
                 match call.decide(
                     "inner",
+                    &mut FnHooks::of(&res),
                     res,
-                    |_| true,
-                    |()| false,
-                    |_| None,
-                    |_, _, _| {},
                     Guards::NONE.breaker(&breaker, permit),
                 ) {
-                    Decision::Return(r) => break r,
-                    Decision::Sleep(d) => call.sleep(d).await,
+                    Decision::Stop(r) => break r,
+                    Decision::Retry(d) => call.sleep(d).await,
                 }
             }
         })

@@ -9,7 +9,8 @@
 use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
-use retry_runtime::{Call, CircuitBreaker, Decision, Elapsed, Guards, Jitter, RetryPolicy};
+use retry_runtime::__private::{Call, Decision, Guards};
+use retry_runtime::{CircuitBreaker, Elapsed, FnHooks, Jitter, RetryPolicy};
 
 #[derive(Debug)]
 struct Fail;
@@ -51,17 +52,9 @@ async fn call(name: &'static str, late_wake: bool) {
         } else {
             Guards::NONE.breaker(&breaker, permit)
         };
-        match call.decide(
-            name,
-            outcome,
-            |_| true,
-            |()| false,
-            |_| None,
-            |_, _, _| {},
-            guards,
-        ) {
-            Decision::Return(_) => break,
-            Decision::Sleep(d) => {
+        match call.decide(name, &mut FnHooks::of(&outcome), outcome, guards) {
+            Decision::Stop(_) => break,
+            Decision::Retry(d) => {
                 call.sleep(d).await;
                 if late_wake {
                     // A busy thread: the sleep's task runs well after the deadline.

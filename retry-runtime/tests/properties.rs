@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use rand::{SeedableRng, rngs::SmallRng};
-use retry_runtime::{
-    Backoff, Engine, GiveUpReason, Jitter, RetryPolicy, RetryPolicyBuilder, Verdict,
-};
+use retry_runtime::__private::{Decision, Engine, Start};
+use retry_runtime::{Backoff, GiveUpReason, Jitter, RetryPolicy, RetryPolicyBuilder};
 use tokio::time::Instant;
 
 const HOUR_NS: u64 = 3_600_000_000_000;
@@ -619,19 +618,28 @@ proptest! {
         let p = spec.policy();
         let t0 = Instant::now();
         let mut now = t0;
-        let mut engine = Engine::new(&p, || t0);
+        let mut engine = Engine::new(&p);
         prop_assert_eq!(engine.attempt(), 0);
         let key = engine.idempotency_key();
         for (i, (retryable, hint, attempt_takes)) in steps.into_iter().enumerate() {
-            let attempt = engine.begin_attempt();
+            let start = engine.begin(true, || now, None);
+            let attempt = engine.attempt();
             prop_assert_eq!(attempt, u32::try_from(i + 1).unwrap());
-            if let Some(limit) = engine.attempt_timeout(|| now) {
-                prop_assert!(Some(limit) <= p.timeout());
-                if let Some(deadline) = engine.deadline() {
-                    prop_assert!(limit <= deadline.saturating_duration_since(now));
+            match start {
+                Start::Run(Some(limit)) => {
+                    prop_assert!(Some(limit) <= p.timeout());
+                    prop_assert!(limit > Duration::ZERO);
+                    if let Some(deadline) = engine.deadline() {
+                        prop_assert!(limit <= deadline.saturating_duration_since(now));
+                    }
                 }
-            } else {
-                prop_assert_eq!(p.timeout(), None);
+                Start::Run(None) => prop_assert_eq!(p.timeout(), None),
+                Start::NotMade => {
+                    // Only a timed attempt with no time left before the deadline is not made.
+                    prop_assert!(p.timeout().is_some());
+                    prop_assert!(engine.deadline().is_some_and(|d| d <= now));
+                    prop_assert!(engine.not_made());
+                }
             }
             let Some(failed_at) = now.checked_add(attempt_takes) else { break };
             now = failed_at;
@@ -640,7 +648,7 @@ proptest! {
                 prop_assert_eq!(engine.deadline(), None);
             }
             match verdict {
-                Verdict::Retry(sleep) => {
+                Decision::Retry(sleep) => {
                     prop_assert!(retryable);
                     prop_assert!(attempt < p.max_attempts());
                     match hint {
@@ -668,16 +676,16 @@ proptest! {
                         None => break,
                     }
                 }
-                Verdict::GiveUp(GiveUpReason::NotRetryable) => {
+                Decision::Stop(GiveUpReason::NotRetryable) => {
                     prop_assert!(!retryable);
                     break;
                 }
-                Verdict::GiveUp(GiveUpReason::Exhausted) => {
+                Decision::Stop(GiveUpReason::Exhausted) => {
                     prop_assert!(retryable);
                     prop_assert!(attempt >= p.max_attempts());
                     break;
                 }
-                Verdict::GiveUp(GiveUpReason::DeadlineReached) => {
+                Decision::Stop(GiveUpReason::DeadlineReached) => {
                     prop_assert!(retryable);
                     prop_assert!(attempt < p.max_attempts());
                     prop_assert!(p.max_elapsed().is_some());
@@ -685,7 +693,7 @@ proptest! {
                     prop_assert!(hint.is_none_or(|h| h <= p.max_delay()));
                     break;
                 }
-                Verdict::GiveUp(GiveUpReason::RetryAfterTooLong) => {
+                Decision::Stop(GiveUpReason::RetryAfterTooLong) => {
                     prop_assert!(retryable);
                     prop_assert!(attempt < p.max_attempts());
                     let h = hint.expect("only a hint can be too long");
@@ -695,7 +703,7 @@ proptest! {
                     prop_assert!(h > p.max_delay() || past_deadline);
                     break;
                 }
-                Verdict::GiveUp(other) => prop_assert!(false, "unknown reason {:?}", other),
+                Decision::Stop(other) => prop_assert!(false, "unknown reason {:?}", other),
             }
         }
         prop_assert_eq!(engine.idempotency_key(), key);

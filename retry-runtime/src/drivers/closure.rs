@@ -1,4 +1,5 @@
-//! The closure API: `policy.retry(|| async { … }).when(…).notify(…).await`.
+//! The closure API: `policy.retry(|| async { … }).retry_if(…).on_retry(…).await`, with the
+//! attribute's names for the same things.
 
 use std::fmt::Debug;
 use std::future::{Future, IntoFuture};
@@ -9,100 +10,17 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use crate::drivers::call::{self, Decision, FromBreakerOpen, FromElapsed, Guards, decide};
-use crate::engine::Engine;
-use crate::engine::context::{self, Enter, RetryContext};
+use crate::drivers::call::{FromBreakerOpen, FromElapsed};
+use crate::drivers::timed::poll_attempt;
+use crate::engine::context::{Enter, RetryContext};
+use crate::engine::hooks::{FnHooks, Hooks};
+use crate::engine::state::{Decision, Engine, Start};
+use crate::engine::steps;
 use crate::error::{BreakerOpen, Elapsed};
+use crate::guards::Guards;
 use crate::guards::breaker::{CircuitBreaker, Permit};
 use crate::guards::budget::RetryBudget;
 use crate::schedule::policy::RetryPolicy;
-
-/// Retries every error (the default of [`Retry::when`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EveryError;
-
-/// Calls nothing before a retry (the default of [`Retry::notify`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Silent;
-
-/// Uses the schedule's delay (the default of [`Retry::retry_after`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoHint;
-
-/// No error says it was a timeout (the default of [`Retry::timeout_if`]): only an attempt the
-/// policy's own `timeout` cut is charged as one.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoTimeoutIf;
-
-/// Which errors say they were a timeout: [`NoTimeoutIf`] or an `FnMut(&E) -> bool`.
-pub trait TimeoutIf<E> {
-    /// `true` when `error` reports a timeout (an HTTP client's own read timeout).
-    fn is_timeout(&mut self, error: &E) -> bool;
-}
-
-impl<E> TimeoutIf<E> for NoTimeoutIf {
-    fn is_timeout(&mut self, _: &E) -> bool {
-        false
-    }
-}
-
-impl<E, F: FnMut(&E) -> bool> TimeoutIf<E> for F {
-    fn is_timeout(&mut self, error: &E) -> bool {
-        self(error)
-    }
-}
-
-/// Which errors to retry: [`EveryError`] or an `FnMut(&E) -> bool`.
-pub trait RetryWhen<E> {
-    /// `true` to retry `error`.
-    fn retry(&mut self, error: &E) -> bool;
-}
-
-impl<E> RetryWhen<E> for EveryError {
-    fn retry(&mut self, _: &E) -> bool {
-        true
-    }
-}
-
-impl<E, F: FnMut(&E) -> bool> RetryWhen<E> for F {
-    fn retry(&mut self, error: &E) -> bool {
-        self(error)
-    }
-}
-
-/// What to call before each retry's sleep: [`Silent`] or an `FnMut(&E, &RetryContext, Duration)`.
-pub trait OnRetry<E> {
-    /// Called with the error, the call's context and the coming sleep.
-    fn on_retry(&mut self, error: &E, ctx: &RetryContext, delay: Duration);
-}
-
-impl<E> OnRetry<E> for Silent {
-    fn on_retry(&mut self, _: &E, _: &RetryContext, _: Duration) {}
-}
-
-impl<E, F: FnMut(&E, &RetryContext, Duration)> OnRetry<E> for F {
-    fn on_retry(&mut self, error: &E, ctx: &RetryContext, delay: Duration) {
-        self(error, ctx, delay);
-    }
-}
-
-/// A server's requested delay: [`NoHint`] or an `FnMut(&E) -> Option<Duration>`.
-pub trait RetryAfter<E> {
-    /// The delay the error asks for, if any.
-    fn retry_after(&mut self, error: &E) -> Option<Duration>;
-}
-
-impl<E> RetryAfter<E> for NoHint {
-    fn retry_after(&mut self, _: &E) -> Option<Duration> {
-        None
-    }
-}
-
-impl<E, F: FnMut(&E) -> Option<Duration>> RetryAfter<E> for F {
-    fn retry_after(&mut self, error: &E) -> Option<Duration> {
-        self(error)
-    }
-}
 
 /// No circuit breaker (the default of [`Retry::circuit_breaker`]).
 #[derive(Debug, Clone, Copy, Default)]
@@ -218,8 +136,8 @@ impl RetryPolicy {
     ///         let n = calls;
     ///         async move { if n < 3 { Err(io::ErrorKind::ConnectionReset.into()) } else { Ok("ok") } }
     ///     })
-    ///     .when(transient)
-    ///     .notify(|e, ctx, d| {
+    ///     .retry_if(transient)
+    ///     .on_retry(|e, ctx, d| {
     ///         println!("attempt {} failed ({e}); retrying in {d:?}", ctx.attempt());
     ///     })
     ///     .await;
@@ -227,48 +145,47 @@ impl RetryPolicy {
     /// assert_eq!(calls, 3);
     /// # }
     /// ```
-    pub fn retry<Op>(&self, op: Op) -> Retry<'_, Op> {
+    pub fn retry<Op, Fut, T, E>(&self, op: Op) -> Retry<'_, Op, FnHooks<T, E>>
+    where
+        Op: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
         Retry {
             policy: self,
             op,
-            when: EveryError,
-            notify: Silent,
-            hint: NoHint,
+            hooks: FnHooks::new(),
             breaker: NoBreaker,
             budget: None,
             name: "retry",
             timeout: ElapsedInto,
-            timeout_if: NoTimeoutIf,
         }
     }
 }
 
 /// A retrying call being set up; `.await` it to run. Made by [`RetryPolicy::retry`].
+///
+/// Its settings carry the attribute's names: [`retry_if`](Retry::retry_if),
+/// [`retry_if_ok`](Retry::retry_if_ok), [`retry_after`](Retry::retry_after),
+/// [`on_retry`](Retry::on_retry), [`circuit_breaker`](Retry::circuit_breaker),
+/// [`budget`](Retry::budget), [`name`](Retry::name); or one [`Hooks`] value for all the hooks
+/// ([`hooks`](Retry::hooks)).
 #[must_use = "a retry does nothing until awaited"]
 #[derive(Debug, Clone)]
-pub struct Retry<
-    'p,
-    Op,
-    W = EveryError,
-    N = Silent,
-    H = NoHint,
-    B = NoBreaker,
-    C = ElapsedInto,
-    I = NoTimeoutIf,
-> {
+pub struct Retry<'p, Op, K, B = NoBreaker, C = ElapsedInto> {
     policy: &'p RetryPolicy,
     op: Op,
-    when: W,
-    notify: N,
-    hint: H,
+    hooks: K,
     breaker: B,
     budget: Option<&'p RetryBudget>,
     name: &'static str,
     timeout: C,
-    timeout_if: I,
 }
 
-impl<'p, Op, W, N, H, B, C, I> Retry<'p, Op, W, N, H, B, C, I> {
+// Each hook method changes one slot of the hooks' type: the types are long, not complex.
+#[allow(clippy::type_complexity, reason = "one type parameter per hook")]
+impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
+    Retry<'p, Op, FnHooks<T, E, RI, RO, RA, OR, TI>, B, C>
+{
     /// Retries only the errors for which `predicate` is `true` (default: every error). The
     /// predicate's argument type is the operation's error type: no annotation needed.
     ///
@@ -281,181 +198,47 @@ impl<'p, Op, W, N, H, B, C, I> Retry<'p, Op, W, N, H, B, C, I> {
     /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
     /// let out: io::Result<()> = policy
     ///     .retry(|| async { Err(io::Error::from(io::ErrorKind::PermissionDenied)) })
-    ///     .when(|e| e.kind() == io::ErrorKind::ConnectionReset)
+    ///     .retry_if(|e| e.kind() == io::ErrorKind::ConnectionReset)
     ///     .await;
     /// assert_eq!(out.unwrap_err().kind(), io::ErrorKind::PermissionDenied);
     /// # }
     /// ```
-    pub fn when<P, Fut, T, E>(self, predicate: P) -> Retry<'p, Op, P, N, H, B, C, I>
-    where
-        Op: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        P: FnMut(&E) -> bool,
-    {
-        let Retry {
-            policy,
-            op,
-            notify,
-            hint,
-            breaker,
-            budget,
-            name,
-            timeout,
-            timeout_if,
-            ..
-        } = self;
-        Retry {
-            policy,
-            op,
-            when: predicate,
-            notify,
-            hint,
-            breaker,
-            budget,
-            name,
-            timeout,
-            timeout_if,
-        }
+    pub fn retry_if<P: FnMut(&E) -> bool>(
+        self,
+        predicate: P,
+    ) -> Retry<'p, Op, FnHooks<T, E, P, RO, RA, OR, TI>, B, C> {
+        self.map_hooks(|h| h.retry_if(predicate))
     }
 
-    /// Calls `f(error, context, delay)` before each retry's sleep.
-    pub fn notify<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, F, H, B, C, I>
-    where
-        Op: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        F: FnMut(&E, &RetryContext, Duration),
-    {
-        let Retry {
-            policy,
-            op,
-            when,
-            hint,
-            breaker,
-            budget,
-            name,
-            timeout,
-            timeout_if,
-            ..
-        } = self;
-        Retry {
-            policy,
-            op,
-            when,
-            notify: f,
-            hint,
-            breaker,
-            budget,
-            name,
-            timeout,
-            timeout_if,
-        }
-    }
-
-    /// Makes the error of an attempt the policy's `timeout` cut with `f`, for an error type
-    /// without `From<Elapsed>` (or to choose another variant than its `From` impl does).
+    /// Retries the `Ok` values for which `predicate` is `true` (default: none), as the
+    /// attribute's `retry_if_ok`: a job still pending, an empty page. When no retry is left, the
+    /// last `Ok` is returned.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
-    /// use std::time::Duration;
+    /// use std::io;
     /// use retry_runtime::RetryPolicy;
     ///
-    /// let policy = RetryPolicy::builder()
-    ///     .max_attempts(2)
-    ///     .timeout(Duration::from_millis(10))
-    ///     .build()
-    ///     .unwrap();
-    /// let out: Result<u32, String> = policy
-    ///     .retry(|| std::future::pending())
-    ///     .timeout_into(|elapsed| format!("gave up: {elapsed}"))
+    /// let policy = RetryPolicy::builder().max_attempts(5).build().unwrap();
+    /// let mut polls = 0;
+    /// let out: io::Result<&str> = policy
+    ///     .retry(|| {
+    ///         polls += 1;
+    ///         let n = polls;
+    ///         async move { Ok(if n < 3 { "pending" } else { "done" }) }
+    ///     })
+    ///     .retry_if_ok(|status| *status == "pending")
     ///     .await;
-    /// assert!(out.unwrap_err().starts_with("gave up"));
+    /// assert_eq!(out.unwrap(), "done");
+    /// assert_eq!(polls, 3);
     /// # }
     /// ```
-    pub fn timeout_into<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, N, H, B, F, I>
-    where
-        Op: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        F: FnMut(Elapsed) -> E,
-    {
-        let Retry {
-            policy,
-            op,
-            when,
-            notify,
-            hint,
-            breaker,
-            budget,
-            name,
-            timeout_if,
-            ..
-        } = self;
-        Retry {
-            policy,
-            op,
-            when,
-            notify,
-            hint,
-            breaker,
-            budget,
-            name,
-            timeout: f,
-            timeout_if,
-        }
-    }
-
-    /// Runs the attempts without a per-attempt time limit, even if the policy sets `timeout`:
-    /// for an error type that cannot hold a timeout (`reqwest::Error` has its own timeouts).
-    /// `max_elapsed` still bounds the sleeps; with no timeout, an attempt is never cut.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use retry_runtime::RetryPolicy;
-    ///
-    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
-    /// let out: Result<u32, String> = policy
-    ///     .retry(|| async { Err("refused".to_string()) })
-    ///     .without_timeout()
-    ///     .when(|e| e != "refused")
-    ///     .await;
-    /// assert_eq!(out.unwrap_err(), "refused");
-    /// # }
-    /// ```
-    ///
-    /// Without it (or `.timeout_into`), such an error type does not compile, whatever the policy:
-    ///
-    /// ```compile_fail
-    /// # async fn f() {
-    /// let policy = retry_runtime::RetryPolicy::builder().build().unwrap();
-    /// let out: Result<u32, String> = policy.retry(|| async { Err("refused".to_string()) }).await;
-    /// # }
-    /// ```
-    pub fn without_timeout(self) -> Retry<'p, Op, W, N, H, B, NoTimeout, I> {
-        let Retry {
-            policy,
-            op,
-            when,
-            notify,
-            hint,
-            breaker,
-            budget,
-            name,
-            timeout_if,
-            ..
-        } = self;
-        Retry {
-            policy,
-            op,
-            when,
-            notify,
-            hint,
-            breaker,
-            budget,
-            name,
-            timeout: NoTimeout,
-            timeout_if,
-        }
+    pub fn retry_if_ok<P: FnMut(&T) -> bool>(
+        self,
+        predicate: P,
+    ) -> Retry<'p, Op, FnHooks<T, E, RI, P, RA, OR, TI>, B, C> {
+        self.map_hooks(|h| h.retry_if_ok(predicate))
     }
 
     /// Honours the delay an error asks for (a Retry-After header, gRPC pushback) as a floor: the
@@ -483,72 +266,20 @@ impl<'p, Op, W, N, H, B, C, I> Retry<'p, Op, W, N, H, B, C, I> {
     /// assert_eq!(out, Err(Throttled(Duration::from_secs(60))));
     /// # }
     /// ```
-    pub fn retry_after<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, N, F, B, C, I>
-    where
-        Op: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        F: FnMut(&E) -> Option<Duration>,
-    {
-        let Retry {
-            policy,
-            op,
-            when,
-            notify,
-            breaker,
-            budget,
-            name,
-            timeout,
-            timeout_if,
-            ..
-        } = self;
-        Retry {
-            policy,
-            op,
-            when,
-            notify,
-            hint: f,
-            breaker,
-            budget,
-            name,
-            timeout,
-            timeout_if,
-        }
+    pub fn retry_after<F: FnMut(&E) -> Option<Duration>>(
+        self,
+        hint: F,
+    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, F, OR, TI>, B, C> {
+        self.map_hooks(|h| h.retry_after(hint))
     }
 
-    /// Passes every attempt through `breaker`: while it is open, the call ends at once with
-    /// `E::from(BreakerOpen)`, without retrying.
-    pub fn circuit_breaker<E: FromBreakerOpen>(
+    /// Calls `f` before each retry's sleep, with the error, the call's context and the sleep
+    /// (as the attribute's `on_retry`).
+    pub fn on_retry<F: FnMut(&E, &RetryContext, Duration)>(
         self,
-        breaker: &'p CircuitBreaker,
-    ) -> Retry<'p, Op, W, N, H, Breaker<'p, E>, C, I> {
-        let Retry {
-            policy,
-            op,
-            when,
-            notify,
-            hint,
-            budget,
-            name,
-            timeout,
-            timeout_if,
-            ..
-        } = self;
-        let breaker = Breaker {
-            breaker,
-            reject: E::from,
-        };
-        Retry {
-            policy,
-            op,
-            when,
-            notify,
-            hint,
-            breaker,
-            budget,
-            name,
-            timeout,
-            timeout_if,
-        }
+        f: F,
+    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, RA, F, TI>, B, C> {
+        self.map_hooks(|h| h.on_retry(f))
     }
 
     /// Tells which errors report a timeout (an HTTP client's own read timeout), so that a retry
@@ -575,35 +306,147 @@ impl<'p, Op, W, N, H, B, C, I> Retry<'p, Op, W, N, H, B, C, I> {
     /// assert_eq!(budget.available(), 90, "one retry after a timeout: timeout_cost, 10");
     /// # }
     /// ```
-    pub fn timeout_if<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, W, N, H, B, C, F>
+    pub fn timeout_if<F: FnMut(&E) -> bool>(
+        self,
+        predicate: F,
+    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, RA, OR, F>, B, C> {
+        self.map_hooks(|h| h.timeout_if(predicate))
+    }
+}
+
+impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
+    /// All the hooks at once, as one [`Hooks`] value (in place of `retry_if`, `retry_if_ok`,
+    /// `retry_after`, `on_retry` and `timeout_if`): a classification shared by many calls.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::io;
+    /// use retry_runtime::{Hooks, RetryPolicy};
+    ///
+    /// struct ResetsOnly;
+    /// impl<T> Hooks<T, io::Error> for ResetsOnly {
+    ///     fn retry_if(&mut self, e: &io::Error) -> bool {
+    ///         e.kind() == io::ErrorKind::ConnectionReset
+    ///     }
+    /// }
+    ///
+    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    /// let mut calls = 0;
+    /// let out: io::Result<()> = policy
+    ///     .retry(|| { calls += 1; async { Err(io::ErrorKind::PermissionDenied.into()) } })
+    ///     .hooks(ResetsOnly)
+    ///     .await;
+    /// assert!(out.is_err());
+    /// assert_eq!(calls, 1);
+    /// # }
+    /// ```
+    pub fn hooks<H>(self, hooks: H) -> Retry<'p, Op, H, B, C> {
+        self.map_hooks(|_| hooks)
+    }
+
+    fn map_hooks<H>(self, f: impl FnOnce(K) -> H) -> Retry<'p, Op, H, B, C> {
+        Retry {
+            policy: self.policy,
+            op: self.op,
+            hooks: f(self.hooks),
+            breaker: self.breaker,
+            budget: self.budget,
+            name: self.name,
+            timeout: self.timeout,
+        }
+    }
+
+    fn map_timeout<D>(self, timeout: D) -> Retry<'p, Op, K, B, D> {
+        Retry {
+            policy: self.policy,
+            op: self.op,
+            hooks: self.hooks,
+            breaker: self.breaker,
+            budget: self.budget,
+            name: self.name,
+            timeout,
+        }
+    }
+
+    /// Makes the error of an attempt the policy's `timeout` cut with `f`, for an error type
+    /// without `From<Elapsed>` (or to choose another variant than its `From` impl does).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .max_attempts(2)
+    ///     .timeout(Duration::from_millis(10))
+    ///     .build()
+    ///     .unwrap();
+    /// let out: Result<u32, String> = policy
+    ///     .retry(|| std::future::pending())
+    ///     .timeout_into(|elapsed| format!("gave up: {elapsed}"))
+    ///     .await;
+    /// assert!(out.unwrap_err().starts_with("gave up"));
+    /// # }
+    /// ```
+    pub fn timeout_into<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, K, B, F>
     where
         Op: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
-        F: FnMut(&E) -> bool,
+        F: FnMut(Elapsed) -> E,
     {
-        let Retry {
-            policy,
-            op,
-            when,
-            notify,
-            hint,
-            breaker,
-            budget,
-            name,
-            timeout,
-            ..
-        } = self;
+        self.map_timeout(f)
+    }
+
+    /// Runs the attempts without a per-attempt time limit, even if the policy sets `timeout`:
+    /// for an error type that cannot hold a timeout (`reqwest::Error` has its own timeouts).
+    /// `max_elapsed` still bounds the sleeps; with no timeout, an attempt is never cut.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use retry_runtime::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    /// let out: Result<u32, String> = policy
+    ///     .retry(|| async { Err("refused".to_string()) })
+    ///     .without_timeout()
+    ///     .retry_if(|e| e != "refused")
+    ///     .await;
+    /// assert_eq!(out.unwrap_err(), "refused");
+    /// # }
+    /// ```
+    ///
+    /// Without it (or `.timeout_into`), such an error type does not compile, whatever the policy:
+    ///
+    /// ```compile_fail
+    /// # async fn f() {
+    /// let policy = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// let out: Result<u32, String> = policy.retry(|| async { Err("refused".to_string()) }).await;
+    /// # }
+    /// ```
+    pub fn without_timeout(self) -> Retry<'p, Op, K, B, NoTimeout> {
+        self.map_timeout(NoTimeout)
+    }
+
+    /// Passes every attempt through `breaker`: while it is open, the call ends at once with
+    /// `E::from(BreakerOpen)`, without retrying.
+    pub fn circuit_breaker<E: FromBreakerOpen>(
+        self,
+        breaker: &'p CircuitBreaker,
+    ) -> Retry<'p, Op, K, Breaker<'p, E>, C> {
         Retry {
-            policy,
-            op,
-            when,
-            notify,
-            hint,
-            breaker,
-            budget,
-            name,
-            timeout,
-            timeout_if: f,
+            policy: self.policy,
+            op: self.op,
+            hooks: self.hooks,
+            breaker: Breaker {
+                breaker,
+                reject: E::from,
+            },
+            budget: self.budget,
+            name: self.name,
+            timeout: self.timeout,
         }
     }
 
@@ -621,35 +464,27 @@ impl<'p, Op, W, N, H, B, C, I> Retry<'p, Op, W, N, H, B, C, I> {
     }
 }
 
-impl<'p, Op, Fut, T, E, W, N, H, B, C, I> IntoFuture for Retry<'p, Op, W, N, H, B, C, I>
+impl<'p, Op, Fut, T, E, K, B, C> IntoFuture for Retry<'p, Op, K, B, C>
 where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     E: Debug,
-    W: RetryWhen<E>,
-    N: OnRetry<E>,
-    H: RetryAfter<E>,
+    K: Hooks<T, E>,
     B: BreakerSlot<E>,
     C: TimeoutInto<E>,
-    I: TimeoutIf<E>,
 {
     type Output = Result<T, E>;
-    type IntoFuture = RetryFuture<'p, Op, Fut, W, N, H, B, C, I>;
+    type IntoFuture = RetryFuture<'p, Op, Fut, K, B, C>;
 
     fn into_future(self) -> Self::IntoFuture {
         RetryFuture {
-            // The clock starts with the first attempt, not here: the future may wait before it
-            // is first polled.
-            engine: Engine::unstarted(self.policy),
+            engine: Engine::new(self.policy),
             name: self.name,
             op: self.op,
-            when: self.when,
-            notify: self.notify,
-            hint: self.hint,
+            hooks: self.hooks,
             breaker: self.breaker,
             budget: self.budget,
             timeout: self.timeout,
-            timeout_if: self.timeout_if,
             permit: None,
             done: false,
             attempt: None,
@@ -662,17 +497,14 @@ pin_project! {
     /// The future of a [`Retry`]. While an attempt runs, `timer` is its time limit (if any);
     /// between attempts it is the backoff sleep.
     #[must_use = "futures do nothing unless awaited"]
-    pub struct RetryFuture<'p, Op, Fut, W, N, H, B, C = ElapsedInto, I = NoTimeoutIf> {
+    pub struct RetryFuture<'p, Op, Fut, K, B, C = ElapsedInto> {
         engine: Engine<'p>,
         name: &'static str,
         op: Op,
-        when: W,
-        notify: N,
-        hint: H,
+        hooks: K,
         breaker: B,
         budget: Option<&'p RetryBudget>,
         timeout: C,
-        timeout_if: I,
         // The breaker's leave for the attempt running now.
         permit: Option<Permit>,
         // The call has returned: polling again is a bug, never another round of attempts.
@@ -684,48 +516,27 @@ pin_project! {
     }
 }
 
-impl<Op, Fut, T, E, W, N, H, B, C, I> Future for RetryFuture<'_, Op, Fut, W, N, H, B, C, I>
+impl<Op, Fut, T, E, K, B, C> Future for RetryFuture<'_, Op, Fut, K, B, C>
 where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     E: Debug,
-    W: RetryWhen<E>,
-    N: OnRetry<E>,
-    H: RetryAfter<E>,
+    K: Hooks<T, E>,
     B: BreakerSlot<E>,
     C: TimeoutInto<E>,
-    I: TimeoutIf<E>,
 {
     type Output = Result<T, E>;
 
-    #[allow(
-        clippy::too_many_lines,
-        reason = "one state machine, kept in one place"
-    )]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let mut this = self.project();
         assert!(!*this.done, "`RetryFuture` polled after completion");
         loop {
+            // The engine's steps, in order: admit, begin, poll, decide, sleep.
             let outcome = if let Some(fut) = this.attempt.as_mut().as_pin_mut() {
-                let had_budget = tokio::task::coop::has_budget_remaining();
-                let polled = {
-                    let _current = Enter::new(this.engine);
-                    fut.poll(cx)
-                };
-                let outcome = match polled {
-                    Poll::Ready(outcome) => outcome,
-                    Poll::Pending => match this
-                        .timer
-                        .as_mut()
-                        .as_pin_mut()
-                        .map(|t| call::poll_timer(t, had_budget, cx))
-                    {
-                        Some(Poll::Ready(())) => {
-                            this.engine.mark_timed_out();
-                            Err(this.timeout.timed_out(Elapsed::new()))
-                        }
-                        _ => return Poll::Pending,
-                    },
+                let limit = this.timer.as_mut().as_pin_mut();
+                let outcome = match ready!(poll_attempt(this.engine, fut, limit, cx)) {
+                    Some(outcome) => outcome,
+                    None => Err(this.timeout.timed_out(Elapsed::new())),
                 };
                 this.attempt.set(None);
                 outcome
@@ -736,52 +547,27 @@ where
                         ready!(sleep.poll(cx));
                     }
                 }
-                // With a timeout, no attempt starts once no time remains (a deadline inherited
-                // from an enclosing call, spent on entry; or a late wake-up): it ends as timed out
-                // without the operation being called, and the call ends.
-                // The call's clock starts with its first attempt, so that the limit below is
-                // clipped to `max_elapsed`; the limit is worked out once, for both uses.
-                if this.engine.attempt() == 0 && this.engine.policy().max_elapsed().is_some() {
-                    this.engine.start_or(Instant::now);
-                }
-                let limit = if C::APPLIES {
-                    this.engine
-                        .attempt_timeout_within(Instant::now, context::inherited_deadline())
-                } else {
-                    None
-                };
-                if limit == Some(Duration::ZERO) {
-                    this.engine.begin_attempt();
-                    this.engine.mark_not_made();
-                    Err(this.timeout.timed_out(Elapsed::new()))
-                } else {
-                    if let Some(Breaker { breaker, reject }) = this.breaker.get() {
-                        match breaker.try_acquire() {
-                            Ok(permit) => *this.permit = Some(permit),
-                            Err(open) => {
-                                // Rejected: no attempt is made, and the call ends (never retried).
-                                let error = call::rejected(
-                                    this.engine,
-                                    this.name,
-                                    reject(open),
-                                    *this.budget,
-                                );
-                                *this.done = true;
-                                return Poll::Ready(Err(error));
+                match this.breaker.get().map(|b| (b, b.breaker.try_acquire())) {
+                    // Rejected: no attempt is made; `decide` ends the call.
+                    Some((b, Err(open))) => Err((b.reject)(open)),
+                    admitted => {
+                        *this.permit = admitted.and_then(|(_, permit)| permit.ok());
+                        match steps::begin(this.engine, C::APPLIES) {
+                            Start::NotMade => Err(this.timeout.timed_out(Elapsed::new())),
+                            Start::Run(limit) => {
+                                let fut = {
+                                    let _current = Enter::new(this.engine);
+                                    (this.op)()
+                                };
+                                this.attempt.set(Some(fut));
+                                match limit {
+                                    Some(limit) => set_timer(this.timer.as_mut(), limit),
+                                    None => this.timer.set(None),
+                                }
+                                continue;
                             }
                         }
                     }
-                    this.engine.begin_attempt();
-                    let fut = {
-                        let _current = Enter::new(this.engine);
-                        (this.op)()
-                    };
-                    this.attempt.set(Some(fut));
-                    match limit {
-                        Some(limit) => set_timer(this.timer.as_mut(), limit),
-                        None => this.timer.set(None),
-                    }
-                    continue;
                 }
             };
             let mut guards = Guards::NONE;
@@ -791,25 +577,13 @@ where
             if let Some(budget) = *this.budget {
                 guards = guards.budget(budget);
             }
-            let timeout_if = &mut *this.timeout_if;
-            guards = guards.timed_out(outcome.as_ref().is_err_and(|e| timeout_if.is_timeout(e)));
-            let (when, hint, notify) = (&mut *this.when, &mut *this.hint, &mut *this.notify);
-            match decide(
-                this.engine,
-                *this.name,
-                outcome,
-                |e| when.retry(e),
-                |_| false,
-                |e| hint.retry_after(e),
-                |e, ctx, d| notify.on_retry(e, ctx, d),
-                guards,
-            ) {
-                Decision::Return(outcome) => {
+            match steps::decide(this.engine, *this.name, this.hooks, outcome, guards) {
+                Decision::Stop(outcome) => {
                     this.timer.set(None);
                     *this.done = true;
                     return Poll::Ready(outcome);
                 }
-                Decision::Sleep(delay) => set_timer(this.timer.as_mut(), delay),
+                Decision::Retry(delay) => set_timer(this.timer.as_mut(), delay),
             }
         }
     }

@@ -1,5 +1,7 @@
 //! What runs the attempts: the driver of the code `#[retryable]` generates (`call`) and the
-//! closure API (`closure`). Drivers only poll futures and sleep; the engine decides.
+//! closure API (`closure`). Drivers only poll futures (with `timed`, the one timed poll) and
+//! sleep; every rule is the engine's (`engine::steps`).
 
 pub(crate) mod call;
 pub(crate) mod closure;
+pub(crate) mod timed;

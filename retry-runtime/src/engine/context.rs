@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::engine::Engine;
+use crate::engine::key::IdempotencyKey;
+use crate::engine::state::Engine;
 
 thread_local! {
     static CURRENT: Cell<*const Engine<'static>> = const { Cell::new(std::ptr::null()) };
@@ -80,6 +81,7 @@ pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>) -> T) -> Option<T> {
     // inside the poll (or the blocking call) of an attempt that borrows the engine for that
     // whole time; the engine is only read here, through `Cell`s, on this same thread. The
     // lifetime is erased in the pointer and does not escape `f`.
+    #[allow(unsafe_code, reason = "the one pointer the crate reads: see SAFETY")]
     unsafe { ptr.as_ref() }.map(f)
 }
 
@@ -164,50 +166,6 @@ pub fn context() -> Option<RetryContext> {
     with_current(RetryContext::of)
 }
 
-/// A random 128-bit idempotency key. `Display` gives 32 lowercase hex digits.
-///
-/// ```
-/// use retry_runtime::IdempotencyKey;
-///
-/// let key = IdempotencyKey::from_u128(0xfeed);
-/// assert_eq!(key.to_string(), "0000000000000000000000000000feed");
-/// assert_eq!(key.as_u128(), 0xfeed);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct IdempotencyKey([u64; 2]);
-
-impl IdempotencyKey {
-    /// A fresh key from the operating-system-seeded generator.
-    pub(crate) fn random() -> Self {
-        Self::from_u128(crate::schedule::rng::key_bits())
-    }
-
-    /// A key with these bits (for tests and for keys stored elsewhere).
-    pub const fn from_u128(bits: u128) -> Self {
-        #[allow(clippy::cast_possible_truncation, reason = "splitting into halves")]
-        IdempotencyKey([(bits >> 64) as u64, bits as u64])
-    }
-
-    pub(crate) const fn to_halves(self) -> [u64; 2] {
-        self.0
-    }
-
-    pub(crate) const fn from_halves(halves: [u64; 2]) -> Self {
-        IdempotencyKey(halves)
-    }
-
-    /// The key's bits.
-    pub const fn as_u128(self) -> u128 {
-        ((self.0[0] as u128) << 64) | self.0[1] as u128
-    }
-}
-
-impl std::fmt::Display for IdempotencyKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:032x}", self.as_u128())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,11 +174,11 @@ mod tests {
     #[test]
     fn context_is_set_only_inside_the_guard_and_nests() {
         let p = RetryPolicy::default();
-        let mut outer = Engine::new(&p, Instant::now);
-        outer.begin_attempt();
-        let mut inner = Engine::new(&p, Instant::now);
-        inner.begin_attempt();
-        inner.begin_attempt();
+        let mut outer = Engine::new(&p);
+        outer.begin(false, Instant::now, None);
+        let mut inner = Engine::new(&p);
+        inner.begin(false, Instant::now, None);
+        inner.begin(false, Instant::now, None);
         assert!(context().is_none());
         {
             let _g = Enter::new(&outer);
@@ -237,21 +195,12 @@ mod tests {
     #[test]
     fn the_guard_restores_on_panic() {
         let p = RetryPolicy::default();
-        let e = Engine::new(&p, Instant::now);
+        let e = Engine::new(&p);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _g = Enter::new(&e);
             panic!("boom");
         }));
         assert!(r.is_err());
         assert!(context().is_none());
-    }
-
-    #[test]
-    fn keys_are_hex_and_distinct() {
-        let a = IdempotencyKey::random();
-        let b = IdempotencyKey::random();
-        assert_ne!(a, b);
-        assert_eq!(a.to_string().len(), 32);
-        assert_eq!(IdempotencyKey::from_u128(a.as_u128()), a);
     }
 }

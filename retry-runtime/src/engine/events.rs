@@ -28,7 +28,7 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
-use crate::engine::GiveUpReason;
+use crate::engine::state::GiveUpReason;
 
 /// What the retry and give-up events say about the error; set with
 /// [`RetryPolicyBuilder::log_error`](crate::RetryPolicyBuilder::log_error), or in a config file
@@ -126,9 +126,41 @@ impl<'a> Logged<'a> {
     }
 }
 
+/// The name a call's events carry: a `&'static str`, or a function that gives it, called only
+/// when an event names the call (so that a name worked out at run time costs nothing on the
+/// success path unless the `metrics` feature counts it).
+///
+/// ```
+/// use retry_runtime::__private::CallName;
+///
+/// fn label(name: impl CallName) -> &'static str {
+///     name.name()
+/// }
+/// assert_eq!(label("fetch"), "fetch");
+/// assert_eq!(label(|| "fetch"), "fetch");
+/// ```
+pub trait CallName: Copy {
+    /// The name.
+    fn name(self) -> &'static str;
+}
+
+impl CallName for &'static str {
+    #[inline]
+    fn name(self) -> &'static str {
+        self
+    }
+}
+
+impl<F: Fn() -> &'static str + Copy> CallName for F {
+    #[inline]
+    fn name(self) -> &'static str {
+        self()
+    }
+}
+
 /// One attempt ended (whatever its outcome).
 #[inline]
-pub(crate) fn attempt_made(name: impl crate::drivers::call::CallName) {
+pub(crate) fn attempt_made(name: impl CallName) {
     #[cfg(feature = "metrics")]
     metrics::counter!("reattempt_attempts_total", "name" => name.name()).increment(1);
     #[cfg(not(feature = "metrics"))]
@@ -137,11 +169,7 @@ pub(crate) fn attempt_made(name: impl crate::drivers::call::CallName) {
 
 /// The call is over: it returns an `Ok` (`succeeded`) or an `Err`, after `attempts` attempts.
 #[inline]
-pub(crate) fn call_finished(
-    name: impl crate::drivers::call::CallName,
-    attempts: u32,
-    succeeded: bool,
-) {
+pub(crate) fn call_finished(name: impl CallName, attempts: u32, succeeded: bool) {
     #[cfg(feature = "metrics")]
     {
         let outcome = match (succeeded, attempts > 1) {

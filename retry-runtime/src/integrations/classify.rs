@@ -4,7 +4,7 @@ use crate::error::Elapsed;
 
 /// Errors that know whether they are transient: likely to succeed if tried again.
 ///
-/// Use it with `retry_if = reattempt::transient`, or with the closure API's `.when(transient)`.
+/// Use it with `retry_if = reattempt::transient`, or with the closure API's `.retry_if(transient)`.
 ///
 /// ```
 /// use retry_runtime::{Transient, transient};
@@ -116,7 +116,7 @@ impl<T: Transient + ?Sized> Transient for Box<T> {
     }
 }
 
-/// The predicate form of [`Transient`], for `retry_if = reattempt::transient` and `.when(transient)`.
+/// The predicate form of [`Transient`], for `retry_if = reattempt::transient` and `.retry_if(transient)`.
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};

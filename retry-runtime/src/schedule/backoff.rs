@@ -68,8 +68,41 @@ impl std::fmt::Display for Backoff {
     }
 }
 
+/// The text was not a backoff kind: `"fixed"`, `"linear"` or `"exponential"`.
+///
+/// ```
+/// use retry_runtime::Backoff;
+///
+/// let err = "quadratic".parse::<Backoff>().unwrap_err();
+/// assert_eq!(err.input(), "quadratic");
+/// assert!(err.to_string().contains("expected \"fixed\""));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseBackoffError {
+    input: String,
+}
+
+impl ParseBackoffError {
+    /// The text that was not a backoff kind.
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+}
+
+impl std::fmt::Display for ParseBackoffError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "unknown backoff `{}`: expected \"fixed\", \"linear\" or \"exponential\"",
+            self.input
+        )
+    }
+}
+
+impl std::error::Error for ParseBackoffError {}
+
 impl std::str::FromStr for Backoff {
-    type Err = String;
+    type Err = ParseBackoffError;
 
     /// Parses `"fixed"`, `"linear"` or `"exponential"`.
     ///
@@ -78,14 +111,14 @@ impl std::str::FromStr for Backoff {
     /// assert_eq!("linear".parse::<Backoff>(), Ok(Backoff::Linear));
     /// assert!("quadratic".parse::<Backoff>().is_err());
     /// ```
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, ParseBackoffError> {
         match s {
             "fixed" => Ok(Backoff::Fixed),
             "linear" => Ok(Backoff::Linear),
             "exponential" => Ok(Backoff::Exponential),
-            other => Err(format!(
-                "unknown backoff `{other}`: expected \"fixed\", \"linear\" or \"exponential\""
-            )),
+            other => Err(ParseBackoffError {
+                input: other.to_owned(),
+            }),
         }
     }
 }

@@ -109,15 +109,31 @@ impl std::fmt::Display for Jitter {
 
 /// The text was not a jitter kind: `"none"`, `"full"`, `"equal"`, `"decorrelated"` or a factor
 /// in (0, 1].
+///
+/// ```
+/// use retry_runtime::Jitter;
+///
+/// let err = "1.5".parse::<Jitter>().unwrap_err();
+/// assert_eq!(err.input(), "1.5");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseJitterError(pub String);
+pub struct ParseJitterError {
+    input: String,
+}
+
+impl ParseJitterError {
+    /// The text that was not a jitter kind.
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+}
 
 impl std::fmt::Display for ParseJitterError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
             "unknown jitter `{}`: expected \"none\", \"full\", \"equal\", \"decorrelated\" or a factor in (0, 1]",
-            self.0
+            self.input
         )
     }
 }
@@ -135,7 +151,9 @@ impl std::str::FromStr for Jitter {
             "decorrelated" => Ok(Jitter::Decorrelated),
             other => match other.parse::<f64>() {
                 Ok(f) if Jitter::factor_is_valid(f) => Ok(Jitter::Proportional(f)),
-                _ => Err(ParseJitterError(other.to_owned())),
+                _ => Err(ParseJitterError {
+                    input: other.to_owned(),
+                }),
             },
         }
     }

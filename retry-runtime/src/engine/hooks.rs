@@ -1,0 +1,368 @@
+//! The user's say in a call: which outcomes to retry, how long a server asks to wait, what to do
+//! before a retry, which errors are timeouts. One value, [`Hooks`], that every driver hands to
+//! the engine: the code `#[retryable]` generates, the closure API, and any driver to come.
+//!
+//! The names are the attribute's keys: `retry_if`, `retry_if_ok`, `retry_after`, `on_retry`.
+
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use crate::engine::context::RetryContext;
+
+/// How a call treats its outcomes. Every method has the default of an attribute without the
+/// matching key, so an implementation overrides only what it changes.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::Hooks;
+///
+/// /// Retries 503s only, and waits as long as the server asks.
+/// struct Http;
+///
+/// impl Hooks<String, (u16, Option<Duration>)> for Http {
+///     fn retry_if(&mut self, error: &(u16, Option<Duration>)) -> bool {
+///         error.0 == 503
+///     }
+///     fn retry_after(&mut self, error: &(u16, Option<Duration>)) -> Option<Duration> {
+///         error.1
+///     }
+/// }
+///
+/// let mut hooks = Http;
+/// assert!(hooks.retry_if(&(503, None)));
+/// assert!(!hooks.retry_if(&(400, None)));
+/// assert!(!hooks.retry_if_ok(&"fine".to_owned())); // the default: no `Ok` is retried
+/// ```
+pub trait Hooks<T, E> {
+    /// Whether to retry this error (`retry_if`, `retry_on`, `no_retry_on`). Default: every error.
+    fn retry_if(&mut self, error: &E) -> bool {
+        let _ = error;
+        true
+    }
+
+    /// Whether to retry this `Ok` value (`retry_if_ok`); when no retry is left, the last one is
+    /// returned. Default: none.
+    fn retry_if_ok(&mut self, value: &T) -> bool {
+        let _ = value;
+        false
+    }
+
+    /// How long the server asked to wait before the next attempt (`retry_after`, a
+    /// `Retry-After` header): a floor under the schedule's delay. Default: no hint.
+    fn retry_after(&mut self, error: &E) -> Option<Duration> {
+        let _ = error;
+        None
+    }
+
+    /// Called before each retry's sleep with the error, the call's context and the sleep
+    /// (`on_retry`). Default: nothing.
+    fn on_retry(&mut self, error: &E, context: &RetryContext, delay: Duration) {
+        let _ = (error, context, delay);
+    }
+
+    /// Whether the error says it was a timeout (an HTTP client's own read timeout): a retry
+    /// after it costs the budget's `timeout_cost`, and the breaker counts it as a failure even
+    /// when it is not retried, as an attempt our own `timeout` cut. Default: no error says so.
+    fn is_timeout(&mut self, error: &E) -> bool {
+        let _ = error;
+        false
+    }
+}
+
+/// A hook left to its default (see [`Hooks`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unset;
+
+/// Hooks made of closures, one per hook, each [`Unset`] until given: what the closure API and the
+/// code `#[retryable]` generate.
+///
+/// The outcome's types are fixed first ([`FnHooks::of`]), so that a closure's parameter types
+/// are inferred from them. The builder's methods carry the hooks' names, so the hooks themselves
+/// are called through the trait (`Hooks::retry_if(&mut hooks, &error)`).
+///
+/// ```
+/// use retry_runtime::{FnHooks, Hooks};
+///
+/// let outcome: Result<u32, &str> = Err("busy");
+/// let mut hooks = FnHooks::of(&outcome).retry_if(|e| *e == "busy").retry_if_ok(|n| *n == 0);
+/// assert!(Hooks::retry_if(&mut hooks, &"busy"));
+/// assert!(!Hooks::retry_if(&mut hooks, &"bad request"));
+/// assert!(Hooks::retry_if_ok(&mut hooks, &0));
+/// assert_eq!(Hooks::retry_after(&mut hooks, &"busy"), None);
+/// ```
+pub struct FnHooks<
+    T,
+    E,
+    RetryIf = Unset,
+    RetryIfOk = Unset,
+    RetryAfter = Unset,
+    OnRetry = Unset,
+    TimeoutIf = Unset,
+> {
+    retry_if: RetryIf,
+    retry_if_ok: RetryIfOk,
+    retry_after: RetryAfter,
+    on_retry: OnRetry,
+    timeout_if: TimeoutIf,
+    // `fn` types: the hooks are `Send`, `Sync` and `Clone` as their closures are, whatever `T`
+    // and `E` are.
+    outcome: PhantomData<fn(&T, &E)>,
+}
+
+impl<T, E, A: Clone, B: Clone, C: Clone, D: Clone, F: Clone> Clone
+    for FnHooks<T, E, A, B, C, D, F>
+{
+    fn clone(&self) -> Self {
+        FnHooks {
+            retry_if: self.retry_if.clone(),
+            retry_if_ok: self.retry_if_ok.clone(),
+            retry_after: self.retry_after.clone(),
+            on_retry: self.on_retry.clone(),
+            timeout_if: self.timeout_if.clone(),
+            outcome: PhantomData,
+        }
+    }
+}
+
+impl<T, E, A, B, C, D, F> std::fmt::Debug for FnHooks<T, E, A, B, C, D, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnHooks").finish_non_exhaustive()
+    }
+}
+
+impl<T, E> FnHooks<T, E> {
+    /// Every hook at its default.
+    #[inline]
+    pub fn new() -> Self {
+        FnHooks {
+            retry_if: Unset,
+            retry_if_ok: Unset,
+            retry_after: Unset,
+            on_retry: Unset,
+            timeout_if: Unset,
+            outcome: PhantomData,
+        }
+    }
+
+    /// Every hook at its default, for outcomes of `outcome`'s type (which it only names).
+    #[inline]
+    pub fn of(outcome: &Result<T, E>) -> Self {
+        let _ = outcome;
+        Self::new()
+    }
+}
+
+impl<T, E> Default for FnHooks<T, E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
+    /// Retries only the errors `predicate` accepts.
+    #[inline]
+    pub fn retry_if<P: FnMut(&E) -> bool>(self, predicate: P) -> FnHooks<T, E, P, B, C, D, F> {
+        FnHooks {
+            retry_if: predicate,
+            retry_if_ok: self.retry_if_ok,
+            retry_after: self.retry_after,
+            on_retry: self.on_retry,
+            timeout_if: self.timeout_if,
+            outcome: PhantomData,
+        }
+    }
+
+    /// Retries the `Ok` values `predicate` accepts.
+    #[inline]
+    pub fn retry_if_ok<P: FnMut(&T) -> bool>(self, predicate: P) -> FnHooks<T, E, A, P, C, D, F> {
+        FnHooks {
+            retry_if: self.retry_if,
+            retry_if_ok: predicate,
+            retry_after: self.retry_after,
+            on_retry: self.on_retry,
+            timeout_if: self.timeout_if,
+            outcome: PhantomData,
+        }
+    }
+
+    /// Reads a server's requested delay from an error.
+    #[inline]
+    pub fn retry_after<H: FnMut(&E) -> Option<Duration>>(
+        self,
+        hint: H,
+    ) -> FnHooks<T, E, A, B, H, D, F> {
+        FnHooks {
+            retry_if: self.retry_if,
+            retry_if_ok: self.retry_if_ok,
+            retry_after: hint,
+            on_retry: self.on_retry,
+            timeout_if: self.timeout_if,
+            outcome: PhantomData,
+        }
+    }
+
+    /// Calls `f` before each retry's sleep.
+    #[inline]
+    pub fn on_retry<N: FnMut(&E, &RetryContext, Duration)>(
+        self,
+        f: N,
+    ) -> FnHooks<T, E, A, B, C, N, F> {
+        FnHooks {
+            retry_if: self.retry_if,
+            retry_if_ok: self.retry_if_ok,
+            retry_after: self.retry_after,
+            on_retry: f,
+            timeout_if: self.timeout_if,
+            outcome: PhantomData,
+        }
+    }
+
+    /// Tells which errors say they were a timeout.
+    #[inline]
+    pub fn timeout_if<I: FnMut(&E) -> bool>(self, predicate: I) -> FnHooks<T, E, A, B, C, D, I> {
+        FnHooks {
+            retry_if: self.retry_if,
+            retry_if_ok: self.retry_if_ok,
+            retry_after: self.retry_after,
+            on_retry: self.on_retry,
+            timeout_if: predicate,
+            outcome: PhantomData,
+        }
+    }
+}
+
+impl<T, E, A, B, C, D, F> Hooks<T, E> for FnHooks<T, E, A, B, C, D, F>
+where
+    A: ErrorHook<E, bool>,
+    B: OkHook<T>,
+    C: ErrorHook<E, Option<Duration>>,
+    D: OnRetryHook<E>,
+    F: ErrorHook<E, bool>,
+{
+    #[inline]
+    fn retry_if(&mut self, error: &E) -> bool {
+        self.retry_if.call(error).unwrap_or(true)
+    }
+
+    #[inline]
+    fn retry_if_ok(&mut self, value: &T) -> bool {
+        self.retry_if_ok.call(value).unwrap_or(false)
+    }
+
+    #[inline]
+    fn retry_after(&mut self, error: &E) -> Option<Duration> {
+        self.retry_after.call(error).flatten()
+    }
+
+    #[inline]
+    fn on_retry(&mut self, error: &E, context: &RetryContext, delay: Duration) {
+        self.on_retry.call(error, context, delay);
+    }
+
+    #[inline]
+    fn is_timeout(&mut self, error: &E) -> bool {
+        self.timeout_if.call(error).unwrap_or(false)
+    }
+}
+
+/// A slot of [`FnHooks`] given the error: [`Unset`] (no answer, so the default applies) or a
+/// closure.
+pub trait ErrorHook<E, R> {
+    /// The closure's answer, or `None` when unset.
+    fn call(&mut self, error: &E) -> Option<R>;
+}
+
+impl<E, R> ErrorHook<E, R> for Unset {
+    #[inline]
+    fn call(&mut self, _: &E) -> Option<R> {
+        None
+    }
+}
+
+impl<E, R, P: FnMut(&E) -> R> ErrorHook<E, R> for P {
+    #[inline]
+    fn call(&mut self, error: &E) -> Option<R> {
+        Some(self(error))
+    }
+}
+
+/// The `retry_if_ok` slot of [`FnHooks`]: [`Unset`] or a closure.
+pub trait OkHook<T> {
+    /// The closure's answer, or `None` when unset.
+    fn call(&mut self, value: &T) -> Option<bool>;
+}
+
+impl<T> OkHook<T> for Unset {
+    #[inline]
+    fn call(&mut self, _: &T) -> Option<bool> {
+        None
+    }
+}
+
+impl<T, P: FnMut(&T) -> bool> OkHook<T> for P {
+    #[inline]
+    fn call(&mut self, value: &T) -> Option<bool> {
+        Some(self(value))
+    }
+}
+
+/// The `on_retry` slot of [`FnHooks`]: [`Unset`] or a closure.
+pub trait OnRetryHook<E> {
+    /// Calls the closure, if any.
+    fn call(&mut self, error: &E, context: &RetryContext, delay: Duration);
+}
+
+impl<E> OnRetryHook<E> for Unset {
+    #[inline]
+    fn call(&mut self, _: &E, _: &RetryContext, _: Duration) {}
+}
+
+impl<E, N: FnMut(&E, &RetryContext, Duration)> OnRetryHook<E> for N {
+    #[inline]
+    fn call(&mut self, error: &E, context: &RetryContext, delay: Duration) {
+        self(error, context, delay);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unset_hooks_have_the_attributes_defaults() {
+        let mut hooks = FnHooks::<u8, &str>::new();
+        assert!(Hooks::retry_if(&mut hooks, &"any"));
+        assert!(!Hooks::retry_if_ok(&mut hooks, &0));
+        assert_eq!(Hooks::retry_after(&mut hooks, &"any"), None);
+        assert!(!Hooks::is_timeout(&mut hooks, &"any"));
+    }
+
+    #[test]
+    fn given_hooks_are_called() {
+        let outcome: Result<u8, u16> = Ok(1);
+        let mut seen = vec![];
+        let mut hooks = FnHooks::of(&outcome)
+            .retry_if(|e| *e >= 500)
+            .retry_if_ok(|v| *v == 0)
+            .retry_after(|e| (*e == 429).then_some(Duration::from_secs(1)))
+            .on_retry(|e, _, d| seen.push((*e, d)))
+            .timeout_if(|e| *e == 504);
+        assert!(Hooks::retry_if(&mut hooks, &503) && !Hooks::retry_if(&mut hooks, &400));
+        assert!(Hooks::retry_if_ok(&mut hooks, &0) && !Hooks::retry_if_ok(&mut hooks, &1));
+        assert_eq!(
+            Hooks::retry_after(&mut hooks, &429),
+            Some(Duration::from_secs(1))
+        );
+        assert_eq!(Hooks::retry_after(&mut hooks, &503), None);
+        assert!(Hooks::is_timeout(&mut hooks, &504) && !Hooks::is_timeout(&mut hooks, &503));
+        let policy = crate::RetryPolicy::builder().build().unwrap();
+        let engine = crate::engine::state::Engine::new(&policy);
+        Hooks::on_retry(
+            &mut hooks,
+            &503,
+            &RetryContext::of(&engine),
+            Duration::from_millis(5),
+        );
+        assert_eq!(seen, [(503, Duration::from_millis(5))]);
+    }
+}

@@ -1,0 +1,729 @@
+//! The state of one call and the pure rules over it: when an attempt may start and with how
+//! much time, and, given how an attempt ended, whether to stop or to sleep and retry.
+//!
+//! Plain state and plain functions, with the clock passed in, so that every rule is unit-tested
+//! without a runtime. [`steps`](crate::engine::steps) applies them for the drivers.
+
+use std::cell::Cell;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::engine::instant_slot::InstantSlot;
+use crate::engine::key::IdempotencyKey;
+use crate::guards::budget::RetryBudget;
+use crate::schedule::delays::Schedule;
+use crate::schedule::policy::RetryPolicy;
+
+/// What follows an attempt: stop with an outcome, or sleep and retry. The engine's rules stop
+/// with a [`GiveUpReason`]; a call stops with its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision<R> {
+    /// Sleep this long, then make the next attempt.
+    Retry(Duration),
+    /// Stop: hand this to the caller (or to `#[recover]`).
+    Stop(R),
+}
+
+/// How the next attempt starts, per [`Engine::begin`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// Make the attempt, cut after this long if `Some` (the policy's `timeout`, clipped to what
+    /// remains before the deadline).
+    Run(Option<Duration>),
+    /// No time remains before the deadline: the attempt is not made, and the call ends
+    /// ([`GiveUpReason::DeadlineReached`]).
+    NotMade,
+}
+
+/// Why a call stopped retrying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GiveUpReason {
+    /// The outcome is not one the call retries.
+    NotRetryable,
+    /// The retry budget could not pay for another retry.
+    BudgetExhausted,
+    /// The circuit breaker is open: the attempt was not made.
+    BreakerOpen,
+    /// `max_attempts` attempts were made.
+    Exhausted,
+    /// The next sleep would end at or past the `max_elapsed` deadline (the call's own, or one it
+    /// inherited from an enclosing call), or no time remained to start the next attempt.
+    DeadlineReached,
+    /// The server asked to be left alone longer than the call may wait: its hint (`Retry-After`)
+    /// is beyond `max_delay`, or the wait it asks for would end at or past the `max_elapsed`
+    /// deadline. Coming back earlier than allowed would only be refused again.
+    RetryAfterTooLong,
+}
+
+impl std::fmt::Display for GiveUpReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GiveUpReason::NotRetryable => "not retryable",
+            GiveUpReason::Exhausted => "attempts exhausted",
+            GiveUpReason::DeadlineReached => "max_elapsed reached",
+            GiveUpReason::BudgetExhausted => "retry budget exhausted",
+            GiveUpReason::BreakerOpen => "circuit breaker open",
+            GiveUpReason::RetryAfterTooLong => {
+                "server's Retry-After beyond max_delay or max_elapsed"
+            }
+        })
+    }
+}
+
+/// The attempt counter's low bits; above them two flags about the attempt that just ended, and
+/// in the top two bits what the budget was paid for the last retry (packed, so that the call's
+/// future does not grow; per call, so that no other call can see them).
+const ATTEMPT_BITS: u32 = 28;
+const _: () = assert!(RetryPolicy::MAX_ATTEMPTS == (1 << ATTEMPT_BITS) - 1);
+const ATTEMPT_MASK: u32 = (1 << ATTEMPT_BITS) - 1;
+/// The attempt that just ended was cut by the policy's `timeout`.
+const TIMED_OUT: u32 = 1 << ATTEMPT_BITS;
+/// The attempt that just ended was not made: no time remained.
+const NOT_MADE: u32 = 1 << (ATTEMPT_BITS + 1);
+const PAID_SHIFT: u32 = ATTEMPT_BITS + 2;
+/// The last retry was paid `retry_cost`.
+const PAID_RETRY: u32 = 1;
+/// The last retry was paid `timeout_cost`.
+const PAID_TIMEOUT: u32 = 2;
+
+/// The state of one logical call: which attempt it is on, when it started, its idempotency key
+/// and where it is in its schedule.
+///
+/// The fields that [`context()`](crate::context()) reads live in `Cell`s, since it reads them
+/// through a shared pointer while the call's attempt is being polled.
+///
+/// ```
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+/// use retry_runtime::{GiveUpReason, Jitter, RetryPolicy};
+/// use retry_runtime::__private::{Decision, Engine, Start};
+///
+/// let policy = RetryPolicy::builder().max_attempts(2).jitter(Jitter::None).build().unwrap();
+/// let mut engine = Engine::new(&policy);
+/// let now = Instant::now();
+/// assert_eq!(engine.begin(false, || now, None), Start::Run(None));
+/// assert_eq!(engine.after_failure(true, None, now), Decision::Retry(Duration::from_millis(100)));
+/// assert_eq!(engine.begin(false, || now, None), Start::Run(None));
+/// assert_eq!(engine.after_failure(true, None, now), Decision::Stop(GiveUpReason::Exhausted));
+/// ```
+#[derive(Debug)]
+pub struct Engine<'p> {
+    policy: &'p RetryPolicy,
+    /// The attempt number (saturating at 2^28 - 1), two flags, and in the top two bits what the budget was
+    /// paid for the last retry (0: nothing).
+    attempt: Cell<u32>,
+    start: InstantSlot,
+    /// The key's bits, 0 until drawn (a drawn 0 is redrawn).
+    key: Cell<[u64; 2]>,
+    schedule: Schedule,
+}
+
+impl<'p> Engine<'p> {
+    /// A call that has made no attempt yet. Reads no clock: the call's clock starts with its
+    /// first attempt when the policy has `max_elapsed` (which needs the start time), otherwise
+    /// at the first failure or the first [`context()`](crate::context()), so that a call that
+    /// succeeds reads no clock. (A future may be created well before it is first polled: its
+    /// clock does not run meanwhile.)
+    #[inline]
+    pub fn new(policy: &'p RetryPolicy) -> Self {
+        Engine {
+            policy,
+            attempt: Cell::new(0),
+            start: InstantSlot::empty(),
+            key: Cell::new([0; 2]),
+            schedule: Schedule::default(),
+        }
+    }
+
+    /// The policy this call follows.
+    #[inline]
+    pub fn policy(&self) -> &'p RetryPolicy {
+        self.policy
+    }
+
+    /// Starts the next attempt, as the rules say: the call's clock starts with its first attempt
+    /// when the policy has `max_elapsed`; a `timed` attempt gets the policy's `timeout`, clipped
+    /// to what remains before the earlier of the call's deadline and `inherited_deadline` (the
+    /// deadline of the calls this one is nested in); and when no time remains at all, the attempt
+    /// is not made ([`Start::NotMade`]), so that the body is never polled past the deadline.
+    /// An attempt that is not timed (no `timeout`) always runs: `max_elapsed` then bounds only
+    /// the sleeps. `now` is read at most once, and only when a deadline needs it.
+    pub fn begin(
+        &mut self,
+        timed: bool,
+        now: impl FnOnce() -> Instant,
+        inherited_deadline: Option<Instant>,
+    ) -> Start {
+        let (mut clock, mut read) = (Some(now), None);
+        let mut now =
+            || *read.get_or_insert_with(|| clock.take().map_or_else(Instant::now, |f| f()));
+        if self.attempt() == 0 && self.policy.max_elapsed.is_some() {
+            self.start_or(&mut now);
+        }
+        self.begin_attempt();
+        let limit = if timed {
+            self.attempt_timeout_within(now, inherited_deadline)
+        } else {
+            None
+        };
+        if limit == Some(Duration::ZERO) {
+            self.attempt.set(self.attempt.get() | NOT_MADE);
+            Start::NotMade
+        } else {
+            Start::Run(limit)
+        }
+    }
+
+    /// Marks the start of the next attempt and gives its number (1-based).
+    #[inline]
+    fn begin_attempt(&mut self) -> u32 {
+        let raw = self.attempt.get();
+        let n = (raw & ATTEMPT_MASK) + u32::from(raw & ATTEMPT_MASK < ATTEMPT_MASK);
+        // A new attempt: the flags of the last one are gone, what the budget paid stays.
+        self.attempt
+            .set(raw & !(ATTEMPT_MASK | TIMED_OUT | NOT_MADE) | n);
+        n
+    }
+
+    /// The current attempt's number (1-based); 0 before the first.
+    #[inline]
+    pub fn attempt(&self) -> u32 {
+        self.attempt.get() & ATTEMPT_MASK
+    }
+
+    #[inline]
+    fn paid(&self) -> u32 {
+        self.attempt.get() >> PAID_SHIFT
+    }
+
+    #[inline]
+    fn set_paid(&self, paid: u32) {
+        let keep = self.attempt.get() & !(0b11 << PAID_SHIFT);
+        self.attempt.set(keep | paid << PAID_SHIFT);
+    }
+
+    /// Notes that the attempt that just ended timed out: the policy's `timeout` cut it, or its
+    /// error says it was a timeout. A retry after it costs the budget's `timeout_cost`, and the
+    /// breaker counts it as a failure.
+    #[inline]
+    pub fn mark_timed_out(&self) {
+        self.attempt.set(self.attempt.get() | TIMED_OUT);
+    }
+
+    /// Whether the attempt that just ended timed out (until the next one begins).
+    #[inline]
+    pub fn timed_out(&self) -> bool {
+        self.attempt.get() & TIMED_OUT != 0
+    }
+
+    /// Whether the attempt that just ended was not made: no time remained ([`Start::NotMade`]).
+    #[inline]
+    pub fn not_made(&self) -> bool {
+        self.attempt.get() & NOT_MADE != 0
+    }
+
+    /// Settles a call that succeeded with its budget, as the AWS SDKs' retry quota does: a call
+    /// that retried gets its last retry's cost back; a first-try success deposits
+    /// `success_deposit` (see [`after_failure_within`](Self::after_failure_within)).
+    #[inline]
+    pub fn succeeded(&self, budget: &RetryBudget) {
+        match self.paid() {
+            0 => budget.deposit(),
+            paid => budget.refund(paid == PAID_TIMEOUT),
+        }
+        self.set_paid(0);
+    }
+
+    /// Gives back what the budget was paid for the retry about to be made, when its attempt is
+    /// not made after all (the circuit breaker rejected it): an attempt never made costs nothing.
+    pub fn unmade(&self, budget: &RetryBudget) {
+        if let paid @ 1.. = self.paid() {
+            budget.refund(paid == PAID_TIMEOUT);
+        }
+        self.set_paid(0);
+    }
+
+    /// When the call's clock started, starting it at `now` if it has not yet.
+    pub fn start_or(&self, now: impl FnOnce() -> Instant) -> Instant {
+        if let Some(start) = self.start.get() {
+            start
+        } else {
+            let start = now();
+            self.start.set(start);
+            start
+        }
+    }
+
+    /// The call's idempotency key, drawn on first use and then the same for every attempt.
+    pub fn idempotency_key(&self) -> IdempotencyKey {
+        let mut bits = self.key.get();
+        while bits == [0; 2] {
+            bits = IdempotencyKey::random().to_halves();
+            self.key.set(bits);
+        }
+        IdempotencyKey::from_halves(bits)
+    }
+
+    /// The instant by which the whole call must be over, if the policy sets `max_elapsed`.
+    /// A deadline too far to represent counts as none.
+    pub fn deadline(&self) -> Option<Instant> {
+        let limit = self.policy.max_elapsed?;
+        self.start.get()?.checked_add(limit)
+    }
+
+    /// The time limit for the attempt about to start: `timeout`, clipped to what remains before
+    /// the deadline. `None` when the policy has no `timeout` (then `max_elapsed` limits only the
+    /// sleeps: an attempt is never cut short without a `timeout`). `now` is read only when both
+    /// are set.
+    pub fn attempt_timeout(&self, now: impl FnOnce() -> Instant) -> Option<Duration> {
+        self.attempt_timeout_within(now, None)
+    }
+
+    /// As [`attempt_timeout`](Self::attempt_timeout), under an inherited deadline too.
+    pub fn attempt_timeout_within(
+        &self,
+        now: impl FnOnce() -> Instant,
+        inherited_deadline: Option<Instant>,
+    ) -> Option<Duration> {
+        let timeout = self.policy.timeout?;
+        Some(match earliest(self.deadline(), inherited_deadline) {
+            Some(deadline) => timeout.min(deadline.saturating_duration_since(now())),
+            None => timeout,
+        })
+    }
+
+    /// Decides what follows a failed attempt (an error, or an `Ok` value the caller retries),
+    /// with neither an inherited deadline nor a budget; see
+    /// [`after_failure_within`](Self::after_failure_within).
+    pub fn after_failure(
+        &mut self,
+        retryable: bool,
+        hint: Option<Duration>,
+        now: Instant,
+    ) -> Decision<GiveUpReason> {
+        self.after_failure_within(retryable, hint, now, None, None)
+    }
+
+    /// Decides what follows a failed attempt (an error, or an `Ok` value the caller retries).
+    ///
+    /// `retryable` says whether the outcome is one to retry; `hint` is a server's requested delay
+    /// (Retry-After), a floor under the computed (jittered) delay: the sleep is the larger of the
+    /// two, so a zero or past hint never sends every client back at once. The call never comes
+    /// back before the server allows: a hint beyond `max_delay`, or one whose wait would end at
+    /// or past the deadline, ends the call ([`GiveUpReason::RetryAfterTooLong`]). A retry is also
+    /// refused when attempts are exhausted or when the sleep would end at or past the deadline
+    /// (the call's own, or `inherited_deadline`, an enclosing call's). A retry that is otherwise
+    /// allowed must be paid from `budget` (its `timeout_cost` after an attempt that
+    /// [timed out](Self::timed_out)); nothing is withdrawn when the call gives up for another
+    /// reason.
+    ///
+    /// ```
+    /// use tokio::time::Instant;
+    /// use retry_runtime::{GiveUpReason, RetryBudget, RetryPolicy};
+    /// use retry_runtime::__private::{Decision, Engine};
+    ///
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let budget = RetryBudget::builder().max_tokens(100).build().unwrap();
+    /// let mut engine = Engine::new(&policy);
+    /// let now = Instant::now();
+    /// engine.begin(false, || now, None);
+    /// let decision = engine.after_failure_within(true, None, now, None, Some(&budget));
+    /// assert!(matches!(decision, Decision::Retry(_)));
+    /// assert_eq!(budget.available(), 95);
+    /// engine.begin(false, || now, None);
+    /// engine.succeeded(&budget); // the retry worked: its 5 tokens come back
+    /// assert_eq!(budget.available(), 100);
+    /// ```
+    pub fn after_failure_within(
+        &mut self,
+        retryable: bool,
+        hint: Option<Duration>,
+        now: Instant,
+        inherited_deadline: Option<Instant>,
+        budget: Option<&RetryBudget>,
+    ) -> Decision<GiveUpReason> {
+        self.start_or(|| now);
+        if !retryable {
+            return Decision::Stop(GiveUpReason::NotRetryable);
+        }
+        if self.attempt() >= self.policy.max_attempts {
+            return Decision::Stop(GiveUpReason::Exhausted);
+        }
+        let computed = self.schedule.next(self.attempt(), self.policy);
+        let delay = match hint {
+            None => computed,
+            Some(h) if h > self.policy.max_delay => {
+                return Decision::Stop(GiveUpReason::RetryAfterTooLong);
+            }
+            Some(h) => h.max(computed),
+        };
+        if let Some(deadline) = earliest(self.deadline(), inherited_deadline) {
+            let wakes = now.checked_add(delay);
+            if wakes.is_none_or(|w| w >= deadline) {
+                // The hint is to blame when it is what sets the wait.
+                let reason = if hint.is_some_and(|h| h >= computed) {
+                    GiveUpReason::RetryAfterTooLong
+                } else {
+                    GiveUpReason::DeadlineReached
+                };
+                return Decision::Stop(reason);
+            }
+        }
+        if let Some(budget) = budget {
+            let timed_out = self.timed_out();
+            if !budget.try_withdraw(timed_out) {
+                return Decision::Stop(GiveUpReason::BudgetExhausted);
+            }
+            self.set_paid(if timed_out { PAID_TIMEOUT } else { PAID_RETRY });
+        }
+        Decision::Retry(delay)
+    }
+}
+
+/// The earlier of two optional deadlines.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Jitter;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn policy(b: crate::RetryPolicyBuilder) -> RetryPolicy {
+        b.jitter(Jitter::None).build().unwrap()
+    }
+
+    impl<'p> Engine<'p> {
+        /// An engine whose clock, if the policy needs one, started at `now`.
+        fn started(policy: &'p RetryPolicy, now: impl FnOnce() -> Instant) -> Self {
+            let engine = Engine::new(policy);
+            if policy.max_elapsed.is_some() {
+                engine.start_or(now);
+            }
+            engine
+        }
+    }
+
+    #[test]
+    fn retries_until_attempts_are_exhausted() {
+        let p = policy(RetryPolicy::builder().max_attempts(3));
+        let now = Instant::now();
+        let mut e = Engine::started(&p, || unreachable!("no max_elapsed: no clock read"));
+        let mut verdicts = vec![];
+        for _ in 0..3 {
+            e.begin_attempt();
+            verdicts.push(e.after_failure(true, None, now));
+        }
+        assert_eq!(
+            verdicts,
+            [
+                Decision::Retry(100 * MS),
+                Decision::Retry(200 * MS),
+                Decision::Stop(GiveUpReason::Exhausted)
+            ]
+        );
+        assert_eq!(e.attempt(), 3);
+    }
+
+    #[test]
+    fn a_non_retryable_outcome_stops_at_once() {
+        let p = policy(RetryPolicy::builder());
+        let mut e = Engine::started(&p, Instant::now);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(false, Some(MS), Instant::now()),
+            Decision::Stop(GiveUpReason::NotRetryable)
+        );
+    }
+
+    #[test]
+    fn a_hint_is_a_floor_under_the_computed_delay() {
+        let p = policy(RetryPolicy::builder().max_attempts(5).max_delay(1000 * MS));
+        let mut e = Engine::started(&p, Instant::now);
+        let now = Instant::now();
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, Some(700 * MS), now),
+            Decision::Retry(700 * MS)
+        );
+        e.begin_attempt();
+        // Zero, or a date in the past: at least the schedule's delay (retry 2: 200 ms).
+        assert_eq!(
+            e.after_failure(true, Some(Duration::ZERO), now),
+            Decision::Retry(200 * MS)
+        );
+        e.begin_attempt();
+        // The schedule went on counting under the hints: this is retry 3's delay.
+        assert_eq!(e.after_failure(true, None, now), Decision::Retry(400 * MS));
+        e.begin_attempt();
+        // Exactly max_delay is allowed.
+        assert_eq!(
+            e.after_failure(true, Some(1000 * MS), now),
+            Decision::Retry(1000 * MS)
+        );
+    }
+
+    #[test]
+    fn a_hint_beyond_max_delay_ends_the_call() {
+        let p = policy(RetryPolicy::builder().max_attempts(5).max_delay(1000 * MS));
+        let mut e = Engine::started(&p, Instant::now);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(
+                true,
+                Some(1000 * MS + Duration::from_nanos(1)),
+                Instant::now()
+            ),
+            Decision::Stop(GiveUpReason::RetryAfterTooLong)
+        );
+        let mut e = Engine::started(&p, Instant::now);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, Some(Duration::MAX), Instant::now()),
+            Decision::Stop(GiveUpReason::RetryAfterTooLong)
+        );
+    }
+
+    #[test]
+    fn a_hint_beyond_the_deadline_ends_the_call_and_says_so() {
+        let p = policy(
+            RetryPolicy::builder()
+                .max_attempts(5)
+                .max_delay(5000 * MS)
+                .max_elapsed(1000 * MS),
+        );
+        let t0 = Instant::now();
+        let mut e = Engine::started(&p, || t0);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, Some(999 * MS), t0),
+            Decision::Retry(999 * MS),
+            "ends one millisecond before the deadline"
+        );
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, Some(1000 * MS), t0),
+            Decision::Stop(GiveUpReason::RetryAfterTooLong),
+            "ends exactly at the deadline"
+        );
+        // Without a hint, the same sleep past the deadline is the deadline's doing.
+        let mut e = Engine::started(&p, || t0);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, None, t0 + 950 * MS),
+            Decision::Stop(GiveUpReason::DeadlineReached)
+        );
+    }
+
+    #[test]
+    fn no_sleep_starts_that_would_end_past_the_deadline() {
+        let p = policy(
+            RetryPolicy::builder()
+                .max_attempts(10)
+                .max_elapsed(1000 * MS),
+        );
+        let t0 = Instant::now();
+        let mut e = Engine::started(&p, || t0);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, None, t0 + 100 * MS),
+            Decision::Retry(100 * MS)
+        );
+        e.begin_attempt();
+        // 800 ms + 200 ms ends exactly at the deadline: refused.
+        assert_eq!(
+            e.after_failure(true, None, t0 + 800 * MS),
+            Decision::Stop(GiveUpReason::DeadlineReached)
+        );
+    }
+
+    #[test]
+    fn a_sleep_may_end_one_nanosecond_before_the_deadline() {
+        let p = policy(
+            RetryPolicy::builder()
+                .max_attempts(10)
+                .timeout(500 * MS)
+                .max_elapsed(1000 * MS),
+        );
+        let ns = Duration::from_nanos(1);
+        let t0 = Instant::now();
+        let mut e = Engine::started(&p, || t0);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, None, t0 + 900 * MS - ns),
+            Decision::Retry(100 * MS)
+        );
+        // It wakes one nanosecond before the deadline: that is all the next attempt gets.
+        assert_eq!(e.attempt_timeout(|| t0 + 1000 * MS - ns), Some(ns));
+        assert_eq!(e.attempt_timeout(|| t0 + 1000 * MS), Some(Duration::ZERO));
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, None, t0 + 800 * MS),
+            Decision::Stop(GiveUpReason::DeadlineReached),
+            "800 + 200 ms ends exactly at the deadline"
+        );
+    }
+
+    #[test]
+    fn the_timeout_is_clipped_to_what_remains() {
+        let p = policy(
+            RetryPolicy::builder()
+                .timeout(300 * MS)
+                .max_elapsed(1000 * MS),
+        );
+        let t0 = Instant::now();
+        let e = Engine::started(&p, || t0);
+        assert_eq!(e.attempt_timeout(|| t0), Some(300 * MS));
+        assert_eq!(e.attempt_timeout(|| t0 + 850 * MS), Some(150 * MS));
+        assert_eq!(e.attempt_timeout(|| t0 + 2000 * MS), Some(Duration::ZERO));
+        let untimed = policy(RetryPolicy::builder().max_elapsed(1000 * MS));
+        assert_eq!(
+            Engine::started(&untimed, || t0).attempt_timeout(|| t0),
+            None
+        );
+    }
+
+    #[test]
+    fn the_clock_starts_at_the_first_failure_without_max_elapsed() {
+        let p = policy(RetryPolicy::builder());
+        let t0 = Instant::now();
+        let mut e = Engine::started(&p, || unreachable!());
+        assert_eq!(e.deadline(), None);
+        e.begin_attempt();
+        let _ = e.after_failure(true, None, t0 + 5 * MS);
+        assert_eq!(e.start_or(|| unreachable!()), t0 + 5 * MS);
+    }
+
+    #[test]
+    fn huge_limits_do_not_overflow() {
+        let p = policy(
+            RetryPolicy::builder()
+                .max_attempts(RetryPolicy::MAX_ATTEMPTS)
+                .max_delay(Duration::MAX)
+                .max_elapsed(Duration::MAX)
+                .multiplier(1e6),
+        );
+        let t0 = Instant::now();
+        let mut e = Engine::started(&p, || t0);
+        for _ in 0..100 {
+            e.begin_attempt();
+            assert!(matches!(
+                e.after_failure(true, None, t0),
+                Decision::Retry(_)
+            ));
+        }
+    }
+
+    #[test]
+    fn an_inherited_deadline_bounds_sleeps_and_timeouts() {
+        let p = policy(RetryPolicy::builder().max_attempts(10).timeout(500 * MS));
+        let t0 = Instant::now();
+        let mut e = Engine::started(&p, || t0);
+        let inherited = Some(t0 + 250 * MS);
+        assert_eq!(e.attempt_timeout_within(|| t0, inherited), Some(250 * MS));
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure_within(true, None, t0 + 100 * MS, inherited, None),
+            Decision::Retry(100 * MS)
+        );
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure_within(true, None, t0 + 100 * MS, inherited, None),
+            Decision::Stop(GiveUpReason::DeadlineReached),
+            "100 + 200 ms ends past the inherited 250 ms"
+        );
+    }
+
+    #[test]
+    fn a_retry_is_paid_from_the_budget_only_when_it_happens() {
+        let p = policy(RetryPolicy::builder().max_attempts(3));
+        let budget = RetryBudget::builder()
+            .max_tokens(10)
+            .retry_cost(5)
+            .timeout_cost(10)
+            .build()
+            .unwrap();
+        let now = Instant::now();
+        let mut e = Engine::started(&p, || now);
+        e.begin_attempt();
+        assert!(matches!(
+            e.after_failure_within(false, None, now, None, Some(&budget)),
+            Decision::Stop(_)
+        ));
+        assert_eq!(budget.available(), 10, "no retry, no withdrawal");
+        assert_eq!(
+            e.after_failure_within(true, None, now, None, Some(&budget)),
+            Decision::Retry(100 * MS)
+        );
+        assert_eq!(budget.available(), 5);
+        e.begin_attempt();
+        e.mark_timed_out();
+        assert_eq!(
+            e.after_failure_within(true, None, now, None, Some(&budget)),
+            Decision::Stop(GiveUpReason::BudgetExhausted)
+        );
+        assert_eq!(budget.available(), 5, "a refusal takes nothing");
+    }
+
+    #[test]
+    fn begin_starts_the_clock_clips_the_timeout_and_refuses_a_spent_deadline() {
+        let p = policy(
+            RetryPolicy::builder()
+                .max_elapsed(300 * MS)
+                .timeout(200 * MS),
+        );
+        let t0 = Instant::now();
+        let mut e = Engine::new(&p);
+        assert_eq!(e.deadline(), None, "no clock before the first attempt");
+        assert_eq!(e.begin(true, || t0, None), Start::Run(Some(200 * MS)));
+        assert_eq!(e.deadline(), Some(t0 + 300 * MS));
+        e.mark_timed_out();
+        assert!(e.timed_out());
+        assert_eq!(
+            e.begin(true, || t0 + 250 * MS, None),
+            Start::Run(Some(50 * MS))
+        );
+        assert!(!e.timed_out(), "the flags are the last attempt's");
+        assert_eq!(
+            e.begin(true, || t0 + 100 * MS, Some(t0 + 100 * MS)),
+            Start::NotMade,
+            "an inherited deadline already reached"
+        );
+        assert!(e.not_made());
+        assert_eq!(e.attempt(), 3);
+        assert_eq!(
+            e.begin(false, || unreachable!("untimed: no clock"), None),
+            Start::Run(None),
+            "an untimed attempt always runs"
+        );
+        assert!(!e.not_made());
+    }
+
+    #[test]
+    fn without_max_elapsed_begin_reads_no_clock() {
+        let p = policy(RetryPolicy::builder().timeout(200 * MS));
+        let mut e = Engine::new(&p);
+        assert_eq!(
+            e.begin(true, || unreachable!(), None),
+            Start::Run(Some(200 * MS))
+        );
+        assert_eq!(e.begin(false, || unreachable!(), None), Start::Run(None));
+    }
+
+    #[test]
+    fn the_key_is_drawn_once() {
+        let p = policy(RetryPolicy::builder());
+        let e = Engine::started(&p, Instant::now);
+        let k = e.idempotency_key();
+        assert_eq!(e.idempotency_key(), k);
+        assert_ne!(Engine::started(&p, Instant::now).idempotency_key(), k);
+    }
+}

@@ -1,0 +1,189 @@
+//! The engine's rules applied for a driver. A driver's loop is always the same four steps, and
+//! each is one call here:
+//!
+//! 1. ask the breaker for a permit ([`CircuitBreaker::try_acquire`]); a rejection is not an
+//!    attempt, and goes straight to [`decide`] as the attempt's error;
+//! 2. [`begin`] the attempt: it gets its time limit, or is not made (no time left);
+//! 3. poll the attempt in the call's context, raced against its time limit (the driver's only
+//!    job, with `drivers::timed`), and hand its outcome to [`decide`];
+//! 4. sleep as long as [`decide`] says, or stop with what it returns.
+//!
+//! [`CircuitBreaker::try_acquire`]: crate::CircuitBreaker::try_acquire
+
+use std::fmt::Debug;
+
+use tokio::time::Instant;
+
+use crate::engine::context::{self, RetryContext};
+use crate::engine::events::{self, CallName, Logged};
+use crate::engine::hooks::Hooks;
+use crate::engine::state::{Decision, Engine, GiveUpReason, Start};
+use crate::guards::Guards;
+use crate::guards::budget::RetryBudget;
+
+/// Starts the next attempt now, under the deadline of the calls this one is nested in (see
+/// [`Engine::begin`]). `timed`: whether the driver can cut the attempt (an `async` attempt whose
+/// error can hold a timeout).
+#[inline]
+pub fn begin(engine: &mut Engine<'_>, timed: bool) -> Start {
+    engine.begin(timed, Instant::now, context::inherited_deadline())
+}
+
+/// What follows an attempt's outcome, per the engine's rules.
+///
+/// - `Ok(v)`: returned, unless `hooks.retry_if_ok(&v)` asks for a retry; when no retry is left,
+///   the last `Ok` is returned.
+/// - `Err(e)`: retried if `hooks.retry_if(&e)`, after the schedule's delay or, if longer,
+///   `hooks.retry_after(&e)` (a server's requested delay); `hooks.on_retry` is called before the
+///   sleep. Otherwise returned.
+/// - An attempt that was not made ([`Start::NotMade`]): returned at once, reason
+///   `DeadlineReached`; the breaker hears nothing and the budget refunds its retry.
+/// - An attempt the breaker in `guards` rejected (its permit is `None`): returned at once, never
+///   retried; it is not an attempt made, and the budget refunds the retry that led to it.
+/// - A breaker in `guards` hears whether the attempt failed (an outcome to retry, or one that
+///   timed out: our `timeout` cut it, or `hooks.is_timeout` says so) or not. A budget in `guards`
+///   pays for each retry and is paid back by a success. The deadline of an enclosing retrying
+///   call bounds the sleeps.
+///
+/// On success with the default `retry_if_ok`, this reads no clock and draws no random number.
+///
+/// ```
+/// use retry_runtime::{FnHooks, GiveUpReason, RetryPolicy};
+/// use retry_runtime::__private::{Decision, Engine, Guards, decide};
+///
+/// let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+/// let mut engine = Engine::new(&policy);
+/// let outcome: Result<u8, &str> = Err("bad request");
+/// let mut hooks = FnHooks::of(&outcome).retry_if(|e| *e == "busy");
+/// retry_runtime::__private::begin(&mut engine, false);
+/// assert_eq!(decide(&mut engine, "demo", &mut hooks, outcome, Guards::NONE), Decision::Stop(Err("bad request")));
+/// ```
+#[inline]
+pub fn decide<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: impl CallName,
+    hooks: &mut impl Hooks<T, E>,
+    outcome: Result<T, E>,
+    guards: Guards<'_>,
+) -> Decision<Result<T, E>> {
+    // The success path, kept small so that it inlines into the caller's loop.
+    match outcome {
+        Ok(value) if !hooks.retry_if_ok(&value) => {
+            events::attempt_made(name);
+            guards.record(true);
+            if let Some(budget) = guards.budget_ref() {
+                engine.succeeded(budget);
+            }
+            events::call_finished(name, engine.attempt(), true);
+            Decision::Stop(Ok(value))
+        }
+        Ok(value) => {
+            events::attempt_made(name);
+            after_ok_to_retry(engine, name.name(), value, guards)
+        }
+        Err(error) => after_error(engine, name.name(), hooks, error, guards),
+    }
+}
+
+/// A call the circuit breaker rejected: it ends at once with `error` (never retried), the give-up
+/// is reported, and what the budget was paid for this never-made attempt is refunded. The
+/// breaker is asked before the attempt begins, so the attempt that was not made is the one after
+/// `engine.attempt()`.
+fn rejected<E: Debug>(
+    engine: &Engine<'_>,
+    name: &'static str,
+    error: E,
+    budget: Option<&RetryBudget>,
+) -> E {
+    if let Some(budget) = budget {
+        engine.unmade(budget);
+    }
+    let logged = Logged::new(&error, engine.policy().log_error);
+    events::rejected(name, engine.attempt(), logged);
+    error
+}
+
+/// An `Ok` value that `retry_if_ok` asked to retry.
+#[cold]
+#[inline(never)]
+fn after_ok_to_retry<T, E>(
+    engine: &mut Engine<'_>,
+    name: &'static str,
+    value: T,
+    guards: Guards<'_>,
+) -> Decision<Result<T, E>> {
+    guards.record(false);
+    let inherited = context::inherited_deadline();
+    match engine.after_failure_within(true, None, Instant::now(), inherited, guards.budget_ref()) {
+        Decision::Retry(delay) => {
+            events::retrying_ok(name, engine.attempt(), delay);
+            Decision::Retry(delay)
+        }
+        Decision::Stop(reason) => {
+            events::giving_up(name, engine.attempt(), reason, None);
+            Decision::Stop(Ok(value))
+        }
+    }
+}
+
+/// An error: retried per the hooks and the engine, or returned.
+#[cold]
+#[inline(never)]
+fn after_error<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: &'static str,
+    hooks: &mut impl Hooks<T, E>,
+    error: E,
+    guards: Guards<'_>,
+) -> Decision<Result<T, E>> {
+    if engine.not_made() {
+        // No time remained to make the attempt: the call is over. The dependency was not asked,
+        // so the breaker hears nothing (a half-open probe slot goes back to other callers), and
+        // the budget gets back what it paid for this retry: an attempt never made costs nothing.
+        guards.release();
+        if let Some(budget) = guards.budget_ref() {
+            engine.unmade(budget);
+        }
+        // Reported like a rejection: by the attempts that were made.
+        let made = engine.attempt().saturating_sub(1);
+        let logged = Logged::new(&error, engine.policy().log_error);
+        events::giving_up(name, made, GiveUpReason::DeadlineReached, Some(logged));
+        return Decision::Stop(Err(error));
+    }
+    if guards.rejected() {
+        return Decision::Stop(Err(rejected(engine, name, error, guards.budget_ref())));
+    }
+    events::attempt_made(name);
+    if hooks.is_timeout(&error) {
+        engine.mark_timed_out();
+    }
+    let retryable = hooks.retry_if(&error);
+    // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
+    // dependency that hangs must open the breaker.
+    guards.record(!retryable && !engine.timed_out());
+    let hint = if retryable {
+        hooks.retry_after(&error)
+    } else {
+        None
+    };
+    let inherited = context::inherited_deadline();
+    match engine.after_failure_within(
+        retryable,
+        hint,
+        Instant::now(),
+        inherited,
+        guards.budget_ref(),
+    ) {
+        Decision::Retry(delay) => {
+            hooks.on_retry(&error, &RetryContext::of(engine), delay);
+            let logged = Logged::new(&error, engine.policy().log_error);
+            events::retrying(name, engine.attempt(), delay, logged);
+            Decision::Retry(delay)
+        }
+        Decision::Stop(reason) => {
+            let logged = Logged::new(&error, engine.policy().log_error);
+            events::giving_up(name, engine.attempt(), reason, Some(logged));
+            Decision::Stop(Err(error))
+        }
+    }
+}
