@@ -13,6 +13,8 @@ use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Lit, LitStr, Pat, Path, Token};
 
+use crate::util::combine;
+
 /// The checked arguments.
 pub(crate) struct RetryArgs {
     pub(crate) schedule: Schedule,
@@ -933,14 +935,6 @@ impl RetryArgs {
             policy: raw.policy,
         })
     }
-}
-
-/// Joins errors into one, keeping each one's span; `None` when there are none.
-pub(crate) fn combine(errors: impl IntoIterator<Item = syn::Error>) -> Option<syn::Error> {
-    errors.into_iter().reduce(|mut a, e| {
-        a.combine(e);
-        a
-    })
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Path, Type};
 
-use crate::args::{RetryArgs, combine};
+use crate::args::RetryArgs;
 use crate::item::{self, Param, Receiver, RetryFn};
+use crate::util::{combine, with_errors};
 
 /// `#[retryable(args)] item`, as tokens. Never panics: any problem becomes a `compile_error!`
 /// emitted beside the unchanged function, so that its callers still compile.
@@ -27,12 +28,6 @@ pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
             )
         }
     }
-}
-
-/// The unchanged item, then the errors.
-pub(crate) fn with_errors(mut item: TokenStream, e: &syn::Error) -> TokenStream {
-    item.extend(e.to_compile_error());
-    item
 }
 
 /// The rewritten function.

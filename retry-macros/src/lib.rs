@@ -14,6 +14,7 @@ mod known_keys;
 mod patterns;
 mod recover;
 mod rename;
+mod util;
 
 use proc_macro::TokenStream;
 
