@@ -1,6 +1,7 @@
-//! The arguments of `#[retryable(...)]`: parsed with darling (the two pattern lists by hand, since
-//! patterns are not expressions), then checked. The schedule's rules are the runtime's own
-//! (`RetryPolicyBuilder::build`), run here at expansion time; each error is spanned at its token.
+//! The arguments of `#[retryable(...)]`, parsed: with darling (the two pattern lists by hand, since
+//! patterns are not expressions), each item's shape checked first so that a mistake gets its
+//! fix; each error is spanned at its token. `valid` then checks the values against each other
+//! and against the function.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -13,7 +14,9 @@ use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Lit, LitStr, Pat, Path, Token};
 
-/// The checked arguments.
+use crate::util::combine;
+
+/// The arguments, as read (`valid` checks them against each other and against the function).
 pub(crate) struct RetryArgs {
     pub(crate) schedule: Schedule,
     pub(crate) retry_on: Option<Vec<Pat>>,
@@ -39,52 +42,8 @@ pub(crate) struct Schedule {
 }
 
 impl Schedule {
-    /// Drops a key found invalid, so the remaining keys can still be checked.
-    fn forget(&mut self, field: &str) {
-        let s = &mut self.settings;
-        match field {
-            "max_attempts" => s.max_attempts = None,
-            "delay" => s.delay = None,
-            "multiplier" => s.multiplier = None,
-            "max_delay" => s.max_delay = None,
-            "jitter" => s.jitter = None,
-            "timeout" => s.timeout = None,
-            "max_elapsed" => s.max_elapsed = None,
-            "log_error" => s.log_error = None,
-            _ => s.backoff = None,
-        }
-    }
-
-    /// Runs the runtime's rules, reporting every broken one at its key's value.
-    fn check(&mut self, errors: &mut Vec<syn::Error>) {
-        // Each pass drops the key at fault; there are only nine keys.
-        for _ in 0..9 {
-            let Err(e) = self.settings.builder().build() else {
-                return;
-            };
-            let span = self
-                .spans
-                .get(e.field())
-                .copied()
-                .unwrap_or_else(Span::call_site);
-            errors.push(syn::Error::new(span, fix_hint(&e)));
-            self.forget(e.field());
-        }
-    }
-
     pub(crate) fn span_of(&self, key: &str) -> Span {
         self.spans.get(key).copied().unwrap_or_else(Span::call_site)
-    }
-}
-
-/// The runtime's message, plus how to fix it where that is not obvious.
-fn fix_hint(e: &retry_runtime::PolicyError) -> String {
-    use retry_runtime::PolicyError as P;
-    match e {
-        P::ZeroAttempts => format!("{e}; use `max_attempts = 1` for no retries"),
-        P::ZeroDuration { .. } => format!("{e}; write a positive duration such as \"100ms\""),
-        P::DelayAboveMaxDelay { .. } => format!("{e}; lower `delay` or raise `max_delay`"),
-        _ => e.to_string(),
     }
 }
 
@@ -781,24 +740,6 @@ fn word_for_string(key: &str, value: &Expr) -> Option<String> {
     }
 }
 
-/// `policy = …` sets the whole schedule at run time: no schedule key may stand beside it.
-fn exclude_schedule_keys(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
-    let mut keys: Vec<_> = schedule.spans.iter().collect();
-    keys.sort_by_key(|(key, _)| **key);
-    for (key, span) in keys {
-        let message = if *key == "log_error" {
-            "`log_error` cannot be combined with `policy`, which also says what its events log of an error; \
-             set it in the policy instead (`RetryPolicy::builder().log_error(LogError::Debug)`, or `log_error = \"debug\"` in a config file)"
-                .to_owned()
-        } else {
-            format!(
-                "`{key}` cannot be combined with `policy`, which sets the whole schedule; set it in the policy instead"
-            )
-        };
-        errors.push(syn::Error::new(*span, message));
-    }
-}
-
 /// The values of `log_error`, for messages.
 const LOG_ERROR_VALUES: &str = "one of \"none\" (nothing), \"type\" (the error type's name; the default) or \"debug\" (its `Debug` text, secrets included)";
 
@@ -837,109 +778,107 @@ fn log_error_fix(text: &str, e: &retry_runtime::ParseLogError) -> String {
     }
 }
 
-impl RetryArgs {
-    /// Parses and checks the attribute's arguments, reporting every error found.
-    pub(crate) fn parse(args: TokenStream) -> Result<Self, syn::Error> {
-        let mut split = split(args)?;
-        let mut errors = Vec::new();
-        let items = std::mem::take(&mut split.rest);
-        let items = check_items(items, &mut errors);
-        let raw = match RawArgs::from_list(&items) {
-            Ok(raw) => raw,
-            Err(e) => {
-                errors.push(e.into());
-                return Err(combine(errors).unwrap_or_else(|| unreachable!("one error at least")));
-            }
-        };
-        if let Some(e) = combine(std::mem::take(&mut errors)) {
-            return Err(e);
-        }
-        let mut s = Schedule::default();
-        if let Some(AttemptsArg(n, span)) = raw.max_attempts {
-            s.spans.insert("max_attempts", span);
-            s.settings.max_attempts = Some(n);
-        }
-        let spans = &mut s.spans;
-        let settings = &mut s.settings;
-        settings.delay = parse_duration(raw.delay, "delay", spans, &mut errors);
-        settings.max_delay = parse_duration(raw.max_delay, "max_delay", spans, &mut errors);
-        settings.timeout = parse_duration(raw.timeout, "timeout", spans, &mut errors);
-        settings.max_elapsed = parse_duration(raw.max_elapsed, "max_elapsed", spans, &mut errors);
-        if let Some(lit) = &raw.backoff {
-            s.spans.insert("backoff", lit.span());
-            match lit.value().parse::<Backoff>() {
-                Ok(b) => s.settings.backoff = Some(b),
-                Err(msg) => errors.push(syn::Error::new(lit.span(), msg)),
-            }
-        }
-        if let Some(NumberArg(m, span)) = raw.multiplier {
-            s.spans.insert("multiplier", span);
-            s.settings.multiplier = Some(m);
-        }
-        if let Some(JitterArg(text, span)) = &raw.jitter {
-            s.spans.insert("jitter", *span);
-            // A number is a proportional factor, whose range the runtime's rules check.
-            match text
-                .parse::<f64>()
-                .map_or_else(|_| text.parse::<Jitter>(), |f| Ok(Jitter::Proportional(f)))
-            {
-                Ok(j) => s.settings.jitter = Some(j),
-                Err(e) => errors.push(syn::Error::new(*span, e.to_string())),
-            }
-        }
-        if let Some(lit) = &raw.log_error {
-            s.spans.insert("log_error", lit.span());
-            match lit.value().parse::<LogError>() {
-                Ok(log) => s.settings.log_error = Some(log),
-                Err(e) => errors.push(syn::Error::new(lit.span(), log_error_fix(&lit.value(), &e))),
-            }
-        }
-        if raw.policy.is_some() {
-            exclude_schedule_keys(&s, &mut errors);
-        } else {
-            s.check(&mut errors);
-        }
-
-        let krate = raw.krate.as_ref().map_or_else(
-            || syn::parse_quote!(::reattempt),
-            |lit| {
-                lit.parse::<Path>().unwrap_or_else(|_| {
-                    errors.push(syn::Error::new(
-                        lit.span(),
-                        "`crate` must be a path to the reattempt facade, such as \"::reattempt\"",
-                    ));
-                    syn::parse_quote!(::reattempt)
-                })
-            },
-        );
-
-        if let Some(e) = combine(errors) {
-            return Err(e);
-        }
-
-        Ok(RetryArgs {
-            schedule: s,
-            retry_on: split.retry_on,
-            no_retry_on: split.no_retry_on,
-            retry_if: raw.retry_if,
-            retry_if_ok: raw.retry_if_ok,
-            retry_after: raw.retry_after,
-            on_retry: raw.on_retry,
-            recover: raw.recover.map(|r| r.0),
-            name: raw.name.map(|n| n.0),
-            krate,
-            circuit_breaker: raw.circuit_breaker,
-            budget: raw.budget,
-            policy: raw.policy,
-        })
-    }
+/// The arguments as read, and the errors of the values that could not be read: each such key is
+/// left unset, so that `valid` still checks the others (and reports them all together).
+pub(crate) struct Parsed {
+    pub(crate) args: RetryArgs,
+    /// The values that could not be read (a duration, a name), in the order the keys are read.
+    pub(crate) unread: Vec<syn::Error>,
+    /// `crate`'s value, when it is not a path (read last: reported after the keys' checks).
+    pub(crate) unread_crate: Option<syn::Error>,
 }
 
-/// Joins errors into one, keeping each one's span; `None` when there are none.
-pub(crate) fn combine(errors: impl IntoIterator<Item = syn::Error>) -> Option<syn::Error> {
-    errors.into_iter().reduce(|mut a, e| {
-        a.combine(e);
-        a
+/// Parses the attribute's arguments. A mistake in an item's shape (an unknown key, a value of
+/// the wrong kind) fails the parse, with every such mistake reported; a value that cannot be read
+/// is reported in [`Parsed`], beside the others.
+pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
+    let mut split = split(args)?;
+    let mut errors = Vec::new();
+    let items = std::mem::take(&mut split.rest);
+    let items = check_items(items, &mut errors);
+    let raw = match RawArgs::from_list(&items) {
+        Ok(raw) => raw,
+        Err(e) => {
+            errors.push(e.into());
+            return Err(combine(errors).unwrap_or_else(|| unreachable!("one error at least")));
+        }
+    };
+    if let Some(e) = combine(std::mem::take(&mut errors)) {
+        return Err(e);
+    }
+    let mut s = Schedule::default();
+    if let Some(AttemptsArg(n, span)) = raw.max_attempts {
+        s.spans.insert("max_attempts", span);
+        s.settings.max_attempts = Some(n);
+    }
+    let spans = &mut s.spans;
+    let settings = &mut s.settings;
+    settings.delay = parse_duration(raw.delay, "delay", spans, &mut errors);
+    settings.max_delay = parse_duration(raw.max_delay, "max_delay", spans, &mut errors);
+    settings.timeout = parse_duration(raw.timeout, "timeout", spans, &mut errors);
+    settings.max_elapsed = parse_duration(raw.max_elapsed, "max_elapsed", spans, &mut errors);
+    if let Some(lit) = &raw.backoff {
+        s.spans.insert("backoff", lit.span());
+        match lit.value().parse::<Backoff>() {
+            Ok(b) => s.settings.backoff = Some(b),
+            Err(msg) => errors.push(syn::Error::new(lit.span(), msg)),
+        }
+    }
+    if let Some(NumberArg(m, span)) = raw.multiplier {
+        s.spans.insert("multiplier", span);
+        s.settings.multiplier = Some(m);
+    }
+    if let Some(JitterArg(text, span)) = &raw.jitter {
+        s.spans.insert("jitter", *span);
+        // A number is a proportional factor, whose range the runtime's rules check.
+        match text
+            .parse::<f64>()
+            .map_or_else(|_| text.parse::<Jitter>(), |f| Ok(Jitter::Proportional(f)))
+        {
+            Ok(j) => s.settings.jitter = Some(j),
+            Err(e) => errors.push(syn::Error::new(*span, e.to_string())),
+        }
+    }
+    if let Some(lit) = &raw.log_error {
+        s.spans.insert("log_error", lit.span());
+        match lit.value().parse::<LogError>() {
+            Ok(log) => s.settings.log_error = Some(log),
+            Err(e) => errors.push(syn::Error::new(lit.span(), log_error_fix(&lit.value(), &e))),
+        }
+    }
+    let mut unread_crate = None;
+    let krate = raw.krate.as_ref().map_or_else(
+        || syn::parse_quote!(::reattempt),
+        |lit| {
+            lit.parse::<Path>().unwrap_or_else(|_| {
+                unread_crate = Some(syn::Error::new(
+                    lit.span(),
+                    "`crate` must be a path to the reattempt facade, such as \"::reattempt\"",
+                ));
+                syn::parse_quote!(::reattempt)
+            })
+        },
+    );
+
+    let args = RetryArgs {
+        schedule: s,
+        retry_on: split.retry_on,
+        no_retry_on: split.no_retry_on,
+        retry_if: raw.retry_if,
+        retry_if_ok: raw.retry_if_ok,
+        retry_after: raw.retry_after,
+        on_retry: raw.on_retry,
+        recover: raw.recover.map(|r| r.0),
+        name: raw.name.map(|n| n.0),
+        krate,
+        circuit_breaker: raw.circuit_breaker,
+        budget: raw.budget,
+        policy: raw.policy,
+    };
+    Ok(Parsed {
+        args,
+        unread: errors,
+        unread_crate,
     })
 }
 
@@ -948,16 +887,30 @@ mod tests {
     use super::*;
     use quote::quote;
 
+    /// The parse's errors: those of the shapes, else those of the values it could not read.
     fn errors_of(args: TokenStream) -> Vec<String> {
-        match RetryArgs::parse(args) {
-            Ok(_) => vec![],
+        match parse(args) {
+            Ok(parsed) => parsed
+                .unread
+                .into_iter()
+                .chain(parsed.unread_crate)
+                .map(|e| e.to_string())
+                .collect(),
             Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
         }
     }
 
+    fn parsed(args: TokenStream) -> RetryArgs {
+        let parsed = parse(args).unwrap_or_else(|e| panic!("{e}"));
+        if let Some(e) = combine(parsed.unread) {
+            panic!("{e}");
+        }
+        parsed.args
+    }
+
     #[test]
     fn accepts_every_key() {
-        let a = RetryArgs::parse(quote!(
+        let a = parsed(quote!(
             max_attempts = 4,
             delay = "200ms",
             multiplier = 2,
@@ -975,22 +928,11 @@ mod tests {
             name = "charge",
             log_error = "debug",
             crate = "::my_reattempt"
-        ))
-        .unwrap_or_else(|e| panic!("{e}"));
+        ));
         assert_eq!(a.schedule.settings.max_attempts, Some(4));
         assert_eq!(a.schedule.settings.max_delay, Some(Duration::from_secs(2)));
         assert_eq!(a.retry_on.as_ref().map(Vec::len), Some(2));
         assert!(a.recover.is_some());
-    }
-
-    #[test]
-    fn reports_all_errors_at_once() {
-        let errs = errors_of(quote!(
-            max_attempts = 0,
-            delay = "2 parsecs",
-            jitter = "ful"
-        ));
-        assert_eq!(errs.len(), 3, "{errs:?}");
     }
 
     #[test]
@@ -1078,7 +1020,7 @@ mod tests {
             ("type", LogError::TypeName),
             ("debug", LogError::Debug),
         ] {
-            let a = RetryArgs::parse(quote!(log_error = #text)).unwrap_or_else(|e| panic!("{e}"));
+            let a = parsed(quote!(log_error = #text));
             assert_eq!(a.schedule.settings.log_error, Some(log));
         }
         for (args, expected) in [
@@ -1110,10 +1052,6 @@ mod tests {
                 "in a string, as in `log_error = \"debug\"`",
             ),
             (quote!(log_eror = "debug"), "did you mean `log_error`?"),
-            (
-                quote!(policy = POLICY, log_error = "debug"),
-                "`log_error` cannot be combined with `policy`",
-            ),
         ] {
             let errs = errors_of(args.clone());
             assert_eq!(errs.len(), 1, "{args}: {errs:?}");
@@ -1134,15 +1072,5 @@ mod tests {
         let errs = errors_of(quote!(timeout = "2 parsecs"));
         assert!(errs[0].contains("write it like"), "{errs:?}");
         assert!(errors_of(quote!(delay = "1m 30s", max_delay = "1month")).is_empty());
-    }
-
-    #[test]
-    fn runtime_rules_apply() {
-        let errs = errors_of(quote!(delay = "3s", max_delay = "2s"));
-        assert!(errs[0].contains("max_delay"), "{errs:?}");
-        let errs = errors_of(quote!(backoff = "fixed", multiplier = 3));
-        assert!(errs[0].contains("exponential"), "{errs:?}");
-        let errs = errors_of(quote!(multiplier = 0.5, timeout = "0s"));
-        assert_eq!(errs.len(), 2, "{errs:?}");
     }
 }

@@ -6,16 +6,24 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Path, Type};
 
-use crate::args::{RetryArgs, combine};
+use crate::args::{self, RetryArgs};
 use crate::item::{self, Param, Receiver, RetryFn};
+use crate::rewrite::{self, Rewritten};
+use crate::util::{combine, with_errors};
+use crate::valid;
 
 /// `#[retryable(args)] item`, as tokens. Never panics: any problem becomes a `compile_error!`
 /// emitted beside the unchanged function, so that its callers still compile.
+///
+/// The passes: parse (`args`, `item`), validate (`valid`), then expand (here, with `rewrite`).
+/// The attribute and the function are parsed and validated each on its own, so that the errors
+/// of both are reported; then they are validated together.
 pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
-    let parsed_args = RetryArgs::parse(args);
-    let parsed_fn = item::parse(item.clone());
-    match (parsed_args, parsed_fn) {
-        (Ok(args), Ok(f)) => match expand(&args, f) {
+    let checked_args =
+        args::parse(args).and_then(|parsed| valid::args(&parsed).map(|()| parsed.args));
+    let checked_fn = item::parse(item.clone()).and_then(|f| valid::item(&f).map(|()| f));
+    match (checked_args, checked_fn) {
+        (Ok(args), Ok(f)) => match valid::together(&args, &f).map(|()| expand(&args, &f)) {
             Ok(tokens) => tokens,
             Err(e) => with_errors(item, &e),
         },
@@ -29,32 +37,19 @@ pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// The unchanged item, then the errors.
-pub(crate) fn with_errors(mut item: TokenStream, e: &syn::Error) -> TokenStream {
-    item.extend(e.to_compile_error());
-    item
-}
-
 /// The rewritten function.
-fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
+fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     let k = &args.krate;
     let p = quote!(#k::__private);
-    if !f.is_async() && args.schedule.settings.timeout.is_some() {
-        return Err(syn::Error::new(
-            args.schedule.span_of("timeout"),
-            "`timeout` needs an `async fn`: a blocking call cannot be cut short; remove `timeout` or make the function async",
-        ));
-    }
-    // The receiver reaches the attempt as `__self`, if the body names it.
-    let uses_self = f.has_receiver() && crate::rename::rename_self(&mut f.item.block);
-    if uses_self {
-        mut_receiver(&mut f);
-    }
-    no_cfg_with_recover(args, &f)?;
-    let body = quote::ToTokens::to_token_stream(&f.item.block);
+    let Rewritten {
+        sig,
+        body: block,
+        uses_self,
+    } = rewrite::rewrite(f);
+    let body = quote::ToTokens::to_token_stream(&block);
     // What the attempts borrow mutably: an expression naming one of these cannot hold a borrow
     // of it across attempts.
-    let mutably = mutably_borrowed(&f);
+    let mutably = mutably_borrowed(f);
 
     let call = format_ident!("__reattempt_call", span = Span::mixed_site());
     let out = format_ident!("__reattempt_out", span = Span::mixed_site());
@@ -64,7 +59,7 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
     let ret = &f.output;
     let (policy_item, policy_ref) = policy_source(args, &p, &mutably);
     let (name_item, name) = event_name(args, &p);
-    let per_attempt = per_attempt_bindings(&f, uses_self, &body, &p);
+    let per_attempt = per_attempt_bindings(f, uses_self, &body, &p);
     let ty_at_ret = syn::Ident::new("__reattempt_result_type", ret.span());
     let hooks = hooks(args, &p, ret.span());
 
@@ -75,13 +70,13 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
             return #p::TypeOf::value(#ty);
         }
     };
-    let (attempt, sleep) = attempt_and_sleep(args, &f, &p, &pin, &call, &delay);
+    let (attempt, sleep) = attempt_and_sleep(args, f, &block.stmts, &p, &pin, &call, &delay);
     let tail = if let Some(path) = &args.recover {
-        recover_call(path, &f, &out, &call, &p)
+        recover_call(path, f, &out, &call, &p)
     } else {
         quote!(#out)
     };
-    let consumed = consumed(args, &f, &p);
+    let consumed = consumed(args, f, &p);
 
     let run = quote! {{
         #(#per_attempt)*
@@ -145,14 +140,12 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
         })
     };
 
-    let RetryFn { item, .. } = f;
-    let attrs = &item.attrs;
-    let vis = &item.vis;
-    let sig = &item.sig;
-    Ok(quote! {
+    let attrs = &f.attrs;
+    let vis = &f.item.vis;
+    quote! {
         #(#attrs)*
         #vis #sig #new_body
-    })
+    }
 }
 
 /// One attempt (the body's statements in an `async move` block or a `move` closure), and the
@@ -160,13 +153,13 @@ fn expand(args: &RetryArgs, mut f: RetryFn) -> syn::Result<TokenStream> {
 fn attempt_and_sleep(
     args: &RetryArgs,
     f: &RetryFn,
+    stmts: &[syn::Stmt],
     p: &TokenStream,
     pin: &TokenStream,
     call: &syn::Ident,
     delay: &syn::Ident,
 ) -> (TokenStream, TokenStream) {
     // The body's statements, not its block: a block as the tail would trip `unused_braces`.
-    let stmts = &f.item.block.stmts;
     if f.is_async() {
         // Spanned at `timeout`'s value, so that a missing `From<Elapsed>` is reported there.
         // A run-time policy may hold a timeout, so its attempts are always timed.
@@ -227,18 +220,6 @@ fn receiver_binding(receiver: Receiver, span: Span) -> TokenStream {
     }
 }
 
-/// Makes the signature's by-value receiver `mut` (each attempt borrows it mutably): a binding's
-/// mutability is not part of the function's type.
-fn mut_receiver(f: &mut RetryFn) {
-    if let Some((Receiver::Value { mutable } | Receiver::Pinned { mutable }, _)) = &mut f.receiver
-        && !*mutable
-        && let Some(syn::FnArg::Receiver(r)) = f.item.sig.inputs.first_mut()
-    {
-        r.mutability = Some(syn::Token![mut](r.self_token.span));
-        *mutable = true;
-    }
-}
-
 /// The names the attempts borrow mutably: `self` unless it is `&self`, and `&mut` arguments.
 fn mutably_borrowed(f: &RetryFn) -> Vec<String> {
     let receiver = f
@@ -268,18 +249,6 @@ fn named_by(param: &Param, body: &TokenStream) -> bool {
             _ => true,
         }),
         Param::Ignored { .. } => false,
-    }
-}
-
-/// `recover` hands the fallback every argument, which a `#[cfg]` on one makes impossible to
-/// write (a tuple type has no `#[cfg]` on its elements).
-fn no_cfg_with_recover(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
-    match f.params.iter().find_map(Param::cfg) {
-        Some(cfg) if args.recover.is_some() => Err(syn::Error::new_spanned(
-            cfg,
-            "`recover` cannot be given the arguments when one of them is under `#[cfg]` (the fallback's parameters would depend on the configuration): remove `recover`, or the `#[cfg]`",
-        )),
-        _ => Ok(()),
     }
 }
 

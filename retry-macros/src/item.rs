@@ -1,9 +1,8 @@
-//! The function under `#[retryable]`: its signature, how each argument reaches an attempt, and
-//! the `Result` it returns.
+//! The function under `#[retryable]`, described without being rewritten (see `rewrite`): its
+//! signature, how each argument reaches an attempt, and the `Result` it returns.
 
 use proc_macro2::{Span, TokenStream};
 use quote::format_ident;
-use syn::spanned::Spanned;
 use syn::{Attribute, FnArg, Ident, ItemFn, Pat, PatIdent, ReceiverKind, ReturnType, Type};
 
 /// How one argument reaches each attempt.
@@ -94,18 +93,25 @@ pub(crate) enum Receiver {
     Pinned { mutable: bool },
 }
 
-/// The function, with its arguments classified and its signature adjusted where needed.
+/// The function as written, described: its arguments classified, its body and its `Result`. A
+/// description only: `rewrite` writes the signature and body the expansion emits.
 pub(crate) struct RetryFn {
+    /// The function, unchanged.
     pub(crate) item: ItemFn,
+    /// The block the attempts run: the function's, or (see `boxed`) the inner async block's.
+    pub(crate) body: syn::Block,
+    /// The outer attributes of the function (`item.attrs` without the inner ones).
+    pub(crate) attrs: Vec<Attribute>,
     pub(crate) params: Vec<Param>,
     pub(crate) receiver: Option<(Receiver, Span)>,
+    /// The return type (`()` when none is written, which `valid` refuses).
     pub(crate) output: Type,
-    /// Inner attributes of the body (`#![allow(…)]`), taken out of `item.attrs`.
+    /// Inner attributes of the body (`#![allow(…)]`), which syn reads into `item.attrs`.
     pub(crate) inner_attrs: Vec<Attribute>,
     /// For an `async fn` that `#[async_trait]` rewrote into
     /// `fn … -> Pin<Box<dyn Future<Output = R> + …>> { Box::pin(async move { … }) }`: the boxing
-    /// function, which the retry loop is wrapped in again (`item.block` is then the inner
-    /// async block's, and `output` is `R`).
+    /// function, which the retry loop is wrapped in again (`body` is then the inner async
+    /// block's, and `output` is `R`).
     pub(crate) boxed: Option<syn::Expr>,
 }
 
@@ -161,44 +167,30 @@ pub(crate) fn mentions(tokens: TokenStream, ident: &str) -> bool {
     })
 }
 
-/// Parses the item under the attribute.
+/// Describes the item under the attribute; fails only if it is not a function with a body (the
+/// rest is `valid`'s to check).
 pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
-    let Ok(mut item) = syn::parse2::<ItemFn>(item.clone()) else {
+    let Ok(item) = syn::parse2::<ItemFn>(item.clone()) else {
         return Err(not_a_function(item));
     };
-    if let Some(constness) = &item.sig.constness {
-        return Err(syn::Error::new(
-            constness.span,
-            "#[retryable] cannot apply to a `const fn`: retrying sleeps and reads the clock; remove `const`",
-        ));
-    }
-    if let Some(a) = item
+    let (output, boxed, body) = if let Some((func, output, inner)) = async_trait_body(&item) {
+        (output, Some(func), inner)
+    } else {
+        let output = match &item.sig.output {
+            ReturnType::Type(_, ty) => (**ty).clone(),
+            ReturnType::Default => syn::parse_quote!(()),
+        };
+        (output, None, (*item.block).clone())
+    };
+    let (inner_attrs, attrs): (Vec<_>, Vec<_>) = item
         .attrs
         .iter()
-        .find(|a| a.path().is_ident("track_caller"))
-    {
-        return Err(syn::Error::new(
-            a.span(),
-            "#[retryable] cannot keep `#[track_caller]`: each attempt runs the body in a closure or an async block, which cannot forward the caller's location on stable Rust; remove `#[track_caller]`",
-        ));
-    }
-    crate::item_checks::check_single(&item)?;
-    let (output, boxed) = if let Some((func, output, inner)) = async_trait_body(&item) {
-        item.block = Box::new(inner);
-        (checked_result(&output)?, Some(func))
-    } else {
-        // Not async-trait's boxed future: a hand-written fn returning a future is a mistake.
-        crate::item_checks::check_not_a_future(&item)?;
-        (result_type(&item.sig)?, None)
-    };
-    let (inner_attrs, outer): (Vec<_>, Vec<_>) = std::mem::take(&mut item.attrs)
-        .into_iter()
+        .cloned()
         .partition(|a| matches!(a.style, syn::AttrStyle::Inner(_)));
-    item.attrs = outer;
-    let body = quote::ToTokens::to_token_stream(&item.block);
+    let body_tokens = quote::ToTokens::to_token_stream(&body);
     let mut params = Vec::new();
     let mut receiver = None;
-    for (i, arg) in item.sig.inputs.iter_mut().enumerate() {
+    for (i, arg) in item.sig.inputs.iter().enumerate() {
         let typed = match arg {
             FnArg::Receiver(r) => {
                 let kind = receiver_kind(r);
@@ -214,19 +206,21 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
             _ => None,
         };
         let lints = lint_attrs(&typed.attrs);
-        let param = match &mut *typed.pat {
+        let param = match &*typed.pat {
             Pat::Ident(PatIdent {
                 by_ref: None,
                 subpat: None,
                 ident,
                 mutability,
                 ..
-            }) if !single_underscore(ident) || !mentions(body.clone(), &ident.to_string()) => {
+            }) if !single_underscore(ident)
+                || !mentions(body_tokens.clone(), &ident.to_string()) =>
+            {
                 // A `_name` the body never names is bound by nothing but the signature (and may
                 // be named by the attribute's expressions, as `circuit_breaker = _breaker`).
                 // The signature's binding is only copied from, so a `mut` there would be
-                // unused; the attempt's own binding carries it instead.
-                let mutable = mutability.take().is_some();
+                // unused; the attempt's own binding carries it instead (see `rewrite`).
+                let mutable = mutability.is_some();
                 match reference {
                     Some(unique) => Param::Borrowed {
                         ident: ident.clone(),
@@ -243,25 +237,20 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
                     },
                 }
             }
-            Pat::Wild(_) => {
-                *typed.pat = ident_pat(renamed.clone());
-                Param::Ignored { renamed, ty, lints }
-            }
-            pat => {
-                let original = pat.clone();
-                *pat = ident_pat(renamed.clone());
-                Param::Pattern {
-                    pat: original,
-                    renamed,
-                    ty,
-                    lints,
-                }
-            }
+            Pat::Wild(_) => Param::Ignored { renamed, ty, lints },
+            pat => Param::Pattern {
+                pat: pat.clone(),
+                renamed,
+                ty,
+                lints,
+            },
         };
         params.push(param);
     }
     Ok(RetryFn {
         item,
+        body,
+        attrs,
         params,
         receiver,
         output,
@@ -312,16 +301,6 @@ fn pin_of_mut(ty: &Type) -> bool {
 fn single_underscore(ident: &Ident) -> bool {
     let s = ident.to_string();
     s.starts_with('_') && !s.starts_with("__")
-}
-
-fn ident_pat(ident: Ident) -> Pat {
-    Pat::Ident(PatIdent {
-        attrs: Vec::new(),
-        by_ref: None,
-        mutability: None,
-        ident,
-        subpat: None,
-    })
 }
 
 /// What `#[async_trait]` made of an `async fn` (when it expands before `#[retryable]`, as it does
@@ -385,30 +364,6 @@ fn future_output(ty: &Type) -> Option<Type> {
     })
 }
 
-/// The return type. Whether it is a `Result` (under any name: `io::Result<T>`, an alias) is
-/// for the compiler to say (the expansion requires `__private::IsResult` of it); only types that
-/// cannot be one whatever their names are refused here.
-fn result_type(sig: &syn::Signature) -> syn::Result<Type> {
-    let ReturnType::Type(_, ty) = &sig.output else {
-        return Err(syn::Error::new(
-            sig.paren_token.span.close(),
-            "#[retryable] needs a function that returns `Result<T, E>`: add a return type",
-        ));
-    };
-    checked_result(ty)
-}
-
-fn checked_result(ty: &Type) -> syn::Result<Type> {
-    if matches!(ungroup(ty), Type::Path(_) | Type::Macro(_)) {
-        Ok(ty.clone())
-    } else {
-        Err(syn::Error::new(
-            ty.span(),
-            "#[retryable] needs a function that returns `Result<T, E>`: retries are decided on its `Err` values",
-        ))
-    }
-}
-
 /// The error for an attribute placed on something other than a function with a body.
 fn not_a_function(item: TokenStream) -> syn::Error {
     if let Ok(f) = syn::parse2::<syn::TraitItemFn>(item.clone()) {
@@ -446,28 +401,15 @@ mod tests {
     }
 
     #[test]
-    fn accepts_result_aliases_and_rejects_others() {
-        assert!(
-            parse(quote!(
-                fn f() -> io::Result<u8> {
-                    todo!()
-                }
-            ))
-            .is_ok()
-        );
+    fn describes_any_function_and_nothing_else() {
+        // Whether the return type can be a `Result` is `valid`'s to say.
         assert!(
             parse(quote!(
                 fn f() -> (u8, u8) {
                     (1, 2)
                 }
             ))
-            .is_err()
-        );
-        assert!(
-            parse(quote!(
-                fn f() {}
-            ))
-            .is_err()
+            .is_ok()
         );
         assert!(
             parse(quote!(
@@ -475,5 +417,21 @@ mod tests {
             ))
             .is_err()
         );
+    }
+
+    #[test]
+    fn leaves_the_function_as_written() {
+        let item = quote!(
+            #[inline]
+            fn f(mut a: u8, (x, y): (u8, u8), _: u8) -> Result<(), E> {
+                #![allow(unused)]
+                Ok(())
+            }
+        );
+        let f = parse(item.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let written: ItemFn = syn::parse2(item).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f.item, written);
+        assert_eq!(f.attrs.len(), 1);
+        assert_eq!(f.inner_attrs.len(), 1);
     }
 }

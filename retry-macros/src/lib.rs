@@ -1,8 +1,17 @@
 //! Proc macros of [reattempt](https://docs.rs/reattempt): `#[retryable]` and `#[recover]`.
 //!
 //! Use them through the `reattempt` crate, which documents every key. This crate only writes
-//! syntax: `args` parses and checks the attribute, `item` models the function, `expand` writes
-//! the retry loop, `recover` marks fallbacks. Every decision is made by `retry-runtime`.
+//! syntax; every decision is made by `retry-runtime`. `#[retryable]` runs three passes, in order
+//! (`expand::retryable` drives them):
+//!
+//! 1. parse: `args` reads the attribute's keys; `item` describes the function, unchanged;
+//! 2. validate: `valid` checks the keys against each other, the function's shape, and the keys
+//!    against the function;
+//! 3. expand: `expand` writes the retry loop around the signature and body that `rewrite`
+//!    writes from the description.
+//!
+//! `recover` is `#[recover]`, which marks fallbacks. Beside the passes: `known_keys` (the keys,
+//! for messages), `patterns` (`retry_on`'s matches), `rename` (`self` in the body), `util`.
 
 #![forbid(unsafe_code)]
 
@@ -11,11 +20,13 @@ mod expand;
 #[cfg(test)]
 mod fuzz;
 mod item;
-mod item_checks;
 mod known_keys;
 mod patterns;
 mod recover;
 mod rename;
+mod rewrite;
+mod util;
+mod valid;
 
 use proc_macro::TokenStream;
 

@@ -54,9 +54,9 @@ struct RecoverArgs {
 pub fn recover(args: TokenStream, item: TokenStream) -> TokenStream {
     match expand(args, &item) {
         Ok(tokens) => tokens,
-        Err(Refused::Error(e)) => crate::expand::with_errors(item, &e),
+        Err(Refused::Error(e)) => crate::util::with_errors(item, &e),
         Err(Refused::NoErrorParameter(f, e)) => {
-            crate::expand::with_errors(error_parameter_added(*f), &e)
+            crate::util::with_errors(error_parameter_added(*f), &e)
         }
     }
 }

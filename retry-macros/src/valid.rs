@@ -1,0 +1,502 @@
+//! The validation pass, between the parse (`args`, `item`) and the expansion: checks of what was
+//! parsed, against itself and against the function, each error spanned at its token. Nothing
+//! here changes what was parsed.
+//!
+//! - The attribute's keys against each other: the schedule's rules are the runtime's own
+//!   (`RetryPolicyBuilder::build`), run here at expansion time; no schedule key stands beside
+//!   `policy`.
+//! - The function's shape: shapes that would compile into something other than what was meant,
+//!   as a second `#[retryable]` (two nested loops: 3 × 5 = 15 attempts) or a non-`async` fn
+//!   returning a future (each attempt would only build the future); and a return type that can
+//!   be a `Result`.
+//! - The keys against the function: `timeout` needs an `async fn`; `recover` takes no argument
+//!   under `#[cfg]`.
+
+use proc_macro2::Span;
+use retry_runtime::PolicySettings;
+use syn::spanned::Spanned;
+use syn::{ItemFn, ReturnType, Type, TypeParamBound};
+
+use crate::args::{Parsed, RetryArgs, Schedule};
+use crate::item::{Param, RetryFn, ungroup};
+use crate::util::combine;
+
+/// Checks the attribute's keys against each other, and reports the errors with those of the
+/// values the parse could not read (in the order the keys are read, `crate`'s last).
+pub(crate) fn args(parsed: &Parsed) -> syn::Result<()> {
+    let mut errors = parsed.unread.clone();
+    let schedule = &parsed.args.schedule;
+    if parsed.args.policy.is_some() {
+        exclude_schedule_keys(schedule, &mut errors);
+    } else {
+        schedule_rules(schedule, &mut errors);
+    }
+    errors.extend(parsed.unread_crate.clone());
+    combine(errors).map_or(Ok(()), Err)
+}
+
+/// Checks the function's shape; reports the first mistake found.
+pub(crate) fn item(f: &RetryFn) -> syn::Result<()> {
+    let item = &f.item;
+    if let Some(constness) = &item.sig.constness {
+        return Err(syn::Error::new(
+            constness.span,
+            "#[retryable] cannot apply to a `const fn`: retrying sleeps and reads the clock; remove `const`",
+        ));
+    }
+    if let Some(a) = item
+        .attrs
+        .iter()
+        .find(|a| a.path().is_ident("track_caller"))
+    {
+        return Err(syn::Error::new(
+            a.span(),
+            "#[retryable] cannot keep `#[track_caller]`: each attempt runs the body in a closure or an async block, which cannot forward the caller's location on stable Rust; remove `#[track_caller]`",
+        ));
+    }
+    check_single(item)?;
+    if f.boxed.is_some() {
+        checked_result(&f.output)
+    } else {
+        // Not async-trait's boxed future: a hand-written fn returning a future is a mistake.
+        check_not_a_future(item)?;
+        result_type(&item.sig)
+    }
+}
+
+/// Checks the attribute's keys against the function; reports the first mistake found.
+pub(crate) fn together(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
+    if !f.is_async() && args.schedule.settings.timeout.is_some() {
+        return Err(syn::Error::new(
+            args.schedule.span_of("timeout"),
+            "`timeout` needs an `async fn`: a blocking call cannot be cut short; remove `timeout` or make the function async",
+        ));
+    }
+    no_cfg_with_recover(args, f)
+}
+
+/// Runs the runtime's rules, reporting every broken one at its key's value.
+fn schedule_rules(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
+    let mut settings = schedule.settings;
+    // Each pass drops the key at fault; there are only nine keys.
+    for _ in 0..9 {
+        let Err(e) = settings.builder().build() else {
+            return;
+        };
+        let span = schedule
+            .spans
+            .get(e.field())
+            .copied()
+            .unwrap_or_else(Span::call_site);
+        errors.push(syn::Error::new(span, fix_hint(&e)));
+        forget(&mut settings, e.field());
+    }
+}
+
+/// Drops a key found invalid, so the remaining keys can still be checked.
+fn forget(s: &mut PolicySettings, field: &str) {
+    match field {
+        "max_attempts" => s.max_attempts = None,
+        "delay" => s.delay = None,
+        "multiplier" => s.multiplier = None,
+        "max_delay" => s.max_delay = None,
+        "jitter" => s.jitter = None,
+        "timeout" => s.timeout = None,
+        "max_elapsed" => s.max_elapsed = None,
+        "log_error" => s.log_error = None,
+        _ => s.backoff = None,
+    }
+}
+
+/// The runtime's message, plus how to fix it where that is not obvious.
+fn fix_hint(e: &retry_runtime::PolicyError) -> String {
+    use retry_runtime::PolicyError as P;
+    match e {
+        P::ZeroAttempts => format!("{e}; use `max_attempts = 1` for no retries"),
+        P::ZeroDuration { .. } => format!("{e}; write a positive duration such as \"100ms\""),
+        P::DelayAboveMaxDelay { .. } => format!("{e}; lower `delay` or raise `max_delay`"),
+        _ => e.to_string(),
+    }
+}
+
+/// `policy = …` sets the whole schedule at run time: no schedule key may stand beside it.
+fn exclude_schedule_keys(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
+    let mut keys: Vec<_> = schedule.spans.iter().collect();
+    keys.sort_by_key(|(key, _)| **key);
+    for (key, span) in keys {
+        let message = if *key == "log_error" {
+            "`log_error` cannot be combined with `policy`, which also says what its events log of an error; \
+             set it in the policy instead (`RetryPolicy::builder().log_error(LogError::Debug)`, or `log_error = \"debug\"` in a config file)"
+                .to_owned()
+        } else {
+            format!(
+                "`{key}` cannot be combined with `policy`, which sets the whole schedule; set it in the policy instead"
+            )
+        };
+        errors.push(syn::Error::new(*span, message));
+    }
+}
+
+/// `recover` hands the fallback every argument, which a `#[cfg]` on one makes impossible to
+/// write (a tuple type has no `#[cfg]` on its elements).
+fn no_cfg_with_recover(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
+    match f.params.iter().find_map(Param::cfg) {
+        Some(cfg) if args.recover.is_some() => Err(syn::Error::new_spanned(
+            cfg,
+            "`recover` cannot be given the arguments when one of them is under `#[cfg]` (the fallback's parameters would depend on the configuration): remove `recover`, or the `#[cfg]`",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The return type. Whether it is a `Result` (under any name: `io::Result<T>`, an alias) is
+/// for the compiler to say (the expansion requires `__private::IsResult` of it); only types that
+/// cannot be one whatever their names are refused here.
+fn result_type(sig: &syn::Signature) -> syn::Result<()> {
+    let ReturnType::Type(_, ty) = &sig.output else {
+        return Err(syn::Error::new(
+            sig.paren_token.span.close(),
+            "#[retryable] needs a function that returns `Result<T, E>`: add a return type",
+        ));
+    };
+    checked_result(ty)
+}
+
+fn checked_result(ty: &Type) -> syn::Result<()> {
+    if matches!(ungroup(ty), Type::Path(_) | Type::Macro(_)) {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            ty.span(),
+            "#[retryable] needs a function that returns `Result<T, E>`: retries are decided on its `Err` values",
+        ))
+    }
+}
+
+/// Whether an attribute is `#[retryable]` or `#[retryable(...)]` under a path this macro can
+/// recognise: `retryable`, `reattempt::retryable`, `::reattempt::retryable`, or any path ending
+/// in `::retryable`. A `use reattempt::retryable as retry;` rename cannot be recognised.
+fn is_retryable(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "retryable")
+}
+
+/// Rejects a second `#[retryable]` on the function.
+fn check_single(item: &ItemFn) -> syn::Result<()> {
+    if let Some(second) = item.attrs.iter().find(|a| is_retryable(a)) {
+        return Err(syn::Error::new_spanned(
+            second,
+            "a second #[retryable] on the same function would nest two retry loops and multiply \
+             the attempts (3 × 5 = 15); keep one #[retryable] with all the keys in it",
+        ));
+    }
+    Ok(())
+}
+
+/// Rejects a non-`async` fn returning a future (except async-trait's own boxed future, which the
+/// caller recognises first).
+fn check_not_a_future(item: &ItemFn) -> syn::Result<()> {
+    if item.sig.asyncness.is_none()
+        && let Some(output) = future_output(&item.sig.output)
+    {
+        let sig = &item.sig;
+        let args = crate::known_keys::render(&sig.inputs);
+        let output = crate::known_keys::render(&output);
+        let span: &dyn quote::ToTokens = match &sig.output {
+            ReturnType::Type(_, ty) => ty,
+            ReturnType::Default => &sig.ident,
+        };
+        return Err(syn::Error::new_spanned(
+            span,
+            format!(
+                "#[retryable] retries an `async fn`, not a fn that returns a future (each \
+                 attempt must run the body again): write `async fn {}({args}) -> {output}`",
+                sig.ident
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `Some(output)` when the return type is a future: `impl Future<Output = X>`,
+/// `Pin<Box<dyn Future<Output = X>>>`, `BoxFuture<'_, X>` give `X`; `Result<T, E>` when the
+/// output cannot be read off.
+fn future_output(output: &ReturnType) -> Option<Type> {
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    match &**ty {
+        Type::ImplTrait(t) => bounds_output(&t.bounds),
+        Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+                return None;
+            };
+            if last.ident == "BoxFuture" || last.ident == "LocalBoxFuture" {
+                return Some(
+                    args.args
+                        .iter()
+                        .find_map(|a| match a {
+                            syn::GenericArgument::Type(t) => Some(t.clone()),
+                            _ => None,
+                        })
+                        .unwrap_or_else(unknown_output),
+                );
+            }
+            if last.ident != "Pin" {
+                return None;
+            }
+            // Pin<Box<dyn Future<Output = X> + Send>>
+            let Some(syn::GenericArgument::Type(Type::Path(boxed))) = args.args.first() else {
+                return None;
+            };
+            let inner = boxed.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(inner) = &inner.arguments else {
+                return None;
+            };
+            match inner.args.first()? {
+                syn::GenericArgument::Type(Type::TraitObject(t)) => bounds_output(&t.bounds),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn unknown_output() -> Type {
+    syn::parse_quote!(Result<T, E>)
+}
+
+fn bounds_output(
+    bounds: &syn::punctuated::Punctuated<TypeParamBound, syn::Token![+]>,
+) -> Option<Type> {
+    bounds.iter().find_map(|b| {
+        let TypeParamBound::Trait(t) = b else {
+            return None;
+        };
+        let last = t.path.segments.last()?;
+        if last.ident != "Future" {
+            return None;
+        }
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return Some(unknown_output());
+        };
+        Some(
+            args.args
+                .iter()
+                .find_map(|a| match a {
+                    syn::GenericArgument::AssocType(at) if at.ident == "Output" => {
+                        Some(at.ty.clone())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_else(unknown_output),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    /// The function's first mistake, or `""`.
+    fn err(item: proc_macro2::TokenStream) -> String {
+        let f = crate::item::parse(item).unwrap_or_else(|e| panic!("{e}"));
+        super::item(&f)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    }
+
+    /// Every error of the attribute, parse's and checks', in order.
+    fn errors_of(args: proc_macro2::TokenStream) -> Vec<String> {
+        match crate::args::parse(args).and_then(|parsed| super::args(&parsed)) {
+            Ok(()) => vec![],
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    /// The mistake of the attribute on the function, or `""`.
+    fn together_err(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+        let parsed = crate::args::parse(args).unwrap_or_else(|e| panic!("{e}"));
+        let f = crate::item::parse(item).unwrap_or_else(|e| panic!("{e}"));
+        together(&parsed.args, &f)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn reports_all_errors_at_once() {
+        let errs = errors_of(quote!(
+            max_attempts = 0,
+            delay = "2 parsecs",
+            jitter = "ful"
+        ));
+        assert_eq!(errs.len(), 3, "{errs:?}");
+    }
+
+    #[test]
+    fn runtime_rules_apply() {
+        let errs = errors_of(quote!(delay = "3s", max_delay = "2s"));
+        assert!(errs[0].contains("max_delay"), "{errs:?}");
+        let errs = errors_of(quote!(backoff = "fixed", multiplier = 3));
+        assert!(errs[0].contains("exponential"), "{errs:?}");
+        let errs = errors_of(quote!(multiplier = 0.5, timeout = "0s"));
+        assert_eq!(errs.len(), 2, "{errs:?}");
+    }
+
+    #[test]
+    fn no_schedule_key_beside_a_policy() {
+        let errs = errors_of(quote!(policy = POLICY, log_error = "debug"));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].contains("`log_error` cannot be combined with `policy`"),
+            "{errs:?}"
+        );
+        let errs = errors_of(quote!(policy = POLICY, max_attempts = 0, delay = "1s"));
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(errs[0].starts_with("`delay` cannot"), "{errs:?}");
+    }
+
+    #[test]
+    fn an_unread_value_comes_first_and_crate_last() {
+        let errs = errors_of(quote!(
+            crate = "not a path!",
+            max_attempts = 0,
+            delay = "2 parsecs"
+        ));
+        assert_eq!(errs.len(), 3, "{errs:?}");
+        assert!(errs[0].contains("`delay`"), "{errs:?}");
+        assert!(errs[1].contains("max_attempts = 1"), "{errs:?}");
+        assert!(errs[2].starts_with("`crate` must be a path"), "{errs:?}");
+    }
+
+    #[test]
+    fn returns_what_can_be_a_result() {
+        assert!(
+            err(quote!(
+                fn f() -> io::Result<u8> {
+                    todo!()
+                }
+            ))
+            .is_empty()
+        );
+        assert!(
+            err(quote!(
+                fn f() -> (u8, u8) {
+                    (1, 2)
+                }
+            ))
+            .contains("retries are decided on its `Err` values")
+        );
+        assert!(
+            err(quote!(
+                fn f() {}
+            ))
+            .contains("add a return type")
+        );
+    }
+
+    #[test]
+    fn const_and_track_caller_are_refused_before_the_return_type() {
+        assert!(
+            err(quote!(
+                const fn f() {}
+            ))
+            .contains("`const fn`")
+        );
+        assert!(
+            err(quote!(
+                #[track_caller]
+                fn f() {}
+            ))
+            .contains("`#[track_caller]`")
+        );
+    }
+
+    #[test]
+    fn keys_are_checked_against_the_function() {
+        let blocking = quote!(
+            fn f(#[cfg(unix)] a: u8) -> Result<u8, E> {
+                Ok(a)
+            }
+        );
+        assert!(
+            together_err(quote!(timeout = "1s", recover = g), blocking.clone())
+                .starts_with("`timeout` needs an `async fn`")
+        );
+        assert!(
+            together_err(quote!(recover = g), blocking.clone())
+                .starts_with("`recover` cannot be given the arguments")
+        );
+        assert!(together_err(quote!(max_attempts = 2), blocking).is_empty());
+    }
+
+    #[test]
+    fn second_retryable_is_rejected_under_both_paths() {
+        assert!(
+            err(quote::quote!(
+                #[retryable(max_attempts = 5)]
+                fn f() -> Result<(), E> {
+                    Ok(())
+                }
+            ))
+            .contains("second #[retryable]")
+        );
+        assert!(
+            err(quote::quote!(
+                #[reattempt::retryable]
+                fn f() -> Result<(), E> {
+                    Ok(())
+                }
+            ))
+            .contains("second #[retryable]")
+        );
+        assert!(
+            err(quote::quote!(
+                #[inline]
+                fn f() -> Result<(), E> {
+                    Ok(())
+                }
+            ))
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn future_returning_fns_are_told_to_be_async() {
+        let m = err(quote::quote!(
+            fn f(x: u8) -> impl Future<Output = Result<u8, E>> {
+                async { Ok(x) }
+            }
+        ));
+        assert!(
+            m.contains("write `async fn f(x: u8) -> Result<u8, E>`"),
+            "{m}"
+        );
+        let m = err(quote::quote!(
+            fn f() -> Pin<Box<dyn Future<Output = Result<u8, E>> + Send>> {
+                todo!()
+            }
+        ));
+        assert!(m.contains("-> Result<u8, E>`"), "{m}");
+        let m = err(quote::quote!(
+            fn f() -> BoxFuture<'static, Result<u8, E>> {
+                todo!()
+            }
+        ));
+        assert!(m.contains("-> Result<u8, E>`"), "{m}");
+        assert!(
+            err(quote::quote!(
+                async fn f() -> Result<u8, E> {
+                    Ok(1)
+                }
+            ))
+            .is_empty()
+        );
+    }
+}
