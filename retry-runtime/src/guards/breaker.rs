@@ -413,38 +413,42 @@ impl CircuitBreaker {
         if was_full && evicted == failed {
             return; // the window's count is what it was, and was judged then
         }
-        let filled = if was_full {
-            u64::from(window)
-        } else {
-            slot + 1
-        };
+        // The count is updated (or, while the window fills, re-read) by a read-modify-write: of
+        // two outcomes recorded at once, the later one in the count's order then sees the other's
+        // slot taken, and judges the window as it stands after both.
         let mut count = outcomes.failures.load(Ordering::Acquire);
-        if evicted != failed {
-            loop {
-                if count >> 32 != admitted {
-                    return; // the breaker left this phase: the count is a new one's
-                }
-                let failures = if failed {
-                    ((count & LOW) + 1).min(u64::from(window))
-                } else {
-                    (count & LOW).saturating_sub(1)
-                };
-                match outcomes.failures.compare_exchange(
-                    count,
-                    (count & !LOW) | failures,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => {
-                        count = (count & !LOW) | failures;
-                        break;
-                    }
-                    Err(now) => count = now,
-                }
+        loop {
+            if count >> 32 != admitted {
+                return; // the breaker left this phase: the count is a new one's
             }
-        } else if count >> 32 != admitted {
+            let failures = match (failed, evicted) {
+                (true, false) => ((count & LOW) + 1).min(u64::from(window)),
+                (false, true) => (count & LOW).saturating_sub(1),
+                _ => count & LOW,
+            };
+            let counted = (count & !LOW) | failures;
+            match outcomes.failures.compare_exchange(
+                count,
+                counted,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    count = counted;
+                    break;
+                }
+                Err(now) => count = now,
+            }
+        }
+        let word = self.state.load(Ordering::Acquire);
+        if phase(word) != CLOSED || epoch(word) != admitted {
             return;
         }
+        let filled = if word & FULL != 0 {
+            u64::from(window)
+        } else {
+            word & LOW
+        };
         if filled >= u64::from(minimum_calls) && (count & LOW) * PPM >= u64::from(rate_ppm) * filled
         {
             self.trip(admitted);
@@ -541,10 +545,13 @@ impl CircuitBreaker {
         *slow = Slow::default();
         if let Trip::Rate { outcomes, .. } = &self.trip {
             // Before the state word: a call admitted under the new epoch finds its count ready.
-            outcomes.failures.store(next << 32, Ordering::Release);
+            outcomes.failures.swap(next << 32, Ordering::AcqRel);
         }
         let new = pack(next, to);
-        self.state.store(new, Ordering::Release);
+        // A swap rather than a store: the same on the hardware for this rare write, and loom 0.7
+        // models a plain store among compare-and-swaps wrongly (tokio-rs/loom#282), which made
+        // `tests/loom.rs` see a transition undone.
+        self.state.swap(new, Ordering::AcqRel);
         crate::engine::events::breaker_transition(self.name, state_of(word), state_of(new));
         new
     }
