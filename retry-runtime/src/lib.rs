@@ -29,6 +29,11 @@ mod error;
 mod guards;
 mod integrations;
 mod schedule;
+#[cfg(not(loom))]
+mod sync;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod sync;
 
 #[cfg(feature = "http")]
 pub use integrations::http;

@@ -2,18 +2,36 @@
 //! again. closed → open when failures pile up → half-open after `reset_timeout`, letting a few
 //! probes through → closed if they all succeed, open again if one fails.
 //!
-//! The state sits behind a mutex held only for a few comparisons, never across an await. Permits
-//! are plain data (no borrow of the breaker), so the breaker can be named afresh at each use; a
-//! permit carries the breaker's epoch, so outcomes from before a transition are ignored. A probe
-//! that never reports back (its call was cancelled) holds its slot for `reset_timeout`, after
-//! which another probe may take it; the successes already counted stay counted.
+//! A closed breaker takes no lock: its phase, epoch and counters sit in one atomic word. A call
+//! through it reads that word once to be let through; in the consecutive mode a success reads it
+//! once more and writes only to reset a failure count that is not zero, a failure makes one
+//! compare-and-swap; in the rate mode each outcome takes one compare-and-swap (its place in the
+//! window), plus a bit flip and a count update only when the outcome differs from the one it
+//! pushes out of the window. The rare transitions, and the half-open phase, take a mutex (never
+//! held across an await, and only for a few comparisons).
+//!
+//! Permits are plain data (no borrow of the breaker), so the breaker can be named afresh at each
+//! use; a permit carries the breaker's epoch, so outcomes from before a transition are ignored
+//! (the epoch counts transitions modulo 2^29: a permit would have to be held across 536 million
+//! transitions to be mistaken for a current one). A probe that never reports back (its call was
+//! cancelled) holds its slot for `reset_timeout`, after which another probe may take it; the
+//! successes already counted stay counted.
+//!
+//! Under concurrent calls, each outcome counts exactly once and is judged against the counters as
+//! they stand after it: the failure that trips the breaker opens it even if another thread records
+//! a success meanwhile (that success, from before the transition, is then ignored, as it would be
+//! one after the other). In the rate mode, an outcome whose recording is still under way when the
+//! window comes round to its slot again (`sliding_window` later calls) may stay in the window one
+//! round longer than it would one call at a time; the failure count always matches the outcomes
+//! the window holds.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{OnceLock, PoisonError};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use crate::error::BreakerOpen;
+use crate::sync::{AtomicU64, Mutex, MutexGuard, Ordering, now};
 
 /// Where a [`CircuitBreaker`] stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,8 +66,41 @@ pub struct Permit {
 /// Parts per million: a failure rate is compared exactly, in integers.
 const PPM: u64 = 1_000_000;
 
+// The state word: | epoch: 29 bits | phase: 2 bits | full: 1 bit | low: 32 bits |. While closed,
+// `low` is the count of failures in a row (consecutive mode) or the next slot of the window (rate
+// mode), and `full` says the window has gone round once (rate mode). Only a thread holding the
+// mutex changes the epoch or the phase; without it, only `low` and `full` of a closed word change.
+const LOW: u64 = u32::MAX as u64;
+const FULL: u64 = 1 << 32;
+const PHASE_SHIFT: u32 = 33;
+const EPOCH_SHIFT: u32 = 35;
+const EPOCH_MASK: u64 = (1 << 29) - 1;
+const CLOSED: u64 = 0;
+const OPEN: u64 = 1;
+const HALF_OPEN: u64 = 2;
+
+fn phase(word: u64) -> u64 {
+    (word >> PHASE_SHIFT) & 0b11
+}
+
+fn epoch(word: u64) -> u64 {
+    word >> EPOCH_SHIFT
+}
+
+fn pack(epoch: u64, phase: u64) -> u64 {
+    (epoch << EPOCH_SHIFT) | (phase << PHASE_SHIFT)
+}
+
+fn state_of(word: u64) -> BreakerState {
+    match phase(word) {
+        CLOSED => BreakerState::Closed,
+        OPEN => BreakerState::Open,
+        _ => BreakerState::HalfOpen,
+    }
+}
+
 /// When the breaker trips.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug)]
 enum Trip {
     /// After this many failures in a row.
     Consecutive(u32),
@@ -59,39 +110,63 @@ enum Trip {
         rate_ppm: u32,
         window: u32,
         minimum_calls: u32,
+        outcomes: Window,
     },
 }
 
-#[derive(Debug)]
-enum Phase {
-    Closed,
-    /// Rejecting until `until`; `None` when `reset_timeout` reaches past what the clock can
-    /// represent: open until the process restarts.
-    Open {
-        until: Option<Instant>,
-    },
-    HalfOpen {
-        /// Probes of this phase that succeeded.
-        succeeded: u32,
-        /// The last probe number handed out.
-        last_probe: u64,
-        /// The probes not yet reported, oldest first: (number, when its slot is freed).
-        out: Vec<(u64, Option<Instant>)>,
-    },
+/// The rate mode's last outcomes (bit set = failure), one bit per slot of the window, and their
+/// count of failures.
+struct Window {
+    /// The bits, in chunks allocated at their first use (a huge window is not allocated up front).
+    chunks: Box<[OnceLock<Box<[AtomicU64]>>]>,
+    chunk_words: usize,
+    /// | epoch: 32 bits | failures in the window: 32 bits |: the epoch makes an outcome recorded
+    /// after the breaker left the phase it was admitted in miss the count.
+    failures: AtomicU64,
 }
 
-#[derive(Debug)]
-struct Inner {
-    phase: Phase,
-    /// Bumped at every transition; permits from an older epoch are ignored.
-    epoch: u64,
-    consecutive_failures: u32,
-    /// The last outcomes while closed (bit set = failure), for the rate mode: a ring of `window`
-    /// bits, grown as calls come (a huge window is not allocated up front).
-    outcomes: Vec<u64>,
-    next: u32,
-    filled: u32,
-    failures_in_window: u32,
+impl Window {
+    fn new(window: u32) -> Self {
+        let words = (window as usize).div_ceil(64);
+        let chunk_words = words.min(1 << 16);
+        Window {
+            chunks: (0..words.div_ceil(chunk_words))
+                .map(|_| OnceLock::new())
+                .collect(),
+            chunk_words,
+            failures: AtomicU64::new(0),
+        }
+    }
+
+    /// The word holding `slot`'s bit, and the bit.
+    fn cell(&self, slot: u32) -> (&AtomicU64, u64) {
+        let word = slot as usize / 64;
+        let chunk = self.chunks[word / self.chunk_words]
+            .get_or_init(|| (0..self.chunk_words).map(|_| AtomicU64::new(0)).collect());
+        (&chunk[word % self.chunk_words], 1 << (slot % 64))
+    }
+}
+
+impl std::fmt::Debug for Window {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Window")
+            .field("failures", &(self.failures.load(Ordering::Relaxed) & LOW))
+            .finish_non_exhaustive()
+    }
+}
+
+/// What only the rare transitions and the half-open phase touch, behind the mutex.
+#[derive(Debug, Default)]
+struct Slow {
+    /// While open: rejecting until then; `None` when `reset_timeout` reaches past what the clock
+    /// can represent: open until the process restarts.
+    until: Option<Instant>,
+    /// While half-open: probes of this phase that succeeded.
+    succeeded: u32,
+    /// The last probe number handed out.
+    last_probe: u64,
+    /// The probes not yet reported, oldest first: (number, when its slot is freed).
+    out: Vec<(u64, Option<Instant>)>,
 }
 
 /// A circuit breaker shared by every call that names it (a `static`, a `LazyLock`, a field).
@@ -144,7 +219,9 @@ pub struct CircuitBreaker {
     trip: Trip,
     reset_timeout: Duration,
     half_open_probes: u32,
-    inner: Mutex<Inner>,
+    /// The state word (see `LOW` and the constants beside it).
+    state: AtomicU64,
+    slow: Mutex<Slow>,
 }
 
 impl CircuitBreaker {
@@ -156,14 +233,14 @@ impl CircuitBreaker {
     /// The breaker's state now (an open breaker whose `reset_timeout` has passed reads
     /// half-open). Only reads: a health check calling it changes nothing.
     pub fn state(&self) -> BreakerState {
-        let inner = self.lock();
-        match inner.phase {
-            Phase::Closed => BreakerState::Closed,
-            Phase::Open { until } if until.is_some_and(|u| Instant::now() >= u) => {
-                BreakerState::HalfOpen
-            }
-            Phase::Open { .. } => BreakerState::Open,
-            Phase::HalfOpen { .. } => BreakerState::HalfOpen,
+        if phase(self.state.load(Ordering::Acquire)) == CLOSED {
+            return BreakerState::Closed;
+        }
+        let slow = self.lock();
+        let word = self.state.load(Ordering::Acquire);
+        match phase(word) {
+            OPEN if slow.until.is_some_and(|u| now() >= u) => BreakerState::HalfOpen,
+            _ => state_of(word),
         }
     }
 
@@ -177,87 +254,239 @@ impl CircuitBreaker {
     ///
     /// # Errors
     /// [`BreakerOpen`] when the call must not be made.
+    #[inline]
     pub fn try_acquire(&self) -> Result<Permit, BreakerOpen> {
-        let mut inner = self.lock();
-        if matches!(inner.phase, Phase::Closed) {
-            // The common case: no clock read.
+        let word = self.state.load(Ordering::Acquire);
+        if phase(word) == CLOSED {
+            // The common case: one atomic load, no lock, no clock read.
             return Ok(Permit {
-                epoch: inner.epoch,
+                epoch: epoch(word),
                 probe: 0,
             });
         }
-        let now = Instant::now();
-        if let Phase::Open { until: Some(until) } = inner.phase
-            && now >= until
-        {
-            self.transition(
-                &mut inner,
-                Phase::HalfOpen {
-                    succeeded: 0,
-                    last_probe: 0,
-                    out: Vec::new(),
-                },
-            );
+        self.acquire_slow()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn acquire_slow(&self) -> Result<Permit, BreakerOpen> {
+        let mut slow = self.lock();
+        let mut word = self.state.load(Ordering::Acquire);
+        if phase(word) == CLOSED {
+            return Ok(Permit {
+                epoch: epoch(word),
+                probe: 0,
+            });
         }
-        let epoch = inner.epoch;
-        let frees_at = now.checked_add(self.reset_timeout);
-        match &mut inner.phase {
-            Phase::HalfOpen {
-                succeeded,
-                last_probe,
-                out,
-            } => {
-                let live = out
-                    .iter()
-                    .filter(|(_, frees)| frees.is_none_or(|f| now < f))
-                    .count();
-                let taken = u64::from(*succeeded) + live as u64;
-                if taken < u64::from(self.half_open_probes) {
-                    *last_probe += 1;
-                    out.push((*last_probe, frees_at));
-                    Ok(Permit {
-                        epoch,
-                        probe: *last_probe,
-                    })
-                } else {
-                    Err(BreakerOpen::new())
-                }
+        let now = now();
+        if phase(word) == OPEN {
+            if slow.until.is_none_or(|until| now < until) {
+                return Err(BreakerOpen::new());
             }
-            Phase::Open { .. } | Phase::Closed => Err(BreakerOpen::new()),
+            word = self.transition(&mut slow, word, HALF_OPEN);
+        }
+        let live = slow
+            .out
+            .iter()
+            .filter(|(_, frees)| frees.is_none_or(|f| now < f))
+            .count();
+        let taken = u64::from(slow.succeeded) + live as u64;
+        if taken < u64::from(self.half_open_probes) {
+            slow.last_probe += 1;
+            let probe = slow.last_probe;
+            slow.out.push((probe, now.checked_add(self.reset_timeout)));
+            Ok(Permit {
+                epoch: epoch(word),
+                probe,
+            })
+        } else {
+            Err(BreakerOpen::new())
         }
     }
 
     /// Records how the call made under `permit` went (`true`: it succeeded). Record each permit
     /// once; a permit from before the breaker's last transition is ignored.
+    #[inline]
     pub fn record(&self, permit: Permit, succeeded: bool) {
-        let mut inner = self.lock();
-        if permit.epoch != inner.epoch {
+        let word = self.state.load(Ordering::Acquire);
+        if epoch(word) != permit.epoch {
             return; // the breaker moved on since this call was admitted
         }
-        match &mut inner.phase {
-            Phase::Closed => {
-                if self.count(&mut inner, succeeded) {
-                    self.open(&mut inner);
+        match phase(word) {
+            CLOSED => match self.trip {
+                // The common case: a success with no failure to forget reads one word, no more.
+                Trip::Consecutive(_) if succeeded && word & LOW == 0 => {}
+                Trip::Consecutive(threshold) => {
+                    self.count_in_a_row(word, threshold, succeeded);
                 }
-            }
-            Phase::HalfOpen {
-                succeeded: ok, out, ..
-            } => {
-                // Only a probe not yet reported counts (late or not).
-                let Some(i) = out.iter().position(|(n, _)| *n == permit.probe) else {
-                    return;
-                };
-                out.remove(i);
-                if succeeded {
-                    *ok = ok.saturating_add(1);
-                    if *ok >= self.half_open_probes {
-                        self.transition(&mut inner, Phase::Closed);
+                Trip::Rate { .. } => self.count_in_window(word, succeeded),
+            },
+            HALF_OPEN => self.record_probe(permit, succeeded),
+            _ => {}
+        }
+    }
+
+    /// Consecutive mode, closed: a failure adds one to the count, a success zeroes it.
+    fn count_in_a_row(&self, mut word: u64, threshold: u32, succeeded: bool) {
+        let admitted = epoch(word);
+        loop {
+            let failures = word & LOW;
+            let counted = match (succeeded, failures) {
+                (true, 0) => return,
+                (true, _) => 0,
+                (false, LOW) => LOW,
+                (false, n) => n + 1,
+            };
+            match self.state.compare_exchange(
+                word,
+                (word & !LOW) | counted,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if counted >= u64::from(threshold) {
+                        self.trip(admitted);
                     }
-                } else {
-                    self.open(&mut inner);
+                    return;
+                }
+                Err(now) => {
+                    word = now;
+                    if phase(word) != CLOSED || epoch(word) != admitted {
+                        return;
+                    }
                 }
             }
-            Phase::Open { .. } => {}
+        }
+    }
+
+    /// Rate mode, closed: takes the window's next slot, puts the outcome in it and adjusts the
+    /// count of failures by what changed.
+    fn count_in_window(&self, mut word: u64, succeeded: bool) {
+        let Trip::Rate {
+            rate_ppm,
+            window,
+            minimum_calls,
+            ref outcomes,
+        } = self.trip
+        else {
+            return;
+        };
+        let admitted = epoch(word);
+        // One compare-and-swap: the slot, and whether the window had gone round (its slots then
+        // hold this phase's outcomes; before, whatever they hold is not counted).
+        let (slot, was_full) = loop {
+            let slot = word & LOW;
+            let next = if slot + 1 == u64::from(window) {
+                (word & !LOW) | FULL
+            } else {
+                (word & !LOW) | (slot + 1)
+            };
+            match self
+                .state
+                .compare_exchange(word, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break (slot, word & FULL != 0),
+                Err(now) => {
+                    word = now;
+                    if phase(word) != CLOSED || epoch(word) != admitted {
+                        return;
+                    }
+                }
+            }
+        };
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "a slot is below the u32 window"
+        )]
+        let (cell, bit) = outcomes.cell(slot as u32);
+        let failed = !succeeded;
+        // The bit is written only when it changes; the old one is read by the write itself, so
+        // that the count follows the bits exactly even when two calls race for one slot.
+        let old = if (cell.load(Ordering::Acquire) & bit != 0) == failed {
+            failed
+        } else if failed {
+            cell.fetch_or(bit, Ordering::AcqRel) & bit != 0
+        } else {
+            cell.fetch_and(!bit, Ordering::AcqRel) & bit != 0
+        };
+        let evicted = was_full && old;
+        if was_full && evicted == failed {
+            return; // the window's count is what it was, and was judged then
+        }
+        // The count is updated (or, while the window fills, re-read) by a read-modify-write: of
+        // two outcomes recorded at once, the later one in the count's order then sees the other's
+        // slot taken, and judges the window as it stands after both.
+        let mut count = outcomes.failures.load(Ordering::Acquire);
+        loop {
+            if count >> 32 != admitted {
+                return; // the breaker left this phase: the count is a new one's
+            }
+            let failures = match (failed, evicted) {
+                (true, false) => ((count & LOW) + 1).min(u64::from(window)),
+                (false, true) => (count & LOW).saturating_sub(1),
+                _ => count & LOW,
+            };
+            let counted = (count & !LOW) | failures;
+            match outcomes.failures.compare_exchange(
+                count,
+                counted,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    count = counted;
+                    break;
+                }
+                Err(now) => count = now,
+            }
+        }
+        let word = self.state.load(Ordering::Acquire);
+        if phase(word) != CLOSED || epoch(word) != admitted {
+            return;
+        }
+        let filled = if word & FULL != 0 {
+            u64::from(window)
+        } else {
+            word & LOW
+        };
+        if filled >= u64::from(minimum_calls) && (count & LOW) * PPM >= u64::from(rate_ppm) * filled
+        {
+            self.trip(admitted);
+        }
+    }
+
+    /// Opens a closed breaker whose counters said so under `admitted`, unless it already left
+    /// that phase (another failure tripped it first).
+    #[cold]
+    #[inline(never)]
+    fn trip(&self, admitted: u64) {
+        let mut slow = self.lock();
+        let word = self.state.load(Ordering::Acquire);
+        if phase(word) == CLOSED && epoch(word) == admitted {
+            self.open(&mut slow, word);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_probe(&self, permit: Permit, succeeded: bool) {
+        let mut slow = self.lock();
+        let word = self.state.load(Ordering::Acquire);
+        if phase(word) != HALF_OPEN || epoch(word) != permit.epoch {
+            return;
+        }
+        // Only a probe not yet reported counts (late or not).
+        let Some(i) = slow.out.iter().position(|(n, _)| *n == permit.probe) else {
+            return;
+        };
+        slow.out.remove(i);
+        if succeeded {
+            slow.succeeded = slow.succeeded.saturating_add(1);
+            if slow.succeeded >= self.half_open_probes {
+                self.transition(&mut slow, word, CLOSED);
+            }
+        } else {
+            self.open(&mut slow, word);
         }
     }
 
@@ -287,94 +516,50 @@ impl CircuitBreaker {
     /// # }
     /// ```
     pub fn release(&self, permit: Permit) {
-        let mut inner = self.lock();
-        if permit.epoch != inner.epoch {
-            return;
+        let word = self.state.load(Ordering::Acquire);
+        if phase(word) != HALF_OPEN || epoch(word) != permit.epoch {
+            return; // nothing held: a closed breaker counts no slots
         }
-        if let Phase::HalfOpen { out, .. } = &mut inner.phase
-            && let Some(i) = out.iter().position(|(n, _)| *n == permit.probe)
+        let mut slow = self.lock();
+        let word = self.state.load(Ordering::Acquire);
+        if phase(word) == HALF_OPEN
+            && epoch(word) == permit.epoch
+            && let Some(i) = slow.out.iter().position(|(n, _)| *n == permit.probe)
         {
-            out.remove(i);
+            slow.out.remove(i);
         }
     }
 
     /// Opens the breaker until `reset_timeout` from now (the clock is read only here, so a closed
     /// breaker's success reads none); a deadline past the clock's range means never.
-    fn open(&self, inner: &mut Inner) {
-        let until = Instant::now().checked_add(self.reset_timeout);
-        self.transition(inner, Phase::Open { until });
+    fn open(&self, slow: &mut Slow, word: u64) {
+        let until = now().checked_add(self.reset_timeout);
+        self.transition(slow, word, OPEN);
+        slow.until = until;
     }
 
-    /// Counts an outcome while closed; `true` when the breaker must open.
-    fn count(&self, inner: &mut Inner, succeeded: bool) -> bool {
-        match self.trip {
-            Trip::Consecutive(threshold) => {
-                inner.consecutive_failures = if succeeded {
-                    0
-                } else {
-                    inner.consecutive_failures.saturating_add(1)
-                };
-                inner.consecutive_failures >= threshold
-            }
-            Trip::Rate {
-                rate_ppm,
-                window,
-                minimum_calls,
-            } => {
-                let failed = !succeeded;
-                let (word, bit) = ((inner.next / 64) as usize, 1u64 << (inner.next % 64));
-                if word >= inner.outcomes.len() {
-                    inner.outcomes.resize(word + 1, 0);
-                }
-                if inner.filled == window {
-                    if inner.outcomes[word] & bit != 0 {
-                        inner.failures_in_window -= 1;
-                    }
-                } else {
-                    inner.filled += 1;
-                }
-                if failed {
-                    inner.outcomes[word] |= bit;
-                    inner.failures_in_window += 1;
-                } else {
-                    inner.outcomes[word] &= !bit;
-                }
-                inner.next = if inner.next + 1 == window {
-                    0
-                } else {
-                    inner.next + 1
-                };
-                inner.filled >= minimum_calls
-                    && u64::from(inner.failures_in_window) * PPM
-                        >= u64::from(rate_ppm) * u64::from(inner.filled)
-            }
+    /// Moves to `to` with the next epoch and fresh counters; the mutex is held (`slow`). Returns
+    /// the new state word.
+    fn transition(&self, slow: &mut Slow, word: u64, to: u64) -> u64 {
+        let next = (epoch(word) + 1) & EPOCH_MASK;
+        *slow = Slow::default();
+        if let Trip::Rate { outcomes, .. } = &self.trip {
+            // Before the state word: a call admitted under the new epoch finds its count ready.
+            outcomes.failures.swap(next << 32, Ordering::AcqRel);
         }
+        let new = pack(next, to);
+        // A swap rather than a store: the same on the hardware for this rare write, and loom 0.7
+        // models a plain store among compare-and-swaps wrongly (tokio-rs/loom#282), which made
+        // `tests/loom.rs` see a transition undone.
+        self.state.swap(new, Ordering::AcqRel);
+        crate::engine::events::breaker_transition(self.name, state_of(word), state_of(new));
+        new
     }
 
-    fn transition(&self, inner: &mut Inner, to: Phase) {
-        let from = phase_name(&inner.phase);
-        inner.epoch += 1;
-        inner.consecutive_failures = 0;
-        inner.filled = 0;
-        inner.next = 0;
-        inner.failures_in_window = 0;
-        inner.outcomes.clear();
-        inner.phase = to;
-        crate::engine::events::breaker_transition(self.name, from, phase_name(&inner.phase));
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Inner> {
+    fn lock(&self) -> MutexGuard<'_, Slow> {
         // The state stays consistent even if a holder panicked: every update is a few
         // assignments with no call out in between.
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-fn phase_name(phase: &Phase) -> BreakerState {
-    match phase {
-        Phase::Closed => BreakerState::Closed,
-        Phase::Open { .. } => BreakerState::Open,
-        Phase::HalfOpen { .. } => BreakerState::HalfOpen,
+        self.slow.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -533,6 +718,7 @@ impl CircuitBreakerBuilder {
                     rate_ppm,
                     window,
                     minimum_calls,
+                    outcomes: Window::new(window),
                 }
             }
         };
@@ -551,15 +737,8 @@ impl CircuitBreakerBuilder {
             trip,
             reset_timeout: self.reset_timeout,
             half_open_probes: self.half_open_probes,
-            inner: Mutex::new(Inner {
-                phase: Phase::Closed,
-                epoch: 0,
-                consecutive_failures: 0,
-                outcomes: Vec::new(),
-                next: 0,
-                filled: 0,
-                failures_in_window: 0,
-            }),
+            state: AtomicU64::new(pack(0, CLOSED)),
+            slow: Mutex::new(Slow::default()),
         })
     }
 }

@@ -18,7 +18,7 @@
 //!
 //! Lock-free: one atomic.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::{AtomicU32, Ordering};
 
 use crate::ConfigError;
 
