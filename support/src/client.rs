@@ -28,12 +28,24 @@ pub fn http_client() -> reqwest::Client {
 /// reqwest's "error sending request for url (…)".
 ///
 /// ```
-/// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
-/// let wrapped = std::io::Error::other(refused);
-/// assert_eq!(
-///     reattempt_support::root_cause(&wrapped),
-///     reattempt_support::root_cause(&std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
-/// );
+/// use std::io::{Error, ErrorKind};
+///
+/// #[derive(Debug)]
+/// struct Send(Error);
+/// impl std::fmt::Display for Send {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("error sending request")
+///     }
+/// }
+/// impl std::error::Error for Send {
+///     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+///         Some(&self.0)
+///     }
+/// }
+///
+/// let error = Send(Error::from(ErrorKind::ConnectionRefused));
+/// let refused = Error::from(ErrorKind::ConnectionRefused).to_string();
+/// assert_eq!(reattempt_support::root_cause(&error), refused);
 /// ```
 pub fn root_cause(error: &dyn std::error::Error) -> String {
     let mut cause = error;

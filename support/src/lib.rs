@@ -10,14 +10,26 @@
 //! - [`sim`]: the simulators' models (`occ`, `storm`) and their charts, used by the `contention`
 //!   and `storm` examples and by `tests/simulations.rs`.
 //!
-//! ```no_run
-//! use reattempt_support::{Fault, Service};
+//! ```
+//! use reattempt_support::{Fault, Outcome, Service, http_client};
 //!
-//! # async fn demo() {
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
 //! let service = Service::start().await;
-//! service.script_for("o-1", [Fault::Unavailable, Fault::LoseResponse]);
-//! // … call `service.url()`, then check what it saw:
-//! assert!(service.effects("o-1") <= 1);
+//! service.script_for("o-1", [Fault::Unavailable]);
+//! let charge = || {
+//!     http_client()
+//!         .post(format!("{}/charges", service.url()))
+//!         .header("Idempotency-Key", "k-1")
+//!         .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
+//!         .send()
+//! };
+//! assert_eq!(charge().await.unwrap().status(), 503);
+//! assert_eq!(charge().await.unwrap().status(), 201);
+//! assert_eq!(charge().await.unwrap().status(), 201); // replayed: the same key
+//! let outcomes: Vec<_> = service.seen_for("o-1").into_iter().map(|s| s.outcome).collect();
+//! assert_eq!(outcomes, [Outcome::Status(503), Outcome::Applied, Outcome::Replayed]);
+//! assert_eq!(service.effects("o-1"), 1);
 //! # }
 //! ```
 //!

@@ -2,15 +2,16 @@
 //! `POST /charges` of the fault-injecting [`Service`], with a schedule, a breaker and a budget each
 //! test chooses at run time. Feature `http` (it reads `Retry-After` with `reattempt::http`).
 //!
-//! ```no_run
+//! ```
 //! use reattempt_support::payments::{Payments, quick};
 //! use reattempt_support::{Fault, Service};
 //!
-//! # async fn demo() {
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
 //! let service = Service::start().await;
 //! service.script_for("o-1", [Fault::Unavailable, Fault::LoseResponse]);
 //! let payments = Payments::new(&service, quick());
-//! let receipt = payments.charge("o-1", 1250).await.expect("charged on the third attempt");
+//! let receipt = payments.charge("o-1", 1250).await.expect("charged by the second attempt, answered on the third");
 //! assert_eq!(receipt.order_id, "o-1");
 //! assert_eq!(service.effects("o-1"), 1);
 //! # }
@@ -123,6 +124,9 @@ pub struct Payments {
 impl Payments {
     /// A client of `service` with `policy`, a breaker that never opens and a budget that never
     /// runs dry.
+    ///
+    /// # Panics
+    /// Never: the breaker's and the budget's settings are valid.
     pub fn new(service: &Service, policy: RetryPolicy) -> Self {
         Payments {
             http: http_client(),
@@ -178,6 +182,9 @@ impl Payments {
 
 /// A schedule for tests: `attempts` attempts, `delay` apart (no jitter), each cut after
 /// `timeout`, sleeps capped at `max_delay`.
+///
+/// # Panics
+/// When the settings do not make a valid policy (`RetryPolicyBuilder::build` says which).
 pub fn policy(
     attempts: u32,
     delay: Duration,
