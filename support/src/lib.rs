@@ -3,9 +3,9 @@
 //! - [`Service`]: a fault-injecting HTTP service (axum on `127.0.0.1`, port 0) whose requests meet
 //!   the faults a script says, and which applies each side effect once per `Idempotency-Key`
 //!   ([`service`]);
-//! - [`http_client`], [`root_cause`], [`init_tracing`] and [`retry_after`]: what the clients of
+//! - [`http_client`], [`root_cause`], [`init_tracing`] and `retry_after`: what the clients of
 //!   the examples use;
-//! - [`payments`]: the end-to-end tests' payment client, written with `#[retryable]` (feature
+//! - `payments`: the end-to-end tests' payment client, written with `#[retryable]` (feature
 //!   `http`);
 //! - [`sim`]: the simulators' models (`occ`, `storm`) and their charts, used by the `contention`
 //!   and `storm` examples and by `tests/simulations.rs`.
@@ -35,7 +35,7 @@
 //!
 //! # Features
 //!
-//! `http` (on by default) turns on `reattempt/http`, for [`retry_after`] and [`payments`]. The
+//! `http` (on by default) turns on `reattempt/http`, for `retry_after` and `payments`. The
 //! root crate depends on this one with `default-features = false` and turns `http` on from its
 //! own `http` feature, so that `cargo test --no-default-features` still builds reattempt without
 //! it (the examples and tests that need it say so with `required-features`).

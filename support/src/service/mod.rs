@@ -5,7 +5,7 @@
 //! `Idempotency-Key`, as the IETF Idempotency-Key draft describes.
 //!
 //! Used by the HTTP examples (`quickstart`, `payment`, `notify`, `outage`) and, through
-//! [`payments`](crate::payments), by the end-to-end tests (`tests/http_*.rs`).
+//! `payments`, by the end-to-end tests (`tests/http_*.rs`).
 //!
 //! | route | body | answer | side effect |
 //! |---|---|---|---|
