@@ -8,13 +8,8 @@
 //! cargo run --example contention -- --runs 5 --out /tmp/c
 //! ```
 //!
-//! The model is in `examples/sim/occ.rs`; BENCHMARKS.md compares the results with the published
-//! simulator's.
-
-#[path = "sim/chart.rs"]
-mod chart;
-#[path = "sim/occ.rs"]
-mod occ;
+//! The model is `reattempt_support::sim::occ` (`support/src/sim/occ.rs`); BENCHMARKS.md compares
+//! the results with the published simulator's.
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -23,6 +18,7 @@ use std::time::Instant;
 
 use plotters::prelude::SeriesLabelPosition;
 use reattempt::Jitter;
+use reattempt_support::sim::{chart, occ};
 
 const KINDS: [Jitter; 4] = [
     Jitter::None,

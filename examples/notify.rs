@@ -9,16 +9,13 @@
 //! Run it with `cargo run --example notify` (about five seconds).
 //! `RUST_LOG=reattempt=debug cargo run --example notify` also shows each retry event.
 
-#[path = "support/mod.rs"]
-mod support;
-
 use std::fmt;
 use std::time::Duration;
 
 use reattempt::{RetryContext, retryable};
+use reattempt_support::{Fault, RetryAfter, Service};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
-use support::{Fault, RetryAfter, Service};
 use tokio::time::Instant;
 
 #[derive(Debug, Serialize)]
@@ -82,7 +79,7 @@ impl fmt::Display for SendError {
             } => write!(f, "429 Too Many Requests, Retry-After {d:.1?}"),
             SendError::RateLimited { retry_after: None } => f.write_str("429 Too Many Requests"),
             SendError::Server(status) | SendError::Rejected(status) => write!(f, "{status}"),
-            SendError::Connection(e) => write!(f, "{}", support::root_cause(e)),
+            SendError::Connection(e) => write!(f, "{}", reattempt_support::root_cause(e)),
             SendError::Timeout => f.write_str("timed out"),
             SendError::InvalidNumber(why) => write!(f, "400 Bad Request: {why}"),
         }
@@ -122,7 +119,7 @@ impl Notifier {
         match response.status() {
             s if s.is_success() => Ok(response.json::<Accepted>().await?.message_id),
             StatusCode::TOO_MANY_REQUESTS => Err(SendError::RateLimited {
-                retry_after: support::retry_after(response.headers()),
+                retry_after: reattempt_support::retry_after(response.headers()),
             }),
             StatusCode::BAD_REQUEST => Err(SendError::InvalidNumber(
                 response.json::<ErrorBody>().await?.error,
@@ -148,11 +145,11 @@ impl Notifier {
 
 #[tokio::main]
 async fn main() {
-    support::init_tracing("warn");
+    reattempt_support::init_tracing("warn");
     let provider = Service::start().await;
     provider.narrate(true);
     let notifier = Notifier {
-        http: support::http_client(),
+        http: reattempt_support::http_client(),
         provider: provider.url(),
         started: Instant::now(),
     };

@@ -11,17 +11,14 @@
 //! breaker's transitions (INFO) and each call that gave up (WARN);
 //! `RUST_LOG=reattempt=debug cargo run --example outage` also shows each retry.
 
-#[path = "support/mod.rs"]
-mod support;
-
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::time::Duration;
 
 use reattempt::{CircuitBreaker, RetryBudget, recover, retryable};
+use reattempt_support::Service;
 use reqwest::StatusCode;
 use serde::Deserialize;
-use support::Service;
 use tokio::time::Instant;
 
 #[derive(Debug, Deserialize)]
@@ -68,7 +65,7 @@ impl From<reqwest::Error> for PriceError {
         if e.is_timeout() {
             PriceError::Timeout
         } else {
-            PriceError::Connection(support::root_cause(&e))
+            PriceError::Connection(reattempt_support::root_cause(&e))
         }
     }
 }
@@ -131,10 +128,10 @@ impl Prices {
 
 #[tokio::main]
 async fn main() {
-    support::init_tracing("reattempt=info");
+    reattempt_support::init_tracing("reattempt=info");
     let mut service = Service::start().await;
     let prices = Prices {
-        http: support::http_client(),
+        http: reattempt_support::http_client(),
         base: service.url(),
         breaker: CircuitBreaker::builder()
             .failure_threshold(6)

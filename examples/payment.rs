@@ -10,18 +10,15 @@
 //! Run it with `cargo run --example payment` (about four seconds).
 //! `RUST_LOG=reattempt=debug cargo run --example payment` also shows each retry event.
 
-#[path = "support/mod.rs"]
-mod support;
-
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use reattempt::{RetryContext, recover, retryable};
+use reattempt_support::{Fault, Service};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
-use support::{Fault, Service};
 use tokio::time::Instant;
 
 #[derive(Debug, Clone, Serialize)]
@@ -158,11 +155,11 @@ impl Checkout {
 
 #[tokio::main]
 async fn main() {
-    support::init_tracing("warn");
+    reattempt_support::init_tracing("warn");
     let gateway = Service::start().await;
     gateway.narrate(true);
     let checkout = Checkout {
-        http: support::http_client(),
+        http: reattempt_support::http_client(),
         gateway: gateway.url(),
         orders: Mutex::new(BTreeMap::new()),
         started: Instant::now(),

@@ -10,16 +10,13 @@
 //! Run it with `cargo run --example quickstart` (about two seconds; no setup). Add
 //! `RUST_LOG=reattempt=debug` to see the library's own event for each retry.
 
-#[path = "support/mod.rs"]
-mod support;
-
 use std::fmt;
 use std::time::Duration;
 
 use reattempt::{RetryContext, retryable};
+use reattempt_support::{Fault, RetryAfter, Service};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
-use support::{Fault, RetryAfter, Service};
 use tokio::time::Instant;
 
 #[derive(Debug, Serialize)]
@@ -148,7 +145,7 @@ impl Payments {
             }
             StatusCode::SERVICE_UNAVAILABLE => Err(PayError::Unavailable),
             StatusCode::TOO_MANY_REQUESTS => Err(PayError::TooManyRequests {
-                retry_after: support::retry_after(response.headers()),
+                retry_after: reattempt_support::retry_after(response.headers()),
             }),
             StatusCode::BAD_REQUEST => Err(PayError::Rejected(
                 response.json::<ErrorBody>().await?.error,
@@ -178,11 +175,11 @@ impl Payments {
 
 #[tokio::main]
 async fn main() {
-    support::init_tracing("warn");
+    reattempt_support::init_tracing("warn");
     let service = Service::start().await;
     service.narrate(true);
     let payments = Payments {
-        http: support::http_client(),
+        http: reattempt_support::http_client(),
         base: service.url(),
         started: Instant::now(),
     };

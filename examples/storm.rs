@@ -8,12 +8,8 @@
 //! cargo run --example storm -- --clients 200 --capacity 300   # another scenario; writes nothing
 //! ```
 //!
-//! The model is in `examples/sim/storm_sim.rs`; BENCHMARKS.md discusses the results.
-
-#[path = "sim/chart.rs"]
-mod chart;
-#[path = "sim/storm_sim.rs"]
-mod storm_sim;
+//! The model is `reattempt_support::sim::storm` (`support/src/sim/storm.rs`); BENCHMARKS.md
+//! discusses the results.
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -21,7 +17,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use plotters::prelude::SeriesLabelPosition;
-use storm_sim::{Scenario, Strategy, Summary, Trace};
+use reattempt_support::sim::chart;
+use reattempt_support::sim::storm::{self, Scenario, Strategy, Summary, Trace};
 
 struct Args {
     scenario: Scenario,
@@ -88,7 +85,7 @@ struct Averaged {
 }
 
 fn average(s: &Scenario, traces: &[Trace]) -> Averaged {
-    let per_s = 1.0 / storm_sim::BIN.as_secs_f64();
+    let per_s = 1.0 / storm::BIN.as_secs_f64();
     #[allow(clippy::cast_precision_loss, reason = "a handful of runs")]
     let n = traces.len() as f64;
     let mut bins = vec![[0.0; 4]; traces[0].bins.len()];
@@ -124,7 +121,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                     seed: s.seed.wrapping_add(run),
                     ..s
                 };
-                traces.push(storm_sim::simulate(&scenario, strategy).await);
+                traces.push(storm::simulate(&scenario, strategy).await);
             }
             results.push(average(&s, &traces));
         }
@@ -140,7 +137,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         s.capacity,
         s.outage_start,
         s.recovery(),
-        storm_sim::MAX_ATTEMPTS,
+        storm::MAX_ATTEMPTS,
         args.runs
     );
     println!(
@@ -181,7 +178,7 @@ fn main() -> Result<(), Box<dyn Error>> {
          of those 10 s and ÷ the rate before; drain: recovery until the last attempt of an \
          outage-era call or the last attempt shed for capacity; fail.dur/fail.aft: calls that failed, \
          of those started during the outage / in the 10 s after it.",
-        storm_sim::BIN.as_millis()
+        storm::BIN.as_millis()
     );
     println!("simulated in {:.1} s", elapsed.as_secs_f64());
 
@@ -201,7 +198,7 @@ fn write_csv(path: &Path, results: &[Averaged]) -> Result<(), Box<dyn Error>> {
         String::from("strategy,t_s,attempts_per_s,ok_per_s,shed_per_s,breaker_rejected_per_s\n");
     for r in results {
         for (i, b) in r.bins.iter().enumerate() {
-            let at = storm_sim::BIN * u32::try_from(i)?;
+            let at = storm::BIN * u32::try_from(i)?;
             writeln!(
                 csv,
                 "{},{:.1},{:.1},{:.1},{:.1},{:.1}",
@@ -232,7 +229,7 @@ fn plot(path: &Path, s: &Scenario, runs: u64, results: &[Averaged]) -> Result<()
                 .enumerate()
                 .map(|(i, b)| {
                     #[allow(clippy::cast_precision_loss, reason = "a few hundred bins")]
-                    let x = (i as f64 + 0.5) * storm_sim::BIN.as_secs_f64();
+                    let x = (i as f64 + 0.5) * storm::BIN.as_secs_f64();
                     (x, b[0])
                 })
                 .take_while(|p| p.0 <= x_end)
@@ -247,7 +244,7 @@ fn plot(path: &Path, s: &Scenario, runs: u64, results: &[Averaged]) -> Result<()
     let title = format!(
         "Attempts reaching the dependency ({} clients; {} ms bins, mean of {runs} runs)",
         s.clients,
-        storm_sim::BIN.as_millis()
+        storm::BIN.as_millis()
     );
     let capacity = format!("capacity ({}/s)", s.capacity);
     chart::draw(

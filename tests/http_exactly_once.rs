@@ -2,12 +2,11 @@
 //! response, a reset, a 503, a 429 — the card is charged exactly once per logical call, because
 //! every attempt of a call carries the same `Idempotency-Key` and the service replays it.
 
-mod http_support;
-
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use http_support::{Fault, Keys, Outcome, Payments, RetryAfter, Service, quick};
+use reattempt_support::payments::{Keys, Payments, quick};
+use reattempt_support::{Fault, Outcome, RetryAfter, Service};
 
 /// The fault scripts a single charge is run through (each followed by a healthy service).
 fn scripts() -> Vec<(&'static str, Vec<Fault>)> {

@@ -5,12 +5,11 @@
 //!
 //! Real time, with a breaker `reset_timeout` of 300 ms; every loop is bounded.
 
-mod http_support;
-
 use std::time::Duration;
 
-use http_support::{Fault, PayError, Payments, Service, policy};
 use reattempt::{BreakerState, CircuitBreaker, RetryBudget};
+use reattempt_support::payments::{PayError, Payments, policy};
+use reattempt_support::{Fault, Service};
 
 const RESET: Duration = Duration::from_millis(300);
 

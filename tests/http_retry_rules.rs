@@ -5,11 +5,10 @@
 //!
 //! Real time: tokio's paused clock does not mix with real sockets, so hints are kept to a second.
 
-mod http_support;
-
 use std::time::Duration;
 
-use http_support::{Fault, Outcome, PayError, Payments, RetryAfter, Service, policy, quick};
+use reattempt_support::payments::{PayError, Payments, policy, quick};
+use reattempt_support::{Fault, Outcome, RetryAfter, Service};
 
 #[tokio::test]
 async fn a_400_is_answered_after_one_request() {

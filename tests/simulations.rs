@@ -1,20 +1,13 @@
 //! The simulators of BENCHMARKS.md on a small sweep, checking the shape of their results (never
 //! timing): jitter spreads contention, and a shared budget stops an outage from being multiplied.
-//! The models are the examples' own (`examples/sim/`), driven by the runtime's policies, budget
-//! and breaker.
-
-#[path = "../examples/sim/occ.rs"]
-#[allow(dead_code, reason = "the tests use part of the model")]
-mod occ;
-
-#[path = "../examples/sim/storm_sim.rs"]
-#[allow(dead_code, reason = "the tests use part of the model")]
-mod storm_sim;
+//! The models are the examples' own (`reattempt_support::sim`, in `support/src/sim/`), driven by
+//! the runtime's policies, budget and breaker.
 
 use std::time::Duration;
 
 use reattempt::Jitter;
-use storm_sim::{Scenario, Strategy, Summary};
+use reattempt_support::sim::occ;
+use reattempt_support::sim::storm::{self, Scenario, Strategy, Summary};
 
 #[test]
 fn at_100_clients_full_jitter_does_less_than_half_the_work_of_no_jitter() {
@@ -54,7 +47,7 @@ fn in_an_outage_a_shared_budget_keeps_amplification_near_one() {
         .build()
         .unwrap();
     let summary = |strategy| {
-        let trace = runtime.block_on(storm_sim::simulate(&scenario, strategy));
+        let trace = runtime.block_on(storm::simulate(&scenario, strategy));
         Summary::of(&scenario, &trace)
     };
     let plain = summary(Strategy::FullJitter);

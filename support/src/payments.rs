@@ -1,11 +1,21 @@
-//! What the end-to-end tests (`tests/http_*.rs`) share: the fault-injecting service of the
-//! examples, and a payment client written with `#[retryable]` over reqwest whose schedule,
-//! breaker and budget each test chooses at run time.
-
-#![allow(dead_code)]
-
-#[path = "../../examples/support/mod.rs"]
-pub mod service;
+//! The end-to-end tests' payment client (`tests/http_*.rs`): `#[retryable]` over reqwest, calling
+//! `POST /charges` of the fault-injecting [`Service`], with a schedule, a breaker and a budget each
+//! test chooses at run time. Feature `http` (it reads `Retry-After` with `reattempt::http`).
+//!
+//! ```
+//! use reattempt_support::payments::{Payments, quick};
+//! use reattempt_support::{Fault, Service};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let service = Service::start().await;
+//! service.script_for("o-1", [Fault::Unavailable, Fault::LoseResponse]);
+//! let payments = Payments::new(&service, quick());
+//! let receipt = payments.charge("o-1", 1250).await.expect("charged by the second attempt, answered on the third");
+//! assert_eq!(receipt.order_id, "o-1");
+//! assert_eq!(service.effects("o-1"), 1);
+//! # }
+//! ```
 
 use std::time::Duration;
 
@@ -13,8 +23,7 @@ use reattempt::{CircuitBreaker, RetryBudget, RetryPolicy, retryable};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 
-#[allow(unused_imports, reason = "each test file uses some")]
-pub use service::{Fault, Outcome, RetryAfter, Service};
+use crate::{Service, http_client, retry_after};
 
 /// Every way a charge can fail, as the client classifies it.
 #[derive(Debug)]
@@ -76,8 +85,11 @@ struct Charge<'a> {
 /// The gateway's answer to a charge.
 #[derive(Debug, Deserialize, PartialEq, Eq)]
 pub struct Receipt {
+    /// The charge's id (`ch_1`, …): the same on a replay of the same key.
     pub charge_id: String,
+    /// The order charged.
     pub order_id: String,
+    /// The amount charged, in cents.
     pub amount_cents: i64,
 }
 
@@ -99,18 +111,25 @@ pub enum Keys {
 pub struct Payments {
     http: reqwest::Client,
     base: String,
+    /// The schedule of `charge`.
     pub policy: RetryPolicy,
+    /// The breaker `charge` goes through (by default one that never opens).
     pub breaker: CircuitBreaker,
+    /// The retry budget `charge` draws from (by default one that never runs dry).
     pub budget: RetryBudget,
+    /// How `charge` picks its `Idempotency-Key` (by default [`Keys::PerCall`]).
     pub keys: Keys,
 }
 
 impl Payments {
     /// A client of `service` with `policy`, a breaker that never opens and a budget that never
     /// runs dry.
+    ///
+    /// # Panics
+    /// Never: the breaker's and the budget's settings are valid.
     pub fn new(service: &Service, policy: RetryPolicy) -> Self {
         Payments {
-            http: service::http_client(),
+            http: http_client(),
             base: service.url(),
             policy,
             breaker: CircuitBreaker::builder()
@@ -150,9 +169,9 @@ impl Payments {
         match response.status() {
             s if s.is_success() => Ok(response.json().await?),
             StatusCode::SERVICE_UNAVAILABLE => Err(PayError::Unavailable),
-            StatusCode::TOO_MANY_REQUESTS => Err(PayError::TooManyRequests(service::retry_after(
-                response.headers(),
-            ))),
+            StatusCode::TOO_MANY_REQUESTS => {
+                Err(PayError::TooManyRequests(retry_after(response.headers())))
+            }
             StatusCode::BAD_REQUEST => Err(PayError::Rejected(
                 response.json::<ErrorBody>().await?.error,
             )),
@@ -163,6 +182,9 @@ impl Payments {
 
 /// A schedule for tests: `attempts` attempts, `delay` apart (no jitter), each cut after
 /// `timeout`, sleeps capped at `max_delay`.
+///
+/// # Panics
+/// When the settings do not make a valid policy (`RetryPolicyBuilder::build` says which).
 pub fn policy(
     attempts: u32,
     delay: Duration,

@@ -1,0 +1,6 @@
+//! The simulators of BENCHMARKS.md: their models, run by the `contention` and `storm` examples and
+//! checked on a small sweep by `tests/simulations.rs`, and the charts the examples draw.
+
+pub mod chart;
+pub mod occ;
+pub mod storm;
