@@ -19,6 +19,8 @@ mod harness;
 mod model;
 mod table;
 
+use std::fmt::Write as _;
+
 use crate::expect::Scenario;
 use crate::model::fields;
 
@@ -29,7 +31,7 @@ async fn check(scenario: Scenario) {
     let mut skipped = vec![];
     for driver in drivers::ALL {
         match driver.unsupported(&scenario) {
-            Some(why) => skipped.push(format!("{}: skipped ({why})", driver.name())),
+            Some(why) => skipped.push(format!("\n  {}: skipped ({why})", driver.name())),
             None => runs.push((driver.name(), harness::run(&scenario, *driver).await)),
         }
     }
@@ -42,9 +44,9 @@ async fn check(scenario: Scenario) {
         if values.iter().any(|(_, v)| *v != expected) {
             let mut line = format!("  {field}:");
             for (name, v) in values {
-                line.push_str(&format!("\n    {name:<9} = {v}"));
+                let _ = write!(line, "\n    {name:<9} = {v}");
             }
-            line.push_str(&format!("\n    expected  = {expected}"));
+            let _ = write!(line, "\n    expected  = {expected}");
             report.push(line);
         }
     }
@@ -53,10 +55,7 @@ async fn check(scenario: Scenario) {
         "scenario `{}`: the drivers disagree with the engine's rules or with each other\n{}{}",
         scenario.name,
         report.join("\n"),
-        skipped
-            .iter()
-            .map(|s| format!("\n  {s}"))
-            .collect::<String>(),
+        skipped.concat(),
     );
 }
 

@@ -62,6 +62,10 @@ pub fn hint(e: &TestError) -> Option<Duration> {
 }
 
 /// The `retry_if_ok` of the drivers that have one: values from 1000 up are "a 503 as `Ok`".
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "retry_if_ok is an Fn(&T) -> bool"
+)]
 pub fn retry_ok(v: &u32) -> bool {
     *v >= 1000
 }
