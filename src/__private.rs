@@ -3,12 +3,12 @@
 
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
-pub use retry_runtime::__private::{Call, Decision, Guards};
+pub use retry_runtime::__private::{Admission, Call, Decision, Guards};
 pub use retry_runtime::{
     Backoff, CircuitBreaker, FnHooks, Jitter, LogError, RetryBudget, RetryContext, RetryPolicy,
     RetryPolicyBuilder,
 };
-use retry_runtime::{FromBreakerOpen, Permit, Transient};
+use retry_runtime::{FromBreakerOpen, Transient};
 
 /// The return type of a `#[retryable]` function: a `Result`, under any name (`io::Result<T>`, a
 /// crate's own alias). The compiler, not the macro, decides.
@@ -193,12 +193,6 @@ pub fn breaker_ref(breaker: &CircuitBreaker) -> &CircuitBreaker {
 #[inline]
 pub fn budget_ref(budget: &RetryBudget) -> &RetryBudget {
     budget
-}
-
-/// Asks the breaker for leave to make one attempt; `None` when it is open.
-#[inline]
-pub fn admit(breaker: &CircuitBreaker) -> Option<Permit> {
-    breaker.try_acquire().ok()
 }
 
 /// The error of an attempt the breaker rejected.

@@ -87,7 +87,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
         admit,
         run,
         guards,
-    } = guarded(args, run, &p, &mutably);
+    } = guarded(args, run, &p, &mutably, timed(args, f));
 
     let as_result = at(quote!(#p::IsResult::into_result), ret.span());
     let from_result = at(quote!(#p::IsResult::from_result), ret.span());
@@ -185,6 +185,12 @@ fn attempt_and_sleep(
             quote!(#p::Call::sleep_blocking(&#call, #delay);),
         )
     }
+}
+
+/// Whether the attempts are timed: those of an `async fn` with a `timeout`, or with a `policy`
+/// (which may hold one).
+fn timed(args: &RetryArgs, f: &RetryFn) -> bool {
+    f.is_async() && (args.policy.is_some() || args.schedule.settings.timeout.is_some())
 }
 
 /// The item to declare for the default event name (if any), and the name's expression.
@@ -378,8 +384,15 @@ struct Guarded {
 /// `&mut self` method, `conn.breaker` with `conn: &mut Conn`): each attempt reborrows it
 /// mutably, so no borrow of it can live across attempts; such an expression is evaluated where
 /// it is used (before and after each attempt).
-fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream, mutably: &[String]) -> Guarded {
+fn guarded(
+    args: &RetryArgs,
+    run: TokenStream,
+    p: &TokenStream,
+    mutably: &[String],
+    timed: bool,
+) -> Guarded {
     let permit = format_ident!("__reattempt_permit", span = Span::mixed_site());
+    let call = format_ident!("__reattempt_call", span = Span::mixed_site());
     let breaker_ident = format_ident!("__reattempt_breaker", span = Span::mixed_site());
     let budget_ident = format_ident!("__reattempt_budget", span = Span::mixed_site());
     let per_use = |e: &syn::Expr| mutably.iter().any(|n| item::mentions(quote!(#e), n));
@@ -396,11 +409,12 @@ fn guarded(args: &RetryArgs, run: TokenStream, p: &TokenStream, mutably: &[Strin
         let rejected = quote_spanned!(b.span()=> #p::breaker_open());
         guards = quote!(#p::Guards::breaker(#guards, #breaker, #permit));
         (
-            quote!(let #permit = #p::admit(#breaker);),
+            quote!(let #permit = #p::Call::admit(&#call, #breaker, #timed);),
             quote! {
-                match #permit {
-                    ::core::option::Option::Some(_) => #run,
-                    ::core::option::Option::None => ::core::result::Result::Err(#rejected),
+                if #p::Admission::rejected(&#permit) {
+                    ::core::result::Result::Err(#rejected)
+                } else {
+                    #run
                 }
             },
         )

@@ -67,6 +67,6 @@ pub mod __private {
     pub use crate::drivers::call::{Attempt, Call, Recover, TimedAttempt};
     pub use crate::engine::events::CallName;
     pub use crate::engine::state::{Decision, Engine, Start};
-    pub use crate::engine::steps::{begin, decide};
-    pub use crate::guards::Guards;
+    pub use crate::engine::steps::{admit, begin, decide};
+    pub use crate::guards::{Admission, Guards};
 }

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use retry_runtime::__private::{Call, Decision, Guards};
+use retry_runtime::__private::{Admission, Call, Decision, Guards};
 use retry_runtime::{
     BreakerState, CircuitBreaker, Elapsed, FnHooks, Jitter, RetryBudget, RetryPolicy,
 };
@@ -32,7 +32,7 @@ fn blocking_cleanup_call(breaker: &CircuitBreaker) {
         Err(_) => panic!(),
     };
     let mut call = Call::new(&POLICY);
-    let permit = breaker.try_acquire().ok();
+    let permit = Admission::from(breaker.try_acquire());
     let res: Result<(), &str> = call.attempt_blocking(|| Err("400 bad request"));
     let d = call.decide(
         "cleanup",

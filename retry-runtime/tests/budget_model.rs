@@ -23,7 +23,7 @@ use std::future::pending;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use retry_runtime::__private::{Call, Decision, Guards};
+use retry_runtime::__private::{Admission, Call, Decision, Guards};
 use retry_runtime::{
     BreakerOpen, CircuitBreaker, Elapsed, FnHooks, Jitter, RetryBudget, RetryBudgetBuilder,
     RetryPolicy,
@@ -284,7 +284,7 @@ async fn drive(
         };
         let mut guards = Guards::NONE.budget(budget);
         if rejected {
-            guards = guards.breaker(breaker, None);
+            guards = guards.breaker(breaker, Admission::Rejected);
         }
         match call.decide(
             "model",

@@ -48,8 +48,8 @@ async fn one(
         .iter()
         .map(|o| o.as_ref().map(|v| *v).map_err(|_| Fail));
     loop {
-        let permit = breaker.map(|b| b.try_acquire().ok());
-        let outcome = if matches!(permit, Some(None)) {
+        let permit = breaker.map(|b| call.admit(b, true));
+        let outcome = if permit.is_some_and(|p| p.rejected()) {
             Err(Fail)
         } else {
             let next = script.next().unwrap_or(Err(Fail));

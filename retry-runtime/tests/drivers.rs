@@ -10,7 +10,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use retry_runtime::__private::{Call, Decision, Guards};
+use retry_runtime::__private::{Admission, Call, Decision, Guards};
 use retry_runtime::{
     BreakerState, CircuitBreaker, Elapsed, FnHooks, Jitter, RetryPolicy, RetryPolicyBuilder,
 };
@@ -122,7 +122,7 @@ async fn a_timeout_is_a_breaker_failure_even_when_not_retried() {
         .unwrap();
     for _ in 0..2 {
         let mut call = Call::new(&policy);
-        let permit = breaker.try_acquire().ok();
+        let permit = Admission::from(breaker.try_acquire());
         let res = call.attempt_timed(hang()).await;
         let guards = Guards::NONE.breaker(&breaker, permit);
         let decision = call.decide(

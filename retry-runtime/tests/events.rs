@@ -380,10 +380,11 @@ async fn a_rejection_names_the_attempt_it_refused_in_the_attributes_driver() {
     for name in ["opens", "open"] {
         let mut call = Call::new(&policy);
         let out: Result<(), Leaky> = loop {
-            let permit = breaker.try_acquire().ok();
-            let res = match permit {
-                Some(_) => call.attempt(async { Err(Leaky) }).await,
-                None => Err(Leaky),
+            let permit = call.admit(&breaker, false);
+            let res = if permit.rejected() {
+                Err(Leaky)
+            } else {
+                call.attempt(async { Err(Leaky) }).await
             };
             let guards = Guards::NONE.breaker(&breaker, permit);
             match call.decide(name, &mut FnHooks::of(&res), res, guards) {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use metrics_util::{CompositeKey, MetricKind};
-use retry_runtime::__private::{Call, Decision, Guards};
+use retry_runtime::__private::{Admission, Call, Decision, Guards};
 use retry_runtime::{FnHooks, Jitter, RetryBudget, RetryPolicy};
 
 static POLICY: RetryPolicy = match RetryPolicy::builder()
@@ -233,8 +233,8 @@ fn a_rejected_attempt_is_not_counted_as_an_attempt() {
             assert!(out.is_err());
             // The generated code's driver: the breaker rejects, the attempt is not made.
             let mut call = Call::new(&POLICY);
-            let permit = breaker.try_acquire().ok();
-            assert!(permit.is_none());
+            let permit = Admission::from(breaker.try_acquire());
+            assert!(permit.rejected());
             let outcome: Result<u32, std::io::Error> =
                 Err(std::io::Error::other(retry_runtime::BreakerOpen::new()));
             let guards = Guards::NONE.breaker(&breaker, permit);

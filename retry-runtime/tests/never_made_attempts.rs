@@ -1,7 +1,7 @@
 //! Attempts that are never made (a deadline spent on waking, a breaker rejection) cost nothing and
 //! count nothing; found by a hostile review of the issue-10 fixes (each test failed before them).
 //! The `Call` driver is driven as `#[retryable]` expands it (`admit` = `breaker.try_acquire().ok()`
-//! before the attempt, then `decide` with `Guards::NONE.breaker(&b, permit).budget(&g)`).
+//! before the attempt, then `decide` with `Guards::NONE.breaker(&b, admission).budget(&g)`).
 
 use std::cell::Cell;
 use std::future::Future;
@@ -203,10 +203,11 @@ async fn a_spent_deadline_does_not_consume_a_half_open_probe_call_driver() {
             sleep(150 * MS).await; // the outer deadline is spent
             let mut call = Call::new(&inner);
             loop {
-                let permit = breaker.try_acquire().ok(); // `__private::admit(&breaker)`
-                let res: Result<(), ApiError> = match permit {
-                    Some(_) => call.attempt_timed(async { Ok(()) }).await,
-                    None => Err(ApiError::from(BreakerOpen::new())),
+                let permit = call.admit(&breaker, true); // as the generated code does
+                let res: Result<(), ApiError> = if permit.rejected() {
+                    Err(ApiError::from(BreakerOpen::new()))
+                } else {
+                    call.attempt_timed(async { Ok(()) }).await
                 };
                 match call.decide(
                     "inner",

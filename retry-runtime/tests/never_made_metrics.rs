@@ -42,10 +42,11 @@ async fn call(name: &'static str, late_wake: bool) {
         .unwrap();
     let mut call = Call::new(&POLICY);
     loop {
-        let permit = breaker.try_acquire().ok();
-        let outcome: Result<(), Fail> = match permit {
-            Some(_) => call.attempt_timed(async { Err(Fail) }).await,
-            None => Err(Fail),
+        let permit = call.admit(&breaker, true);
+        let outcome: Result<(), Fail> = if permit.rejected() {
+            Err(Fail)
+        } else {
+            call.attempt_timed(async { Err(Fail) }).await
         };
         let guards = if late_wake {
             Guards::NONE

@@ -19,7 +19,8 @@ use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine, Start};
 use crate::engine::steps;
 use crate::error::Elapsed;
-use crate::guards::Guards;
+use crate::guards::breaker::CircuitBreaker;
+use crate::guards::{Admission, Guards};
 use crate::schedule::policy::RetryPolicy;
 
 /// Errors that a timed-out attempt can turn into. Implemented for every `E: From<Elapsed>`: the
@@ -113,6 +114,13 @@ impl<'p> Call<'p> {
         Call {
             engine: Engine::new(policy),
         }
+    }
+
+    /// Asks `breaker` for leave to make the next attempt (`timed`: whether it will be timed),
+    /// before the attempt begins; see [`admit`](crate::__private::admit).
+    #[inline]
+    pub fn admit(&self, breaker: &CircuitBreaker, timed: bool) -> Admission {
+        steps::admit(&self.engine, breaker, timed)
     }
 
     /// Runs one attempt: `context()` names this call while `fut` is polled.

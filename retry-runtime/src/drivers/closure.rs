@@ -17,9 +17,9 @@ use crate::engine::hooks::{FnHooks, Hooks};
 use crate::engine::state::{Decision, Engine, Start};
 use crate::engine::steps;
 use crate::error::{BreakerOpen, Elapsed};
-use crate::guards::Guards;
-use crate::guards::breaker::{CircuitBreaker, Permit};
+use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
+use crate::guards::{Admission, Guards};
 use crate::schedule::policy::RetryPolicy;
 
 /// No circuit breaker (the default of [`Retry::circuit_breaker`]).
@@ -485,7 +485,7 @@ where
             breaker: self.breaker,
             budget: self.budget,
             timeout: self.timeout,
-            permit: None,
+            admission: None,
             done: false,
             attempt: None,
             timer: None,
@@ -505,8 +505,8 @@ pin_project! {
         breaker: B,
         budget: Option<&'p RetryBudget>,
         timeout: C,
-        // The breaker's leave for the attempt running now.
-        permit: Option<Permit>,
+        // What the breaker said about the attempt running now.
+        admission: Option<Admission>,
         // The call has returned: polling again is a bug, never another round of attempts.
         done: bool,
         #[pin]
@@ -547,32 +547,37 @@ where
                         ready!(sleep.poll(cx));
                     }
                 }
-                match this.breaker.get().map(|b| (b, b.breaker.try_acquire())) {
+                let admission = this
+                    .breaker
+                    .get()
+                    .map(|b| (b, steps::admit(this.engine, b.breaker, C::APPLIES)));
+                *this.admission = admission.map(|(_, a)| a);
+                if let Some((b, Admission::Rejected)) = admission {
                     // Rejected: no attempt is made; `decide` ends the call.
-                    Some((b, Err(open))) => Err((b.reject)(open)),
-                    admitted => {
-                        *this.permit = admitted.and_then(|(_, permit)| permit.ok());
-                        match steps::begin(this.engine, C::APPLIES) {
-                            Start::NotMade => Err(this.timeout.timed_out(Elapsed::new())),
-                            Start::Run(limit) => {
-                                let fut = {
-                                    let _current = Enter::new(this.engine);
-                                    (this.op)()
-                                };
-                                this.attempt.set(Some(fut));
-                                match limit {
-                                    Some(limit) => set_timer(this.timer.as_mut(), limit),
-                                    None => this.timer.set(None),
-                                }
-                                continue;
+                    Err((b.reject)(BreakerOpen::new()))
+                } else {
+                    match steps::begin(this.engine, C::APPLIES) {
+                        Start::NotMade => Err(this.timeout.timed_out(Elapsed::new())),
+                        Start::Run(limit) => {
+                            let fut = {
+                                let _current = Enter::new(this.engine);
+                                (this.op)()
+                            };
+                            this.attempt.set(Some(fut));
+                            match limit {
+                                Some(limit) => set_timer(this.timer.as_mut(), limit),
+                                None => this.timer.set(None),
                             }
+                            continue;
                         }
                     }
                 }
             };
             let mut guards = Guards::NONE;
-            if let Some(Breaker { breaker, .. }) = this.breaker.get() {
-                guards = guards.breaker(breaker, this.permit.take());
+            if let (Some(Breaker { breaker, .. }), Some(admission)) =
+                (this.breaker.get(), this.admission.take())
+            {
+                guards = guards.breaker(breaker, admission);
             }
             if let Some(budget) = *this.budget {
                 guards = guards.budget(budget);

@@ -176,6 +176,36 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// Whether the next attempt would be made if it began now: `false` only for a `timed`
+    /// attempt with no time left before the earlier of the call's deadline and
+    /// `inherited_deadline` (see [`begin`](Self::begin)). Asked before the circuit breaker, so
+    /// that an attempt that cannot be made takes no permit and is not rejected: it ends the call
+    /// as `DeadlineReached`. `now` is read only when a deadline needs it.
+    pub fn would_run(
+        &self,
+        timed: bool,
+        now: impl FnOnce() -> Instant,
+        inherited_deadline: Option<Instant>,
+    ) -> bool {
+        if !timed || self.policy.timeout.is_none() {
+            return true;
+        }
+        let unstarted = self.start.get().is_none() && self.policy.max_elapsed.is_some();
+        if !unstarted && earliest(self.deadline(), inherited_deadline).is_none() {
+            return true;
+        }
+        let now = now();
+        // A call whose clock has not started starts it with this attempt.
+        let own = if unstarted {
+            self.policy
+                .max_elapsed
+                .and_then(|limit| now.checked_add(limit))
+        } else {
+            self.deadline()
+        };
+        earliest(own, inherited_deadline).is_none_or(|deadline| deadline > now)
+    }
+
     /// Marks the start of the next attempt and gives its number (1-based).
     #[inline]
     fn begin_attempt(&mut self) -> u32 {
@@ -705,6 +735,44 @@ mod tests {
             "an untimed attempt always runs"
         );
         assert!(!e.not_made());
+    }
+
+    #[test]
+    fn would_run_agrees_with_begin() {
+        let p = policy(
+            RetryPolicy::builder()
+                .max_elapsed(300 * MS)
+                .timeout(200 * MS),
+        );
+        let t0 = Instant::now();
+        let mut e = Engine::new(&p);
+        assert!(
+            e.would_run(true, || t0, None),
+            "the first attempt starts the clock"
+        );
+        assert!(
+            !e.would_run(true, || t0, Some(t0)),
+            "an inherited deadline already reached"
+        );
+        assert!(
+            e.would_run(false, || unreachable!(), Some(t0)),
+            "untimed: always made"
+        );
+        assert_eq!(e.begin(true, || t0, None), Start::Run(Some(200 * MS)));
+        for (at, made) in [(299, true), (300, false), (301, false)] {
+            let now = t0 + at * MS;
+            assert_eq!(e.would_run(true, || now, None), made, "at {at} ms");
+            let mut copy = Engine::new(&p);
+            copy.start_or(|| t0);
+            assert_eq!(
+                copy.begin(true, || now, None) != Start::NotMade,
+                made,
+                "at {at} ms"
+            );
+        }
+        let untimed = policy(RetryPolicy::builder().timeout(200 * MS));
+        let e = Engine::new(&untimed);
+        assert!(e.would_run(true, || unreachable!("no deadline: no clock"), None));
     }
 
     #[test]

@@ -1,14 +1,15 @@
 //! The engine's rules applied for a driver. A driver's loop is always the same four steps, and
 //! each is one call here:
 //!
-//! 1. ask the breaker for a permit ([`CircuitBreaker::try_acquire`]); a rejection is not an
-//!    attempt, and goes straight to [`decide`] as the attempt's error;
+//! 1. [`admit`]: ask the breaker for a permit, unless the attempt cannot be made anyway; a
+//!    rejection is not an attempt, and goes straight to [`decide`] as the attempt's error;
 //! 2. [`begin`] the attempt: it gets its time limit, or is not made (no time left);
 //! 3. poll the attempt in the call's context, raced against its time limit (the driver's only
 //!    job, with `drivers::timed`), and hand its outcome to [`decide`];
 //! 4. sleep as long as [`decide`] says, or stop with what it returns.
 //!
-//! [`CircuitBreaker::try_acquire`]: crate::CircuitBreaker::try_acquire
+//! The deadline comes before the breaker: an attempt with no time left takes no permit and is not
+//! rejected; it ends the call as `DeadlineReached`.
 
 use std::fmt::Debug;
 
@@ -18,8 +19,20 @@ use crate::engine::context::{self, RetryContext};
 use crate::engine::events::{self, CallName, Logged};
 use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine, GiveUpReason, Start};
-use crate::guards::Guards;
+use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
+use crate::guards::{Admission, Guards};
+
+/// Asks `breaker` for leave to make the next attempt, unless that attempt cannot be made anyway
+/// (a `timed` attempt with no time left: see [`Engine::would_run`]), which then takes no permit.
+#[inline]
+pub fn admit(engine: &Engine<'_>, breaker: &CircuitBreaker, timed: bool) -> Admission {
+    if engine.would_run(timed, Instant::now, context::inherited_deadline()) {
+        Admission::from(breaker.try_acquire())
+    } else {
+        Admission::NotAsked
+    }
+}
 
 /// Starts the next attempt now, under the deadline of the calls this one is nested in (see
 /// [`Engine::begin`]). `timed`: whether the driver can cut the attempt (an `async` attempt whose

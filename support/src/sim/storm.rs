@@ -21,7 +21,7 @@ use rand::{SeedableRng, rngs::SmallRng};
 use rand_distr::{Distribution, Exp, Normal};
 use reattempt::runtime::Permit;
 use reattempt::{CircuitBreaker, FnHooks, Jitter, RetryBudget, RetryPolicy};
-use retry_runtime::__private::{Decision, Engine, Guards, begin, decide};
+use retry_runtime::__private::{Admission, Decision, Engine, Guards, begin, decide};
 use tokio::time::Instant;
 
 /// Width of one bin of the time series.
@@ -325,7 +325,12 @@ pub async fn simulate(scenario: &Scenario, strategy: Strategy) -> Trace {
                 };
                 let mut guards = Guards::NONE;
                 if use_breaker {
-                    guards = guards.breaker(&breaker, c.permit.take());
+                    guards = guards.breaker(
+                        &breaker,
+                        c.permit
+                            .take()
+                            .map_or(Admission::NotAsked, Admission::Admitted),
+                    );
                 }
                 if use_budget {
                     guards = guards.budget(&budget);
@@ -356,7 +361,7 @@ pub async fn simulate(scenario: &Scenario, strategy: Strategy) -> Trace {
             } else {
                 // Rejected: no attempt leaves, and the call ends (as `Retry` does it).
                 trace.bins[bin].rejected += 1;
-                let rejected = Guards::NONE.breaker(&breaker, None);
+                let rejected = Guards::NONE.breaker(&breaker, Admission::Rejected);
                 let outcome: Result<(), _> = Err(DependencyError::BreakerOpen);
                 let outcome = decide(
                     &mut c.engine,

@@ -1,0 +1,72 @@
+//! The attribute: `#[retryable(policy = …, …)]` async fns taking the scenario's policy and
+//! guards as arguments. The `circuit_breaker`/`budget` keys take a `&CircuitBreaker`/
+//! `&RetryBudget`, not an `Option`, so there is one fn per combination.
+
+use reattempt::{CircuitBreaker, RetryBudget, RetryPolicy, retryable};
+
+use super::{CallFuture, Driver, Env};
+use crate::harness::Probe;
+use crate::model::{TestError, hint, retry_ok, retryable};
+
+pub struct Attribute;
+
+impl Driver for Attribute {
+    fn name(&self) -> &'static str {
+        "attribute"
+    }
+
+    fn call<'a>(&self, env: Env<'a>) -> CallFuture<'a> {
+        let Env {
+            policy,
+            breaker,
+            budget,
+            probe,
+        } = env;
+        match (breaker, budget) {
+            (None, None) => Box::pin(plain(policy, probe)),
+            (Some(breaker), None) => Box::pin(with_breaker(policy, breaker, probe)),
+            (None, Some(budget)) => Box::pin(with_budget(policy, budget, probe)),
+            (Some(breaker), Some(budget)) => Box::pin(with_both(policy, breaker, budget, probe)),
+        }
+    }
+}
+
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+            on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance")]
+async fn plain(policy: &RetryPolicy, probe: &Probe) -> Result<u32, TestError> {
+    probe.attempt().await
+}
+
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+            on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance",
+            circuit_breaker = breaker)]
+async fn with_breaker(
+    policy: &RetryPolicy,
+    breaker: &CircuitBreaker,
+    probe: &Probe,
+) -> Result<u32, TestError> {
+    probe.attempt().await
+}
+
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+            on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance",
+            budget = budget)]
+async fn with_budget(
+    policy: &RetryPolicy,
+    budget: &RetryBudget,
+    probe: &Probe,
+) -> Result<u32, TestError> {
+    probe.attempt().await
+}
+
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+            on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance",
+            circuit_breaker = breaker, budget = budget)]
+async fn with_both(
+    policy: &RetryPolicy,
+    breaker: &CircuitBreaker,
+    budget: &RetryBudget,
+    probe: &Probe,
+) -> Result<u32, TestError> {
+    probe.attempt().await
+}

@@ -1,0 +1,52 @@
+//! The closure API: `policy.retry(..).retry_if(..).retry_if_ok(..).retry_after(..).on_retry(..)
+//! .timeout_if(..).circuit_breaker(..).budget(..)`, under the attribute's names.
+//!
+//! It is given exactly what the attribute is given. The attribute asks an error whether it says
+//! it was a timeout by itself when the error type implements `Transient` (it sees the concrete
+//! type); the closure API is generic over the error type and cannot tell, so it is told with
+//! `.timeout_if(reattempt::is_timeout)`, as its rustdoc says a user does.
+
+use std::future::IntoFuture;
+
+use super::{CallFuture, Driver, Env};
+use crate::expect::NAME;
+use crate::model::{TestError, hint, retry_ok, retryable};
+
+pub struct Closure;
+
+impl Driver for Closure {
+    fn name(&self) -> &'static str {
+        "closure"
+    }
+
+    fn call<'a>(&self, env: Env<'a>) -> CallFuture<'a> {
+        let Env {
+            policy,
+            breaker,
+            budget,
+            probe,
+        } = env;
+        let call = policy
+            .retry(move || probe.attempt())
+            .retry_if(retryable)
+            .retry_if_ok(retry_ok)
+            .retry_after(hint)
+            .on_retry(move |e: &TestError, ctx: &reattempt::RetryContext, d| {
+                probe.on_retry(e, ctx.attempt(), d);
+            })
+            .timeout_if(reattempt::is_timeout)
+            .name(NAME);
+        match (breaker, budget) {
+            (None, None) => Box::pin(call.into_future()),
+            (Some(breaker), None) => {
+                Box::pin(call.circuit_breaker::<TestError>(breaker).into_future())
+            }
+            (None, Some(budget)) => Box::pin(call.budget(budget).into_future()),
+            (Some(breaker), Some(budget)) => Box::pin(
+                call.circuit_breaker::<TestError>(breaker)
+                    .budget(budget)
+                    .into_future(),
+            ),
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! Runs one scenario through one driver on tokio's paused clock and records what it shows.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::Once;
+use std::time::Duration;
+
+use reattempt::{CircuitBreaker, Jitter, RetryBudget, RetryPolicy};
+use tokio::time::Instant;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
+use crate::drivers::{CallFuture, Driver, Env};
+use crate::expect::Scenario;
+use crate::model::{
+    AttemptSeen, BREAKER, BreakerSpec, BreakerStart, BudgetSpec, CallResult, Ev, Inherited,
+    Observed, Outcome, PolicySpec, RetrySeen, SCRIPT_EXHAUSTED, Step, TestError,
+};
+
+const fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn ms_since(t0: Instant) -> u64 {
+    u64::try_from(t0.elapsed().as_millis()).expect("a test lasts less than 2^64 ms")
+}
+
+/// The body of every driver's attempts and its `on_retry` hook: plays the script and records
+/// what each attempt saw.
+pub struct Probe {
+    t0: Instant,
+    script: RefCell<VecDeque<Step>>,
+    attempts: RefCell<Vec<AttemptSeen>>,
+    keys: RefCell<Vec<Option<u128>>>,
+    on_retry: RefCell<Vec<RetrySeen>>,
+}
+
+impl Probe {
+    fn new(t0: Instant, script: &[Step]) -> Self {
+        Probe {
+            t0,
+            script: RefCell::new(script.iter().copied().collect()),
+            attempts: RefCell::default(),
+            keys: RefCell::default(),
+            on_retry: RefCell::default(),
+        }
+    }
+
+    /// One attempt: records its start, its `context()`, then plays the next step.
+    pub async fn attempt(&self) -> Result<u32, TestError> {
+        let ctx = reattempt::context();
+        self.attempts
+            .borrow_mut()
+            .push((ms_since(self.t0), ctx.map_or(0, |c| c.attempt())));
+        self.keys
+            .borrow_mut()
+            .push(ctx.map(|c| c.idempotency_key().as_u128()));
+        let step = self.script.borrow_mut().pop_front();
+        let outcome = match step {
+            None => Outcome::Err(SCRIPT_EXHAUSTED),
+            Some(Step::Now(o)) => o,
+            Some(Step::After(n, o)) => {
+                tokio::time::sleep(ms(n)).await;
+                o
+            }
+            Some(Step::Hang) => std::future::pending().await,
+        };
+        match outcome {
+            Outcome::Ok(v) => Ok(v),
+            Outcome::Err(e) => Err(e),
+        }
+    }
+
+    /// The `on_retry` hook.
+    pub fn on_retry(&self, error: &TestError, attempt: u32, delay: Duration) {
+        let delay = u64::try_from(delay.as_millis()).expect("small delays");
+        self.on_retry.borrow_mut().push((*error, attempt, delay));
+    }
+}
+
+fn policy(p: PolicySpec) -> RetryPolicy {
+    let mut b = RetryPolicy::builder()
+        .max_attempts(p.max_attempts)
+        .delay(ms(p.delay_ms))
+        .max_delay(ms(p.max_delay_ms))
+        .jitter(Jitter::None);
+    if let Some(t) = p.timeout_ms {
+        b = b.timeout(ms(t));
+    }
+    if let Some(m) = p.max_elapsed_ms {
+        b = b.max_elapsed(ms(m));
+    }
+    b.build().expect("a valid policy")
+}
+
+/// A breaker in its starting state (moving the paused clock when it must have expired).
+async fn breaker(spec: BreakerSpec) -> CircuitBreaker {
+    let b = CircuitBreaker::builder()
+        .failure_threshold(spec.failure_threshold)
+        .reset_timeout(ms(spec.reset_ms))
+        .half_open_probes(spec.probes)
+        .name(BREAKER)
+        .build()
+        .expect("a valid breaker");
+    if spec.start != BreakerStart::Closed {
+        for _ in 0..spec.failure_threshold {
+            b.record(b.try_acquire().expect("closed"), false);
+        }
+    }
+    if matches!(
+        spec.start,
+        BreakerStart::OpenExpired | BreakerStart::HalfOpen
+    ) {
+        tokio::time::advance(ms(spec.reset_ms)).await;
+    }
+    if spec.start == BreakerStart::HalfOpen {
+        // Moves it to half-open, leaving no probe out.
+        b.release(b.try_acquire().expect("reset_timeout passed"));
+    }
+    b
+}
+
+fn budget(spec: BudgetSpec) -> RetryBudget {
+    let b = RetryBudget::builder()
+        .max_tokens(spec.max_tokens)
+        .retry_cost(spec.retry_cost)
+        .timeout_cost(spec.timeout_cost)
+        .success_deposit(spec.deposit)
+        .build()
+        .expect("a valid budget");
+    while b.available() > spec.start {
+        assert!(b.try_withdraw(false), "start reachable by retry_cost steps");
+    }
+    assert_eq!(
+        b.available(),
+        spec.start,
+        "start reachable by retry_cost steps"
+    );
+    b
+}
+
+/// The call made inside the one attempt of an outer call with `max_elapsed`, after that attempt
+/// spent `spent_ms`. The outer call hands back the inner result as its `Ok`, so it reports
+/// nothing itself.
+async fn nested(inner: CallFuture<'_>, inherited: Inherited) -> Result<u32, TestError> {
+    let outer = RetryPolicy::builder()
+        .max_attempts(1)
+        .max_elapsed(ms(inherited.max_elapsed_ms))
+        .jitter(Jitter::None)
+        .build()
+        .expect("a valid outer policy");
+    let mut inner = Some(inner);
+    let out: Result<Result<u32, TestError>, TestError> = outer
+        .retry(|| {
+            let inner = inner.take().expect("one outer attempt");
+            async move {
+                tokio::time::sleep(ms(inherited.spent_ms)).await;
+                Ok(inner.await)
+            }
+        })
+        .without_timeout()
+        .name("outer")
+        .await;
+    out.expect("the outer call returns the inner result")
+}
+
+/// Runs `scenario` through `driver` (under a paused clock, which the caller's
+/// `#[tokio::test(start_paused = true)]` provides).
+pub async fn run(scenario: &Scenario, driver: &dyn Driver) -> Observed {
+    install_capture();
+    let policy = policy(scenario.policy);
+    let breaker = match scenario.breaker {
+        Some(spec) => Some(breaker(spec).await),
+        None => None,
+    };
+    let budget = scenario.budget.map(budget);
+    let t0 = Instant::now();
+    let probe = Probe::new(t0, &scenario.script);
+    let env = Env {
+        policy: &policy,
+        breaker: breaker.as_ref(),
+        budget: budget.as_ref(),
+        probe: &probe,
+    };
+
+    EVENTS.with_borrow_mut(|e| *e = Some(vec![]));
+    #[cfg(feature = "metrics")]
+    let recorder = metrics_util::debugging::DebuggingRecorder::new();
+    #[cfg(feature = "metrics")]
+    let snapshotter = recorder.snapshotter();
+    #[cfg(feature = "metrics")]
+    let local = metrics::set_default_local_recorder(&recorder);
+
+    let call = driver.call(env);
+    let call: CallFuture<'_> = match scenario.inherited {
+        Some(inherited) => Box::pin(nested(call, inherited)),
+        None => call,
+    };
+    let result = match scenario.cancel_at_ms {
+        Some(at) => match tokio::time::timeout(ms(at), call).await {
+            Ok(r) => CallResult::Returned(r),
+            Err(_) => CallResult::Cancelled,
+        },
+        None => CallResult::Returned(call.await),
+    };
+    let ended_ms = ms_since(t0);
+
+    #[cfg(feature = "metrics")]
+    drop(local);
+    let events = EVENTS.with_borrow_mut(Option::take).unwrap_or_default();
+    // After the events are taken: admitting may move an expired breaker.
+    let breaker = breaker.as_ref().map(|b| {
+        let state = b.state();
+        let admits = match b.try_acquire() {
+            Ok(permit) => {
+                b.release(permit);
+                true
+            }
+            Err(_) => false,
+        };
+        (state, admits)
+    });
+    let keys = probe.keys.borrow();
+    Observed {
+        result,
+        attempts: probe.attempts.borrow().clone(),
+        one_key: keys.iter().all(|k| k.is_some() && *k == keys[0]),
+        on_retry: probe.on_retry.borrow().clone(),
+        events,
+        breaker,
+        budget: budget.as_ref().map(RetryBudget::available),
+        ended_ms,
+        #[cfg(feature = "metrics")]
+        metrics: Some(metrics_of(&snapshotter)),
+        #[cfg(not(feature = "metrics"))]
+        metrics: None,
+    }
+}
+
+#[cfg(feature = "metrics")]
+fn metrics_of(snapshotter: &metrics_util::debugging::Snapshotter) -> crate::model::Metrics {
+    use metrics_util::debugging::DebugValue;
+
+    use crate::expect::NAME;
+
+    let mut m = crate::model::Metrics::default();
+    for (key, _, _, value) in snapshotter.snapshot().into_vec() {
+        let key = key.key();
+        if !key.labels().any(|l| l.key() == "name" && l.value() == NAME) {
+            continue;
+        }
+        let label = |name: &str| {
+            key.labels()
+                .find(|l| l.key() == name)
+                .map(|l| l.value().to_owned())
+        };
+        match (key.name(), value) {
+            ("reattempt_calls_total", DebugValue::Counter(n)) if n > 0 => {
+                m.calls.push((label("outcome").unwrap_or_default(), n));
+            }
+            ("reattempt_attempts_total", DebugValue::Counter(n)) => m.attempts += n,
+            ("reattempt_breaker_rejections_total", DebugValue::Counter(n)) => {
+                m.breaker_rejections += n;
+            }
+            ("reattempt_budget_refusals_total", DebugValue::Counter(n)) => m.budget_refusals += n,
+            ("reattempt_retry_delay_seconds", DebugValue::Histogram(values)) => {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                m.delays_ms.extend(
+                    values
+                        .iter()
+                        .map(|v| (v.into_inner() * 1000.0).round() as u64),
+                );
+            }
+            (name, value) => panic!("unexpected metric {name}: {value:?}"),
+        }
+    }
+    m.calls.sort();
+    m
+}
+
+// Events: one global subscriber for the whole binary, installed once before any event (tracing
+// caches each callsite's interest, so a subscriber set per test could miss events), recording
+// into the running test's thread (each `#[tokio::test]` runs on its own thread).
+
+thread_local! {
+    static EVENTS: RefCell<Option<Vec<Ev>>> = const { RefCell::new(None) };
+}
+
+struct Capture;
+
+struct Fields<'a> {
+    message: &'a mut String,
+    fields: &'a mut Vec<(String, String)>,
+}
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            *self.message = format!("{value:?}");
+        } else {
+            self.fields
+                .push((field.name().to_owned(), format!("{value:?}")));
+        }
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.fields
+            .push((field.name().to_owned(), value.to_owned()));
+    }
+}
+
+impl<S: Subscriber> Layer<S> for Capture {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        if event.metadata().target() != "reattempt" {
+            return;
+        }
+        let (mut message, mut fields) = (String::new(), vec![]);
+        event.record(&mut Fields {
+            message: &mut message,
+            fields: &mut fields,
+        });
+        fields.sort();
+        EVENTS.with_borrow_mut(|events| {
+            if let Some(events) = events {
+                events.push(Ev {
+                    level: *event.metadata().level(),
+                    message,
+                    fields,
+                });
+            }
+        });
+    }
+}
+
+fn install_capture() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(Capture))
+            .expect("no other global subscriber in this binary");
+    });
+}

@@ -1,0 +1,260 @@
+//! What a scenario is (a policy, a script of attempt outcomes, guards, a deadline, a cancellation
+//! point) and what a run of it shows (result, attempts, sleeps, hooks, events, guards, metrics).
+
+use std::time::Duration;
+
+use reattempt::{BreakerOpen, BreakerState, Elapsed, Transient};
+
+/// The error of every scripted attempt. `id` tells the attempts' errors apart in results and in
+/// `on_retry` calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestError {
+    /// Retried; `hint_ms` is the server's Retry-After, if any.
+    Retryable { id: u32, hint_ms: Option<u64> },
+    /// Never retried.
+    Fatal(u32),
+    /// An error that says it was a timeout (an HTTP client's own read timeout), retried or not.
+    SaysTimeout { id: u32, retryable: bool },
+    /// The policy's `timeout` cut the attempt (`From<Elapsed>`).
+    TimedOut,
+    /// The circuit breaker rejected the attempt (`From<BreakerOpen>`).
+    Rejected,
+}
+
+impl From<Elapsed> for TestError {
+    fn from(_: Elapsed) -> Self {
+        TestError::TimedOut
+    }
+}
+
+impl From<BreakerOpen> for TestError {
+    fn from(_: BreakerOpen) -> Self {
+        TestError::Rejected
+    }
+}
+
+/// The error says what it is, as a user's error would: the attribute asks `is_timeout` on its
+/// own (with a breaker or a budget); the closure API only with `.timeout_if(..)`.
+impl Transient for TestError {
+    fn is_transient(&self) -> bool {
+        retryable(self)
+    }
+    fn is_timeout(&self) -> bool {
+        matches!(self, TestError::SaysTimeout { .. } | TestError::TimedOut)
+    }
+}
+
+/// The `retry_if` of every driver.
+pub fn retryable(e: &TestError) -> bool {
+    match e {
+        TestError::Retryable { .. } | TestError::TimedOut => true,
+        TestError::SaysTimeout { retryable, .. } => *retryable,
+        TestError::Fatal(_) | TestError::Rejected => false,
+    }
+}
+
+/// The `retry_after` of every driver.
+pub fn hint(e: &TestError) -> Option<Duration> {
+    match e {
+        TestError::Retryable { hint_ms, .. } => hint_ms.map(Duration::from_millis),
+        _ => None,
+    }
+}
+
+/// The `retry_if_ok` of the drivers that have one: values from 1000 up are "a 503 as `Ok`".
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "retry_if_ok is an Fn(&T) -> bool"
+)]
+pub fn retry_ok(v: &u32) -> bool {
+    *v >= 1000
+}
+
+/// The value the script gives when it runs out (never expected: shows up as a mismatch).
+pub const SCRIPT_EXHAUSTED: TestError = TestError::Fatal(999);
+
+/// How one attempt ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok(u32),
+    Err(TestError),
+}
+
+/// One attempt of the script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Ends with `Outcome` at once.
+    Now(Outcome),
+    /// Ends with `Outcome` after this many ms of (paused) time.
+    After(u64, Outcome),
+    /// Never ends: only `timeout` (or a cancellation) cuts it.
+    Hang,
+}
+
+pub fn ok(v: u32) -> Step {
+    Step::Now(Outcome::Ok(v))
+}
+/// An `Ok` the caller retries (`retry_if_ok`): only the drivers that have it.
+pub fn ok_retry(v: u32) -> Step {
+    assert!(retry_ok(&v));
+    Step::Now(Outcome::Ok(v))
+}
+pub fn err(id: u32) -> Step {
+    Step::Now(Outcome::Err(e(id)))
+}
+pub fn hinted(id: u32, hint_ms: u64) -> Step {
+    Step::Now(Outcome::Err(eh(id, hint_ms)))
+}
+pub fn fatal(id: u32) -> Step {
+    Step::Now(Outcome::Err(TestError::Fatal(id)))
+}
+pub fn says_timeout(id: u32, retryable: bool) -> Step {
+    Step::Now(Outcome::Err(TestError::SaysTimeout { id, retryable }))
+}
+pub fn hang() -> Step {
+    Step::Hang
+}
+impl Step {
+    /// The same outcome, after `ms` of paused time.
+    pub fn after(self, ms: u64) -> Step {
+        match self {
+            Step::Now(o) | Step::After(_, o) => Step::After(ms, o),
+            Step::Hang => Step::Hang,
+        }
+    }
+}
+
+/// A retryable error without a hint.
+pub fn e(id: u32) -> TestError {
+    TestError::Retryable { id, hint_ms: None }
+}
+/// A retryable error with a hint.
+pub fn eh(id: u32, hint_ms: u64) -> TestError {
+    TestError::Retryable {
+        id,
+        hint_ms: Some(hint_ms),
+    }
+}
+
+/// The schedule (jitter is always none, backoff exponential ×2).
+#[derive(Debug, Clone, Copy)]
+pub struct PolicySpec {
+    pub max_attempts: u32,
+    pub delay_ms: u64,
+    pub max_delay_ms: u64,
+    pub timeout_ms: Option<u64>,
+    pub max_elapsed_ms: Option<u64>,
+}
+
+/// Where the breaker starts. Its name in events is [`BREAKER`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BreakerStart {
+    Closed,
+    /// Open, `reset_timeout` not passed.
+    Open,
+    /// Open, `reset_timeout` passed (reads half-open; the next admission moves it).
+    OpenExpired,
+    /// Half-open, no probe out.
+    HalfOpen,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct BreakerSpec {
+    pub failure_threshold: u32,
+    pub reset_ms: u64,
+    pub probes: u32,
+    pub start: BreakerStart,
+}
+
+pub const BREAKER: &str = "conf-breaker";
+
+#[derive(Debug, Clone, Copy)]
+pub struct BudgetSpec {
+    pub max_tokens: u32,
+    pub retry_cost: u32,
+    pub timeout_cost: u32,
+    pub deposit: u32,
+    /// Tokens at the start (reached by withdrawing `retry_cost` from a full bucket).
+    pub start: u32,
+}
+
+/// The call runs inside the attempt of an outer call with this `max_elapsed`, after the outer
+/// attempt spent `spent_ms` of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Inherited {
+    pub max_elapsed_ms: u64,
+    pub spent_ms: u64,
+}
+
+/// How the call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallResult {
+    Returned(Result<u32, TestError>),
+    /// Its future was dropped at the cancellation point.
+    Cancelled,
+}
+
+/// One attempt as the body saw it: when it started (ms since the run began) and its
+/// `context().attempt()`.
+pub type AttemptSeen = (u64, u32);
+
+/// One `on_retry` call: the error, `ctx.attempt()`, the delay in ms.
+pub type RetrySeen = (TestError, u32, u64);
+
+/// One `tracing` event of target `reattempt`: level, message, fields sorted by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ev {
+    pub level: tracing::Level,
+    pub message: String,
+    pub fields: Vec<(String, String)>,
+}
+
+/// The breaker after the call: its `state()` and whether a probe (or a call) would be admitted.
+pub type BreakerSeen = (BreakerState, bool);
+
+/// The metrics of the call (its name label only).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Metrics {
+    /// `reattempt_calls_total` by `outcome` (only outcomes counted at least once).
+    pub calls: Vec<(String, u64)>,
+    pub attempts: u64,
+    pub breaker_rejections: u64,
+    pub budget_refusals: u64,
+    /// `reattempt_retry_delay_seconds`, in ms.
+    pub delays_ms: Vec<u64>,
+}
+
+/// Everything a run shows; the expected value of a scenario has the same shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observed {
+    pub result: CallResult,
+    pub attempts: Vec<AttemptSeen>,
+    /// Every attempt saw the same idempotency key (vacuously true without attempts).
+    pub one_key: bool,
+    pub on_retry: Vec<RetrySeen>,
+    pub events: Vec<Ev>,
+    pub breaker: Option<BreakerSeen>,
+    pub budget: Option<u32>,
+    /// When the call ended (returned or was dropped), ms since the run began.
+    pub ended_ms: u64,
+    /// Only compared with `--features metrics`.
+    pub metrics: Option<Metrics>,
+}
+
+/// Each field of an [`Observed`] as text, by name (`metrics` only when measured).
+pub fn fields(o: &Observed) -> Vec<(&'static str, String)> {
+    let mut out = vec![
+        ("result", format!("{:?}", o.result)),
+        ("attempts", format!("{:?}", o.attempts)),
+        ("one_key", format!("{:?}", o.one_key)),
+        ("on_retry", format!("{:?}", o.on_retry)),
+        ("events", format!("{:?}", o.events)),
+        ("breaker", format!("{:?}", o.breaker)),
+        ("budget", format!("{:?}", o.budget)),
+        ("ended_ms", format!("{:?}", o.ended_ms)),
+    ];
+    if let Some(m) = &o.metrics {
+        out.push(("metrics", format!("{m:?}")));
+    }
+    out
+}

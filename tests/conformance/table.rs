@@ -1,0 +1,595 @@
+//! The table: one fn per row. Unless a row says otherwise: 3 attempts, 100 ms ×2 (100, 200, 400
+//! …) up to 10 s, no jitter, no timeout, no `max_elapsed`; a breaker's `reset_timeout` is 30 s;
+//! a budget pays 5 per retry, 10 per retry after a timeout, and gets 1 back per first-try
+//! success. Times are ms since the call began. Each expectation cites the rule it follows.
+
+use reattempt::BreakerState as S;
+use reattempt::GiveUpReason as R;
+
+use crate::expect::{
+    Closed, HalfOpen, Open, OpenExpired, Scenario, gave_up_ok, give_up, rejected, retrying,
+    retrying_ok, transition,
+};
+use crate::model::{TestError, e, eh, err, fatal, hang, hinted, ok, ok_retry, says_timeout};
+
+use TestError::{Fatal, Rejected, SaysTimeout, TimedOut};
+
+// Results, attempts, sleeps.
+
+pub fn success_first_try() -> Scenario {
+    Scenario::new("success_first_try")
+        .script([ok(1)])
+        .returns(Ok(1))
+        .attempts([(0, 1)])
+}
+
+pub fn success_after_retries() -> Scenario {
+    Scenario::new("success_after_retries")
+        .max_attempts(4)
+        .script([err(1), err(2), ok(7)])
+        .returns(Ok(7))
+        .attempts([(0, 1), (100, 2), (300, 3)])
+        .on_retry([(e(1), 1, 100), (e(2), 2, 200)])
+        .events([retrying(1, 100), retrying(2, 200)])
+        .ends_at(300)
+}
+
+pub fn exhausted() -> Scenario {
+    Scenario::new("exhausted")
+        .script([err(1), err(2), err(3)])
+        .returns(Err(e(3)))
+        .attempts([(0, 1), (100, 2), (300, 3)])
+        .on_retry([(e(1), 1, 100), (e(2), 2, 200)])
+        .events([retrying(1, 100), retrying(2, 200), give_up(3, R::Exhausted)])
+        .ends_at(300)
+}
+
+/// `max_attempts = 1`: no retry was made, so the give-up is DEBUG.
+pub fn single_attempt_policy() -> Scenario {
+    Scenario::new("single_attempt_policy")
+        .max_attempts(1)
+        .script([err(1)])
+        .returns(Err(e(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::Exhausted)])
+}
+
+pub fn non_retryable_first() -> Scenario {
+    Scenario::new("non_retryable_first")
+        .script([fatal(1)])
+        .returns(Err(Fatal(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::NotRetryable)])
+}
+
+pub fn non_retryable_after_a_retry() -> Scenario {
+    Scenario::new("non_retryable_after_a_retry")
+        .script([err(1), fatal(2)])
+        .returns(Err(Fatal(2)))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100), give_up(2, R::NotRetryable)])
+        .ends_at(100)
+}
+
+// Timeouts: the attempt is dropped and counts as a failure that is retried.
+
+pub fn timeout_then_success() -> Scenario {
+    Scenario::new("timeout_then_success")
+        .timeout(50)
+        .script([hang(), ok(3)])
+        .returns(Ok(3))
+        .attempts([(0, 1), (150, 2)])
+        .on_retry([(TimedOut, 1, 100)])
+        .events([retrying(1, 100)])
+        .ends_at(150)
+}
+
+pub fn timeout_exhausted() -> Scenario {
+    Scenario::new("timeout_exhausted")
+        .max_attempts(2)
+        .timeout(50)
+        .script([hang(), hang()])
+        .returns(Err(TimedOut))
+        .attempts([(0, 1), (150, 2)])
+        .on_retry([(TimedOut, 1, 100)])
+        .events([retrying(1, 100), give_up(2, R::Exhausted)])
+        .ends_at(200)
+}
+
+pub fn slow_attempt_within_timeout() -> Scenario {
+    Scenario::new("slow_attempt_within_timeout")
+        .timeout(100)
+        .script([ok(5).after(60)])
+        .returns(Ok(5))
+        .attempts([(0, 1)])
+        .ends_at(60)
+}
+
+/// An attempt that answers at the very instant of its limit is not cut: the attempt is polled
+/// before its timer, as tokio's own `Timeout` does.
+pub fn attempt_ending_at_its_timeout() -> Scenario {
+    Scenario::new("attempt_ending_at_its_timeout")
+        .timeout(100)
+        .script([ok(5).after(100)])
+        .returns(Ok(5))
+        .attempts([(0, 1)])
+        .ends_at(100)
+}
+
+pub fn slow_attempt_cut() -> Scenario {
+    Scenario::new("slow_attempt_cut")
+        .timeout(100)
+        .script([ok(5).after(150), ok(6)])
+        .returns(Ok(6))
+        .attempts([(0, 1), (200, 2)])
+        .on_retry([(TimedOut, 1, 100)])
+        .events([retrying(1, 100)])
+        .ends_at(200)
+}
+
+// Server hints: a floor under the computed delay; beyond max_delay or the deadline, the end.
+
+pub fn hint_below_delay() -> Scenario {
+    Scenario::new("hint_below_delay")
+        .script([hinted(1, 30), ok(2)])
+        .returns(Ok(2))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(eh(1, 30), 1, 100)])
+        .events([retrying(1, 100)])
+        .ends_at(100)
+}
+
+pub fn hint_above_delay() -> Scenario {
+    Scenario::new("hint_above_delay")
+        .max_delay(1000)
+        .script([hinted(1, 700), ok(2)])
+        .returns(Ok(2))
+        .attempts([(0, 1), (700, 2)])
+        .on_retry([(eh(1, 700), 1, 700)])
+        .events([retrying(1, 700)])
+        .ends_at(700)
+}
+
+pub fn hint_beyond_max_delay() -> Scenario {
+    Scenario::new("hint_beyond_max_delay")
+        .max_delay(500)
+        .script([hinted(1, 600)])
+        .returns(Err(eh(1, 600)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::RetryAfterTooLong)])
+}
+
+/// At 100 ms the hint (950 ms, above the computed 200) would wake at 1050 ≥ the 1000 ms
+/// deadline: the hint is to blame.
+pub fn hint_beyond_max_elapsed() -> Scenario {
+    Scenario::new("hint_beyond_max_elapsed")
+        .max_delay(5000)
+        .max_elapsed(1000)
+        .script([err(1), hinted(2, 950)])
+        .returns(Err(eh(2, 950)))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100), give_up(2, R::RetryAfterTooLong)])
+        .ends_at(100)
+}
+
+// Deadlines: no sleep starts that would end at or past max_elapsed; timeouts are clipped to it.
+
+/// At 300 ms the next sleep (400) would end past 350.
+pub fn max_elapsed_reached() -> Scenario {
+    Scenario::new("max_elapsed_reached")
+        .max_attempts(10)
+        .max_elapsed(350)
+        .script([err(1), err(2), err(3), err(4)])
+        .returns(Err(e(3)))
+        .attempts([(0, 1), (100, 2), (300, 3)])
+        .on_retry([(e(1), 1, 100), (e(2), 2, 200)])
+        .events([
+            retrying(1, 100),
+            retrying(2, 200),
+            give_up(3, R::DeadlineReached),
+        ])
+        .ends_at(300)
+}
+
+/// Attempt 2 starts at 400 with 100 ms left: its 300 ms timeout is clipped to 100.
+pub fn max_elapsed_clips_timeout() -> Scenario {
+    Scenario::new("max_elapsed_clips_timeout")
+        .max_attempts(5)
+        .timeout(300)
+        .max_elapsed(500)
+        .script([hang(), hang()])
+        .returns(Err(TimedOut))
+        .attempts([(0, 1), (400, 2)])
+        .on_retry([(TimedOut, 1, 100)])
+        .events([retrying(1, 100), give_up(2, R::DeadlineReached)])
+        .ends_at(500)
+}
+
+/// README, nested deadlines: a call with a `timeout` whose caller's deadline is spent ends with
+/// `Elapsed` without running its body; reported by the attempts made (0), not counted.
+pub fn deadline_spent_on_entry() -> Scenario {
+    Scenario::new("deadline_spent_on_entry")
+        .timeout(50)
+        .inherited(100, 100)
+        .script([ok(1)])
+        .returns(Err(TimedOut))
+        .events([give_up(0, R::DeadlineReached)])
+        .ends_at(100)
+}
+
+/// Without a `timeout` the call makes its first attempt (a call tries once) and no retry.
+pub fn deadline_spent_on_entry_without_timeout() -> Scenario {
+    Scenario::new("deadline_spent_on_entry_without_timeout")
+        .inherited(100, 100)
+        .script([err(1)])
+        .returns(Err(e(1)))
+        .attempts([(100, 1)])
+        .events([give_up(1, R::DeadlineReached)])
+        .ends_at(100)
+}
+
+/// The caller's 250 ms bound the sleeps: at 100 ms a 200 ms sleep would end past it.
+pub fn inherited_deadline_bounds_sleeps() -> Scenario {
+    Scenario::new("inherited_deadline_bounds_sleeps")
+        .max_attempts(10)
+        .inherited(250, 0)
+        .script([err(1), err(2), err(3)])
+        .returns(Err(e(2)))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100), give_up(2, R::DeadlineReached)])
+        .ends_at(100)
+}
+
+/// The caller's 250 ms clip nothing of a 200 ms timeout; then a 100 ms sleep would end past it.
+pub fn inherited_deadline_clips_timeout() -> Scenario {
+    Scenario::new("inherited_deadline_clips_timeout")
+        .timeout(200)
+        .inherited(250, 0)
+        .script([hang(), hang()])
+        .returns(Err(TimedOut))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::DeadlineReached)])
+        .ends_at(200)
+}
+
+// The circuit breaker: each attempt is one call through it; a rejection is never retried, is
+// not an attempt made, and refunds what the budget paid for it.
+
+pub fn breaker_open_rejects() -> Scenario {
+    Scenario::new("breaker_open_rejects")
+        .breaker(Open, 1, 1)
+        .budget(20, 20)
+        .script([ok(1)])
+        .returns(Err(Rejected))
+        .events([rejected(1)])
+        .breaker_after(S::Open, false)
+        .budget_after(20)
+}
+
+/// Attempt 2's failure opens the breaker (threshold 2); the retry it paid for is rejected and
+/// refunded: 20 − 5 − 5 + 5.
+pub fn breaker_opens_mid_call_refunds_the_retry() -> Scenario {
+    Scenario::new("breaker_opens_mid_call_refunds_the_retry")
+        .max_attempts(5)
+        .breaker(Closed, 2, 1)
+        .budget(20, 20)
+        .script([err(1), err(2), ok(3)])
+        .returns(Err(Rejected))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(e(1), 1, 100), (e(2), 2, 200)])
+        .events([
+            retrying(1, 100),
+            transition(S::Closed, S::Open),
+            retrying(2, 200),
+            rejected(3),
+        ])
+        .breaker_after(S::Open, false)
+        .budget_after(15)
+        .ends_at(300)
+}
+
+pub fn half_open_probe_success() -> Scenario {
+    Scenario::new("half_open_probe_success")
+        .breaker(HalfOpen, 1, 1)
+        .script([ok(9)])
+        .returns(Ok(9))
+        .attempts([(0, 1)])
+        .events([transition(S::HalfOpen, S::Closed)])
+        .breaker_after(S::Closed, true)
+}
+
+/// The probe fails: open again; the retry is rejected.
+pub fn half_open_probe_failure() -> Scenario {
+    Scenario::new("half_open_probe_failure")
+        .breaker(HalfOpen, 1, 1)
+        .script([err(1), ok(2)])
+        .returns(Err(Rejected))
+        .attempts([(0, 1)])
+        .on_retry([(e(1), 1, 100)])
+        .events([
+            transition(S::HalfOpen, S::Open),
+            retrying(1, 100),
+            rejected(2),
+        ])
+        .breaker_after(S::Open, false)
+        .ends_at(100)
+}
+
+/// One of two probes succeeded: still half-open, a second probe may go.
+pub fn half_open_two_probes_one_call() -> Scenario {
+    Scenario::new("half_open_two_probes_one_call")
+        .breaker(HalfOpen, 1, 2)
+        .script([ok(4)])
+        .returns(Ok(4))
+        .attempts([(0, 1)])
+        .breaker_after(S::HalfOpen, true)
+}
+
+pub fn expired_breaker_admits_a_probe() -> Scenario {
+    Scenario::new("expired_breaker_admits_a_probe")
+        .breaker(OpenExpired, 1, 1)
+        .script([ok(5)])
+        .returns(Ok(5))
+        .attempts([(0, 1)])
+        .events([
+            transition(S::Open, S::HalfOpen),
+            transition(S::HalfOpen, S::Closed),
+        ])
+        .breaker_after(S::Closed, true)
+}
+
+/// A timed-out attempt is the dependency's failure.
+pub fn timeouts_open_the_breaker() -> Scenario {
+    Scenario::new("timeouts_open_the_breaker")
+        .timeout(50)
+        .breaker(Closed, 2, 1)
+        .script([hang(), hang(), ok(1)])
+        .returns(Err(Rejected))
+        .attempts([(0, 1), (150, 2)])
+        .on_retry([(TimedOut, 1, 100), (TimedOut, 2, 200)])
+        .events([
+            retrying(1, 100),
+            transition(S::Closed, S::Open),
+            retrying(2, 200),
+            rejected(3),
+        ])
+        .breaker_after(S::Open, false)
+        .ends_at(400)
+}
+
+/// A non-retryable error means the dependency answered: a success for the breaker.
+pub fn non_retryable_error_is_a_breaker_success() -> Scenario {
+    Scenario::new("non_retryable_error_is_a_breaker_success")
+        .breaker(Closed, 1, 1)
+        .script([fatal(1)])
+        .returns(Err(Fatal(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::NotRetryable)])
+        .breaker_after(S::Closed, true)
+}
+
+// The retry budget (the AWS retry quota).
+
+pub fn budget_exhausted_mid_call() -> Scenario {
+    Scenario::new("budget_exhausted_mid_call")
+        .max_attempts(5)
+        .budget(10, 10)
+        .script([err(1), err(2), err(3), err(4)])
+        .returns(Err(e(3)))
+        .attempts([(0, 1), (100, 2), (300, 3)])
+        .on_retry([(e(1), 1, 100), (e(2), 2, 200)])
+        .events([
+            retrying(1, 100),
+            retrying(2, 200),
+            give_up(3, R::BudgetExhausted),
+        ])
+        .budget_after(0)
+        .ends_at(300)
+}
+
+pub fn budget_refuses_the_first_retry() -> Scenario {
+    Scenario::new("budget_refuses_the_first_retry")
+        .budget(10, 0)
+        .script([err(1)])
+        .returns(Err(e(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::BudgetExhausted)])
+        .budget_after(0)
+}
+
+/// A retried success gets its last retry's cost back: 10 − 5 + 5.
+pub fn budget_refund_on_retried_success() -> Scenario {
+    Scenario::new("budget_refund_on_retried_success")
+        .budget(20, 10)
+        .script([err(1), ok(2)])
+        .returns(Ok(2))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100)])
+        .budget_after(10)
+        .ends_at(100)
+}
+
+pub fn budget_deposit_on_first_try() -> Scenario {
+    Scenario::new("budget_deposit_on_first_try")
+        .budget(20, 10)
+        .script([ok(1)])
+        .returns(Ok(1))
+        .attempts([(0, 1)])
+        .budget_after(11)
+}
+
+/// 20 − 5 (after an error) − 10 (after a timeout) + 10 (the last retry's cost, a timeout's).
+pub fn budget_timeout_cost_refunded() -> Scenario {
+    Scenario::new("budget_timeout_cost_refunded")
+        .timeout(50)
+        .budget(20, 20)
+        .script([err(1), hang(), ok(3)])
+        .returns(Ok(3))
+        .attempts([(0, 1), (100, 2), (350, 3)])
+        .on_retry([(e(1), 1, 100), (TimedOut, 2, 200)])
+        .events([retrying(1, 100), retrying(2, 200)])
+        .budget_after(15)
+        .ends_at(350)
+}
+
+/// DESIGN: a retry costs `timeout_cost` after a timeout, "whether our timeout cut the attempt
+/// or the error says it was one": 20 − 10.
+pub fn error_saying_timeout_costs_timeout_cost() -> Scenario {
+    let t1 = SaysTimeout {
+        id: 1,
+        retryable: true,
+    };
+    let t2 = SaysTimeout {
+        id: 2,
+        retryable: true,
+    };
+    Scenario::new("error_saying_timeout_costs_timeout_cost")
+        .max_attempts(2)
+        .budget(20, 20)
+        .script([says_timeout(1, true), says_timeout(2, true)])
+        .returns(Err(t2))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(t1, 1, 100)])
+        .events([retrying(1, 100), give_up(2, R::Exhausted)])
+        .budget_after(10)
+        .ends_at(100)
+}
+
+/// `Guards::record`: a timed-out attempt is the dependency's failure whether or not the call
+/// retries it (a dependency that hangs must open the breaker).
+pub fn error_saying_timeout_opens_the_breaker() -> Scenario {
+    Scenario::new("error_saying_timeout_opens_the_breaker")
+        .breaker(Closed, 1, 1)
+        .script([says_timeout(1, false)])
+        .returns(Err(SaysTimeout {
+            id: 1,
+            retryable: false,
+        }))
+        .attempts([(0, 1)])
+        .events([transition(S::Closed, S::Open), give_up(1, R::NotRetryable)])
+        .breaker_after(S::Open, false)
+}
+
+// Cancellation: the call's future is dropped.
+
+/// README: a probe that never reports back holds its half-open slot for `reset_timeout`.
+pub fn cancelled_during_an_attempt_holds_the_probe() -> Scenario {
+    Scenario::new("cancelled_during_an_attempt_holds_the_probe")
+        .breaker(HalfOpen, 1, 1)
+        .budget(20, 20)
+        .script([ok(1).after(500)])
+        .cancel_at(200)
+        .cancelled()
+        .attempts([(0, 1)])
+        .breaker_after(S::HalfOpen, false)
+        .budget_after(20)
+        .ends_at(200)
+}
+
+/// README: a budget's tokens are spent when a retry is decided, before its sleep, so a call
+/// dropped during that sleep has paid for a retry it did not make.
+pub fn cancelled_during_a_sleep_keeps_the_payment() -> Scenario {
+    Scenario::new("cancelled_during_a_sleep_keeps_the_payment")
+        .breaker(Closed, 5, 1)
+        .budget(20, 20)
+        .script([err(1), ok(2)])
+        .cancel_at(50)
+        .cancelled()
+        .attempts([(0, 1)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100)])
+        .breaker_after(S::Closed, true)
+        .budget_after(15)
+        .ends_at(50)
+}
+
+pub fn cancelled_before_the_timeout() -> Scenario {
+    Scenario::new("cancelled_before_the_timeout")
+        .timeout(100)
+        .script([hang()])
+        .cancel_at(50)
+        .cancelled()
+        .attempts([(0, 1)])
+        .ends_at(50)
+}
+
+// A spent deadline and a breaker. The engine's rule (`engine::steps`, `Engine::would_run`): the
+// deadline is checked first (README, nested deadlines: such a call "ends with `Elapsed` without
+// running its body"), so that an attempt that cannot be made leaves the breaker untouched: it
+// takes no permit and moves no expired breaker to half-open. (The attribute once asked the
+// breaker first.)
+
+pub fn deadline_spent_with_open_breaker() -> Scenario {
+    Scenario::new("deadline_spent_with_open_breaker")
+        .timeout(50)
+        .inherited(100, 100)
+        .breaker(Open, 1, 1)
+        .budget(20, 20)
+        .script([ok(1)])
+        .returns(Err(TimedOut))
+        .events([give_up(0, R::DeadlineReached)])
+        .breaker_after(S::Open, false)
+        .budget_after(20)
+        .ends_at(100)
+}
+
+pub fn deadline_spent_with_expired_breaker() -> Scenario {
+    Scenario::new("deadline_spent_with_expired_breaker")
+        .timeout(50)
+        .inherited(100, 100)
+        .breaker(OpenExpired, 1, 1)
+        .script([ok(1)])
+        .returns(Err(TimedOut))
+        .events([give_up(0, R::DeadlineReached)])
+        .breaker_after(S::HalfOpen, true)
+        .ends_at(100)
+}
+
+pub fn deadline_spent_with_half_open_breaker() -> Scenario {
+    Scenario::new("deadline_spent_with_half_open_breaker")
+        .timeout(50)
+        .inherited(100, 100)
+        .breaker(HalfOpen, 1, 1)
+        .script([ok(1)])
+        .returns(Err(TimedOut))
+        .events([give_up(0, R::DeadlineReached)])
+        .breaker_after(S::HalfOpen, true)
+        .ends_at(100)
+}
+
+// `retry_if_ok`. `on_retry` is for errors only.
+
+pub fn ok_retried_then_success() -> Scenario {
+    Scenario::new("ok_retried_then_success")
+        .script([ok_retry(1000), ok(5)])
+        .returns(Ok(5))
+        .attempts([(0, 1), (100, 2)])
+        .events([retrying_ok(1, 100)])
+        .ends_at(100)
+}
+
+/// When attempts run out the last `Ok` is returned.
+pub fn ok_retried_until_exhausted() -> Scenario {
+    Scenario::new("ok_retried_until_exhausted")
+        .max_attempts(2)
+        .script([ok_retry(1000), ok_retry(1001)])
+        .returns(Ok(1001))
+        .attempts([(0, 1), (100, 2)])
+        .events([retrying_ok(1, 100), gave_up_ok(2, R::Exhausted)])
+        .ends_at(100)
+}
+
+pub fn ok_retried_with_budget_refund() -> Scenario {
+    Scenario::new("ok_retried_with_budget_refund")
+        .budget(20, 10)
+        .script([ok_retry(1000), ok(5)])
+        .returns(Ok(5))
+        .attempts([(0, 1), (100, 2)])
+        .events([retrying_ok(1, 100)])
+        .budget_after(10)
+        .ends_at(100)
+}
