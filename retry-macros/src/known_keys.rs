@@ -601,6 +601,25 @@ mod tests {
         }
     }
 
+    /// The rustdoc of `#[retryable]` and the README's "Every key" list every key the macro
+    /// accepts, so that a new key cannot land undocumented.
+    #[test]
+    fn every_key_is_in_the_documented_tables() {
+        let rustdoc = include_str!("../../src/lib.rs");
+        let readme = include_str!("../../README.md");
+        for key in KEYS {
+            let row = format!("| `{key}` |");
+            assert!(
+                rustdoc.contains(&format!("/// {row}")),
+                "`{key}` is missing from src/lib.rs's key table"
+            );
+            assert!(
+                readme.contains(&row),
+                "`{key}` is missing from the README's key table"
+            );
+        }
+    }
+
     #[test]
     fn fallbacks_camel_case_then_spelling() {
         assert!(unknown_key("maxElapsed", None).contains("`max_elapsed`"));
