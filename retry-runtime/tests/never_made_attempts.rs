@@ -251,13 +251,12 @@ async fn a_spent_deadline_does_not_consume_a_half_open_probe_closure_api() {
 }
 
 // --------------------------------------------------------------------------------------------
-// 4. `max_attempts` at or above 2^30 is never reached: the packed attempt counter saturates.
+// 4. `max_attempts` beyond what the packed attempt counter holds is refused.
 // --------------------------------------------------------------------------------------------
 
-/// `RetryPolicyBuilder::max_attempts` accepts any u32 ≥ 1, but the engine packs the attempt number
-/// into 30 bits and saturates at 2^30 − 1 (engine.rs `begin_attempt`), so with
-/// `max_attempts = 2^30` `attempt() >= max_attempts` never holds: the call retries forever instead
-/// of giving up with `Exhausted`, and `context().attempt()` stops counting.
+/// The engine packs the attempt number into 28 bits and saturates at `RetryPolicy::MAX_ATTEMPTS`
+/// (2^28 − 1, engine/state.rs), so a larger `max_attempts` would never be reached (the call would
+/// retry forever instead of giving up with `Exhausted`): the builder refuses it.
 #[test]
 fn max_attempts_beyond_what_the_engine_counts_is_refused() {
     let err = RetryPolicy::builder()
