@@ -1,28 +1,28 @@
-//! The retry budget: a token bucket shared by every call that names it, so that during an
-//! outage the fleet's retries stop instead of multiplying the load (the AWS SDK's standard retry
-//! quota, with its accounting).
-//!
-//! - Each retry withdraws `retry_cost` tokens (5), or `timeout_cost` (10) when the failed attempt
-//!   was a timeout: our own `timeout` cut it, or its error says it was one
-//!   ([`Transient::is_timeout`](crate::Transient::is_timeout), passed to the engine through
-//!   [`Guards::timed_out`](crate::Guards::timed_out)).
-//! - A call that succeeds after retrying gets its last retry's cost back (AWS:
-//!   `retry_quota.release(cost)`); a call that succeeds on its first attempt deposits
-//!   `success_deposit` (1). Deposits and refunds stop at `max_tokens`.
-//! - When the bucket cannot pay for a retry, the call returns its last error instead of retrying.
-//! - A retry that was paid for but whose attempt the circuit breaker then rejected is refunded:
-//!   an attempt never made costs nothing.
-//! - An `Ok` value that `retry_if_ok` rejected is a failure: retrying it is paid like any retry,
-//!   and if it is returned once no retry is left, it deposits nothing (and the calls metric counts
-//!   the call as failed).
-//!
-//! Lock-free: one atomic.
+//! The retry budget (see [`RetryBudget`]).
 
 use crate::sync::{AtomicU32, Ordering};
 
 use crate::ConfigError;
 
-/// A token bucket that retries draw from (see the [module docs](self) for the accounting).
+/// The retry budget: a token bucket shared by every call that names it, so that during an
+/// outage the fleet's retries stop instead of multiplying the load (the AWS SDK's standard retry
+/// quota, with its accounting).
+///
+/// - Each retry withdraws `retry_cost` tokens (5), or `timeout_cost` (10) when the failed attempt
+///   was a timeout: our own `timeout` cut it, or its error says it was one
+///   ([`Transient::is_timeout`](crate::Transient::is_timeout), passed to the engine through
+///   [`Hooks::is_timeout`](crate::Hooks::is_timeout)).
+/// - A call that succeeds after retrying gets its last retry's cost back (AWS:
+///   `retry_quota.release(cost)`); a call that succeeds on its first attempt deposits
+///   `success_deposit` (1). Deposits and refunds stop at `max_tokens`.
+/// - When the bucket cannot pay for a retry, the call returns its last error instead of retrying.
+/// - A retry that was paid for but whose attempt the circuit breaker then rejected is refunded:
+///   an attempt never made costs nothing.
+/// - An `Ok` value that `retry_if_ok` rejected is a failure: retrying it is paid like any retry,
+///   and if it is returned once no retry is left, it deposits nothing (and the calls metric counts
+///   the call as failed).
+///
+/// Lock-free: one atomic.
 ///
 /// ```
 /// use retry_runtime::RetryBudget;

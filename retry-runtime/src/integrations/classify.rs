@@ -126,7 +126,8 @@ pub fn transient<E: Transient + ?Sized>(error: &E) -> bool {
     error.is_transient()
 }
 
-/// The predicate form of [`Transient::is_timeout`]: for [`Guards::timed_out`](crate::Guards::timed_out).
+/// The predicate form of [`Transient::is_timeout`]: for the closure API's
+/// [`timeout_if`](crate::Retry::timeout_if) (the attribute asks `Transient` by itself).
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};
