@@ -279,6 +279,19 @@ impl<'p> Engine<'p> {
     /// call whose first attempt was rejected starts its clock here when the policy has
     /// `max_elapsed`, as that attempt would have: what runs after it in the call's context (the
     /// `#[recover]` fallback) is bounded by the call's deadline whatever happened to the attempts.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::__private::Engine;
+    ///
+    /// let policy = RetryPolicy::builder().max_elapsed(Duration::from_secs(1)).build().unwrap();
+    /// let engine = Engine::new(&policy);
+    /// let now = Instant::now();
+    /// engine.rejected(|| now);
+    /// assert_eq!(engine.deadline(), Some(now + Duration::from_secs(1)));
+    /// ```
     pub fn rejected(&self, now: impl FnOnce() -> Instant) {
         if self.policy.max_elapsed.is_some() {
             self.start_or(now);
