@@ -100,7 +100,7 @@ pub mod __private;
 /// | `timeout` | per-attempt limit (`async fn` only); needs `E: From<reattempt::Elapsed>` | none |
 /// | `max_elapsed` | limit on all attempts and sleeps | none |
 /// | `log_error` | what events show of an error: `"none"`, `"type"` (its type's name), `"debug"` (its `Debug` text too, secrets included); see [`LogError`] | `"type"` |
-/// | `retry_after` | path or closure `Fn(&E) -> Option<Duration>`: a server's hint replaces the delay | none |
+/// | `retry_after` | path or closure `Fn(&E) -> Option<Duration>`: a server's hint, a floor under the computed delay (beyond `max_delay` or the deadline, the call ends) | none |
 /// | `on_retry` | path or closure `Fn(&E, &RetryContext, Duration)`, called before each sleep | none |
 /// | `recover` | path to a [`macro@recover`] function: the fallback for the final error | none |
 /// | `name` | label in events | the function's path |

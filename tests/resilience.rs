@@ -491,3 +491,52 @@ async fn an_error_that_is_a_timeout_counts_on_the_breaker_even_when_not_retried(
     assert!(out.is_err());
     assert_eq!(c.breaker.state(), BreakerState::Closed);
 }
+
+// ------------------------------------------------- a fallback runs under the call's deadline
+
+static FALLBACK_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
+
+static TRIPPED: LazyLock<CircuitBreaker> = LazyLock::new(|| {
+    let b = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .reset_timeout(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    b.record(b.try_acquire().unwrap(), false);
+    b
+});
+
+/// A second service the fallback turns to, retried on its own (no `max_elapsed`).
+#[retryable(max_attempts = 10, delay = "1s", backoff = "fixed", jitter = "none")]
+async fn fallback_service() -> Result<u32, ApiError> {
+    FALLBACK_ATTEMPTS.fetch_add(1, SeqCst);
+    Err(ApiError::Unavailable)
+}
+
+#[retryable(max_elapsed = "1500ms", circuit_breaker = TRIPPED, recover = via_fallback_service)]
+async fn primary_behind_open_breaker() -> Result<u32, ApiError> {
+    Ok(1)
+}
+
+#[recover]
+async fn via_fallback_service(_err: ApiError) -> Result<u32, ApiError> {
+    fallback_service().await
+}
+
+/// `#[recover]` runs in the call's context, which narrows the inherited deadline to the call's
+/// own `max_elapsed` (as for a retrying call nested in an attempt). Before issue 13 the call's
+/// clock started in `Call::new`, so this held whatever happened to the first attempt; now it
+/// starts at the first attempt, and a call whose first attempt the breaker rejected has no clock
+/// and no deadline: the fallback's own retrying call ran 10 attempts over 9 s instead of
+/// stopping within the 1.5 s the caller gave.
+#[tokio::test(start_paused = true)]
+async fn a_fallback_after_a_rejected_first_attempt_keeps_the_callers_deadline() {
+    let start = Instant::now();
+    assert_eq!(
+        primary_behind_open_breaker().await,
+        Err(ApiError::Unavailable)
+    );
+    // Attempts at 0 and 1 s; a sleep to 2 s would end past the 1.5 s deadline.
+    assert_eq!(FALLBACK_ATTEMPTS.load(SeqCst), 2);
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+}

@@ -275,6 +275,29 @@ impl<'p> Engine<'p> {
         self.set_paid(0);
     }
 
+    /// Notes that the circuit breaker rejected the next attempt (the call ends without it). A
+    /// call whose first attempt was rejected starts its clock here when the policy has
+    /// `max_elapsed`, as that attempt would have: what runs after it in the call's context (the
+    /// `#[recover]` fallback) is bounded by the call's deadline whatever happened to the attempts.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::__private::Engine;
+    ///
+    /// let policy = RetryPolicy::builder().max_elapsed(Duration::from_secs(1)).build().unwrap();
+    /// let engine = Engine::new(&policy);
+    /// let now = Instant::now();
+    /// engine.rejected(|| now);
+    /// assert_eq!(engine.deadline(), Some(now + Duration::from_secs(1)));
+    /// ```
+    pub fn rejected(&self, now: impl FnOnce() -> Instant) {
+        if self.policy.max_elapsed.is_some() {
+            self.start_or(now);
+        }
+    }
+
     /// When the call's clock started, starting it at `now` if it has not yet.
     pub fn start_or(&self, now: impl FnOnce() -> Instant) -> Instant {
         if let Some(start) = self.start.get() {
@@ -784,6 +807,18 @@ mod tests {
             Start::Run(Some(200 * MS))
         );
         assert_eq!(e.begin(false, || unreachable!(), None), Start::Run(None));
+    }
+
+    #[test]
+    fn a_rejected_first_attempt_starts_the_clock_under_max_elapsed() {
+        let t0 = Instant::now();
+        let p = policy(RetryPolicy::builder().max_elapsed(300 * MS));
+        let e = Engine::new(&p);
+        e.rejected(|| t0);
+        assert_eq!(e.deadline(), Some(t0 + 300 * MS));
+        e.rejected(|| unreachable!("started already"));
+        let untimed = policy(RetryPolicy::builder());
+        Engine::new(&untimed).rejected(|| unreachable!("no max_elapsed: no clock"));
     }
 
     #[test]

@@ -108,6 +108,7 @@ fn rejected<E: Debug>(
     error: E,
     budget: Option<&RetryBudget>,
 ) -> E {
+    engine.rejected(Instant::now);
     if let Some(budget) = budget {
         engine.unmade(budget);
     }
