@@ -22,8 +22,11 @@
 //! a success meanwhile (that success, from before the transition, is then ignored, as it would be
 //! one after the other). In the rate mode, an outcome whose recording is still under way when the
 //! window comes round to its slot again (`sliding_window` later calls) may stay in the window one
-//! round longer than it would one call at a time; the failure count always matches the outcomes
-//! the window holds.
+//! round longer than it would one call at a time. The failure count matches the outcomes the
+//! window holds, with one exception that needs a thread stalled for a whole open → half-open →
+//! closed cycle (at least `reset_timeout`) between taking its slot and writing its bit: its late
+//! bit is not counted (its epoch is gone), so until the next transition the count may be one off
+//! and the breaker trip one failure early or late.
 
 use std::sync::{OnceLock, PoisonError};
 use std::time::Duration;
