@@ -218,10 +218,10 @@ pub use retry_macros::recover;
 
 pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
-    Elapsed, FnHooks, GiveUpReason, Hooks, IdempotencyKey, Jitter, LogError, ParseBackoffError,
-    ParseDurationError, ParseJitterError, ParseLogError, PolicyError, Retry, RetryBudget,
-    RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient, context,
-    is_timeout, parse_duration, seed_rng, transient,
+    Elapsed, FnHooks, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter, LogError,
+    ParseBackoffError, ParseDurationError, ParseJitterError, ParseLogError, PolicyError, Retry,
+    RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient,
+    context, is_timeout, parse_duration, seed_rng, transient,
 };
 
 #[cfg(feature = "http")]
@@ -233,12 +233,12 @@ pub mod runtime {
     pub use retry_runtime::{
         Backoff, Breaker, BreakerOpen, BreakerSlot, BreakerState, CircuitBreaker,
         CircuitBreakerBuilder, ConfigError, Delays, Elapsed, ElapsedInto, ErrorHook, FnHooks,
-        FromBreakerOpen, FromElapsed, GiveUpReason, Hooks, IdempotencyKey, Jitter, LogError,
-        LoggedError, NoBreaker, NoTimeout, OkHook, OnRetryHook, ParseBackoffError,
-        ParseDurationError, ParseJitterError, ParseLogError, Permit, PolicyError, PolicySettings,
-        Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryFuture, RetryPolicy,
-        RetryPolicyBuilder, TimeoutInto, Transient, Unset, context, is_timeout, parse_duration,
-        seed_rng, transient,
+        FromBreakerOpen, FromElapsed, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter,
+        Latencies, LogError, LoggedError, NoBreaker, NoTimeout, OkHook, OnRetryHook,
+        ParseBackoffError, ParseDurationError, ParseHedgeAfterError, ParseJitterError,
+        ParseLogError, Permit, PolicyError, PolicySettings, Retry, RetryBudget, RetryBudgetBuilder,
+        RetryContext, RetryFuture, RetryPolicy, RetryPolicyBuilder, TimeoutInto, Transient, Unset,
+        context, is_timeout, parse_duration, seed_rng, transient,
     };
 
     #[cfg(feature = "http")]
