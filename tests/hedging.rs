@@ -71,7 +71,7 @@ async fn a_slow_attempt_is_hedged_and_the_copies_share_the_key() {
     let out = g.charge("order-1".to_owned(), "EUR").await;
     assert_eq!(out.unwrap(), "order-1 EUR by attempt 2");
     assert_eq!(t0.elapsed(), 60 * MS);
-    let seen = g.seen.lock().unwrap();
+    let seen = g.seen.lock().unwrap().clone();
     assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2]);
     assert_eq!(seen[0].1, seen[1].1, "one idempotency key for both copies");
     sleep(Duration::from_secs(2)).await;

@@ -38,6 +38,10 @@ pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// The rewritten function.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one quote per driver (the loop, or the closure driver for a hedged call) over the same parts"
+)]
 fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     let k = &args.krate;
     let p = quote!(#k::__private);
