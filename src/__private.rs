@@ -5,8 +5,8 @@ pub use core::any::type_name_of_val;
 pub use core::time::Duration;
 pub use retry_runtime::__private::{Admission, Call, Decision, Guards};
 pub use retry_runtime::{
-    Backoff, CircuitBreaker, FnHooks, Jitter, LogError, RetryBudget, RetryContext, RetryPolicy,
-    RetryPolicyBuilder,
+    Backoff, CircuitBreaker, FnHooks, HedgeAfter, Jitter, LogError, RetryBudget, RetryContext,
+    RetryPolicy, RetryPolicyBuilder,
 };
 use retry_runtime::{FromBreakerOpen, Transient};
 

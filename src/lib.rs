@@ -100,6 +100,7 @@ pub mod __private;
 /// | `timeout` | per-attempt limit (`async fn` only); needs `E: From<reattempt::Elapsed>` | none |
 /// | `max_elapsed` | limit on all attempts and sleeps | none |
 /// | `log_error` | what events show of an error: `"none"`, `"type"` (its type's name), `"debug"` (its `Debug` text too, secrets included); see [`LogError`] | `"type"` |
+/// | `hedge_after` | `async fn` only: a duration (`"50ms"`) or a quantile of recent latencies (`"p95"`); when no attempt has answered within it, the next starts alongside; the first accepted `Ok` wins, the other copies are dropped; copies share the idempotency key; hedges are paid from `budget` | none |
 /// | `retry_after` | path or closure `Fn(&E) -> Option<Duration>`: a server's hint, a floor under the computed delay (beyond `max_delay` or the deadline, the call ends) | none |
 /// | `on_retry` | path or closure `Fn(&E, &RetryContext, Duration)`, called before each sleep | none |
 /// | `recover` | path to a [`macro@recover`] function: the fallback for the final error | none |
@@ -218,10 +219,10 @@ pub use retry_macros::recover;
 
 pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
-    Elapsed, FnHooks, GiveUpReason, Hooks, IdempotencyKey, Jitter, LogError, ParseBackoffError,
-    ParseDurationError, ParseJitterError, ParseLogError, PolicyError, Retry, RetryBudget,
-    RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient, context,
-    is_timeout, parse_duration, seed_rng, transient,
+    Elapsed, FnHooks, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter, LogError,
+    ParseBackoffError, ParseDurationError, ParseJitterError, ParseLogError, PolicyError, Retry,
+    RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient,
+    context, is_timeout, parse_duration, seed_rng, transient,
 };
 
 #[cfg(feature = "http")]
@@ -233,12 +234,12 @@ pub mod runtime {
     pub use retry_runtime::{
         Backoff, Breaker, BreakerOpen, BreakerSlot, BreakerState, CircuitBreaker,
         CircuitBreakerBuilder, ConfigError, Delays, Elapsed, ElapsedInto, ErrorHook, FnHooks,
-        FromBreakerOpen, FromElapsed, GiveUpReason, Hooks, IdempotencyKey, Jitter, LogError,
-        LoggedError, NoBreaker, NoTimeout, OkHook, OnRetryHook, ParseBackoffError,
-        ParseDurationError, ParseJitterError, ParseLogError, Permit, PolicyError, PolicySettings,
-        Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryFuture, RetryPolicy,
-        RetryPolicyBuilder, TimeoutInto, Transient, Unset, context, is_timeout, parse_duration,
-        seed_rng, transient,
+        FromBreakerOpen, FromElapsed, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter,
+        Latencies, LogError, LoggedError, NoBreaker, NoTimeout, OkHook, OnRetryHook,
+        ParseBackoffError, ParseDurationError, ParseHedgeAfterError, ParseJitterError,
+        ParseLogError, Permit, PolicyError, PolicySettings, Retry, RetryBudget, RetryBudgetBuilder,
+        RetryContext, RetryFuture, RetryPolicy, RetryPolicyBuilder, TimeoutInto, Transient, Unset,
+        context, is_timeout, parse_duration, seed_rng, transient,
     };
 
     #[cfg(feature = "http")]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
-use retry_runtime::{Backoff, Jitter, LogError, PolicySettings};
+use retry_runtime::{Backoff, HedgeAfter, Jitter, LogError, PolicySettings};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Lit, LitStr, Pat, Path, Token};
@@ -164,6 +164,7 @@ struct RawArgs {
     timeout: Option<DurationArg>,
     max_elapsed: Option<DurationArg>,
     log_error: Option<LitStr>,
+    hedge_after: Option<LitStr>,
     retry_if: Option<Expr>,
     retry_if_ok: Option<Expr>,
     retry_after: Option<Expr>,
@@ -410,6 +411,7 @@ fn example(key: &str) -> &'static str {
         "timeout" => "\"1s\"",
         "max_elapsed" => "\"30s\"",
         "log_error" => "\"debug\"",
+        "hedge_after" => "\"50ms\"",
         "retry_on" => "[MyError::Unavailable]",
         "no_retry_on" => "[MyError::Declined]",
         "retry_if" => "reattempt::transient",
@@ -844,6 +846,16 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
         match lit.value().parse::<LogError>() {
             Ok(log) => s.settings.log_error = Some(log),
             Err(e) => errors.push(syn::Error::new(lit.span(), log_error_fix(&lit.value(), &e))),
+        }
+    }
+    if let Some(lit) = &raw.hedge_after {
+        s.spans.insert("hedge_after", lit.span());
+        match lit.value().parse::<HedgeAfter>() {
+            Ok(h) => s.settings.hedge_after = Some(h),
+            Err(e) => errors.push(syn::Error::new(
+                lit.span(),
+                format!("invalid `hedge_after`: {e}; write a duration such as \"50ms\" or a quantile such as \"p95\""),
+            )),
         }
     }
     let mut unread_crate = None;

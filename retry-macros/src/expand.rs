@@ -38,6 +38,10 @@ pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// The rewritten function.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one quote per driver (the loop, or the closure driver for a hedged call) over the same parts"
+)]
 fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     let k = &args.krate;
     let p = quote!(#k::__private);
@@ -104,26 +108,55 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     let tail = quote_spanned!(ret.span()=> #from_result(#tail));
     let check = at(quote!(#p::result_type()), ret.span());
     let inner_attrs = &f.inner_attrs;
-    let contents = quote! {
-        #policy_item
-        let #ty = #check;
-        let #ty_at_ret = #ty;
-        #pin
-        #bind
-        let mut #call = #p::Call::new(#policy_ref);
-        let #out = loop {
-            #admit
-            let #res = #run;
-            // Only the delay crosses the sleep's `await`, not the decision (whose outcome may be
-            // neither `Send` nor small).
-            let #delay = match #p::Call::decide(&mut #call, #name, &mut #hooks, #res, #guards) {
-                #p::Decision::Stop(__reattempt_outcome) => break __reattempt_outcome,
-                #p::Decision::Retry(__reattempt_delay) => __reattempt_delay,
-            };
-            #sleep
+    let contents = if args.schedule.settings.hedge_after.is_some() {
+        // Hedged: attempts overlap, so they run through the closure driver, which keeps a set
+        // of copies; the closure makes one attempt's future (by-value arguments cloned for each).
+        let hedged = Hedged {
+            per_attempt: &per_attempt,
+            stmts: &block.stmts,
+            pin: &pin,
+            as_result: &as_result,
+            hooks: &hooks,
+            name: args
+                .name
+                .as_ref()
+                .map_or_else(|| quote!((#name)()), |lit| quote!(#lit)),
+            timed: timed(args, f),
         };
-        #consumed
-        #tail
+        let retry = hedged_call(&hedged, &policy_ref, &p, &mut_guards(args, &p));
+        quote! {
+            #policy_item
+            let #ty = #check;
+            let #ty_at_ret = #ty;
+            #pin
+            let #out = #retry;
+            let mut #call = #p::Call::new(#policy_ref);
+            let _ = &mut #call;
+            #consumed
+            #tail
+        }
+    } else {
+        quote! {
+            #policy_item
+            let #ty = #check;
+            let #ty_at_ret = #ty;
+            #pin
+            #bind
+            let mut #call = #p::Call::new(#policy_ref);
+            let #out = loop {
+                #admit
+                let #res = #run;
+                // Only the delay crosses the sleep's `await`, not the decision (whose outcome may be
+                // neither `Send` nor small).
+                let #delay = match #p::Call::decide(&mut #call, #name, &mut #hooks, #res, #guards) {
+                    #p::Decision::Stop(__reattempt_outcome) => break __reattempt_outcome,
+                    #p::Decision::Retry(__reattempt_delay) => __reattempt_delay,
+                };
+                #sleep
+            };
+            #consumed
+            #tail
+        }
     };
     let new_body = if let Some(boxing) = &f.boxed {
         // `#[async_trait]` boxed the body's future: box the retrying one instead.
@@ -145,6 +178,70 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     quote! {
         #(#attrs)*
         #vis #sig #new_body
+    }
+}
+
+/// The parts of a hedged call's expansion.
+struct Hedged<'a> {
+    per_attempt: &'a [TokenStream],
+    stmts: &'a [syn::Stmt],
+    pin: &'a TokenStream,
+    as_result: &'a TokenStream,
+    hooks: &'a TokenStream,
+    name: TokenStream,
+    timed: bool,
+}
+
+/// The breaker and budget expressions of a hedged call (its arguments are never borrowed
+/// mutably, so each is evaluated once), as closure-API settings.
+fn mut_guards(args: &RetryArgs, p: &TokenStream) -> TokenStream {
+    let mut settings = quote!();
+    if let Some(b) = &args.circuit_breaker {
+        let breaker = quote_spanned!(b.span()=> #p::breaker_ref(&#b));
+        settings.extend(quote!(.circuit_breaker(#breaker)));
+    }
+    if let Some(g) = &args.budget {
+        let budget = quote_spanned!(g.span()=> #p::budget_ref(&#g));
+        settings.extend(quote!(.budget(#budget)));
+    }
+    settings
+}
+
+/// `policy.retry(|| { per-attempt bindings; async move { body } })` with the hooks, the name,
+/// the guards and the timeout's conversion, awaited.
+fn hedged_call(
+    h: &Hedged<'_>,
+    policy_ref: &TokenStream,
+    p: &TokenStream,
+    guards: &TokenStream,
+) -> TokenStream {
+    let Hedged {
+        per_attempt,
+        stmts,
+        pin,
+        as_result,
+        hooks,
+        name,
+        timed,
+    } = h;
+    // With a timeout, the closure API's default: `E: From<Elapsed>`.
+    let timeout = if *timed {
+        quote!()
+    } else {
+        quote!(.without_timeout())
+    };
+    quote! {
+        #p::RetryPolicy::retry(#policy_ref, || {
+            #(#per_attempt)*
+            async move {
+                #as_result(async move { #pin #(#stmts)* }.await)
+            }
+        })
+        .hooks(#hooks)
+        .name(#name)
+        #guards
+        #timeout
+        .await
     }
 }
 
@@ -505,6 +602,26 @@ fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     if let Some(log) = s.log_error {
         let variant = format_ident!("{}", format!("{log:?}"));
         calls.push(quote!(.log_error(#p::LogError::#variant)));
+    }
+    match s.hedge_after {
+        Some(retry_runtime::HedgeAfter::Fixed(d)) => {
+            let d = duration(d);
+            calls.push(quote!(.hedge_after(#p::HedgeAfter::Fixed(#d))));
+        }
+        Some(retry_runtime::HedgeAfter::Quantile {
+            percentile,
+            floor,
+            start,
+        }) => {
+            let percentile = Literal::f64_suffixed(percentile);
+            let (floor, start) = (duration(floor), duration(start));
+            calls.push(quote!(.hedge_after(#p::HedgeAfter::Quantile {
+                percentile: #percentile,
+                floor: #floor,
+                start: #start,
+            })));
+        }
+        None => {}
     }
     quote!(#p::RetryPolicy::builder() #(#calls)*)
 }

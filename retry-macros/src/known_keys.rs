@@ -17,6 +17,7 @@ pub(crate) const KEYS: &[&str] = &[
     "timeout",
     "max_elapsed",
     "log_error",
+    "hedge_after",
     "retry_on",
     "no_retry_on",
     "retry_if",
@@ -199,6 +200,19 @@ const TABLE: &[Known] = &[
         Here::Explain,
         "jitter is on by default (\"full\"); choose with `jitter = \"none\" | \"full\" | \"equal\" | \
          \"decorrelated\"`, or a factor in (0, 1] such as `jitter = 0.5`",
+    ),
+    // Hedging.
+    k(
+        &[
+            "hedge_delay",
+            "hedging_delay",
+            "hedge",
+            "hedging",
+            "delay_between_hedges",
+        ],
+        "a name from Polly's and gRPC's hedging",
+        Here::Key("hedge_after"),
+        "the delay after which the next attempt starts alongside is `hedge_after = \"50ms\"` (or `\"p95\"`)",
     ),
     // Timeouts and deadlines.
     k(

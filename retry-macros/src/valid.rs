@@ -72,7 +72,53 @@ pub(crate) fn together(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
             "`timeout` needs an `async fn`: a blocking call cannot be cut short; remove `timeout` or make the function async",
         ));
     }
+    if args.schedule.settings.hedge_after.is_some() {
+        hedge_shape(args, f)?;
+    }
     no_cfg_with_recover(args, f)
+}
+
+/// `hedge_after` runs attempts side by side: it needs an `async fn`, and nothing the attempts
+/// borrow mutably (two copies cannot both hold `&mut`).
+fn hedge_shape(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
+    let span = args.schedule.span_of("hedge_after");
+    if !f.is_async() {
+        return Err(syn::Error::new(
+            span,
+            "`hedge_after` needs an `async fn`: hedging runs a second attempt alongside a slow one, and a blocking call cannot run two at once; remove `hedge_after` or make the function async",
+        ));
+    }
+    let unique_receiver = f
+        .receiver
+        .is_some_and(|(r, _)| r != crate::item::Receiver::Shared);
+    if unique_receiver {
+        return Err(syn::Error::new(
+            span,
+            "`hedge_after` cannot apply to a method taking `&mut self` or `self`: hedged attempts run at the same time, and they cannot all borrow `self` mutably; take `&self` (with interior mutability where needed) or remove `hedge_after`",
+        ));
+    }
+    if let Some(ident) = f.params.iter().find_map(|a| match a {
+        Param::Borrowed {
+            ident,
+            unique: true,
+            ..
+        } => Some(ident.to_string()),
+        Param::Pattern { pat, ty, .. } => match ungroup(ty) {
+            Type::Reference(r) if r.mutability.is_some() => {
+                Some(quote::ToTokens::to_token_stream(pat).to_string())
+            }
+            _ => None,
+        },
+        _ => None,
+    }) {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "`hedge_after` cannot apply to a function taking `&mut` arguments (`{ident}`): hedged attempts run at the same time, and they cannot all borrow `{ident}` mutably; pass it by shared reference or by value, or remove `hedge_after`"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Runs the runtime's rules, reporting every broken one at its key's value.
@@ -104,6 +150,7 @@ fn forget(s: &mut PolicySettings, field: &str) {
         "timeout" => s.timeout = None,
         "max_elapsed" => s.max_elapsed = None,
         "log_error" => s.log_error = None,
+        "hedge_after" => s.hedge_after = None,
         _ => s.backoff = None,
     }
 }

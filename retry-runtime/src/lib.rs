@@ -50,6 +50,7 @@ pub use integrations::classify::{Transient, is_timeout, transient};
 pub use schedule::backoff::{Backoff, ParseBackoffError};
 pub use schedule::delays::Delays;
 pub use schedule::duration::{ParseDurationError, parse_duration};
+pub use schedule::hedge::{HedgeAfter, Latencies, ParseHedgeAfterError};
 pub use schedule::jitter::{Jitter, ParseJitterError};
 pub use schedule::policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicyBuilder};
 pub use schedule::rng::seed_rng;
@@ -67,6 +68,8 @@ pub mod __private {
     pub use crate::drivers::call::{Attempt, Call, Recover, TimedAttempt};
     pub use crate::engine::events::CallName;
     pub use crate::engine::state::{Decision, Engine, Start};
-    pub use crate::engine::steps::{admit, begin, decide};
+    pub use crate::engine::steps::{
+        CopyDecision, admit, begin, decide, decide_copy, start_alongside,
+    };
     pub use crate::guards::{Admission, Guards};
 }

@@ -26,9 +26,22 @@ pub(crate) fn poll_attempt<F: Future>(
     limit: Option<Pin<&mut Sleep>>,
     cx: &mut Context<'_>,
 ) -> Poll<Option<F::Output>> {
+    poll_copy(engine, 0, attempt, limit, cx)
+}
+
+/// As [`poll_attempt`], for the copy of a hedged call that is attempt `number` (0: the engine's
+/// current attempt), which `context()` then reports.
+#[inline]
+pub(crate) fn poll_copy<F: Future>(
+    engine: &Engine<'_>,
+    number: u32,
+    attempt: Pin<&mut F>,
+    limit: Option<Pin<&mut Sleep>>,
+    cx: &mut Context<'_>,
+) -> Poll<Option<F::Output>> {
     let had_budget = limit.is_some() && coop::has_budget_remaining();
     {
-        let _current = Enter::new(engine);
+        let _current = Enter::copy(engine, number);
         if let Poll::Ready(out) = attempt.poll(cx) {
             return Poll::Ready(Some(out));
         }

@@ -18,7 +18,9 @@ use crate::engine::key::IdempotencyKey;
 use crate::engine::state::Engine;
 
 thread_local! {
-    static CURRENT: Cell<*const Engine<'static>> = const { Cell::new(std::ptr::null()) };
+    /// The engine, and the number of the attempt being polled when the call's attempts overlap
+    /// (a hedged call; 0: the engine's current attempt).
+    static CURRENT: Cell<(*const Engine<'static>, u32)> = const { Cell::new((std::ptr::null(), 0)) };
     /// The earliest `max_elapsed` deadline of the calls whose attempts are being polled on this
     /// thread: a retrying call nested in another's attempt may not outlive it.
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
@@ -28,7 +30,7 @@ thread_local! {
 /// call that was current before, so nested retrying calls see their own context; and narrows the
 /// inherited deadline to this call's own while it is polled.
 pub(crate) struct Enter {
-    previous: *const Engine<'static>,
+    previous: (*const Engine<'static>, u32),
     /// Whether this call narrowed the inherited deadline, and the one to restore.
     narrowed: bool,
     previous_deadline: Option<Instant>,
@@ -37,8 +39,15 @@ pub(crate) struct Enter {
 impl Enter {
     #[inline]
     pub(crate) fn new(engine: &Engine<'_>) -> Self {
+        Self::copy(engine, 0)
+    }
+
+    /// As [`new`](Self::new), for the copy of a hedged call that is attempt `attempt` (its
+    /// `context().attempt()`); 0: the engine's current attempt.
+    #[inline]
+    pub(crate) fn copy(engine: &Engine<'_>, attempt: u32) -> Self {
         let ptr = std::ptr::from_ref(engine).cast::<Engine<'static>>();
-        let previous = CURRENT.replace(ptr);
+        let previous = CURRENT.replace((ptr, attempt));
         let mut enter = Enter {
             previous,
             narrowed: false,
@@ -74,15 +83,16 @@ pub(crate) fn inherited_deadline() -> Option<Instant> {
     DEADLINE.get()
 }
 
-/// Runs `f` with the engine of the innermost attempt being polled on this thread, if any.
-pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>) -> T) -> Option<T> {
-    let ptr = CURRENT.get();
+/// Runs `f` with the engine of the innermost attempt being polled on this thread, if any, and
+/// the attempt's number when it is a hedged call's copy (else 0).
+pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>, u32) -> T) -> Option<T> {
+    let (ptr, attempt) = CURRENT.get();
     // SAFETY: the pointer is non-null only while an `Enter` guard lives, and a guard lives only
     // inside the poll (or the blocking call) of an attempt that borrows the engine for that
     // whole time; the engine is only read here, through `Cell`s, on this same thread. The
     // lifetime is erased in the pointer and does not escape `f`.
     #[allow(unsafe_code, reason = "the one pointer the crate reads: see SAFETY")]
-    unsafe { ptr.as_ref() }.map(f)
+    unsafe { ptr.as_ref() }.map(|engine| f(engine, attempt))
 }
 
 /// What an attempt knows about its call: a snapshot taken by [`context()`] (or handed to an
@@ -119,8 +129,17 @@ pub struct RetryContext {
 
 impl RetryContext {
     pub(crate) fn of(engine: &Engine<'_>) -> Self {
+        Self::of_copy(engine, 0)
+    }
+
+    /// The context of attempt `attempt` of a hedged call (0: the engine's current attempt).
+    pub(crate) fn of_copy(engine: &Engine<'_>, attempt: u32) -> Self {
         RetryContext {
-            attempt: engine.attempt(),
+            attempt: if attempt == 0 {
+                engine.attempt()
+            } else {
+                attempt
+            },
             max_attempts: engine.policy().max_attempts(),
             start: engine.start_or(Instant::now),
             key: engine.idempotency_key(),
@@ -163,7 +182,7 @@ impl RetryContext {
 /// assert!(retry_runtime::context().is_none());
 /// ```
 pub fn context() -> Option<RetryContext> {
-    with_current(RetryContext::of)
+    with_current(RetryContext::of_copy)
 }
 
 #[cfg(test)]
@@ -190,6 +209,36 @@ mod tests {
             assert_eq!(context().unwrap().attempt(), 1);
         }
         assert!(context().is_none());
+    }
+
+    #[test]
+    fn a_copy_sees_its_own_attempt_and_the_calls_key() {
+        let p = RetryPolicy::default();
+        let mut e = Engine::new(&p);
+        e.begin(false, Instant::now, None);
+        e.begin(false, Instant::now, None);
+        let first = {
+            let _g = Enter::copy(&e, 1);
+            context().unwrap()
+        };
+        let second = {
+            let _g = Enter::copy(&e, 2);
+            context().unwrap()
+        };
+        assert_eq!((first.attempt(), second.attempt()), (1, 2));
+        assert_eq!(first.idempotency_key(), second.idempotency_key());
+        {
+            let _g = Enter::copy(&e, 1);
+            {
+                let _g = Enter::new(&e);
+                assert_eq!(
+                    context().unwrap().attempt(),
+                    2,
+                    "a plain guard: the engine's"
+                );
+            }
+            assert_eq!(context().unwrap().attempt(), 1, "restored");
+        }
     }
 
     #[test]

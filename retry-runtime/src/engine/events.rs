@@ -221,6 +221,16 @@ pub(crate) fn retrying(name: &'static str, attempt: u32, delay: Duration, error:
     );
 }
 
+/// A hedged call started attempt `attempt` alongside the ones in flight.
+pub(crate) fn hedging(name: &'static str, attempt: u32) {
+    tracing::debug!(
+        target: "reattempt",
+        name,
+        attempt,
+        "no attempt answered within hedge_after; hedging"
+    );
+}
+
 pub(crate) fn retrying_ok(name: &'static str, attempt: u32, delay: Duration) {
     delay_metric(name, delay);
     tracing::debug!(

@@ -87,6 +87,8 @@ const PAID_SHIFT: u32 = ATTEMPT_BITS + 2;
 const PAID_RETRY: u32 = 1;
 /// The last retry was paid `timeout_cost`.
 const PAID_TIMEOUT: u32 = 2;
+/// The last payment was for a hedge: `retry_cost`, never paid back by the call's success.
+const PAID_HEDGE: u32 = 3;
 
 /// The state of one logical call: which attempt it is on, when it started, its idempotency key
 /// and where it is in its schedule.
@@ -248,6 +250,12 @@ impl<'p> Engine<'p> {
         self.attempt.get() & TIMED_OUT != 0
     }
 
+    /// Forgets that the attempt begun last was not made: a hedged call's copy that could not
+    /// start does not end the call while other copies are in flight.
+    pub(crate) fn forget_not_made(&self) {
+        self.attempt.set(self.attempt.get() & !NOT_MADE);
+    }
+
     /// Whether the attempt that just ended was not made: no time remained ([`Start::NotMade`]).
     #[inline]
     pub fn not_made(&self) -> bool {
@@ -261,9 +269,36 @@ impl<'p> Engine<'p> {
     pub fn succeeded(&self, budget: &RetryBudget) {
         match self.paid() {
             0 => budget.deposit(),
+            PAID_HEDGE => {}
             paid => budget.refund(paid == PAID_TIMEOUT),
         }
         self.set_paid(0);
+    }
+
+    /// Pays `budget` for a hedge (its `retry_cost`), if it can: `false` when it cannot, and then
+    /// no hedge starts. Unlike a retry's, a hedge's cost is not paid back when the call succeeds
+    /// (its copy did load the dependency), and a call that hedged deposits nothing: hedges are
+    /// funded by calls that succeed at once, so they stop when the dependency is saturated.
+    /// Given back by [`unmade`](Self::unmade) if the hedge is then not made.
+    ///
+    /// ```
+    /// use retry_runtime::{RetryBudget, RetryPolicy};
+    /// use retry_runtime::__private::Engine;
+    ///
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let budget = RetryBudget::builder().max_tokens(100).build().unwrap();
+    /// let engine = Engine::new(&policy);
+    /// assert!(engine.pay_hedge(&budget));
+    /// engine.succeeded(&budget);
+    /// assert_eq!(budget.available(), 95, "a hedge is not refunded, and no deposit");
+    /// ```
+    pub fn pay_hedge(&self, budget: &RetryBudget) -> bool {
+        if budget.try_withdraw(false) {
+            self.set_paid(PAID_HEDGE);
+            true
+        } else {
+            false
+        }
     }
 
     /// Gives back what the budget was paid for the retry about to be made, when its attempt is

@@ -12,6 +12,7 @@
 //! rejected; it ends the call as `DeadlineReached`.
 
 use std::fmt::Debug;
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -198,6 +199,167 @@ fn after_error<T, E: Debug>(
             let logged = Logged::new(&error, engine.policy().log_error);
             events::giving_up(name, engine.attempt(), reason, Some(logged));
             Decision::Stop(Err(error))
+        }
+    }
+}
+
+/// What follows the outcome of one copy of a hedged call (see [`decide_copy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyDecision<R> {
+    /// The call is over, with this result.
+    Stop(R),
+    /// Start the next attempt after this long (the other copies go on meanwhile).
+    Retry(Duration),
+    /// No retry follows this outcome, but other copies are still in flight: wait for them.
+    Wait,
+}
+
+/// What follows the outcome of one copy of a hedged call, `others` telling whether other copies
+/// are still in flight.
+///
+/// Without others, the rules of [`decide`]. With others: an accepted `Ok` ends the call (the
+/// others are dropped by the driver); a non-retryable error ends the call; a retryable error (or
+/// an `Ok` that `retry_if_ok` retries) leads to a retry after the usual backoff when one is
+/// allowed (attempts left, deadline, budget), and otherwise to [`CopyDecision::Wait`]: the
+/// copies in flight may still answer, and the call gives up only when the last one failed.
+///
+/// ```
+/// use retry_runtime::{FnHooks, RetryPolicy};
+/// use retry_runtime::__private::{CopyDecision, Engine, Guards, begin, decide_copy};
+///
+/// let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+/// let mut engine = Engine::new(&policy);
+/// begin(&mut engine, false);
+/// begin(&mut engine, false); // a hedge: both attempts are in flight
+/// let outcome: Result<u8, &str> = Err("busy");
+/// let mut hooks = FnHooks::of(&outcome);
+/// // Attempts are exhausted, but the other copy may still answer.
+/// assert_eq!(decide_copy(&mut engine, "demo", &mut hooks, outcome, Guards::NONE, true), CopyDecision::Wait);
+/// ```
+pub fn decide_copy<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: impl CallName,
+    hooks: &mut impl Hooks<T, E>,
+    outcome: Result<T, E>,
+    guards: Guards<'_>,
+    others: bool,
+) -> CopyDecision<Result<T, E>> {
+    let to_copy = |d: Decision<Result<T, E>>| match d {
+        Decision::Stop(r) => CopyDecision::Stop(r),
+        Decision::Retry(d) => CopyDecision::Retry(d),
+    };
+    if !others {
+        return to_copy(decide(engine, name, hooks, outcome, guards));
+    }
+    let retry_error = match outcome {
+        Ok(value) if !hooks.retry_if_ok(&value) => {
+            return to_copy(decide(engine, name, hooks, Ok(value), guards));
+        }
+        Ok(_) => {
+            events::attempt_made(name);
+            guards.record(false);
+            None
+        }
+        Err(error) => {
+            events::attempt_made(name);
+            if hooks.is_timeout(&error) {
+                engine.mark_timed_out();
+            }
+            if !hooks.retry_if(&error) {
+                guards.record(!engine.timed_out());
+                let logged = Logged::new(&error, engine.policy().log_error);
+                events::giving_up(
+                    name.name(),
+                    engine.attempt(),
+                    GiveUpReason::NotRetryable,
+                    Some(logged),
+                );
+                return CopyDecision::Stop(Err(error));
+            }
+            guards.record(false);
+            Some(error)
+        }
+    };
+    let hint = retry_error.as_ref().and_then(|e| hooks.retry_after(e));
+    let inherited = context::inherited_deadline();
+    match engine.after_failure_within(true, hint, Instant::now(), inherited, guards.budget_ref()) {
+        Decision::Retry(delay) => {
+            if let Some(error) = &retry_error {
+                hooks.on_retry(error, &RetryContext::of(engine), delay);
+                let logged = Logged::new(error, engine.policy().log_error);
+                events::retrying(name.name(), engine.attempt(), delay, logged);
+            } else {
+                events::retrying_ok(name.name(), engine.attempt(), delay);
+            }
+            CopyDecision::Retry(delay)
+        }
+        Decision::Stop(_) => CopyDecision::Wait,
+    }
+}
+
+/// Starts an attempt alongside the copies of a hedged call in flight, if it may start: attempts
+/// are left, time remains (see [`Engine::would_run`]), `budget` pays for it when `hedge` (a
+/// retry was paid by [`decide_copy`]; if it cannot start, that payment comes back), and
+/// `breaker` gives it its own permit. `None`: it does not start, and the copies in flight go on.
+/// `Some((admission, limit))`: it started (it is attempt `engine.attempt()`), under that permit
+/// and time limit.
+///
+/// ```
+/// use retry_runtime::{RetryBudget, RetryPolicy};
+/// use retry_runtime::__private::{Engine, begin, start_alongside};
+///
+/// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+/// let budget = RetryBudget::builder().max_tokens(10).retry_cost(5).build().unwrap();
+/// let mut engine = Engine::new(&policy);
+/// begin(&mut engine, false);
+/// assert!(start_alongside(&mut engine, None, Some(&budget), false, true).is_some());
+/// assert!(start_alongside(&mut engine, None, Some(&budget), false, true).is_some());
+/// assert_eq!(engine.attempt(), 3);
+/// assert!(start_alongside(&mut engine, None, Some(&budget), false, true).is_none(), "no attempt left");
+/// ```
+pub fn start_alongside(
+    engine: &mut Engine<'_>,
+    breaker: Option<&CircuitBreaker>,
+    budget: Option<&RetryBudget>,
+    timed: bool,
+    hedge: bool,
+) -> Option<(Option<Admission>, Option<Duration>)> {
+    let refund = |engine: &Engine<'_>| {
+        if let Some(budget) = budget {
+            engine.unmade(budget);
+        }
+    };
+    if engine.attempt() >= engine.policy().max_attempts()
+        || !engine.would_run(timed, Instant::now, context::inherited_deadline())
+    {
+        if !hedge {
+            refund(engine);
+        }
+        return None;
+    }
+    if hedge
+        && let Some(budget) = budget
+        && !engine.pay_hedge(budget)
+    {
+        return None;
+    }
+    let admission = match breaker.map(CircuitBreaker::try_acquire) {
+        None => None,
+        Some(Ok(permit)) => Some(Admission::Admitted(permit)),
+        Some(Err(_)) => {
+            refund(engine);
+            return None;
+        }
+    };
+    match begin(engine, timed) {
+        Start::Run(limit) => Some((admission, limit)),
+        Start::NotMade => {
+            if let (Some(breaker), Some(Admission::Admitted(permit))) = (breaker, admission) {
+                breaker.release(permit);
+            }
+            engine.forget_not_made();
+            refund(engine);
+            None
         }
     }
 }

@@ -57,6 +57,7 @@ use crate::engine::events::LogError;
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
 use crate::schedule::backoff::Backoff;
+use crate::schedule::hedge::HedgeAfter;
 use crate::schedule::jitter::Jitter;
 use crate::schedule::policy::{PolicyError, PolicySettings, RetryPolicy};
 
@@ -66,7 +67,8 @@ use crate::schedule::policy::{PolicyError, PolicySettings, RetryPolicy};
 /// Keys: `max_attempts`, `delay`, `backoff` (`"fixed"`, `"linear"`, `"exponential"`),
 /// `multiplier`, `max_delay`, `jitter` (`"none"`, `"full"`, `"equal"`, `"decorrelated"` or a
 /// factor in (0, 1]), `timeout`, `max_elapsed`, `log_error` (`"none"`, `"type"`, `"debug"`: see
-/// [`LogError`](crate::LogError)); durations are strings such as `"200ms"`.
+/// [`LogError`](crate::LogError)), `hedge_after` (`"50ms"` or `"p95"`: see
+/// [`HedgeAfter`](crate::HedgeAfter)); durations are strings such as `"200ms"`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -97,6 +99,7 @@ impl<'de> Deserialize<'de> for RetryPolicy {
             timeout: raw.timeout,
             max_elapsed: raw.max_elapsed,
             log_error: raw.log_error,
+            hedge_after: raw.hedge_after,
         };
         settings.builder().build().map_err(de::Error::custom)
     }
@@ -306,6 +309,45 @@ impl<'de> Deserialize<'de> for LogError {
     }
 }
 
+/// Read from a duration (`"50ms"`) or a quantile (`"p95"`), as [`FromStr`](std::str::FromStr).
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{HedgeAfter, RetryPolicy};
+///
+/// let policy: RetryPolicy = toml::from_str(r#"hedge_after = "p95""#)?;
+/// assert_eq!(policy.hedge_after(), Some(HedgeAfter::quantile(95.0)));
+/// let policy: RetryPolicy = toml::from_str(r#"hedge_after = "50ms""#)?;
+/// assert_eq!(policy.hedge_after(), Some(HedgeAfter::Fixed(Duration::from_millis(50))));
+/// let err = toml::from_str::<RetryPolicy>(r#"hedge_after = "p100""#).unwrap_err();
+/// assert!(err.to_string().contains("invalid `hedge_after`"), "{err}");
+/// let err = toml::from_str::<RetryPolicy>("timeout = \"40ms\"\nhedge_after = \"50ms\"").unwrap_err();
+/// assert!(err.to_string().contains("invalid `hedge_after`: must be shorter than `timeout`"), "{err}");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+impl<'de> Deserialize<'de> for HedgeAfter {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct HedgeVisitor;
+
+        impl Visitor<'_> for HedgeVisitor {
+            type Value = HedgeAfter;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    r#"a hedge delay: a duration such as "50ms", or a quantile such as "p95""#,
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<HedgeAfter, E> {
+                s.parse()
+                    .map_err(|e| E::custom(format_args!("invalid `hedge_after`: {e}")))
+            }
+        }
+
+        deserializer.deserialize_str(HedgeVisitor)
+    }
+}
+
 /// A raw table read from a map only: a derived struct also takes a sequence (its fields by
 /// position), which a config file should not be able to do by accident.
 fn table<'de, T, D>(deserializer: D) -> Result<T, D::Error>
@@ -374,6 +416,8 @@ struct RawPolicy {
     max_elapsed: Option<Duration>,
     #[serde(default)]
     log_error: Option<LogError>,
+    #[serde(default)]
+    hedge_after: Option<HedgeAfter>,
 }
 
 #[derive(Deserialize)]

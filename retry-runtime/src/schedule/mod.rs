@@ -4,6 +4,7 @@
 pub(crate) mod backoff;
 pub(crate) mod delays;
 pub(crate) mod duration;
+pub(crate) mod hedge;
 pub(crate) mod jitter;
 pub(crate) mod policy;
 pub(crate) mod rng;

@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::engine::events::LogError;
 use crate::schedule::backoff::Backoff;
 use crate::schedule::delays::Delays;
+use crate::schedule::hedge::{HedgeAfter, Latencies};
 use crate::schedule::jitter::Jitter;
 
 /// A validated retry schedule. Build one with [`RetryPolicy::builder`].
@@ -41,6 +42,9 @@ pub struct RetryPolicy {
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_elapsed: Option<Duration>,
     pub(crate) log_error: LogError,
+    pub(crate) hedge_after: Option<HedgeAfter>,
+    /// The recent attempt latencies, for a quantile `hedge_after`.
+    pub(crate) latencies: Latencies,
 }
 
 /// Defaults, as in the attribute's table.
@@ -84,6 +88,7 @@ impl RetryPolicy {
             timeout: None,
             max_elapsed: None,
             log_error: LogError::TypeName,
+            hedge_after: None,
         }
     }
 
@@ -178,6 +183,26 @@ impl RetryPolicy {
         self.log_error
     }
 
+    /// When a call hedges, if it does (see [`RetryPolicyBuilder::hedge_after`]).
+    ///
+    /// ```
+    /// assert_eq!(retry_runtime::RetryPolicy::builder().build().unwrap().hedge_after(), None);
+    /// ```
+    pub const fn hedge_after(&self) -> Option<HedgeAfter> {
+        self.hedge_after
+    }
+
+    /// The latencies of this policy's attempts, as seen by hedged calls (what a quantile
+    /// `hedge_after` estimates from).
+    ///
+    /// ```
+    /// let p = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// assert!(p.latencies().quantile(0.95).is_none());
+    /// ```
+    pub const fn latencies(&self) -> &Latencies {
+        &self.latencies
+    }
+
     /// The sleeps between the attempts of one logical call, in order: `max_attempts − 1` of them,
     /// jittered with this thread's generator (see [`seed_rng`](crate::seed_rng)).
     ///
@@ -248,6 +273,7 @@ pub struct RetryPolicyBuilder {
     timeout: Option<Duration>,
     max_elapsed: Option<Duration>,
     log_error: LogError,
+    hedge_after: Option<HedgeAfter>,
 }
 
 impl RetryPolicyBuilder {
@@ -341,6 +367,59 @@ impl RetryPolicyBuilder {
         self
     }
 
+    /// Hedging: when no attempt has answered within this delay of the last attempt's start, the
+    /// next attempt starts alongside the ones in flight (Polly, gRPC and Envoy's hedging).
+    ///
+    /// - Attempts overlap; `max_attempts` counts every attempt, copies included (as gRPC's
+    ///   hedging policy does).
+    /// - The first `Ok` (that `retry_if_ok` accepts) is the call's result; every other copy is
+    ///   dropped, which cancels it. A retryable error from one copy lets the next attempt start
+    ///   after the usual backoff while the others go on; a non-retryable error ends the call.
+    ///   When every copy failed and no retry is left, the last error is the result.
+    /// - Every copy sees the call's [`context()`](crate::context()): the same idempotency key,
+    ///   its own `attempt()`: send the key, and the server applies a hedged request once.
+    /// - With a budget, each hedge is paid `retry_cost`, and, unlike a retry, it is not paid back
+    ///   when the call succeeds (its copy did load the dependency): hedges live on the deposits of
+    ///   calls that succeed at once, so they stop when the dependency is saturated; when the
+    ///   budget cannot pay, no hedge starts and the attempts in flight go on. With a circuit
+    ///   breaker, each copy takes its own permit, and a rejected hedge is not started.
+    /// - [`HedgeAfter::Quantile`] (`"p95"`): the delay is that quantile of this policy's recent
+    ///   attempt latencies ([`Latencies`]), so that about 5 % of calls hedge whatever the
+    ///   dependency's speed.
+    ///
+    /// Must be longer than zero and, with `timeout`, shorter than it. Only the closure API (and
+    /// `#[retryable]` on an `async fn`, which expands through it) hedges; the policy of a blocking
+    /// call ignores it. A hedged call reads the clock when each attempt starts.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::{HedgeAfter, RetryPolicy, context};
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .hedge_after(HedgeAfter::Fixed(Duration::from_millis(50)))
+    ///     .build()
+    ///     .unwrap();
+    /// let out: std::io::Result<u32> = policy
+    ///     .retry(|| {
+    ///         let attempt = context().unwrap().attempt();
+    ///         async move {
+    ///             // The first copy is stuck; the hedge, started at 50 ms, answers.
+    ///             let took = if attempt == 1 { 10_000 } else { 10 };
+    ///             tokio::time::sleep(Duration::from_millis(took)).await;
+    ///             Ok(attempt)
+    ///         }
+    ///     })
+    ///     .await;
+    /// assert_eq!(out.unwrap(), 2);
+    /// # }
+    /// ```
+    pub const fn hedge_after(mut self, h: HedgeAfter) -> Self {
+        self.hedge_after = Some(h);
+        self
+    }
+
     /// Checks every value and gives the policy, or the first rule broken.
     ///
     /// # Errors
@@ -413,6 +492,9 @@ impl RetryPolicyBuilder {
                 field: "max_elapsed",
             });
         }
+        if let Err(e) = check_hedge(self.hedge_after, self.timeout) {
+            return Err(e);
+        }
         Ok(RetryPolicy {
             max_attempts: self.max_attempts,
             delay,
@@ -423,8 +505,51 @@ impl RetryPolicyBuilder {
             timeout: self.timeout,
             max_elapsed: self.max_elapsed,
             log_error: self.log_error,
+            hedge_after: self.hedge_after,
+            latencies: Latencies::new(),
         })
     }
+}
+
+/// The rules of `hedge_after`: longer than zero, shorter than `timeout`, a quantile in (0, 100).
+const fn check_hedge(
+    hedge_after: Option<HedgeAfter>,
+    timeout: Option<Duration>,
+) -> Result<(), PolicyError> {
+    match hedge_after {
+        Some(HedgeAfter::Fixed(d)) => {
+            if d.is_zero() {
+                return Err(PolicyError::ZeroDuration {
+                    field: "hedge_after",
+                });
+            }
+            if let Some(t) = timeout
+                && d.as_nanos() >= t.as_nanos()
+            {
+                return Err(PolicyError::HedgeAfterNotBelowTimeout {
+                    hedge_after: d,
+                    timeout: t,
+                });
+            }
+        }
+        Some(HedgeAfter::Quantile {
+            percentile, floor, ..
+        }) => {
+            if !(percentile > 0.0 && percentile < 100.0) {
+                return Err(PolicyError::HedgeQuantileOutOfRange { percentile });
+            }
+            if let Some(t) = timeout
+                && floor.as_nanos() >= t.as_nanos()
+            {
+                return Err(PolicyError::HedgeAfterNotBelowTimeout {
+                    hedge_after: floor,
+                    timeout: t,
+                });
+            }
+        }
+        None => {}
+    }
+    Ok(())
 }
 
 /// A schedule's settings, each optional (absent: the builder's default). The one way in which
@@ -459,6 +584,8 @@ pub struct PolicySettings {
     pub max_elapsed: Option<Duration>,
     /// See [`RetryPolicyBuilder::log_error`].
     pub log_error: Option<LogError>,
+    /// See [`RetryPolicyBuilder::hedge_after`].
+    pub hedge_after: Option<HedgeAfter>,
 }
 
 impl PolicySettings {
@@ -491,6 +618,9 @@ impl PolicySettings {
         }
         if let Some(log) = self.log_error {
             b = b.log_error(log);
+        }
+        if let Some(h) = self.hedge_after {
+            b = b.hedge_after(h);
         }
         b
     }
@@ -548,6 +678,19 @@ pub enum PolicyError {
         /// The value given.
         factor: f64,
     },
+    /// `hedge_after` (a fixed delay, or a quantile's floor) was not shorter than `timeout`: no
+    /// attempt would live long enough to be hedged.
+    HedgeAfterNotBelowTimeout {
+        /// The hedge delay (or the quantile's floor).
+        hedge_after: Duration,
+        /// The per-attempt limit.
+        timeout: Duration,
+    },
+    /// A `hedge_after` quantile outside (0, 100).
+    HedgeQuantileOutOfRange {
+        /// The percentile given.
+        percentile: f64,
+    },
 }
 
 impl PolicyError {
@@ -561,6 +704,8 @@ impl PolicyError {
             PolicyError::DelayAboveMaxDelay { .. } => "delay",
             PolicyError::MaxDelayBelowDefaultDelay { .. } => "max_delay",
             PolicyError::JitterFactorOutOfRange { .. } => "jitter",
+            PolicyError::HedgeAfterNotBelowTimeout { .. }
+            | PolicyError::HedgeQuantileOutOfRange { .. } => "hedge_after",
         }
     }
 }
@@ -596,6 +741,19 @@ impl std::fmt::Display for PolicyError {
             ),
             PolicyError::JitterFactorOutOfRange { factor } => {
                 write!(f, "a jitter factor must be in (0, 1], got {factor}")
+            }
+            PolicyError::HedgeAfterNotBelowTimeout {
+                hedge_after,
+                timeout,
+            } => write!(
+                f,
+                "must be shorter than `timeout` ({hedge_after:?} ≥ {timeout:?}): an attempt is cut before it could be hedged"
+            ),
+            PolicyError::HedgeQuantileOutOfRange { percentile } => {
+                write!(
+                    f,
+                    "a quantile must be above p0 and below p100, got p{percentile}"
+                )
             }
         }
     }
@@ -706,6 +864,36 @@ mod tests {
             assert_eq!(err(b.jitter(Jitter::Proportional(f))).field(), "jitter");
         }
         assert!(b.jitter(Jitter::Proportional(1.0)).build().is_ok());
+    }
+
+    #[test]
+    fn hedge_after_is_checked() {
+        let b = RetryPolicy::builder();
+        assert_eq!(
+            err(b.hedge_after(HedgeAfter::Fixed(Duration::ZERO))).field(),
+            "hedge_after"
+        );
+        let e = err(b.timeout(50 * MS).hedge_after(HedgeAfter::Fixed(80 * MS)));
+        assert_eq!(
+            e,
+            PolicyError::HedgeAfterNotBelowTimeout {
+                hedge_after: 80 * MS,
+                timeout: 50 * MS
+            }
+        );
+        assert!(e.to_string().contains("shorter than `timeout`"), "{e}");
+        for q in [0.0, 100.0, -1.0, f64::NAN] {
+            assert_eq!(
+                err(b.hedge_after(HedgeAfter::quantile(q))).field(),
+                "hedge_after"
+            );
+        }
+        let p = b
+            .timeout(80 * MS)
+            .hedge_after(HedgeAfter::Fixed(50 * MS))
+            .build()
+            .unwrap();
+        assert_eq!(p.hedge_after(), Some(HedgeAfter::Fixed(50 * MS)));
     }
 
     #[test]

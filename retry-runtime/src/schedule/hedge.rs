@@ -1,0 +1,404 @@
+//! Hedging: when a call's attempt has not answered within a delay, the next attempt starts
+//! alongside it. [`HedgeAfter`] says what the delay is: fixed, or a quantile of the function's
+//! recent attempt latencies, which [`Latencies`] (a small lock-free streaming histogram) estimates.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use crate::schedule::duration::{ParseDurationError, parse_duration};
+
+/// When a call hedges: the delay after an attempt starts past which, if no attempt has answered,
+/// the next attempt starts alongside the ones in flight (see
+/// [`RetryPolicyBuilder::hedge_after`](crate::RetryPolicyBuilder::hedge_after)).
+///
+/// Written in the attribute and in config files as a duration (`"50ms"`) or a quantile
+/// (`"p95"`, `"p99.9"`):
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::HedgeAfter;
+///
+/// assert_eq!("50ms".parse::<HedgeAfter>().unwrap(), HedgeAfter::Fixed(Duration::from_millis(50)));
+/// assert_eq!("p95".parse::<HedgeAfter>().unwrap(), HedgeAfter::quantile(95.0));
+/// assert!("p100".parse::<HedgeAfter>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HedgeAfter {
+    /// Always this delay.
+    Fixed(Duration),
+    /// This percentile (in (0, 100)) of the function's recent attempt latencies, so that about
+    /// `100 − percentile` % of calls hedge whatever the dependency's speed; never below `floor`,
+    /// and `start` until enough latencies were seen ([`Latencies::MIN_SAMPLES`]).
+    Quantile {
+        /// The percentile, in (0, 100): 95 for `"p95"`.
+        percentile: f64,
+        /// The shortest delay the estimate may give.
+        floor: Duration,
+        /// The delay before enough latencies were seen.
+        start: Duration,
+    },
+}
+
+impl HedgeAfter {
+    /// The default floor of a quantile delay: 1 ms.
+    pub const DEFAULT_FLOOR: Duration = Duration::from_millis(1);
+    /// The default delay of a quantile before enough latencies were seen: 100 ms.
+    pub const DEFAULT_START: Duration = Duration::from_millis(100);
+
+    /// The `percentile`-th percentile of recent latencies, with the default floor and start.
+    ///
+    /// ```
+    /// use retry_runtime::HedgeAfter;
+    /// assert!(matches!(HedgeAfter::quantile(99.0), HedgeAfter::Quantile { percentile, .. } if percentile == 99.0));
+    /// ```
+    pub const fn quantile(percentile: f64) -> Self {
+        HedgeAfter::Quantile {
+            percentile,
+            floor: Self::DEFAULT_FLOOR,
+            start: Self::DEFAULT_START,
+        }
+    }
+
+    /// The delay now: the fixed delay, or the estimate of the quantile from `latencies`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::{HedgeAfter, Latencies};
+    ///
+    /// let latencies = Latencies::new();
+    /// let p95 = HedgeAfter::quantile(95.0);
+    /// assert_eq!(p95.delay(&latencies), HedgeAfter::DEFAULT_START, "nothing seen yet");
+    /// for _ in 0..100 {
+    ///     latencies.record(Duration::from_millis(10));
+    /// }
+    /// let d = p95.delay(&latencies);
+    /// assert!(d >= Duration::from_millis(10) && d < Duration::from_millis(12), "{d:?}");
+    /// ```
+    pub fn delay(&self, latencies: &Latencies) -> Duration {
+        match *self {
+            HedgeAfter::Fixed(d) => d,
+            HedgeAfter::Quantile {
+                percentile,
+                floor,
+                start,
+            } => latencies
+                .quantile(percentile / 100.0)
+                .map_or(start, |q| q.max(floor)),
+        }
+    }
+}
+
+impl fmt::Display for HedgeAfter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HedgeAfter::Fixed(d) => write!(f, "{d:?}"),
+            HedgeAfter::Quantile { percentile, .. } => write!(f, "p{percentile}"),
+        }
+    }
+}
+
+/// A `hedge_after` that is neither a duration nor a quantile `pNN` with NN in (0, 100).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseHedgeAfterError {
+    /// Not a valid duration (and not starting with `p`).
+    Duration(ParseDurationError),
+    /// `p` followed by something other than a number in (0, 100).
+    Quantile(String),
+}
+
+impl fmt::Display for ParseHedgeAfterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseHedgeAfterError::Duration(e) => write!(f, "{e}"),
+            ParseHedgeAfterError::Quantile(s) => write!(
+                f,
+                "`{s}` is not a quantile: write `p` and a percentile above 0 and below 100, as \"p95\" or \"p99.9\""
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ParseHedgeAfterError {}
+
+impl FromStr for HedgeAfter {
+    type Err = ParseHedgeAfterError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        if let Some(n) = t.strip_prefix('p') {
+            match n.parse::<f64>() {
+                Ok(p)
+                    if p > 0.0
+                        && p < 100.0
+                        && n.chars().all(|c| c.is_ascii_digit() || c == '.') =>
+                {
+                    Ok(HedgeAfter::quantile(p))
+                }
+                _ => Err(ParseHedgeAfterError::Quantile(t.to_owned())),
+            }
+        } else {
+            parse_duration(t)
+                .map(HedgeAfter::Fixed)
+                .map_err(ParseHedgeAfterError::Duration)
+        }
+    }
+}
+
+/// Sub-buckets per octave: a bucket spans 1/4 of an octave (about 19 %).
+const SUB: u32 = 4;
+/// Octaves of microseconds covered, from 4 µs to 4 × 2^24 µs (about 67 s); longer latencies
+/// count in the last bucket.
+const OCTAVES: u32 = 24;
+const BUCKETS: usize = (SUB * OCTAVES) as usize;
+/// The buckets are halved after this many records: recent latencies weigh most.
+const DECAY_EVERY: u32 = 1024;
+
+/// A lock-free streaming estimate of a function's attempt latencies, for
+/// [`HedgeAfter::Quantile`]: a histogram of 96 atomic counters over log-spaced buckets (four per
+/// octave, from 4 µs to about a minute, so an estimate is within about 19 % above the true
+/// quantile), halved every 1024 records so that it follows a dependency whose speed changes.
+/// Recording is two relaxed atomic additions; a quantile reads the 96 counters.
+///
+/// Every [`RetryPolicy`](crate::RetryPolicy) holds one: a `#[retryable]` function with its own
+/// keys has its own; functions sharing a `policy` share it. A clone starts with a copy of the
+/// counts, and two estimators always compare equal (they are state, not settings).
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::Latencies;
+///
+/// let l = Latencies::new();
+/// for ms in 1..=100 {
+///     l.record(Duration::from_millis(ms));
+/// }
+/// let p90 = l.quantile(0.90).unwrap();
+/// assert!(p90 >= Duration::from_millis(90) && p90 <= Duration::from_millis(108), "{p90:?}");
+/// ```
+pub struct Latencies {
+    buckets: [AtomicU32; BUCKETS],
+    records: AtomicU32,
+}
+
+impl Latencies {
+    /// Fewer counted latencies than this give no estimate (the quantile's `start` applies).
+    pub const MIN_SAMPLES: u32 = 20;
+
+    /// An empty estimator.
+    ///
+    /// ```
+    /// assert!(retry_runtime::Latencies::new().quantile(0.5).is_none());
+    /// ```
+    pub const fn new() -> Self {
+        Latencies {
+            buckets: [const { AtomicU32::new(0) }; BUCKETS],
+            records: AtomicU32::new(0),
+        }
+    }
+
+    fn bucket(latency: Duration) -> usize {
+        let us = u64::try_from(latency.as_micros())
+            .unwrap_or(u64::MAX)
+            .max(4);
+        let octave = us.ilog2(); // ≥ 2
+        let sub = (us >> (octave - 2)) & u64::from(SUB - 1);
+        let i = (octave - 2) * SUB + u32::try_from(sub).unwrap_or(0);
+        (i as usize).min(BUCKETS - 1)
+    }
+
+    /// The upper edge of bucket `i`.
+    fn upper(i: usize) -> Duration {
+        let i = u32::try_from(i).unwrap_or(0);
+        let (octave, sub) = (i / SUB, i % SUB);
+        Duration::from_micros(u64::from(SUB + sub + 1) << octave)
+    }
+
+    /// Counts one attempt's latency.
+    pub fn record(&self, latency: Duration) {
+        self.buckets[Self::bucket(latency)].fetch_add(1, Ordering::Relaxed);
+        let n = self.records.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        if n.is_multiple_of(DECAY_EVERY) {
+            for b in &self.buckets {
+                let c = b.load(Ordering::Relaxed);
+                // Concurrent records may land meanwhile: they are kept.
+                b.fetch_sub(c / 2, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The estimated `q`-quantile (`q` in (0, 1)) of the recent latencies: the upper edge of the
+    /// bucket holding it. `None` with fewer than [`MIN_SAMPLES`](Self::MIN_SAMPLES) counted.
+    pub fn quantile(&self, q: f64) -> Option<Duration> {
+        let counts: [u32; BUCKETS] =
+            std::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed));
+        let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+        if total < u64::from(Self::MIN_SAMPLES) {
+            return None;
+        }
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss,
+            reason = "a rank within the total"
+        )]
+        let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).clamp(1, total);
+        let mut seen = 0u64;
+        for (i, &c) in counts.iter().enumerate() {
+            seen += u64::from(c);
+            if seen >= rank {
+                return Some(Self::upper(i));
+            }
+        }
+        Some(Self::upper(BUCKETS - 1))
+    }
+}
+
+impl Default for Latencies {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clone for Latencies {
+    fn clone(&self) -> Self {
+        let l = Latencies::new();
+        for (to, from) in l.buckets.iter().zip(&self.buckets) {
+            to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        l
+    }
+}
+
+impl PartialEq for Latencies {
+    /// Always: an estimator is state, not a setting.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl fmt::Debug for Latencies {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Latencies")
+            .field("p50", &self.quantile(0.5))
+            .field("p95", &self.quantile(0.95))
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn buckets_are_ordered_and_their_edges_bound_them() {
+        let mut last = 0;
+        for us in [
+            4u64, 5, 7, 8, 9, 15, 16, 100, 1000, 12_345, 1_000_000, 60_000_000,
+        ] {
+            let d = Duration::from_micros(us);
+            let i = Latencies::bucket(d);
+            assert!(i >= last, "{us}");
+            last = i;
+            assert!(Latencies::upper(i) > d, "{us}: {:?}", Latencies::upper(i));
+            if i > 0 {
+                assert!(Latencies::upper(i - 1) <= d, "{us}");
+            }
+            // Within a quarter octave.
+            assert!(
+                Latencies::upper(i).as_secs_f64() <= d.as_secs_f64() * 1.26,
+                "{us}"
+            );
+        }
+        assert_eq!(Latencies::bucket(Duration::ZERO), 0);
+        assert_eq!(Latencies::bucket(Duration::MAX), BUCKETS - 1);
+    }
+
+    #[test]
+    fn the_quantile_of_a_uniform_spread_is_close() {
+        let l = Latencies::new();
+        for i in 0..1000u64 {
+            l.record(Duration::from_micros(1000 + i * 10)); // 1 ms to 11 ms
+        }
+        let p95 = l.quantile(0.95).unwrap();
+        assert!(
+            p95 >= Duration::from_micros(10_500) && p95 <= 13 * MS,
+            "{p95:?}"
+        );
+        let p50 = l.quantile(0.5).unwrap();
+        assert!(p50 >= 6 * MS && p50 <= 8 * MS, "{p50:?}");
+    }
+
+    #[test]
+    fn old_latencies_fade() {
+        let l = Latencies::new();
+        for _ in 0..2000 {
+            l.record(100 * MS);
+        }
+        // The dependency got fast: after a few decays the estimate follows it.
+        for _ in 0..8 * DECAY_EVERY {
+            l.record(2 * MS);
+        }
+        let p95 = l.quantile(0.95).unwrap();
+        assert!(p95 < 3 * MS, "{p95:?}");
+    }
+
+    #[test]
+    fn too_few_samples_give_the_start_and_the_floor_holds() {
+        let l = Latencies::new();
+        let h = HedgeAfter::Quantile {
+            percentile: 50.0,
+            floor: 5 * MS,
+            start: 40 * MS,
+        };
+        for _ in 0..Latencies::MIN_SAMPLES - 1 {
+            l.record(MS);
+        }
+        assert_eq!(h.delay(&l), 40 * MS);
+        l.record(MS);
+        assert_eq!(
+            h.delay(&l),
+            5 * MS,
+            "the estimate (~1.25 ms) is below the floor"
+        );
+    }
+
+    #[test]
+    fn parses_durations_and_quantiles() {
+        assert_eq!(
+            "p99.9".parse::<HedgeAfter>().unwrap(),
+            HedgeAfter::quantile(99.9)
+        );
+        assert_eq!(
+            " 2s ".parse::<HedgeAfter>().unwrap(),
+            HedgeAfter::Fixed(Duration::from_secs(2))
+        );
+        for bad in ["p0", "p100", "p-5", "pabc", "p", "p1e1", "fast"] {
+            assert!(bad.parse::<HedgeAfter>().is_err(), "{bad}");
+        }
+        let e = "p100".parse::<HedgeAfter>().unwrap_err().to_string();
+        assert!(e.contains("below 100"), "{e}");
+    }
+
+    #[test]
+    fn concurrent_records_all_count() {
+        let l = std::sync::Arc::new(Latencies::new());
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let l = l.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..200 {
+                        l.record(10 * MS);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let total: u32 = l.buckets.iter().map(|b| b.load(Ordering::Relaxed)).sum();
+        assert_eq!(total, 800, "below DECAY_EVERY: nothing halved");
+    }
+}

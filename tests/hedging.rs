@@ -1,0 +1,130 @@
+//! `#[retryable(hedge_after = …)]`: an `async fn` whose attempts overlap, under tokio's paused
+//! clock. The attribute expands through the closure driver; these check the shapes it accepts
+//! (`&self`, by-value and borrowed arguments, `recover`, a budget) and that copies share a key.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{LazyLock, Mutex};
+use std::time::Duration;
+
+use reattempt::{RetryBudget, context, recover, retryable};
+use tokio::time::{Instant, sleep};
+
+const MS: Duration = Duration::from_millis(1);
+
+#[derive(Debug, Clone, PartialEq)]
+enum PayError {
+    Unavailable,
+    Timeout,
+}
+
+impl From<reattempt::Elapsed> for PayError {
+    fn from(_: reattempt::Elapsed) -> Self {
+        PayError::Timeout
+    }
+}
+
+struct Gateway {
+    /// How long each attempt takes, by attempt number.
+    took: Vec<u64>,
+    seen: Mutex<Vec<(u32, String)>>,
+    charged: AtomicU32,
+}
+
+impl Gateway {
+    fn new(took: &[u64]) -> Self {
+        Gateway {
+            took: took.to_vec(),
+            seen: Mutex::new(vec![]),
+            charged: AtomicU32::new(0),
+        }
+    }
+
+    #[retryable(max_attempts = 3, hedge_after = "50ms", timeout = "1s", delay = "10ms")]
+    async fn charge(&self, order: String, currency: &str) -> Result<String, PayError> {
+        let ctx = context().unwrap();
+        self.seen
+            .lock()
+            .unwrap()
+            .push((ctx.attempt(), ctx.idempotency_key().to_string()));
+        sleep(Duration::from_millis(self.took[ctx.attempt() as usize - 1])).await;
+        self.charged.fetch_add(1, Ordering::SeqCst);
+        Ok(format!("{order} {currency} by attempt {}", ctx.attempt()))
+    }
+
+    #[retryable(max_attempts = 2, hedge_after = "p95", recover = Self::pending)]
+    async fn refund(&self, order: &str) -> Result<String, PayError> {
+        let n = context().unwrap().attempt();
+        sleep(Duration::from_millis(self.took[n as usize - 1])).await;
+        Err(PayError::Unavailable)
+    }
+
+    #[recover]
+    async fn pending(&self, err: PayError, order: &str) -> Result<String, PayError> {
+        Ok(format!("{order} pending after {err:?}"))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_attempt_is_hedged_and_the_copies_share_the_key() {
+    let g = Gateway::new(&[1000, 10, 10]);
+    let t0 = Instant::now();
+    let out = g.charge("order-1".to_owned(), "EUR").await;
+    assert_eq!(out.unwrap(), "order-1 EUR by attempt 2");
+    assert_eq!(t0.elapsed(), 60 * MS);
+    let seen = g.seen.lock().unwrap().clone();
+    assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(seen[0].1, seen[1].1, "one idempotency key for both copies");
+    sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        g.charged.load(Ordering::SeqCst),
+        1,
+        "the slow copy was dropped"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fast_call_is_not_hedged() {
+    let g = Gateway::new(&[20, 20, 20]);
+    assert_eq!(
+        g.charge("o".to_owned(), "USD").await.unwrap(),
+        "o USD by attempt 1"
+    );
+    assert_eq!(g.seen.lock().unwrap().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn recover_receives_the_last_error_of_a_hedged_call() {
+    let g = Gateway::new(&[300, 100]);
+    assert_eq!(
+        g.refund("o-2").await.unwrap(),
+        "o-2 pending after Unavailable"
+    );
+}
+
+static BUDGET: LazyLock<RetryBudget> = LazyLock::new(|| {
+    RetryBudget::builder()
+        .max_tokens(5)
+        .retry_cost(5)
+        .build()
+        .unwrap()
+});
+
+static STARTS: AtomicU32 = AtomicU32::new(0);
+
+#[retryable(max_attempts = 3, hedge_after = "20ms", budget = BUDGET, retry_if = |_| false)]
+async fn lookup(id: u32) -> Result<u32, std::io::Error> {
+    STARTS.fetch_add(1, Ordering::SeqCst);
+    sleep(100 * MS).await;
+    Ok(id)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_budget_pays_for_the_attributes_hedges() {
+    assert_eq!(lookup(1).await.unwrap(), 1);
+    assert_eq!(
+        STARTS.load(Ordering::SeqCst),
+        2,
+        "one hedge paid, the next refused"
+    );
+    assert_eq!(BUDGET.available(), 0);
+}

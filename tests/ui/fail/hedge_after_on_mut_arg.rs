@@ -1,0 +1,12 @@
+use reattempt::retryable;
+
+#[retryable(max_attempts = 2, hedge_after = "50ms")]
+async fn send(buffer: &mut Vec<u8>) -> std::io::Result<usize> {
+    buffer.push(1);
+    Ok(buffer.len())
+}
+
+fn main() {
+    let mut b = vec![];
+    let _ = send(&mut b);
+}
