@@ -37,6 +37,8 @@ pub mod sync;
 
 #[cfg(feature = "http")]
 pub use integrations::http;
+#[cfg(feature = "reqwest-middleware")]
+pub use integrations::reqwest_middleware;
 #[cfg(feature = "tower")]
 pub use integrations::tower;
 
