@@ -39,12 +39,15 @@ impl From<BreakerOpen> for Fail {
 /// `context().attempt()` and the call's key.
 type Seen = (u64, String, u32, Option<u128>);
 
+/// The outcomes still to play, each after so many ms, last first.
+type Script = Arc<Mutex<Vec<(u64, Result<u32, Fail>)>>>;
+
 /// A service that plays a script of outcomes, each after a delay, and records every call.
 /// `poll_ready` answers `Pending` once before each `Ready` (waking at once), and is counted.
 #[derive(Clone)]
 struct Scripted {
     t0: Instant,
-    script: Arc<Mutex<Vec<(u64, Result<u32, Fail>)>>>,
+    script: Script,
     seen: Arc<Mutex<Vec<Seen>>>,
     ready_polls: Arc<AtomicU32>,
     ready_once: bool,
@@ -309,12 +312,14 @@ mod http {
     use ::http::{Request, Response, StatusCode, header::RETRY_AFTER};
 
     type Sent = Arc<Mutex<Vec<(u64, Option<String>)>>>;
+    /// Statuses still to answer, with their Retry-After seconds.
+    type StatusScript = Arc<Mutex<Vec<(u16, Option<u64>)>>>;
 
     /// An HTTP service answering with the scripted statuses (and Retry-After seconds).
     #[derive(Clone)]
     struct Statuses {
         t0: Instant,
-        script: Arc<Mutex<Vec<(u16, Option<u64>)>>>,
+        script: StatusScript,
         sent: Sent,
     }
 

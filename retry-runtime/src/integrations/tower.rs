@@ -232,7 +232,7 @@ where
 }
 
 /// What every call of a layer shares.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Settings<R, B, G> {
     policy: RetryPolicy,
     name: &'static str,
@@ -311,21 +311,18 @@ impl RetryLayer {
     }
 }
 
-impl<H, C, R, B, G> RetryLayer<H, C, R, B, G> {
+impl<H, C, R: Clone, B: Clone, G: Clone> RetryLayer<H, C, R, B, G> {
     /// The policy the layer's calls follow.
     pub fn policy(&self) -> &RetryPolicy {
         &self.settings.policy
     }
 
-    /// Rebuilds the shared settings with one changed (settings are made once, before use).
+    /// Rebuilds the shared settings with one changed (a layer already cloned keeps its own).
     fn map_settings<R2, B2, G2>(
         self,
         f: impl FnOnce(Settings<R, B, G>) -> Settings<R2, B2, G2>,
     ) -> RetryLayer<H, C, R2, B2, G2> {
-        let settings = match Arc::try_unwrap(self.settings) {
-            Ok(settings) => settings,
-            Err(_) => panic!("reattempt: a RetryLayer is configured before it is cloned"),
-        };
+        let settings = Arc::unwrap_or_clone(self.settings);
         RetryLayer {
             settings: Arc::new(f(settings)),
             hooks: self.hooks,
@@ -888,7 +885,7 @@ mod http {
     /// their `Retry-After` honoured.
     pub type HttpHooks = Classify<Unset, TransientStatus, Unset, RetryAfterHeader>;
 
-    impl<C, B, G> RetryLayer<Classify, C, super::Cloned, B, G> {
+    impl<C, B: Clone, G: Clone> RetryLayer<Classify, C, super::Cloned, B, G> {
         /// The ready HTTP classification, for a service of `http::Request<Body>` (hyper's,
         /// hyper-util's, tonic's clients): each attempt sends a copy of the request (its body
         /// must be `Clone`: `Full<Bytes>`, `String`; a streaming body does not compile); every
@@ -920,7 +917,7 @@ mod http {
         }
     }
 
-    impl<H, C, B, G> RetryLayer<H, C, HttpRequests, B, G> {
+    impl<H, C, B: Clone, G: Clone> RetryLayer<H, C, HttpRequests, B, G> {
         /// Sets an `Idempotency-Key` header, the call's key
         /// ([`RetryContext::idempotency_key`](crate::RetryContext::idempotency_key)), on every
         /// attempt's request, unless the request has one: the server can tell a retry from a
