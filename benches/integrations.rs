@@ -62,13 +62,11 @@ struct Attempts(u32);
 impl<E> tower::retry::Policy<u64, u64, E> for Attempts {
     type Future = Ready<()>;
     fn retry(&mut self, _: &mut u64, result: &mut Result<u64, E>) -> Option<Self::Future> {
-        match result {
-            Ok(_) => None,
-            Err(_) if self.0 > 1 => {
-                self.0 -= 1;
-                Some(ready(()))
-            }
-            Err(_) => None,
+        if result.is_err() && self.0 > 1 {
+            self.0 -= 1;
+            Some(ready(()))
+        } else {
+            None
         }
     }
     fn clone_request(&mut self, req: &u64) -> Option<u64> {
@@ -131,6 +129,8 @@ async fn get(client: &ClientWithMiddleware) -> Option<u16> {
     Some(resp.status().as_u16())
 }
 
+const N: u64 = 1000;
+
 fn integrations(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -150,7 +150,7 @@ fn integrations(c: &mut Criterion) {
                         }
                         start.elapsed()
                     })
-                })
+                });
             });
         };
     }
@@ -173,12 +173,11 @@ fn integrations(c: &mut Criterion) {
                     }
                     start.elapsed()
                 })
-            })
+            });
         });
     }
 
     // Allocations per call, each way (after a warm-up call).
-    const N: u64 = 1000;
     let per_call = |f: &mut dyn FnMut()| {
         f();
         let before = ALLOCS.load(Relaxed);
@@ -216,7 +215,6 @@ fn integrations(c: &mut Criterion) {
             })
         );
     }
-    let _ = Duration::ZERO;
 }
 
 criterion_group! {
