@@ -228,6 +228,12 @@ pub use retry_runtime::{
 #[cfg(feature = "http")]
 pub use retry_runtime::http;
 
+#[cfg(feature = "tower")]
+pub use retry_runtime::tower;
+
+#[cfg(feature = "reqwest-middleware")]
+pub use retry_runtime::reqwest_middleware;
+
 /// Everything the runtime offers, the closure API's building blocks included (the types its
 /// builder methods return, the slots of [`FnHooks`], breaker permits), for code that names them.
 pub mod runtime {

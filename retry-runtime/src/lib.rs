@@ -37,6 +37,10 @@ pub mod sync;
 
 #[cfg(feature = "http")]
 pub use integrations::http;
+#[cfg(feature = "reqwest-middleware")]
+pub use integrations::reqwest_middleware;
+#[cfg(feature = "tower")]
+pub use integrations::tower;
 
 pub use engine::context::{RetryContext, context};
 pub use engine::events::{LogError, ParseLogError};
@@ -67,7 +71,7 @@ pub use drivers::call::{FromBreakerOpen, FromElapsed, LoggedError};
 pub mod __private {
     pub use crate::drivers::call::{Attempt, Call, Recover, TimedAttempt};
     pub use crate::engine::events::CallName;
-    pub use crate::engine::state::{Decision, Engine, Start};
+    pub use crate::engine::state::{Decision, Detached, Engine, Start};
     pub use crate::engine::steps::{
         CopyDecision, admit, begin, decide, decide_copy, start_alongside,
     };

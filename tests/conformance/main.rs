@@ -1,5 +1,6 @@
 //! The conformance suite (issue 13): one table of scripted scenarios ([`table`]), each run
-//! through every driver ([`drivers::ALL`]: the attribute with `policy = …`, the closure API)
+//! through every driver ([`drivers::ALL`]: the attribute with `policy = …`, the closure API,
+//! and with `--features tower` the tower layer)
 //! under tokio's paused clock, asserting that each driver shows what the engine's rules say
 //! (the row's expected value, written from the README and the runtime's rustdoc) and that the
 //! drivers agree with each other: the result, the attempts the body ran (start time,

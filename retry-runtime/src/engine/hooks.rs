@@ -54,6 +54,17 @@ pub trait Hooks<T, E> {
         None
     }
 
+    /// How long the server asked to wait, read from an `Ok` value that
+    /// [`retry_if_ok`](Hooks::retry_if_ok) retries (a 503 or 429 response's `Retry-After`): a
+    /// floor under the schedule's delay, with the rules of [`retry_after`](Hooks::retry_after);
+    /// a hint the call cannot wait for returns that `Ok`. Default: no hint. (The attribute and
+    /// the closure API retry `Ok` values without hints; the tower layer's and the middleware's
+    /// HTTP classification reads responses' `Retry-After` here.)
+    fn retry_after_ok(&mut self, value: &T) -> Option<Duration> {
+        let _ = value;
+        None
+    }
+
     /// Called before each retry's sleep with the error, the call's context and the sleep
     /// (`on_retry`). Default: nothing.
     fn on_retry(&mut self, error: &E, context: &RetryContext, delay: Duration) {

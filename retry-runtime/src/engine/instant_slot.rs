@@ -22,6 +22,12 @@ const UNSET: i64 = i64::MIN;
 #[derive(Debug)]
 pub(crate) struct InstantSlot(Cell<i64>);
 
+impl Default for InstantSlot {
+    fn default() -> Self {
+        InstantSlot::empty()
+    }
+}
+
 impl InstantSlot {
     #[inline]
     pub(crate) const fn empty() -> Self {

@@ -470,6 +470,50 @@ impl<'p> Engine<'p> {
     }
 }
 
+/// A call's state without its policy: what a driver that owns its policy (behind an `Arc`, as
+/// the tower layer does, whose futures must not borrow the layer) keeps between polls. Each poll
+/// [`attach`](Detached::attach)es it to the policy, and [`Engine::detach`] puts it back.
+#[derive(Debug, Default)]
+pub struct Detached {
+    attempt: Cell<u32>,
+    start: InstantSlot,
+    key: Cell<[u64; 2]>,
+    schedule: Schedule,
+}
+
+impl Detached {
+    /// The state of a call that has made no attempt yet, as [`Engine::new`] makes it.
+    #[inline]
+    pub fn new() -> Self {
+        Detached::default()
+    }
+
+    /// The engine of this call under `policy` (always the same policy for one call).
+    #[inline]
+    pub fn attach(self, policy: &RetryPolicy) -> Engine<'_> {
+        Engine {
+            policy,
+            attempt: self.attempt,
+            start: self.start,
+            key: self.key,
+            schedule: self.schedule,
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// This call's state, to keep without borrowing the policy (see [`Detached`]).
+    #[inline]
+    pub fn detach(self) -> Detached {
+        Detached {
+            attempt: self.attempt,
+            start: self.start,
+            key: self.key,
+            schedule: self.schedule,
+        }
+    }
+}
+
 /// The earlier of two optional deadlines.
 fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {

@@ -45,8 +45,9 @@ pub fn begin(engine: &mut Engine<'_>, timed: bool) -> Start {
 
 /// What follows an attempt's outcome, per the engine's rules.
 ///
-/// - `Ok(v)`: returned, unless `hooks.retry_if_ok(&v)` asks for a retry; when no retry is left,
-///   the last `Ok` is returned.
+/// - `Ok(v)`: returned, unless `hooks.retry_if_ok(&v)` asks for a retry (after the schedule's
+///   delay or, if longer, `hooks.retry_after_ok(&v)`); when no retry is left, the last `Ok` is
+///   returned.
 /// - `Err(e)`: retried if `hooks.retry_if(&e)`, after the schedule's delay or, if longer,
 ///   `hooks.retry_after(&e)` (a server's requested delay); `hooks.on_retry` is called before the
 ///   sleep. Otherwise returned.
@@ -93,7 +94,8 @@ pub fn decide<T, E: Debug>(
         }
         Ok(value) => {
             events::attempt_made(name);
-            after_ok_to_retry(engine, name.name(), value, guards)
+            let hint = hooks.retry_after_ok(&value);
+            after_ok_to_retry(engine, name.name(), value, hint, guards)
         }
         Err(error) => after_error(engine, name.name(), hooks, error, guards),
     }
@@ -125,11 +127,12 @@ fn after_ok_to_retry<T, E>(
     engine: &mut Engine<'_>,
     name: &'static str,
     value: T,
+    hint: Option<Duration>,
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
     guards.record(false);
     let inherited = context::inherited_deadline();
-    match engine.after_failure_within(true, None, Instant::now(), inherited, guards.budget_ref()) {
+    match engine.after_failure_within(true, hint, Instant::now(), inherited, guards.budget_ref()) {
         Decision::Retry(delay) => {
             events::retrying_ok(name, engine.attempt(), delay);
             Decision::Retry(delay)

@@ -1,8 +1,14 @@
 //! What the engine meets from outside: which errors are transient (`classify`), HTTP statuses
-//! and `Retry-After` (`http`), and policies read from configuration files (`config`).
+//! and `Retry-After` (`http`), policies read from configuration files (`config`), and the
+//! client stacks the engine drives: a tower layer (`tower`), a reqwest-middleware `Middleware`
+//! (`reqwest_middleware`).
 
 pub(crate) mod classify;
 #[cfg(feature = "serde")]
 pub(crate) mod config;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "reqwest-middleware")]
+pub mod reqwest_middleware;
+#[cfg(feature = "tower")]
+pub mod tower;

@@ -4,6 +4,8 @@
 
 pub mod attribute;
 pub mod closure;
+#[cfg(feature = "tower")]
+pub mod tower;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -46,4 +48,9 @@ pub trait Driver: Sync {
 }
 
 /// Every driver, in report order.
-pub static ALL: &[&dyn Driver] = &[&attribute::Attribute, &closure::Closure];
+pub static ALL: &[&dyn Driver] = &[
+    &attribute::Attribute,
+    &closure::Closure,
+    #[cfg(feature = "tower")]
+    &tower::Tower,
+];

@@ -1,0 +1,268 @@
+//! A [reqwest-middleware](https://docs.rs/reqwest-middleware) `Middleware` that retries requests
+//! under a [`RetryPolicy`] (feature `reqwest-middleware`, on reqwest-middleware 0.5 and reqwest
+//! 0.13): the engine, schedule, guards and names of `#[retryable]`, run by the closure API.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use retry_runtime::{CircuitBreaker, RetryPolicy};
+//! use retry_runtime::reqwest_middleware::RetryMiddleware;
+//!
+//! let policy = RetryPolicy::builder()
+//!     .max_attempts(4)
+//!     .timeout(Duration::from_secs(2))
+//!     .max_delay(Duration::from_secs(30))
+//!     .build()
+//!     .unwrap();
+//! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+//!     .with(
+//!         RetryMiddleware::new(policy)
+//!             .idempotency_key_header()
+//!             .circuit_breaker(Arc::new(CircuitBreaker::builder().build().unwrap()))
+//!             .name("payments"),
+//!     )
+//!     .build();
+//! # let _ = client;
+//! ```
+//!
+//! What it retries: a transport error that is transient ([`Transient` for
+//! `reqwest::Error`](crate::Transient): connect, timeout, request errors), an attempt the policy's
+//! `timeout` cut (a response that never came), and a response with a transient status (408, 429,
+//! 500, 502, 503, 504), no earlier than its `Retry-After` asks (both forms; a hint beyond
+//! `max_delay` or the remaining `max_elapsed` returns that response at once). When no retry is
+//! left, the last response is returned as it is (a 503 stays an `Ok` response, as without the
+//! middleware). Other errors (another middleware's) are returned at once.
+//!
+//! Each attempt sends a copy of the request ([`reqwest::Request::try_clone`]) and a copy of the
+//! caller's `Extensions` (those of the last attempt that ended are written back). A request whose
+//! body is a stream cannot be copied: the call fails at once with [`NotReplayable`], before
+//! anything is sent, rather than being sent once without retries.
+//!
+//! A timed-out attempt's error is `reqwest_middleware::Error::Middleware` holding
+//! [`Elapsed`]; a circuit breaker's rejection, one holding [`BreakerOpen`]
+//! (`err.downcast_ref` through `anyhow`).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::Extensions;
+use http::header::{HeaderName, HeaderValue};
+use reqwest::{Request, Response};
+use reqwest_middleware::{Error, Middleware, Next, Result};
+
+use crate::engine::context::RetryContext;
+use crate::engine::hooks::Hooks;
+use crate::error::{BreakerOpen, Elapsed};
+use crate::guards::breaker::CircuitBreaker;
+use crate::guards::budget::RetryBudget;
+use crate::integrations::classify::Transient;
+use crate::schedule::policy::RetryPolicy;
+
+/// The `Idempotency-Key` header.
+static IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+/// A request whose body is a stream cannot be sent again, so it is not sent at all by a
+/// retrying client: buffer the body (`Vec<u8>`, `Bytes`, `String`, `.json(..)`) to retry it.
+///
+/// ```
+/// use retry_runtime::reqwest_middleware::NotReplayable;
+///
+/// assert!(NotReplayable.to_string().contains("stream"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotReplayable;
+
+impl std::fmt::Display for NotReplayable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "reattempt: the request's body is a stream and cannot be sent again; buffer it to retry it",
+        )
+    }
+}
+
+impl std::error::Error for NotReplayable {}
+
+/// A reqwest-middleware `Middleware` retrying each request under a policy; see the
+/// [module](self).
+#[derive(Debug, Clone)]
+pub struct RetryMiddleware {
+    policy: RetryPolicy,
+    breaker: Option<Arc<CircuitBreaker>>,
+    budget: Option<Arc<RetryBudget>>,
+    name: &'static str,
+    idempotency_key: bool,
+}
+
+impl RetryMiddleware {
+    /// A middleware retrying under `policy`: no breaker, no budget, no idempotency header, the
+    /// name `"retry"`.
+    pub fn new(policy: RetryPolicy) -> Self {
+        RetryMiddleware {
+            policy,
+            breaker: None,
+            budget: None,
+            name: "retry",
+            idempotency_key: false,
+        }
+    }
+
+    /// Passes every attempt through `breaker`: while it is open, a request fails at once with
+    /// [`BreakerOpen`] (inside `Error::Middleware`), never retried.
+    #[must_use]
+    pub fn circuit_breaker(mut self, breaker: Arc<CircuitBreaker>) -> Self {
+        self.breaker = Some(breaker);
+        self
+    }
+
+    /// Pays each retry from `budget`, and each success back into it.
+    #[must_use]
+    pub fn budget(mut self, budget: Arc<RetryBudget>) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Labels the calls in events (default `"retry"`).
+    #[must_use]
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// Sets an `Idempotency-Key` header, the call's key (the same on every attempt of one
+    /// request), unless the request has one.
+    #[must_use]
+    pub fn idempotency_key_header(mut self) -> Self {
+        self.idempotency_key = true;
+        self
+    }
+}
+
+/// The middleware's classification (see the [module](self)).
+#[derive(Debug, Clone, Copy, Default)]
+struct HttpClassify;
+
+fn elapsed(error: &Error) -> bool {
+    matches!(error, Error::Middleware(e) if e.downcast_ref::<Elapsed>().is_some())
+}
+
+impl Hooks<Response, Error> for HttpClassify {
+    fn retry_if(&mut self, error: &Error) -> bool {
+        match error {
+            Error::Reqwest(e) => e.is_transient(),
+            Error::Middleware(_) => elapsed(error),
+        }
+    }
+
+    fn retry_if_ok(&mut self, response: &Response) -> bool {
+        response.status().is_transient()
+    }
+
+    fn retry_after_ok(&mut self, response: &Response) -> Option<Duration> {
+        crate::http::retry_after(response.headers())
+    }
+
+    fn is_timeout(&mut self, error: &Error) -> bool {
+        elapsed(error) || matches!(error, Error::Reqwest(e) if e.is_timeout())
+    }
+
+    fn on_retry(&mut self, _: &Error, _: &RetryContext, _: Duration) {}
+}
+
+fn rejected(_: BreakerOpen) -> Error {
+    Error::middleware(BreakerOpen::new())
+}
+
+/// A breaker's rejection as the closure API makes it (`E: From<BreakerOpen>`).
+struct Rejected(Error);
+
+impl From<BreakerOpen> for Rejected {
+    fn from(open: BreakerOpen) -> Self {
+        Rejected(rejected(open))
+    }
+}
+
+#[async_trait::async_trait]
+impl Middleware for RetryMiddleware {
+    async fn handle(
+        &self,
+        req: Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> Result<Response> {
+        if req.try_clone().is_none() {
+            return Err(Error::middleware(NotReplayable));
+        }
+        let template = extensions.clone();
+        let written = Mutex::new(None::<Extensions>);
+        let (req, template, written, key) = (&req, &template, &written, self.idempotency_key);
+        let op = || {
+            let mut copy = req.try_clone().expect("checked before the first attempt");
+            if key
+                && !copy.headers().contains_key(&IDEMPOTENCY_KEY)
+                && let Some(ctx) = crate::context()
+                && let Ok(value) = HeaderValue::from_str(&ctx.idempotency_key().to_string())
+            {
+                copy.headers_mut().insert(IDEMPOTENCY_KEY.clone(), value);
+            }
+            let mut ext = template.clone();
+            let next = next.clone();
+            async move {
+                let out = next.run(copy, &mut ext).await;
+                *written
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(ext);
+                out.map_err(Rejected)
+            }
+        };
+        let call = self
+            .policy
+            .retry(op)
+            .hooks(Unwrap(HttpClassify))
+            .timeout_into(|e| Rejected(Error::middleware(e)))
+            .name(self.name);
+        let out = match (&self.breaker, &self.budget) {
+            (None, None) => call.await,
+            (Some(b), None) => call.circuit_breaker::<Rejected>(b).await,
+            (None, Some(g)) => call.budget(g).await,
+            (Some(b), Some(g)) => call.circuit_breaker::<Rejected>(b).budget(g).await,
+        };
+        if let Some(ext) = written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+        {
+            *extensions = ext;
+        }
+        out.map_err(|Rejected(e)| e)
+    }
+}
+
+impl std::fmt::Debug for Rejected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The classification over the wrapper the closure API sees.
+struct Unwrap<H>(H);
+
+impl<H: Hooks<Response, Error>> Hooks<Response, Rejected> for Unwrap<H> {
+    fn retry_if(&mut self, error: &Rejected) -> bool {
+        self.0.retry_if(&error.0)
+    }
+    fn retry_if_ok(&mut self, response: &Response) -> bool {
+        self.0.retry_if_ok(response)
+    }
+    fn retry_after(&mut self, error: &Rejected) -> Option<Duration> {
+        self.0.retry_after(&error.0)
+    }
+    fn retry_after_ok(&mut self, response: &Response) -> Option<Duration> {
+        self.0.retry_after_ok(response)
+    }
+    fn on_retry(&mut self, error: &Rejected, context: &RetryContext, delay: Duration) {
+        self.0.on_retry(&error.0, context, delay);
+    }
+    fn is_timeout(&mut self, error: &Rejected) -> bool {
+        self.0.is_timeout(&error.0)
+    }
+}

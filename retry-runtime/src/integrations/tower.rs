@@ -1,0 +1,935 @@
+//! A tower [`Layer`] that retries any [`Service`] under a [`RetryPolicy`] (feature `tower`): the
+//! same engine, schedule, guards and names as `#[retryable]` and the closure API.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! use std::io;
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use std::sync::Arc;
+//! use retry_runtime::RetryPolicy;
+//! use retry_runtime::tower::RetryLayer;
+//! use tower_layer::Layer;
+//! use tower_service::Service;
+//!
+//! /// A flaky dependency: fails twice, then answers with the attempt that reached it.
+//! #[derive(Clone)]
+//! struct Flaky(Arc<AtomicU32>);
+//! impl Service<String> for Flaky {
+//!     type Response = String;
+//!     type Error = io::Error;
+//!     type Future = std::future::Ready<io::Result<String>>;
+//!     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+//!         std::task::Poll::Ready(Ok(()))
+//!     }
+//!     fn call(&mut self, req: String) -> Self::Future {
+//!         let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
+//!         let attempt = retry_runtime::context().map_or(0, |c| c.attempt());
+//!         std::future::ready(if n < 3 {
+//!             Err(io::ErrorKind::ConnectionReset.into())
+//!         } else {
+//!             Ok(format!("{req}: answered attempt {attempt}"))
+//!         })
+//!     }
+//! }
+//!
+//! let policy = RetryPolicy::builder().max_attempts(4).build().unwrap();
+//! let mut svc = RetryLayer::new(policy)
+//!     .retry_if(|e: &io::Error| e.kind() == io::ErrorKind::ConnectionReset)
+//!     .layer(Flaky(Arc::default()));
+//! std::future::poll_fn(|cx| svc.poll_ready(cx)).await.unwrap();
+//! assert_eq!(svc.call("ping".into()).await.unwrap(), "ping: answered attempt 3");
+//! # }
+//! ```
+//!
+//! How it runs a call:
+//! - each attempt sends a fresh copy of the request ([`Replay`]): a request that cannot be
+//!   copied does not compile (a streaming body), so a call is never silently sent once;
+//! - the service that [`poll_ready`](Service::poll_ready) readied makes the first attempt, and
+//!   every later attempt asks it `poll_ready` again before calling it (tower's contract, per
+//!   attempt); the layer's own `poll_ready` is the inner service's;
+//! - the inner service's `call` and its future run inside the call's [`context()`](crate::context()),
+//!   so the service sees the attempt number and the call's idempotency key;
+//! - the per-attempt `timeout` covers both `poll_ready` and the response; `max_elapsed`, the
+//!   circuit breaker (one permit per attempt) and the budget work as for the attribute.
+//!
+//! The layer holds its settings behind one `Arc`: a call clones that `Arc`, the hooks and the
+//! inner service (as tower's own retry does), and allocates nothing else.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::ops::Deref;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use pin_project_lite::pin_project;
+use tokio::time::{Instant, Sleep};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::drivers::closure::{ElapsedInto, NoTimeout, TimeoutInto};
+use crate::drivers::timed::poll_attempt;
+use crate::engine::context::{Enter, RetryContext};
+use crate::engine::hooks::{ErrorHook, Hooks, OkHook, OnRetryHook, Unset};
+use crate::engine::state::{Decision, Detached, Engine, Start};
+use crate::engine::steps;
+use crate::error::{BreakerOpen, Elapsed};
+use crate::guards::breaker::CircuitBreaker;
+use crate::guards::budget::RetryBudget;
+use crate::guards::{Admission, Guards};
+use crate::schedule::policy::RetryPolicy;
+
+/// How a request is copied for each attempt.
+///
+/// [`Cloned`] (the default) copies a `Clone` request; with the feature `http`,
+/// [`HttpRequests`] copies an `http::Request<B>` whose body `B` is `Clone` (a `String`, `Bytes`,
+/// `http_body_util::Full<Bytes>`), and can set an `Idempotency-Key` header. A request that cannot
+/// be copied (a streaming body) does not compile: a retrying layer never sends it once silently.
+#[diagnostic::on_unimplemented(
+    message = "the retry layer cannot copy a `{Req}` for each attempt",
+    label = "no copy of `{Req}` per attempt",
+    note = "a request must be `Clone` (or, with `.http()`, an `http::Request<B>` with a `Clone` body such as `Full<Bytes>`): a streaming body cannot be sent twice"
+)]
+pub trait Replay<Req> {
+    /// The request the next attempt sends. Called inside the call's
+    /// [`context()`](crate::context()), so it can read the attempt number and the call's key.
+    fn replay(&self, request: &Req) -> Req;
+}
+
+/// Copies a `Clone` request for each attempt (the default [`Replay`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cloned;
+
+impl<Req: Clone> Replay<Req> for Cloned {
+    #[inline]
+    fn replay(&self, request: &Req) -> Req {
+        request.clone()
+    }
+}
+
+/// No circuit breaker, or no budget (the layer's defaults).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoGuard;
+
+/// A circuit breaker or a budget the layer's calls share: held by anything that points at one
+/// (`Arc<CircuitBreaker>`, `&'static CircuitBreaker`, a `LazyLock`…).
+#[derive(Debug, Clone, Copy)]
+pub struct Shared<P>(P);
+
+/// The layer's budget slot: [`NoGuard`] or [`Shared`].
+pub trait BudgetSlot {
+    /// The budget, if any.
+    fn budget(&self) -> Option<&RetryBudget>;
+}
+
+impl BudgetSlot for NoGuard {
+    #[inline]
+    fn budget(&self) -> Option<&RetryBudget> {
+        None
+    }
+}
+
+impl<P: Deref<Target = RetryBudget>> BudgetSlot for Shared<P> {
+    #[inline]
+    fn budget(&self) -> Option<&RetryBudget> {
+        Some(&self.0)
+    }
+}
+
+/// The layer's breaker slot: [`NoGuard`] or [`Shared`], whose rejection is the service's error
+/// `E::from(BreakerOpen)`.
+#[diagnostic::on_unimplemented(
+    message = "a circuit breaker's rejection must become the service's error `{E}`, which lacks `From<reattempt::BreakerOpen>`",
+    note = "map the inner service's error into one that has it (`tower::ServiceBuilder::map_err(BoxError::from)`)"
+)]
+pub trait BreakerFor<E> {
+    /// The breaker, if any.
+    fn breaker(&self) -> Option<&CircuitBreaker>;
+    /// The error of a rejected call.
+    fn rejection(&self) -> E;
+}
+
+impl<E> BreakerFor<E> for NoGuard {
+    #[inline]
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        None
+    }
+    fn rejection(&self) -> E {
+        unreachable!("reattempt: no breaker, no rejection")
+    }
+}
+
+impl<E: From<BreakerOpen>, P: Deref<Target = CircuitBreaker>> BreakerFor<E> for Shared<P> {
+    #[inline]
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        Some(&self.0)
+    }
+    fn rejection(&self) -> E {
+        E::from(BreakerOpen::new())
+    }
+}
+
+/// The layer's hooks, one slot per hook, each [`Unset`] (the attribute's default) until given:
+/// what [`RetryLayer::retry_if`] and its siblings fill. Unlike [`FnHooks`](crate::FnHooks) it
+/// names no outcome type: the closures' argument types say it (`|e: &io::Error| …`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Classify<
+    RetryIf = Unset,
+    RetryIfOk = Unset,
+    RetryAfter = Unset,
+    RetryAfterOk = Unset,
+    OnRetry = Unset,
+    TimeoutIf = Unset,
+> {
+    retry_if: RetryIf,
+    retry_if_ok: RetryIfOk,
+    retry_after: RetryAfter,
+    retry_after_ok: RetryAfterOk,
+    on_retry: OnRetry,
+    timeout_if: TimeoutIf,
+}
+
+impl<T, E, A, B, C, D, N, F> Hooks<T, E> for Classify<A, B, C, D, N, F>
+where
+    A: ErrorHook<E, bool>,
+    B: OkHook<T>,
+    C: ErrorHook<E, Option<Duration>>,
+    D: ErrorHook<T, Option<Duration>>,
+    N: OnRetryHook<E>,
+    F: ErrorHook<E, bool>,
+{
+    #[inline]
+    fn retry_if(&mut self, error: &E) -> bool {
+        self.retry_if.call(error).unwrap_or(true)
+    }
+
+    #[inline]
+    fn retry_if_ok(&mut self, value: &T) -> bool {
+        self.retry_if_ok.call(value).unwrap_or(false)
+    }
+
+    #[inline]
+    fn retry_after(&mut self, error: &E) -> Option<Duration> {
+        self.retry_after.call(error).flatten()
+    }
+
+    #[inline]
+    fn retry_after_ok(&mut self, value: &T) -> Option<Duration> {
+        self.retry_after_ok.call(value).flatten()
+    }
+
+    #[inline]
+    fn on_retry(&mut self, error: &E, context: &RetryContext, delay: Duration) {
+        self.on_retry.call(error, context, delay);
+    }
+
+    #[inline]
+    fn is_timeout(&mut self, error: &E) -> bool {
+        self.timeout_if.call(error).unwrap_or(false)
+    }
+}
+
+/// What every call of a layer shares.
+#[derive(Debug, Clone)]
+struct Settings<R, B, G> {
+    policy: RetryPolicy,
+    name: &'static str,
+    replay: R,
+    breaker: B,
+    budget: G,
+}
+
+/// A tower [`Layer`] that retries the service it wraps under a [`RetryPolicy`]; see the
+/// [module](self) for how a call runs.
+///
+/// Settings carry the attribute's names: [`retry_if`](Self::retry_if) (default: every error),
+/// [`retry_if_ok`](Self::retry_if_ok) (retry some responses, e.g. a 503), [`retry_after`](Self::retry_after)
+/// and [`retry_after_ok`](Self::retry_after_ok) (a server's hint, as a floor under the delay),
+/// [`on_retry`](Self::on_retry), [`timeout_if`](Self::timeout_if), [`circuit_breaker`](Self::circuit_breaker),
+/// [`budget`](Self::budget), [`name`](Self::name); the policy's `timeout` and `max_elapsed`.
+/// With the feature `http`, [`http`](Self::http) is a ready HTTP classification.
+///
+/// The policy's per-attempt `timeout` turns a slow attempt into `E::from(Elapsed)`, so by
+/// default the service's error needs `From<Elapsed>` (a `tower::BoxError` has it); otherwise say
+/// [`timeout_into`](Self::timeout_into) or [`without_timeout`](Self::without_timeout), as with
+/// the closure API.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use retry_runtime::{CircuitBreaker, RetryBudget, RetryPolicy};
+/// use retry_runtime::tower::RetryLayer;
+///
+/// let policy = RetryPolicy::builder()
+///     .max_attempts(4)
+///     .timeout(Duration::from_secs(2))
+///     .max_elapsed(Duration::from_secs(10))
+///     .build()
+///     .unwrap();
+/// let breaker = Arc::new(CircuitBreaker::builder().build().unwrap());
+/// let layer = RetryLayer::new(policy)
+///     .retry_if(|e: &std::io::Error| e.kind() != std::io::ErrorKind::PermissionDenied)
+///     .circuit_breaker(breaker.clone())
+///     .budget(Arc::new(RetryBudget::builder().build().unwrap()))
+///     .name("inventory");
+/// # let _ = layer;
+/// ```
+#[derive(Debug)]
+pub struct RetryLayer<H = Classify, C = ElapsedInto, R = Cloned, B = NoGuard, G = NoGuard> {
+    settings: Arc<Settings<R, B, G>>,
+    hooks: H,
+    timeout: C,
+}
+
+impl<H: Clone, C: Clone, R, B, G> Clone for RetryLayer<H, C, R, B, G> {
+    fn clone(&self) -> Self {
+        RetryLayer {
+            settings: Arc::clone(&self.settings),
+            hooks: self.hooks.clone(),
+            timeout: self.timeout.clone(),
+        }
+    }
+}
+
+impl RetryLayer {
+    /// A layer retrying under `policy`, with the attribute's defaults: every error is retried, no
+    /// response is, no hint, no breaker, no budget, the name `"retry"`.
+    pub fn new(policy: RetryPolicy) -> Self {
+        RetryLayer {
+            settings: Arc::new(Settings {
+                policy,
+                name: "retry",
+                replay: Cloned,
+                breaker: NoGuard,
+                budget: NoGuard,
+            }),
+            hooks: Classify::default(),
+            timeout: ElapsedInto,
+        }
+    }
+}
+
+impl<H, C, R: Clone, B: Clone, G: Clone> RetryLayer<H, C, R, B, G> {
+    /// The policy the layer's calls follow.
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.settings.policy
+    }
+
+    /// Rebuilds the shared settings with one changed (a layer already cloned keeps its own).
+    fn map_settings<R2, B2, G2>(
+        self,
+        f: impl FnOnce(Settings<R, B, G>) -> Settings<R2, B2, G2>,
+    ) -> RetryLayer<H, C, R2, B2, G2> {
+        let settings = Arc::unwrap_or_clone(self.settings);
+        RetryLayer {
+            settings: Arc::new(f(settings)),
+            hooks: self.hooks,
+            timeout: self.timeout,
+        }
+    }
+
+    /// Labels the calls in events (default `"retry"`).
+    #[must_use]
+    pub fn name(self, name: &'static str) -> Self {
+        self.map_settings(|s| Settings { name, ..s })
+    }
+
+    /// Passes every attempt through `breaker` (an `Arc<CircuitBreaker>`, a `&'static` one…):
+    /// while it is open, a call ends at once with `E::from(BreakerOpen)`, never retried.
+    pub fn circuit_breaker<P: Deref<Target = CircuitBreaker>>(
+        self,
+        breaker: P,
+    ) -> RetryLayer<H, C, R, Shared<P>, G> {
+        self.map_settings(|s| Settings {
+            policy: s.policy,
+            name: s.name,
+            replay: s.replay,
+            breaker: Shared(breaker),
+            budget: s.budget,
+        })
+    }
+
+    /// Pays each retry from `budget` (an `Arc<RetryBudget>`, a `&'static` one…), and each
+    /// success back into it: when it cannot pay, the call ends with its last outcome.
+    pub fn budget<P: Deref<Target = RetryBudget>>(
+        self,
+        budget: P,
+    ) -> RetryLayer<H, C, R, B, Shared<P>> {
+        self.map_settings(|s| Settings {
+            policy: s.policy,
+            name: s.name,
+            replay: s.replay,
+            breaker: s.breaker,
+            budget: Shared(budget),
+        })
+    }
+
+    /// Copies each attempt's request with `replay` (see [`Replay`]).
+    pub fn replay<R2>(self, replay: R2) -> RetryLayer<H, C, R2, B, G> {
+        self.map_settings(|s| Settings {
+            policy: s.policy,
+            name: s.name,
+            replay,
+            breaker: s.breaker,
+            budget: s.budget,
+        })
+    }
+
+    /// All the hooks at once, as one [`Hooks`] value (a classification shared by many layers),
+    /// in place of `retry_if`, `retry_if_ok`, `retry_after`, `on_retry` and `timeout_if`. Each
+    /// call works on its own clone of it.
+    pub fn hooks<H2>(self, hooks: H2) -> RetryLayer<H2, C, R, B, G> {
+        RetryLayer {
+            settings: self.settings,
+            hooks,
+            timeout: self.timeout,
+        }
+    }
+
+    /// Makes the error of an attempt the policy's `timeout` cut with `f`, for an error type
+    /// without `From<Elapsed>`.
+    pub fn timeout_into<F: FnMut(Elapsed) -> E + Clone, E>(
+        self,
+        f: F,
+    ) -> RetryLayer<H, F, R, B, G> {
+        RetryLayer {
+            settings: self.settings,
+            hooks: self.hooks,
+            timeout: f,
+        }
+    }
+
+    /// Runs the attempts without a per-attempt time limit, even if the policy sets `timeout`
+    /// (for an error type that cannot hold a timeout); `max_elapsed` still bounds the sleeps.
+    pub fn without_timeout(self) -> RetryLayer<H, NoTimeout, R, B, G> {
+        RetryLayer {
+            settings: self.settings,
+            hooks: self.hooks,
+            timeout: NoTimeout,
+        }
+    }
+}
+
+// Each hook method changes one slot of the hooks' type.
+#[allow(clippy::type_complexity, reason = "one type parameter per hook")]
+impl<RI, RO, RA, RAO, OR, TI, C, R, B, G>
+    RetryLayer<Classify<RI, RO, RA, RAO, OR, TI>, C, R, B, G>
+{
+    fn map_hooks<RI2, RO2, RA2, RAO2, OR2, TI2>(
+        self,
+        f: impl FnOnce(Classify<RI, RO, RA, RAO, OR, TI>) -> Classify<RI2, RO2, RA2, RAO2, OR2, TI2>,
+    ) -> RetryLayer<Classify<RI2, RO2, RA2, RAO2, OR2, TI2>, C, R, B, G> {
+        RetryLayer {
+            settings: self.settings,
+            hooks: f(self.hooks),
+            timeout: self.timeout,
+        }
+    }
+
+    /// Retries only the errors for which `predicate` is `true` (default: every error).
+    pub fn retry_if<E, P: FnMut(&E) -> bool + Clone>(
+        self,
+        predicate: P,
+    ) -> RetryLayer<Classify<P, RO, RA, RAO, OR, TI>, C, R, B, G> {
+        self.map_hooks(|h| Classify {
+            retry_if: predicate,
+            retry_if_ok: h.retry_if_ok,
+            retry_after: h.retry_after,
+            retry_after_ok: h.retry_after_ok,
+            on_retry: h.on_retry,
+            timeout_if: h.timeout_if,
+        })
+    }
+
+    /// Retries the responses for which `predicate` is `true` (default: none): a 503 that came
+    /// back as `Ok`. When no retry is left, the last response is returned.
+    pub fn retry_if_ok<T, P: FnMut(&T) -> bool + Clone>(
+        self,
+        predicate: P,
+    ) -> RetryLayer<Classify<RI, P, RA, RAO, OR, TI>, C, R, B, G> {
+        self.map_hooks(|h| Classify {
+            retry_if: h.retry_if,
+            retry_if_ok: predicate,
+            retry_after: h.retry_after,
+            retry_after_ok: h.retry_after_ok,
+            on_retry: h.on_retry,
+            timeout_if: h.timeout_if,
+        })
+    }
+
+    /// Honours the delay an error asks for (gRPC pushback) as a floor under the schedule's
+    /// delay; a hint beyond `max_delay` or the remaining `max_elapsed` ends the call.
+    pub fn retry_after<E, F: FnMut(&E) -> Option<Duration> + Clone>(
+        self,
+        hint: F,
+    ) -> RetryLayer<Classify<RI, RO, F, RAO, OR, TI>, C, R, B, G> {
+        self.map_hooks(|h| Classify {
+            retry_if: h.retry_if,
+            retry_if_ok: h.retry_if_ok,
+            retry_after: hint,
+            retry_after_ok: h.retry_after_ok,
+            on_retry: h.on_retry,
+            timeout_if: h.timeout_if,
+        })
+    }
+
+    /// As [`retry_after`](Self::retry_after), for a response that
+    /// [`retry_if_ok`](Self::retry_if_ok) retries (a 429's `Retry-After`).
+    pub fn retry_after_ok<T, F: FnMut(&T) -> Option<Duration> + Clone>(
+        self,
+        hint: F,
+    ) -> RetryLayer<Classify<RI, RO, RA, F, OR, TI>, C, R, B, G> {
+        self.map_hooks(|h| Classify {
+            retry_if: h.retry_if,
+            retry_if_ok: h.retry_if_ok,
+            retry_after: h.retry_after,
+            retry_after_ok: hint,
+            on_retry: h.on_retry,
+            timeout_if: h.timeout_if,
+        })
+    }
+
+    /// Calls `f` before each retry's sleep, after an error, with the call's context and the
+    /// sleep.
+    pub fn on_retry<E, F: FnMut(&E, &RetryContext, Duration) + Clone>(
+        self,
+        f: F,
+    ) -> RetryLayer<Classify<RI, RO, RA, RAO, F, TI>, C, R, B, G> {
+        self.map_hooks(|h| Classify {
+            retry_if: h.retry_if,
+            retry_if_ok: h.retry_if_ok,
+            retry_after: h.retry_after,
+            retry_after_ok: h.retry_after_ok,
+            on_retry: f,
+            timeout_if: h.timeout_if,
+        })
+    }
+
+    /// Tells which errors report a timeout (a client's own read timeout): a retry after one
+    /// costs the budget's `timeout_cost`, and the breaker counts it as a failure.
+    pub fn timeout_if<E, F: FnMut(&E) -> bool + Clone>(
+        self,
+        predicate: F,
+    ) -> RetryLayer<Classify<RI, RO, RA, RAO, OR, F>, C, R, B, G> {
+        self.map_hooks(|h| Classify {
+            retry_if: h.retry_if,
+            retry_if_ok: h.retry_if_ok,
+            retry_after: h.retry_after,
+            retry_after_ok: h.retry_after_ok,
+            on_retry: h.on_retry,
+            timeout_if: predicate,
+        })
+    }
+}
+
+impl<S, H: Clone, C: Clone, R, B, G> Layer<S> for RetryLayer<H, C, R, B, G> {
+    type Service = RetryService<S, H, C, R, B, G>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RetryService {
+            inner,
+            settings: Arc::clone(&self.settings),
+            hooks: self.hooks.clone(),
+            timeout: self.timeout.clone(),
+        }
+    }
+}
+
+/// The service a [`RetryLayer`] makes: each call is retried under the layer's policy.
+#[derive(Debug)]
+pub struct RetryService<S, H = Classify, C = ElapsedInto, R = Cloned, B = NoGuard, G = NoGuard> {
+    inner: S,
+    settings: Arc<Settings<R, B, G>>,
+    hooks: H,
+    timeout: C,
+}
+
+impl<S: Clone, H: Clone, C: Clone, R, B, G> Clone for RetryService<S, H, C, R, B, G> {
+    fn clone(&self) -> Self {
+        RetryService {
+            inner: self.inner.clone(),
+            settings: Arc::clone(&self.settings),
+            hooks: self.hooks.clone(),
+            timeout: self.timeout.clone(),
+        }
+    }
+}
+
+impl<S, Req, H, C, R, B, G> Service<Req> for RetryService<S, H, C, R, B, G>
+where
+    S: Service<Req> + Clone,
+    S::Error: Debug,
+    H: Hooks<S::Response, S::Error> + Clone,
+    C: TimeoutInto<S::Error> + Clone,
+    R: Replay<Req>,
+    B: BreakerFor<S::Error>,
+    G: BudgetSlot,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = ResponseFuture<S, Req, H, C, R, B, G>;
+
+    #[inline]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        // The readied service makes the call; a fresh clone takes its place (tower's pattern).
+        let fresh = self.inner.clone();
+        let service = std::mem::replace(&mut self.inner, fresh);
+        ResponseFuture {
+            settings: Arc::clone(&self.settings),
+            engine: Detached::new(),
+            hooks: self.hooks.clone(),
+            timeout: self.timeout.clone(),
+            service,
+            request,
+            pending: None,
+            ready: true,
+            admission: None,
+            running: false,
+            done: false,
+            attempt: None,
+            timer: None,
+        }
+    }
+}
+
+pin_project! {
+    /// The future of a [`RetryService`] call. While an attempt runs, `timer` is its time limit
+    /// (if any); between attempts it is the backoff sleep.
+    #[must_use = "futures do nothing unless awaited"]
+    pub struct ResponseFuture<S, Req, H, C, R, B, G>
+    where
+        S: Service<Req>,
+    {
+        settings: Arc<Settings<R, B, G>>,
+        engine: Detached,
+        hooks: H,
+        timeout: C,
+        service: S,
+        // The caller's request, copied for each attempt.
+        request: Req,
+        // This attempt's copy, until the service is ready for it.
+        pending: Option<Req>,
+        // The service said it is ready and has not been called since (the caller's
+        // `poll_ready` readied it for the first attempt).
+        ready: bool,
+        admission: Option<Admission>,
+        // An attempt is in progress (readying the service, or awaiting its response).
+        running: bool,
+        done: bool,
+        #[pin]
+        attempt: Option<S::Future>,
+        #[pin]
+        timer: Option<Sleep>,
+    }
+}
+
+/// One attempt: `poll_ready` on the service, then `call`, then its response. Made for each poll
+/// of the attempt, so that the driver's one timed poll serves it.
+struct AttemptPoll<'a, S: Service<Req>, Req> {
+    service: &'a mut S,
+    pending: &'a mut Option<Req>,
+    ready: &'a mut bool,
+    future: Pin<&'a mut Option<S::Future>>,
+}
+
+impl<S: Service<Req>, Req> Future for AttemptPoll<'_, S, Req> {
+    type Output = Result<S::Response, S::Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if let Some(request) = this.pending.take() {
+            if !*this.ready {
+                match this.service.poll_ready(cx) {
+                    Poll::Pending => {
+                        *this.pending = Some(request);
+                        return Poll::Pending;
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Ready(Ok(())) => {}
+                }
+            }
+            // Ready is used up by the call: the next attempt asks again.
+            *this.ready = false;
+            this.future.set(Some(this.service.call(request)));
+        }
+        match this.future.as_mut().as_pin_mut() {
+            Some(future) => future.poll(cx),
+            None => unreachable!("reattempt: an attempt without a request or a response"),
+        }
+    }
+}
+
+impl<S, Req, H, C, R, B, G> Future for ResponseFuture<S, Req, H, C, R, B, G>
+where
+    S: Service<Req>,
+    S::Error: Debug,
+    H: Hooks<S::Response, S::Error>,
+    C: TimeoutInto<S::Error>,
+    R: Replay<Req>,
+    B: BreakerFor<S::Error>,
+    G: BudgetSlot,
+{
+    type Output = Result<S::Response, S::Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        assert!(!*this.done, "`ResponseFuture` polled after completion");
+        let settings = &**this.settings;
+        let mut engine = std::mem::take(this.engine).attach(&settings.policy);
+        let out = drive(
+            &mut engine,
+            settings,
+            this.hooks,
+            this.timeout,
+            this.service,
+            this.request,
+            this.pending,
+            this.ready,
+            this.admission,
+            this.running,
+            this.attempt,
+            this.timer,
+            cx,
+        );
+        *this.engine = engine.detach();
+        if out.is_ready() {
+            *this.done = true;
+        }
+        out
+    }
+}
+
+/// The driver's loop (the engine's steps, in order: admit, begin, poll, decide, sleep), over the
+/// projected fields of a [`ResponseFuture`].
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the projected fields of the future"
+)]
+#[inline]
+fn drive<S, Req, H, C, R, B, G>(
+    engine: &mut Engine<'_>,
+    settings: &Settings<R, B, G>,
+    hooks: &mut H,
+    timeout: &mut C,
+    service: &mut S,
+    request: &Req,
+    pending: &mut Option<Req>,
+    ready: &mut bool,
+    admission: &mut Option<Admission>,
+    running: &mut bool,
+    mut attempt: Pin<&mut Option<S::Future>>,
+    mut timer: Pin<&mut Option<Sleep>>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<S::Response, S::Error>>
+where
+    S: Service<Req>,
+    S::Error: Debug,
+    H: Hooks<S::Response, S::Error>,
+    C: TimeoutInto<S::Error>,
+    R: Replay<Req>,
+    B: BreakerFor<S::Error>,
+    G: BudgetSlot,
+{
+    loop {
+        let outcome = if *running {
+            let limit = timer.as_mut().as_pin_mut();
+            let attempt_poll = AttemptPoll {
+                service: &mut *service,
+                pending: &mut *pending,
+                ready: &mut *ready,
+                future: attempt.as_mut(),
+            };
+            let polled = poll_attempt(engine, std::pin::pin!(attempt_poll), limit, cx);
+            let outcome = match ready!(polled) {
+                Some(outcome) => outcome,
+                None => Err(timeout.timed_out(Elapsed::new())),
+            };
+            attempt.set(None);
+            *pending = None;
+            *running = false;
+            outcome
+        } else {
+            if engine.attempt() > 0
+                && let Some(sleep) = timer.as_mut().as_pin_mut()
+            {
+                // Between attempts: the timer is the backoff sleep.
+                ready!(sleep.poll(cx));
+            }
+            let breaker = settings.breaker.breaker();
+            *admission = breaker.map(|b| steps::admit(engine, b, C::APPLIES));
+            if admission.is_some_and(|a| a.rejected()) {
+                // Rejected: no attempt is made; `decide` ends the call.
+                Err(settings.breaker.rejection())
+            } else {
+                match steps::begin(engine, C::APPLIES) {
+                    Start::NotMade => Err(timeout.timed_out(Elapsed::new())),
+                    Start::Run(limit) => {
+                        *pending = {
+                            let _current = Enter::new(engine);
+                            Some(settings.replay.replay(request))
+                        };
+                        *running = true;
+                        match limit {
+                            Some(limit) => set_timer(timer.as_mut(), limit),
+                            None => timer.set(None),
+                        }
+                        continue;
+                    }
+                }
+            }
+        };
+        let mut guards = Guards::NONE;
+        if let (Some(breaker), Some(admission)) = (settings.breaker.breaker(), admission.take()) {
+            guards = guards.breaker(breaker, admission);
+        }
+        if let Some(budget) = settings.budget.budget() {
+            guards = guards.budget(budget);
+        }
+        match steps::decide(engine, settings.name, hooks, outcome, guards) {
+            Decision::Stop(outcome) => {
+                timer.set(None);
+                return Poll::Ready(outcome);
+            }
+            Decision::Retry(delay) => set_timer(timer.as_mut(), delay),
+        }
+    }
+}
+
+/// Points the one timer at `now + delay`, reusing its registration when it exists.
+fn set_timer(mut timer: Pin<&mut Option<Sleep>>, delay: Duration) {
+    match timer.as_mut().as_pin_mut() {
+        Some(sleep) => match Instant::now().checked_add(delay) {
+            Some(deadline) => sleep.reset(deadline),
+            None => timer.set(Some(tokio::time::sleep(delay))),
+        },
+        None => timer.set(Some(tokio::time::sleep(delay))),
+    }
+}
+
+#[cfg(feature = "http")]
+pub use self::http::{HttpHooks, HttpRequests, RetryAfterHeader, TransientStatus};
+
+/// The ready HTTP classification (feature `http`).
+#[cfg(feature = "http")]
+mod http {
+    use std::time::Duration;
+
+    use http::header::{HeaderName, HeaderValue};
+    use http::{Request, Response};
+
+    use super::{Classify, Replay, RetryLayer};
+    use crate::engine::hooks::{ErrorHook, OkHook, Unset};
+    use crate::integrations::classify::Transient;
+
+    /// The `Idempotency-Key` header.
+    static IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+    /// Copies an `http::Request<B>` with a `Clone` body for each attempt (method, URI, version,
+    /// headers, extensions and body), and with [`RetryLayer::idempotency_key_header`] sets its
+    /// `Idempotency-Key` header to the call's key (the same on every attempt) unless the
+    /// request has one.
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct HttpRequests {
+        idempotency_key: bool,
+    }
+
+    impl<Body: Clone> Replay<Request<Body>> for HttpRequests {
+        fn replay(&self, request: &Request<Body>) -> Request<Body> {
+            let mut copy = Request::new(request.body().clone());
+            *copy.method_mut() = request.method().clone();
+            *copy.uri_mut() = request.uri().clone();
+            *copy.version_mut() = request.version();
+            *copy.headers_mut() = request.headers().clone();
+            *copy.extensions_mut() = request.extensions().clone();
+            if self.idempotency_key
+                && !copy.headers().contains_key(&IDEMPOTENCY_KEY)
+                && let Some(ctx) = crate::context()
+                && let Ok(value) = HeaderValue::from_str(&ctx.idempotency_key().to_string())
+            {
+                copy.headers_mut().insert(IDEMPOTENCY_KEY.clone(), value);
+            }
+            copy
+        }
+    }
+
+    /// Retries a response whose status is transient (408, 429, 500, 502, 503, 504; see
+    /// [`Transient` for `StatusCode`](crate::Transient)).
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct TransientStatus;
+
+    impl<B> OkHook<Response<B>> for TransientStatus {
+        #[inline]
+        fn call(&mut self, response: &Response<B>) -> Option<bool> {
+            Some(response.status().is_transient())
+        }
+    }
+
+    /// Reads a retried response's `Retry-After` header (both forms; see
+    /// [`retry_after`](crate::http::retry_after)).
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct RetryAfterHeader;
+
+    impl<B> ErrorHook<Response<B>, Option<Duration>> for RetryAfterHeader {
+        fn call(&mut self, response: &Response<B>) -> Option<Option<Duration>> {
+            Some(crate::http::retry_after(response.headers()))
+        }
+    }
+
+    /// The hooks [`RetryLayer::http`] sets: every error retried, transient statuses retried,
+    /// their `Retry-After` honoured.
+    pub type HttpHooks = Classify<Unset, TransientStatus, Unset, RetryAfterHeader>;
+
+    impl<C, B: Clone, G: Clone> RetryLayer<Classify, C, super::Cloned, B, G> {
+        /// The ready HTTP classification, for a service of `http::Request<Body>` (hyper's,
+        /// hyper-util's, tonic's clients): each attempt sends a copy of the request (its body
+        /// must be `Clone`: `Full<Bytes>`, `String`; a streaming body does not compile); every
+        /// error is retried (a connection reset, a response lost); a response with a transient
+        /// status (408, 429, 500, 502, 503, 504) is retried, after at least the delay its
+        /// `Retry-After` asks for (both forms), and when no retry is left, returned as it is.
+        /// The other settings still apply (`.retry_if` narrows the errors retried).
+        ///
+        /// ```
+        /// use retry_runtime::RetryPolicy;
+        /// use retry_runtime::tower::RetryLayer;
+        ///
+        /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap())
+        ///     .http()
+        ///     .idempotency_key_header()
+        ///     .name("payments");
+        /// # let _ = layer;
+        /// ```
+        pub fn http(self) -> RetryLayer<HttpHooks, C, HttpRequests, B, G> {
+            self.replay(HttpRequests::default())
+                .map_hooks(|h| Classify {
+                    retry_if: h.retry_if,
+                    retry_if_ok: TransientStatus,
+                    retry_after: h.retry_after,
+                    retry_after_ok: RetryAfterHeader,
+                    on_retry: h.on_retry,
+                    timeout_if: h.timeout_if,
+                })
+        }
+    }
+
+    impl<H, C, B: Clone, G: Clone> RetryLayer<H, C, HttpRequests, B, G> {
+        /// Sets an `Idempotency-Key` header, the call's key
+        /// ([`RetryContext::idempotency_key`](crate::RetryContext::idempotency_key)), on every
+        /// attempt's request, unless the request has one: the server can tell a retry from a
+        /// new call, and perform it once.
+        #[must_use]
+        pub fn idempotency_key_header(self) -> Self {
+            self.map_settings(|s| super::Settings {
+                replay: HttpRequests {
+                    idempotency_key: true,
+                },
+                ..s
+            })
+        }
+    }
+}

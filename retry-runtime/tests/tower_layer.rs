@@ -1,0 +1,444 @@
+//! The tower layer's behaviour under tokio's paused clock: what a call sends, when, and what it
+//! returns, for each setting the attribute also has.
+#![cfg(feature = "tower")]
+
+use std::future::{Future, poll_fn};
+use std::io;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use retry_runtime::tower::RetryLayer;
+use retry_runtime::{BreakerOpen, CircuitBreaker, Elapsed, Jitter, RetryBudget, RetryPolicy};
+use tokio::time::Instant;
+use tower_layer::Layer;
+use tower_service::Service;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Fail {
+    Busy,
+    Bad,
+    TimedOut,
+    Rejected,
+}
+
+impl From<Elapsed> for Fail {
+    fn from(_: Elapsed) -> Self {
+        Fail::TimedOut
+    }
+}
+
+impl From<BreakerOpen> for Fail {
+    fn from(_: BreakerOpen) -> Self {
+        Fail::Rejected
+    }
+}
+
+/// What the scripted service saw of one attempt: when (ms since the start), the request,
+/// `context().attempt()` and the call's key.
+type Seen = (u64, String, u32, Option<u128>);
+
+/// The outcomes still to play, each after so many ms, last first.
+type Script = Arc<Mutex<Vec<(u64, Result<u32, Fail>)>>>;
+
+/// A service that plays a script of outcomes, each after a delay, and records every call.
+/// `poll_ready` answers `Pending` once before each `Ready` (waking at once), and is counted.
+#[derive(Clone)]
+struct Scripted {
+    t0: Instant,
+    script: Script,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    ready_polls: Arc<AtomicU32>,
+    ready_once: bool,
+}
+
+impl Scripted {
+    fn new(script: Vec<(u64, Result<u32, Fail>)>) -> Self {
+        Scripted {
+            t0: Instant::now(),
+            script: Arc::new(Mutex::new(script.into_iter().rev().collect())),
+            seen: Arc::default(),
+            ready_polls: Arc::default(),
+            ready_once: false,
+        }
+    }
+}
+
+impl Service<String> for Scripted {
+    type Response = u32;
+    type Error = Fail;
+    type Future = std::pin::Pin<Box<dyn Future<Output = Result<u32, Fail>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Fail>> {
+        self.ready_polls.fetch_add(1, Ordering::SeqCst);
+        if self.ready_once {
+            Poll::Ready(Ok(()))
+        } else {
+            self.ready_once = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+
+    fn call(&mut self, req: String) -> Self::Future {
+        assert!(self.ready_once, "called before poll_ready said Ready");
+        self.ready_once = false;
+        let ctx = retry_runtime::context();
+        let at = u64::try_from(self.t0.elapsed().as_millis()).unwrap();
+        self.seen.lock().unwrap().push((
+            at,
+            req,
+            ctx.map_or(0, |c| c.attempt()),
+            ctx.map(|c| c.idempotency_key().as_u128()),
+        ));
+        let (after, out) = self
+            .script
+            .lock()
+            .unwrap()
+            .pop()
+            .expect("script long enough");
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(after)).await;
+            out
+        })
+    }
+}
+
+fn policy(attempts: u32) -> retry_runtime::RetryPolicyBuilder {
+    RetryPolicy::builder()
+        .max_attempts(attempts)
+        .delay(Duration::from_millis(100))
+        .jitter(Jitter::None)
+}
+
+async fn call<S: Service<String>>(svc: &mut S, req: &str) -> Result<S::Response, S::Error> {
+    poll_fn(|cx| svc.poll_ready(cx)).await?;
+    svc.call(req.to_owned()).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn errors_are_retried_with_the_schedule_in_the_calls_context() {
+    let inner = Scripted::new(vec![(0, Err(Fail::Busy)), (0, Err(Fail::Busy)), (0, Ok(7))]);
+    let seen = inner.seen.clone();
+    let ready = inner.ready_polls.clone();
+    let mut svc = RetryLayer::new(policy(3).build().unwrap()).layer(inner);
+    assert_eq!(call(&mut svc, "charge").await, Ok(7));
+    let seen = seen.lock().unwrap().clone();
+    // 100 ms, then 200 ms; each attempt a fresh copy of the request, in the call's context.
+    let times: Vec<_> = seen.iter().map(|s| (s.0, s.1.as_str(), s.2)).collect();
+    assert_eq!(
+        times,
+        [(0, "charge", 1), (100, "charge", 2), (300, "charge", 3)]
+    );
+    assert!(
+        seen.iter().all(|s| s.3.is_some() && s.3 == seen[0].3),
+        "one key per call"
+    );
+    // poll_ready asked before each attempt (Pending once, then Ready): 2 polls per attempt,
+    // the first pair through the layer's own poll_ready.
+    assert_eq!(ready.load(Ordering::SeqCst), 6);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_if_decides_which_errors_are_retried() {
+    let inner = Scripted::new(vec![(0, Err(Fail::Busy)), (0, Err(Fail::Bad)), (0, Ok(1))]);
+    let seen = inner.seen.clone();
+    let mut svc = RetryLayer::new(policy(3).build().unwrap())
+        .retry_if(|e: &Fail| *e == Fail::Busy)
+        .layer(inner);
+    assert_eq!(call(&mut svc, "x").await, Err(Fail::Bad));
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn ok_responses_are_retried_with_their_hint_and_the_last_is_returned() {
+    // 1503 stands for a 503 response, its hint 250 ms (above the 100 ms delay).
+    let inner = Scripted::new(vec![(0, Ok(1503)), (0, Ok(1503)), (0, Ok(1503))]);
+    let seen = inner.seen.clone();
+    let retries = Arc::new(Mutex::new(vec![]));
+    let log = retries.clone();
+    let mut svc = RetryLayer::new(policy(3).build().unwrap())
+        .retry_if_ok(|v: &u32| *v >= 1000)
+        .retry_after_ok(|v: &u32| (*v == 1503).then_some(Duration::from_millis(250)))
+        .on_retry(move |e: &Fail, _: &retry_runtime::RetryContext, d| {
+            log.lock().unwrap().push((e.clone(), d));
+        })
+        .layer(inner);
+    let start = Instant::now();
+    assert_eq!(call(&mut svc, "x").await, Ok(1503));
+    let times: Vec<_> = seen.lock().unwrap().iter().map(|s| s.0).collect();
+    // 250 (the hint beats 100), then 250 (the hint beats... 200 ms): a floor, not a replacement.
+    assert_eq!(times, [0, 250, 500]);
+    assert_eq!(start.elapsed(), Duration::from_millis(500));
+    assert!(
+        retries.lock().unwrap().is_empty(),
+        "on_retry is called after errors only"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hung_attempt_is_cut_by_the_timeout_and_retried() {
+    let inner = Scripted::new(vec![(10_000, Ok(1)), (10, Ok(2))]);
+    let seen = inner.seen.clone();
+    let mut svc = RetryLayer::new(
+        policy(2)
+            .timeout(Duration::from_millis(50))
+            .build()
+            .unwrap(),
+    )
+    .layer(inner);
+    assert_eq!(call(&mut svc, "x").await, Ok(2));
+    let times: Vec<_> = seen.lock().unwrap().iter().map(|s| s.0).collect();
+    assert_eq!(times, [0, 150]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeouts_exhausted_give_the_elapsed_error() {
+    let inner = Scripted::new(vec![(10_000, Ok(1)), (10_000, Ok(2))]);
+    let mut svc = RetryLayer::new(
+        policy(2)
+            .timeout(Duration::from_millis(50))
+            .build()
+            .unwrap(),
+    )
+    .layer(inner);
+    assert_eq!(call(&mut svc, "x").await, Err(Fail::TimedOut));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_open_breaker_rejects_without_calling() {
+    let breaker = Arc::new(
+        CircuitBreaker::builder()
+            .failure_threshold(2)
+            .reset_timeout(Duration::from_secs(30))
+            .build()
+            .unwrap(),
+    );
+    let inner = Scripted::new(vec![(0, Err(Fail::Busy)), (0, Err(Fail::Busy))]);
+    let seen = inner.seen.clone();
+    let mut svc = RetryLayer::new(policy(5).build().unwrap())
+        .circuit_breaker(breaker.clone())
+        .layer(inner);
+    // Two failures open it; the third attempt is rejected, and the rejection is not retried.
+    assert_eq!(call(&mut svc, "x").await, Err(Fail::Rejected));
+    assert_eq!(seen.lock().unwrap().len(), 2);
+    assert_eq!(call(&mut svc, "y").await, Err(Fail::Rejected));
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_budget_pays_for_retries_and_stops_them() {
+    let budget = Arc::new(
+        RetryBudget::builder()
+            .max_tokens(10)
+            .retry_cost(5)
+            .build()
+            .unwrap(),
+    );
+    let inner = Scripted::new(vec![(0, Err(Fail::Busy)); 4]);
+    let seen = inner.seen.clone();
+    let mut svc = RetryLayer::new(policy(5).build().unwrap())
+        .budget(budget.clone())
+        .layer(inner);
+    assert_eq!(call(&mut svc, "x").await, Err(Fail::Busy));
+    // Two retries paid (10 tokens); the third cannot be.
+    assert_eq!(seen.lock().unwrap().len(), 3);
+    assert_eq!(budget.available(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_elapsed_bounds_the_sleeps() {
+    let inner = Scripted::new(vec![(0, Err(Fail::Busy)); 5]);
+    let seen = inner.seen.clone();
+    let mut svc = RetryLayer::new(
+        policy(5)
+            .max_elapsed(Duration::from_millis(250))
+            .build()
+            .unwrap(),
+    )
+    .layer(inner);
+    assert_eq!(call(&mut svc, "x").await, Err(Fail::Busy));
+    // 0, 100; the next sleep (200 ms) would end at 300 ≥ 250.
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn the_future_is_send_when_the_service_is() {
+    fn send<T: Send>(_: &T) {}
+    let mut svc = RetryLayer::new(policy(2).build().unwrap()).layer(Scripted::new(vec![]));
+    let fut = svc.call("x".into());
+    send(&fut);
+}
+
+/// A service that is ready once, answers that call with a reset, and is never ready again:
+/// a `poll_ready` error is the attempt's error.
+#[derive(Clone)]
+struct ReadyOnce(Arc<AtomicU32>, Arc<AtomicU32>);
+
+impl Service<String> for ReadyOnce {
+    type Response = ();
+    type Error = io::Error;
+    type Future = std::future::Ready<io::Result<()>>;
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Ready(Err(io::ErrorKind::ConnectionRefused.into()))
+        }
+    }
+    fn call(&mut self, _: String) -> Self::Future {
+        self.1.fetch_add(1, Ordering::SeqCst);
+        std::future::ready(Err(io::ErrorKind::ConnectionReset.into()))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_poll_ready_error_is_the_attempts_error() {
+    let (polls, calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let mut svc = RetryLayer::new(policy(3).build().unwrap())
+        .without_timeout()
+        .layer(ReadyOnce(polls.clone(), calls.clone()));
+    let out = call(&mut svc, "x").await;
+    assert_eq!(out.unwrap_err().kind(), io::ErrorKind::ConnectionRefused);
+    // The caller's poll_ready readied the first attempt; each later one asked again.
+    assert_eq!(polls.load(Ordering::SeqCst), 3);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[cfg(feature = "http")]
+mod http {
+    use super::*;
+    use ::http::{Request, Response, StatusCode, header::RETRY_AFTER};
+
+    type Sent = Arc<Mutex<Vec<(u64, Option<String>)>>>;
+    /// Statuses still to answer, with their Retry-After seconds.
+    type StatusScript = Arc<Mutex<Vec<(u16, Option<u64>)>>>;
+
+    /// An HTTP service answering with the scripted statuses (and Retry-After seconds).
+    #[derive(Clone)]
+    struct Statuses {
+        t0: Instant,
+        script: StatusScript,
+        sent: Sent,
+    }
+
+    impl Service<Request<String>> for Statuses {
+        type Response = Response<String>;
+        type Error = io::Error;
+        type Future = std::future::Ready<io::Result<Response<String>>>;
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn call(&mut self, req: Request<String>) -> Self::Future {
+            let key = req
+                .headers()
+                .get("idempotency-key")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let at = u64::try_from(self.t0.elapsed().as_millis()).unwrap();
+            self.sent.lock().unwrap().push((at, key));
+            let (status, after) = self.script.lock().unwrap().remove(0);
+            let mut resp = Response::new(req.into_body());
+            *resp.status_mut() = StatusCode::from_u16(status).unwrap();
+            if let Some(s) = after {
+                resp.headers_mut()
+                    .insert(RETRY_AFTER, s.to_string().parse().unwrap());
+            }
+            std::future::ready(Ok(resp))
+        }
+    }
+
+    fn statuses(script: Vec<(u16, Option<u64>)>) -> (Statuses, Sent) {
+        let sent = Sent::default();
+        let svc = Statuses {
+            t0: Instant::now(),
+            script: Arc::new(Mutex::new(script)),
+            sent: sent.clone(),
+        };
+        (svc, sent)
+    }
+
+    fn post() -> Request<String> {
+        Request::post("http://pay.example/charge")
+            .body("{}".into())
+            .unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn transient_statuses_are_retried_after_their_retry_after_with_one_key() {
+        let (inner, sent) = statuses(vec![(503, None), (429, Some(2)), (200, None)]);
+        let mut svc = RetryLayer::new(policy(4).max_delay(Duration::from_secs(5)).build().unwrap())
+            .http()
+            .idempotency_key_header()
+            .layer(inner);
+        poll_fn(|cx| svc.poll_ready(cx)).await.unwrap();
+        let resp = svc.call(post()).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        assert_eq!(resp.body(), "{}", "each attempt sends the whole body");
+        let sent = sent.lock().unwrap().clone();
+        let times: Vec<_> = sent.iter().map(|s| s.0).collect();
+        assert_eq!(
+            times,
+            [0, 100, 2100],
+            "the 429's Retry-After (2 s) beats the 200 ms delay"
+        );
+        assert!(sent[0].1.as_ref().is_some_and(|k| k.len() >= 32));
+        assert!(
+            sent.iter().all(|s| s.1 == sent[0].1),
+            "one Idempotency-Key for the call"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_error_is_sent_once_and_returned() {
+        let (inner, sent) = statuses(vec![(400, None)]);
+        let mut svc = RetryLayer::new(policy(4).build().unwrap())
+            .http()
+            .layer(inner);
+        let resp = svc.call(post()).await.unwrap();
+        assert_eq!(resp.status(), 400);
+        assert_eq!(sent.lock().unwrap().len(), 1);
+        assert_eq!(
+            sent.lock().unwrap()[0].1,
+            None,
+            "no key header unless asked"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_last_transient_response_is_returned_when_attempts_run_out() {
+        let (inner, sent) = statuses(vec![(503, None), (502, None)]);
+        let mut svc = RetryLayer::new(policy(2).build().unwrap())
+            .http()
+            .layer(inner);
+        assert_eq!(svc.call(post()).await.unwrap().status(), 502);
+        assert_eq!(sent.lock().unwrap().len(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_after_beyond_max_delay_returns_the_response_at_once() {
+        let (inner, sent) = statuses(vec![(429, Some(60))]);
+        let mut svc = RetryLayer::new(policy(4).max_delay(Duration::from_secs(5)).build().unwrap())
+            .http()
+            .layer(inner);
+        let start = Instant::now();
+        assert_eq!(svc.call(post()).await.unwrap().status(), 429);
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        assert_eq!(sent.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_key_the_caller_set_is_kept() {
+        let (inner, sent) = statuses(vec![(503, None), (200, None)]);
+        let mut svc = RetryLayer::new(policy(2).build().unwrap())
+            .http()
+            .idempotency_key_header()
+            .layer(inner);
+        let mut req = post();
+        req.headers_mut()
+            .insert("idempotency-key", "mine".parse().unwrap());
+        svc.call(req).await.unwrap();
+        let keys: Vec<_> = sent.lock().unwrap().iter().map(|s| s.1.clone()).collect();
+        assert_eq!(keys, [Some("mine".to_owned()), Some("mine".to_owned())]);
+    }
+}
