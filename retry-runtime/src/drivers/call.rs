@@ -12,11 +12,11 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
-use crate::drivers::timed::poll_attempt;
-use crate::engine::context::Enter;
+use crate::drivers::timed::{Limit, arm, poll_attempt, poll_in_context};
+use crate::engine::context::enter;
 use crate::engine::events::{self, CallName};
 use crate::engine::hooks::Hooks;
-use crate::engine::state::{Decision, Engine, Start};
+use crate::engine::state::{Decision, Engine};
 use crate::engine::steps;
 use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
@@ -139,19 +139,20 @@ impl<'p> Call<'p> {
     /// never polled: the attempt is `Err(E::from(Elapsed))` at once, and [`decide`](Self::decide)
     /// ends the call with it (`GiveUpReason::DeadlineReached`) without telling the breaker or
     /// counting it.
+    #[inline]
     pub fn attempt_timed<F, T, E>(&mut self, fut: F) -> TimedAttempt<'_, 'p, F, E>
     where
         F: Future<Output = Result<T, E>>,
         E: FromElapsed,
     {
-        let (timer, spent) = match steps::begin(&mut self.engine, true) {
-            Start::Run(limit) => (limit.map(tokio::time::sleep), false),
-            Start::NotMade => (None, true),
+        let (limit, spent) = match steps::begin_timed(&mut self.engine) {
+            Ok(deadline) => (Limit::at(deadline), false),
+            Err(steps::NotMade) => (Limit::Unlimited, true),
         };
         TimedAttempt {
             engine: &mut self.engine,
             fut,
-            timer,
+            limit,
             spent,
             timed_out: E::from,
         }
@@ -160,8 +161,7 @@ impl<'p> Call<'p> {
     /// Runs one attempt of a blocking function: `context()` names this call while `f` runs.
     pub fn attempt_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
         steps::begin(&mut self.engine, false);
-        let _current = Enter::new(&self.engine);
-        f()
+        enter(&self.engine, f)
     }
 
     /// Runs the `#[recover]` fallback of an async call: `context()` still names this call (its
@@ -203,8 +203,7 @@ impl<'p> Call<'p> {
     /// assert_eq!(call.recover_blocking(|| context().unwrap().idempotency_key()), seen);
     /// ```
     pub fn recover_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let _current = Enter::new(&self.engine);
-        f()
+        enter(&self.engine, f)
     }
 
     /// Decides what follows an attempt's outcome (`name` labels the call's events), per the
@@ -286,10 +285,7 @@ impl<F: Future> Future for Attempt<'_, '_, F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        match poll_attempt(this.engine, this.fut, None, cx) {
-            Poll::Ready(Some(out)) => Poll::Ready(out),
-            _ => Poll::Pending,
-        }
+        poll_in_context(this.engine, this.fut, cx)
     }
 }
 
@@ -300,8 +296,9 @@ pin_project! {
         engine: &'a mut Engine<'p>,
         #[pin]
         fut: F,
+        // Armed only if the attempt answers `Pending`.
         #[pin]
-        timer: Option<Sleep>,
+        limit: Limit,
         // No time remained when the attempt was to start: it ends as timed out, unpolled.
         spent: bool,
         // Checked once where the attempt is made (`E: FromElapsed`), so that a missing
@@ -316,12 +313,15 @@ where
 {
     type Output = Result<T, E>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let this = self.project();
         if *this.spent {
             return Poll::Ready(Err((this.timed_out)(Elapsed::new())));
         }
-        match poll_attempt(this.engine, this.fut, this.timer.as_pin_mut(), cx) {
+        let timed = !matches!(*this.limit, Limit::Unlimited);
+        let limit = this.limit;
+        match poll_attempt(this.engine, this.fut, timed, || arm(limit), cx) {
             Poll::Ready(Some(out)) => Poll::Ready(out),
             Poll::Ready(None) => Poll::Ready(Err((this.timed_out)(Elapsed::new()))),
             Poll::Pending => Poll::Pending,
@@ -346,7 +346,6 @@ impl<F: Future> Future for Recover<'_, '_, F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        let _current = Enter::new(this.engine);
-        this.fut.poll(cx)
+        enter(this.engine, || this.fut.poll(cx))
     }
 }

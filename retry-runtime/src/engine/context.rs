@@ -68,6 +68,13 @@ impl Drop for Enter {
     }
 }
 
+/// Runs `f` with `engine` as the current call (see [`Enter`]).
+#[inline]
+pub(crate) fn enter<R>(engine: &Engine<'_>, f: impl FnOnce() -> R) -> R {
+    let _current = Enter::new(engine);
+    f()
+}
+
 /// The deadline inherited from the calls whose attempts enclose this point, if any.
 #[inline]
 pub(crate) fn inherited_deadline() -> Option<Instant> {

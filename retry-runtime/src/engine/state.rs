@@ -150,7 +150,27 @@ impl<'p> Engine<'p> {
     /// is not made ([`Start::NotMade`]), so that the body is never polled past the deadline.
     /// An attempt that is not timed (no `timeout`) always runs: `max_elapsed` then bounds only
     /// the sleeps. `now` is read at most once, and only when a deadline needs it.
+    #[inline]
     pub fn begin(
+        &mut self,
+        timed: bool,
+        now: impl FnOnce() -> Instant,
+        inherited_deadline: Option<Instant>,
+    ) -> Start {
+        if self.policy.max_elapsed.is_none() && (!timed || inherited_deadline.is_none()) {
+            // No deadline that bears on this attempt: no clock, and the limit is the policy's
+            // `timeout` as it stands.
+            self.begin_attempt();
+            return match self.policy.timeout.filter(|_| timed) {
+                Some(Duration::ZERO) => self.not_made_now(),
+                limit => Start::Run(limit),
+            };
+        }
+        self.begin_under_deadline(timed, now, inherited_deadline)
+    }
+
+    /// [`begin`](Self::begin) with a deadline, the call's own or an inherited one.
+    fn begin_under_deadline(
         &mut self,
         timed: bool,
         now: impl FnOnce() -> Instant,
@@ -169,11 +189,17 @@ impl<'p> Engine<'p> {
             None
         };
         if limit == Some(Duration::ZERO) {
-            self.attempt.set(self.attempt.get() | NOT_MADE);
-            Start::NotMade
+            self.not_made_now()
         } else {
             Start::Run(limit)
         }
+    }
+
+    /// The attempt just begun is not made: no time remains.
+    #[cold]
+    fn not_made_now(&self) -> Start {
+        self.attempt.set(self.attempt.get() | NOT_MADE);
+        Start::NotMade
     }
 
     /// Whether the next attempt would be made if it began now: `false` only for a `timed`
