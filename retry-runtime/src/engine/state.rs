@@ -72,17 +72,21 @@ impl std::fmt::Display for GiveUpReason {
     }
 }
 
-/// The attempt counter's low bits; above them two flags about the attempt that just ended, and
-/// in the top two bits what the budget was paid for the last retry (packed, so that the call's
-/// future does not grow; per call, so that no other call can see them).
-const ATTEMPT_BITS: u32 = 28;
+/// In the low four bits, two flags about the attempt that just ended and what the budget was
+/// paid for the last retry; above them, the attempt counter (packed, so that the call's future
+/// does not grow; per call, so that no other call can see them). The counter is on top so that
+/// starting an attempt is one addition that cannot carry into the flags.
+const FLAG_BITS: u32 = 4;
+const ATTEMPT_BITS: u32 = u32::BITS - FLAG_BITS;
 const _: () = assert!(RetryPolicy::MAX_ATTEMPTS == (1 << ATTEMPT_BITS) - 1);
-const ATTEMPT_MASK: u32 = (1 << ATTEMPT_BITS) - 1;
+/// One attempt, in the counter's place.
+const ONE_ATTEMPT: u32 = 1 << FLAG_BITS;
 /// The attempt that just ended was cut by the policy's `timeout`.
-const TIMED_OUT: u32 = 1 << ATTEMPT_BITS;
+const TIMED_OUT: u32 = 1 << 2;
 /// The attempt that just ended was not made: no time remained.
-const NOT_MADE: u32 = 1 << (ATTEMPT_BITS + 1);
-const PAID_SHIFT: u32 = ATTEMPT_BITS + 2;
+const NOT_MADE: u32 = 1 << 3;
+/// What the budget was paid for the last retry.
+const PAID_MASK: u32 = 0b11;
 /// The last retry was paid `retry_cost`.
 const PAID_RETRY: u32 = 1;
 /// The last retry was paid `timeout_cost`.
@@ -111,8 +115,8 @@ const PAID_TIMEOUT: u32 = 2;
 #[derive(Debug)]
 pub struct Engine<'p> {
     policy: &'p RetryPolicy,
-    /// The attempt number (saturating at 2^28 - 1), two flags, and in the top two bits what the budget was
-    /// paid for the last retry (0: nothing).
+    /// The attempt number (saturating at 2^28 - 1) above two flags and what the budget was paid
+    /// for the last retry (0: nothing): see `FLAG_BITS`.
     attempt: Cell<u32>,
     start: InstantSlot,
     /// The key's bits, 0 until drawn (a drawn 0 is redrawn).
@@ -235,29 +239,29 @@ impl<'p> Engine<'p> {
     /// Marks the start of the next attempt and gives its number (1-based).
     #[inline]
     fn begin_attempt(&mut self) -> u32 {
-        let raw = self.attempt.get();
-        let n = (raw & ATTEMPT_MASK) + u32::from(raw & ATTEMPT_MASK < ATTEMPT_MASK);
-        // A new attempt: the flags of the last one are gone, what the budget paid stays.
-        self.attempt
-            .set(raw & !(ATTEMPT_MASK | TIMED_OUT | NOT_MADE) | n);
-        n
+        // A new attempt: the flags of the last one are gone, what the budget paid stays, and the
+        // counter saturates at 2^28 - 1.
+        let kept = self.attempt.get() & !(TIMED_OUT | NOT_MADE);
+        let next = kept.checked_add(ONE_ATTEMPT).unwrap_or(kept);
+        self.attempt.set(next);
+        next >> FLAG_BITS
     }
 
     /// The current attempt's number (1-based); 0 before the first.
     #[inline]
     pub fn attempt(&self) -> u32 {
-        self.attempt.get() & ATTEMPT_MASK
+        self.attempt.get() >> FLAG_BITS
     }
 
     #[inline]
     fn paid(&self) -> u32 {
-        self.attempt.get() >> PAID_SHIFT
+        self.attempt.get() & PAID_MASK
     }
 
     #[inline]
     fn set_paid(&self, paid: u32) {
-        let keep = self.attempt.get() & !(0b11 << PAID_SHIFT);
-        self.attempt.set(keep | paid << PAID_SHIFT);
+        let keep = self.attempt.get() & !PAID_MASK;
+        self.attempt.set(keep | paid);
     }
 
     /// Notes that the attempt that just ended timed out: the policy's `timeout` cut it, or its
