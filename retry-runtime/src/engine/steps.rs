@@ -29,7 +29,7 @@ use crate::guards::{Admission, Guards};
 /// (a `timed` attempt with no time left: see [`Engine::would_run`]), which then takes no permit.
 #[inline]
 pub fn admit(engine: &Engine<'_>, breaker: &CircuitBreaker, timed: bool) -> Admission {
-    if engine.would_run(timed, Instant::now, context::inherited_deadline()) {
+    if engine.would_run(timed, Instant::now, inherited_for(timed)) {
         Admission::from(breaker.try_acquire())
     } else {
         Admission::NotAsked
@@ -41,7 +41,18 @@ pub fn admit(engine: &Engine<'_>, breaker: &CircuitBreaker, timed: bool) -> Admi
 /// error can hold a timeout).
 #[inline]
 pub fn begin(engine: &mut Engine<'_>, timed: bool) -> Start {
-    engine.begin(timed, Instant::now, context::inherited_deadline())
+    engine.begin(timed, Instant::now, inherited_for(timed))
+}
+
+/// The enclosing calls' deadline, looked up only for a timed attempt, whose limit is clipped to
+/// it (an untimed attempt always runs, whatever the deadlines).
+#[inline]
+fn inherited_for(timed: bool) -> Option<Instant> {
+    if timed {
+        context::inherited_deadline()
+    } else {
+        None
+    }
 }
 
 /// As [`begin`], for a timed attempt: also gives the attempt's deadline when it has a time limit
@@ -55,7 +66,7 @@ pub(crate) fn begin_timed(engine: &mut Engine<'_>) -> Result<Option<Instant>, No
         read.set(Some(now));
         now
     };
-    match engine.begin(true, now, context::inherited_deadline()) {
+    match engine.begin(true, now, inherited_for(true)) {
         Start::Run(None) => Ok(None),
         Start::Run(Some(limit)) => {
             let start = read.get().unwrap_or_else(Instant::now);
