@@ -108,12 +108,17 @@ pub struct Call<'p> {
 }
 
 impl<'p> Call<'p> {
-    /// A call following `policy`. Reads no clock (see [`Engine::new`]).
+    /// A call following `policy`, made where its first attempt is about to begin: the call's
+    /// clock starts now when the policy has `max_elapsed` (which needs the start time), and no
+    /// clock is read otherwise (see [`Engine::new`]). (Generated code creates it in the first
+    /// poll of the function's future, right before the loop of attempts.)
     #[inline]
     pub fn new(policy: &'p RetryPolicy) -> Self {
-        Call {
-            engine: Engine::new(policy),
-        }
+        let engine = Engine::new(policy);
+        // Here, where the policy is often a `static`, the test folds away: the attempts then
+        // have nothing to check (`begin_untimed_started`).
+        engine.start_clock();
+        Call { engine }
     }
 
     /// Asks `breaker` for leave to make the next attempt (`timed`: whether it will be timed),
@@ -126,7 +131,7 @@ impl<'p> Call<'p> {
     /// Runs one attempt: `context()` names this call while `fut` is polled.
     #[inline]
     pub fn attempt<F: Future>(&mut self, fut: F) -> Attempt<'_, 'p, F> {
-        steps::begin(&mut self.engine, false);
+        self.engine.begin_untimed_started();
         Attempt {
             engine: &mut self.engine,
             fut,
@@ -160,7 +165,7 @@ impl<'p> Call<'p> {
 
     /// Runs one attempt of a blocking function: `context()` names this call while `f` runs.
     pub fn attempt_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        steps::begin(&mut self.engine, false);
+        self.engine.begin_untimed_started();
         enter(&self.engine, f)
     }
 

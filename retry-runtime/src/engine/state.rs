@@ -236,6 +236,25 @@ impl<'p> Engine<'p> {
         earliest(own, inherited_deadline).is_none_or(|deadline| deadline > now)
     }
 
+    /// Starts the next attempt, untimed, of a call whose clock has started if its policy needs
+    /// one (see [`start_clock`](Self::start_clock)): as [`begin`](Self::begin) then does, with
+    /// nothing to check. Gives the attempt's number (1-based).
+    #[inline]
+    pub(crate) fn begin_untimed_started(&mut self) -> u32 {
+        debug_assert!(self.policy.max_elapsed.is_none() || self.start.get().is_some());
+        self.begin_attempt()
+    }
+
+    /// Starts the call's clock now if its policy has `max_elapsed` (as the first
+    /// [`begin`](Self::begin) would): for a driver that creates the engine when its first
+    /// attempt is about to begin.
+    #[inline]
+    pub(crate) fn start_clock(&self) {
+        if self.policy.max_elapsed.is_some() {
+            self.start_or(Instant::now);
+        }
+    }
+
     /// Marks the start of the next attempt and gives its number (1-based).
     #[inline]
     fn begin_attempt(&mut self) -> u32 {
