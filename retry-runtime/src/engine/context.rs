@@ -1,8 +1,8 @@
 //! `context()`: what an attempt can learn about the call it belongs to.
 //!
-//! While an attempt is polled, a thread-local pointer names the call's [`Engine`]; it is set
-//! before each poll and restored after (about a nanosecond), rather than entering a task-local
-//! scope per attempt. Outside an attempt the pointer is null and `context()` gives `None`.
+//! While an attempt is polled, a thread-local pointer names the call's [`Engine`] (through a
+//! frame on the stack of the poll); it is set before each poll and restored after (about a
+//! nanosecond), rather than entering a task-local scope per attempt. Outside an attempt the pointer is null and `context()` gives `None`.
 //!
 //! Context and the inherited `max_elapsed` deadline therefore follow the poll, not the code's
 //! nesting: a future polled inside an attempt sees them, but a task spawned from an attempt
