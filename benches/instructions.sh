@@ -3,6 +3,7 @@
 # program at N calls and at 0 calls (same start-up and warm-up); the difference over N is one
 # call's cost. Repeatable run to run, unlike times on a shared machine.
 #   bash benches/instructions.sh            (needs valgrind; builds the example in release)
+#   bash benches/instructions.sh "hand_loop" "#[retryable]"     (only these rows)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --example overhead_report --quiet
@@ -14,8 +15,10 @@ count() {
         sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 printf '| way of calling | instructions/call |\n|---|---|\n'
-for name in "plain" "hand_loop" "#[retryable]" "#[retryable] timeout" "#[retryable] breaker" \
-    "#[retryable] budget" "closure API" "backon 1.6" "tokio-retry 0.3"; do
+rows=("plain" "hand_loop" "hand_loop timeout" "#[retryable]" "#[retryable] timeout" \
+    "#[retryable] breaker" "#[retryable] budget" "closure API" "backon 1.6" "tokio-retry 0.3")
+[ "$#" -gt 0 ] && rows=("$@")
+for name in "${rows[@]}"; do
     full=$(count "$name" "$calls")
     none=$(count "$name" 0)
     printf '| %s | %s |\n' "$name" "$(( (full - none) / calls ))"

@@ -31,6 +31,7 @@ fn overhead(c: &mut Criterion) {
         .expect("runtime");
     bench_async!(c, rt, "plain", subjects::plain);
     bench_async!(c, rt, "hand_loop", subjects::hand_loop);
+    bench_async!(c, rt, "hand_loop_timeout", subjects::hand_loop_timeout);
     bench_async!(c, rt, "retryable", subjects::attribute);
     bench_async!(c, rt, "retryable_timeout", subjects::attribute_timeout);
     bench_async!(c, rt, "retryable_breaker", subjects::attribute_breaker);

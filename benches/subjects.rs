@@ -42,6 +42,28 @@ pub async fn hand_loop(x: u64) -> io::Result<u64> {
     }
 }
 
+/// The hand loop with each attempt wrapped in `tokio::time::timeout` (1 s): what
+/// `#[retryable(timeout = "1s")]` is held against.
+pub async fn hand_loop_timeout(x: u64) -> io::Result<u64> {
+    let mut attempt = 1;
+    let mut delay = Duration::from_millis(100);
+    loop {
+        let outcome = match tokio::time::timeout(Duration::from_secs(1), op(x)).await {
+            Ok(outcome) => outcome,
+            Err(elapsed) => Err(io::Error::new(io::ErrorKind::TimedOut, elapsed)),
+        };
+        match outcome {
+            Ok(v) => return Ok(v),
+            Err(_) if attempt < 3 => {
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+                attempt += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// The attribute with its defaults (3 attempts, 100 ms exponential, full jitter).
 #[retryable]
 pub async fn attribute(x: u64) -> io::Result<u64> {

@@ -82,6 +82,7 @@ fn main() {
     println!("|-----------------------|----------|-------------|--------------|");
     measure(&rt, "plain", subjects::plain);
     measure(&rt, "hand_loop", subjects::hand_loop);
+    measure(&rt, "hand_loop timeout", subjects::hand_loop_timeout);
     measure(&rt, "#[retryable]", subjects::attribute);
     measure(&rt, "#[retryable] timeout", subjects::attribute_timeout);
     measure(&rt, "#[retryable] breaker", subjects::attribute_breaker);

@@ -421,3 +421,52 @@ async fn a_call_spawned_from_an_attempt_inherits_neither_context_nor_deadline() 
         .await;
     assert_eq!(out.unwrap(), (true, Some("ran")));
 }
+
+// ------------------------------------------------------------------ the timer is armed lazily
+
+/// An attempt that is ready at its first poll arms no timer: on a runtime without a time driver
+/// (where creating a timer panics), a timed attempt that finishes at once still runs, through
+/// both drivers.
+#[test]
+fn a_timed_attempt_ready_at_once_arms_no_timer() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime without timers");
+    let policy = exact(RetryPolicy::builder().max_attempts(3).timeout(50 * MS));
+    let out = rt.block_on(async {
+        let mut call = Call::new(&policy);
+        call.attempt_timed(async { Ok::<_, io::Error>(7) }).await
+    });
+    assert_eq!(out.unwrap(), 7);
+    let out = rt.block_on(
+        policy
+            .retry(|| async { Ok::<_, io::Error>(8) })
+            .into_future(),
+    );
+    assert_eq!(out.unwrap(), 8);
+}
+
+/// The limit counts from the attempt's start, not from when its timer is armed (its first
+/// `Pending`): a body whose first poll takes 600 ms of a 1 s limit is cut 400 ms later.
+#[tokio::test(start_paused = true)]
+async fn the_limit_counts_from_the_attempts_start_not_from_arming_its_timer() {
+    async fn slow_first_poll() -> io::Result<()> {
+        advance_now(600 * MS);
+        tokio::task::yield_now().await;
+        sleep(Duration::from_secs(10)).await;
+        Ok(())
+    }
+    let policy = exact(RetryPolicy::builder().max_attempts(1).timeout(1000 * MS));
+    let t0 = Instant::now();
+    let out = async {
+        let mut call = Call::new(&policy);
+        call.attempt_timed(slow_first_poll()).await
+    }
+    .await;
+    assert!(is_elapsed(&out.unwrap_err()));
+    assert_eq!(t0.elapsed(), 1000 * MS);
+    let t0 = Instant::now();
+    let out = policy.retry(slow_first_poll).await;
+    assert!(is_elapsed(&out.unwrap_err()));
+    assert_eq!(t0.elapsed(), 1000 * MS);
+}

@@ -12,11 +12,11 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
-use crate::drivers::timed::poll_attempt;
-use crate::engine::context::Enter;
+use crate::drivers::timed::{Limit, arm, poll_attempt, poll_in_context};
+use crate::engine::context::enter;
 use crate::engine::events::{self, CallName};
 use crate::engine::hooks::Hooks;
-use crate::engine::state::{Decision, Engine, Start};
+use crate::engine::state::{Decision, Engine};
 use crate::engine::steps;
 use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
@@ -108,12 +108,17 @@ pub struct Call<'p> {
 }
 
 impl<'p> Call<'p> {
-    /// A call following `policy`. Reads no clock (see [`Engine::new`]).
+    /// A call following `policy`, made where its first attempt is about to begin: the call's
+    /// clock starts now when the policy has `max_elapsed` (which needs the start time), and no
+    /// clock is read otherwise (see [`Engine::new`]). (Generated code creates it in the first
+    /// poll of the function's future, right before the loop of attempts.)
     #[inline]
     pub fn new(policy: &'p RetryPolicy) -> Self {
-        Call {
-            engine: Engine::new(policy),
-        }
+        let engine = Engine::new(policy);
+        // Here, where the policy is often a `static`, the test folds away: the attempts then
+        // have nothing to check (`begin_untimed_started`).
+        engine.start_clock();
+        Call { engine }
     }
 
     /// Asks `breaker` for leave to make the next attempt (`timed`: whether it will be timed),
@@ -126,7 +131,7 @@ impl<'p> Call<'p> {
     /// Runs one attempt: `context()` names this call while `fut` is polled.
     #[inline]
     pub fn attempt<F: Future>(&mut self, fut: F) -> Attempt<'_, 'p, F> {
-        steps::begin(&mut self.engine, false);
+        self.engine.begin_untimed_started();
         Attempt {
             engine: &mut self.engine,
             fut,
@@ -139,19 +144,20 @@ impl<'p> Call<'p> {
     /// never polled: the attempt is `Err(E::from(Elapsed))` at once, and [`decide`](Self::decide)
     /// ends the call with it (`GiveUpReason::DeadlineReached`) without telling the breaker or
     /// counting it.
+    #[inline]
     pub fn attempt_timed<F, T, E>(&mut self, fut: F) -> TimedAttempt<'_, 'p, F, E>
     where
         F: Future<Output = Result<T, E>>,
         E: FromElapsed,
     {
-        let (timer, spent) = match steps::begin(&mut self.engine, true) {
-            Start::Run(limit) => (limit.map(tokio::time::sleep), false),
-            Start::NotMade => (None, true),
+        let (limit, spent) = match steps::begin_timed(&mut self.engine) {
+            Ok(deadline) => (Limit::at(deadline), false),
+            Err(steps::NotMade) => (Limit::Unlimited, true),
         };
         TimedAttempt {
             engine: &mut self.engine,
             fut,
-            timer,
+            limit,
             spent,
             timed_out: E::from,
         }
@@ -159,9 +165,8 @@ impl<'p> Call<'p> {
 
     /// Runs one attempt of a blocking function: `context()` names this call while `f` runs.
     pub fn attempt_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        steps::begin(&mut self.engine, false);
-        let _current = Enter::new(&self.engine);
-        f()
+        self.engine.begin_untimed_started();
+        enter(&self.engine, f)
     }
 
     /// Runs the `#[recover]` fallback of an async call: `context()` still names this call (its
@@ -203,8 +208,7 @@ impl<'p> Call<'p> {
     /// assert_eq!(call.recover_blocking(|| context().unwrap().idempotency_key()), seen);
     /// ```
     pub fn recover_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let _current = Enter::new(&self.engine);
-        f()
+        enter(&self.engine, f)
     }
 
     /// Decides what follows an attempt's outcome (`name` labels the call's events), per the
@@ -286,10 +290,7 @@ impl<F: Future> Future for Attempt<'_, '_, F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        match poll_attempt(this.engine, this.fut, None, cx) {
-            Poll::Ready(Some(out)) => Poll::Ready(out),
-            _ => Poll::Pending,
-        }
+        poll_in_context(this.engine, 0, this.fut, cx)
     }
 }
 
@@ -300,8 +301,9 @@ pin_project! {
         engine: &'a mut Engine<'p>,
         #[pin]
         fut: F,
+        // Armed only if the attempt answers `Pending`.
         #[pin]
-        timer: Option<Sleep>,
+        limit: Limit,
         // No time remained when the attempt was to start: it ends as timed out, unpolled.
         spent: bool,
         // Checked once where the attempt is made (`E: FromElapsed`), so that a missing
@@ -316,12 +318,15 @@ where
 {
     type Output = Result<T, E>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let this = self.project();
         if *this.spent {
             return Poll::Ready(Err((this.timed_out)(Elapsed::new())));
         }
-        match poll_attempt(this.engine, this.fut, this.timer.as_pin_mut(), cx) {
+        let timed = !matches!(*this.limit, Limit::Unlimited);
+        let limit = this.limit;
+        match poll_attempt(this.engine, this.fut, timed, || arm(limit), cx) {
             Poll::Ready(Some(out)) => Poll::Ready(out),
             Poll::Ready(None) => Poll::Ready(Err((this.timed_out)(Elapsed::new()))),
             Poll::Pending => Poll::Pending,
@@ -346,7 +351,6 @@ impl<F: Future> Future for Recover<'_, '_, F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        let _current = Enter::new(this.engine);
-        this.fut.poll(cx)
+        enter(this.engine, || this.fut.poll(cx))
     }
 }

@@ -13,7 +13,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::drivers::call::{FromBreakerOpen, FromElapsed};
 use crate::drivers::timed::{poll_attempt, poll_copy};
-use crate::engine::context::{Enter, RetryContext};
+use crate::engine::context::{RetryContext, enter, enter_copy};
 use crate::engine::hooks::{FnHooks, Hooks};
 use crate::engine::state::{Decision, Engine, Start};
 use crate::engine::steps::{self, CopyDecision};
@@ -490,6 +490,7 @@ where
             done: false,
             hedged: None,
             attempt: None,
+            limit: AttemptLimit::Unlimited,
             timer: None,
         }
     }
@@ -497,8 +498,9 @@ where
 
 pin_project! {
     #[project = RetryFutureProj]
-    /// The future of a [`Retry`]. While an attempt runs, `timer` is its time limit (if any);
-    /// between attempts it is the backoff sleep.
+    /// The future of a [`Retry`]. While an attempt runs, `timer` is its time limit (if any, and
+    /// only once the attempt has answered `Pending`: see `limit`); between attempts it is the
+    /// backoff sleep.
     #[must_use = "futures do nothing unless awaited"]
     pub struct RetryFuture<'p, Op, Fut, K, B, C = ElapsedInto> {
         engine: Engine<'p>,
@@ -517,6 +519,8 @@ pin_project! {
         hedged: Option<Box<Hedged<Fut>>>,
         #[pin]
         attempt: Option<Fut>,
+        // The running attempt's time limit, and whether `timer` is armed for it yet.
+        limit: AttemptLimit,
         #[pin]
         timer: Option<Sleep>,
     }
@@ -551,8 +555,16 @@ where
         loop {
             // The engine's steps, in order: admit, begin, poll, decide, sleep.
             let outcome = if let Some(fut) = this.attempt.as_mut().as_pin_mut() {
-                let limit = this.timer.as_mut().as_pin_mut();
-                let outcome = match ready!(poll_attempt(this.engine, fut, limit, cx)) {
+                let timed = !matches!(this.limit, AttemptLimit::Unlimited);
+                let (state, mut sleep) = (&mut *this.limit, this.timer.as_mut());
+                let arm = move || {
+                    if let AttemptLimit::Due(deadline) = *state {
+                        set_timer_at(sleep.as_mut(), deadline);
+                        *state = AttemptLimit::Armed;
+                    }
+                    sleep.as_pin_mut()
+                };
+                let outcome = match ready!(poll_attempt(this.engine, fut, timed, arm, cx)) {
                     Some(outcome) => outcome,
                     None => Err(this.timeout.timed_out(Elapsed::new())),
                 };
@@ -574,18 +586,21 @@ where
                     // Rejected: no attempt is made; `decide` ends the call.
                     Err((b.reject)(BreakerOpen::new()))
                 } else {
-                    match steps::begin(this.engine, C::APPLIES) {
-                        Start::NotMade => Err(this.timeout.timed_out(Elapsed::new())),
-                        Start::Run(limit) => {
-                            let fut = {
-                                let _current = Enter::new(this.engine);
-                                (this.op)()
-                            };
+                    let begun = if C::APPLIES {
+                        steps::begin_timed(this.engine)
+                    } else {
+                        match steps::begin(this.engine, false) {
+                            Start::Run(_) => Ok(None),
+                            Start::NotMade => Err(steps::NotMade),
+                        }
+                    };
+                    match begun {
+                        Err(steps::NotMade) => Err(this.timeout.timed_out(Elapsed::new())),
+                        Ok(deadline) => {
+                            let fut = enter(this.engine, &mut *this.op);
                             this.attempt.set(Some(fut));
-                            match limit {
-                                Some(limit) => set_timer(this.timer.as_mut(), limit),
-                                None => this.timer.set(None),
-                            }
+                            *this.limit =
+                                deadline.map_or(AttemptLimit::Unlimited, AttemptLimit::Due);
                             continue;
                         }
                     }
@@ -609,6 +624,23 @@ where
                 Decision::Retry(delay) => set_timer(this.timer.as_mut(), delay),
             }
         }
+    }
+}
+
+/// An attempt's time limit in a [`RetryFuture`]: none, a deadline the timer is not armed for yet
+/// (the attempt has not answered `Pending`), or the timer armed for it.
+#[derive(Debug, Clone, Copy)]
+enum AttemptLimit {
+    Unlimited,
+    Due(Instant),
+    Armed,
+}
+
+/// Points the one timer at `deadline`, reusing its registration when it exists.
+fn set_timer_at(mut timer: Pin<&mut Option<Sleep>>, deadline: Instant) {
+    match timer.as_mut().as_pin_mut() {
+        Some(sleep) => sleep.reset(deadline),
+        None => timer.set(Some(tokio::time::sleep_until(deadline))),
     }
 }
 
@@ -858,10 +890,7 @@ where
     Op: FnMut() -> Fut,
 {
     let number = engine.attempt();
-    let fut = {
-        let _current = Enter::copy(engine, number);
-        Box::pin(op())
-    };
+    let fut = enter_copy(engine, number, || Box::pin(op()));
     HedgeCopy {
         fut,
         limit: limit.map(|d| Box::pin(tokio::time::sleep(d))),

@@ -1,36 +1,89 @@
 //! The one timed poll every driver uses: an attempt polled in its call's context, raced against
 //! its time limit.
+//!
+//! A limit is a deadline, fixed when the attempt begins (as `tokio::time::timeout` fixes its
+//! own); the tokio timer that enforces it is armed only when the attempt first answers
+//! `Pending`. An attempt that is ready at its first poll, the common case of a fast dependency,
+//! so never registers, reads or drops a timer.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
+use pin_project_lite::pin_project;
 use tokio::task::coop;
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
-use crate::engine::context::Enter;
+use crate::engine::context::enter_copy;
 use crate::engine::state::Engine;
 
-/// Polls an attempt with `context()` naming its call, then its time limit if it has one.
-/// `Ready(Some(out))`: the attempt ended; `Ready(None)`: the limit passed first, and the engine
-/// notes that the attempt timed out (the driver drops the attempt and makes its error).
+/// The deadline of an attempt cut after `limit`, starting at `start` (`None`: too far to
+/// represent, so never reached, as `tokio::time::timeout` treats it).
+#[inline]
+pub(crate) fn deadline_after(start: Instant, limit: Duration) -> Option<Instant> {
+    start.checked_add(limit)
+}
+
+pin_project! {
+    /// An attempt's time limit: none, a deadline not yet armed, or the timer armed for it.
+    #[project = LimitProj]
+    pub(crate) enum Limit {
+        /// The attempt runs as long as it takes.
+        Unlimited,
+        /// Cut at `deadline`; no timer yet (the attempt has not answered `Pending`).
+        Due { deadline: Instant },
+        /// Cut when `sleep` fires.
+        Armed { #[pin] sleep: Sleep },
+    }
+}
+
+impl Limit {
+    /// A limit at `deadline`, if there is one.
+    #[inline]
+    pub(crate) fn at(deadline: Option<Instant>) -> Self {
+        match deadline {
+            Some(deadline) => Limit::Due { deadline },
+            None => Limit::Unlimited,
+        }
+    }
+}
+
+/// Polls an attempt with `context()` naming its call (and, for a hedged call's copy, its
+/// attempt `number`; 0: the engine's current attempt). `Ready(out)`: the attempt ended.
+#[inline]
+pub(crate) fn poll_in_context<F: Future>(
+    engine: &Engine<'_>,
+    number: u32,
+    attempt: Pin<&mut F>,
+    cx: &mut Context<'_>,
+) -> Poll<F::Output> {
+    enter_copy(engine, number, || attempt.poll(cx))
+}
+
+/// Polls an attempt with `context()` naming its call, then, if it is `timed`, its time limit:
+/// `arm` gives the limit's timer, armed now if it was not yet (it is called only when the
+/// attempt answers `Pending`). `Ready(Some(out))`: the attempt ended; `Ready(None)`: the limit
+/// passed first, and the engine notes that the attempt timed out (the driver drops the attempt
+/// and makes its error).
 ///
 /// The limit is polled after the attempt, as tokio's own `Timeout` does, and when the attempt
 /// used up the task's cooperative budget in this poll (an always-ready channel, a busy stream),
 /// outside the budget: otherwise it would answer `Pending` forever, and an attempt that never
 /// yields for any other reason would never be cut.
 #[inline]
-pub(crate) fn poll_attempt<F: Future>(
+pub(crate) fn poll_attempt<'t, F: Future>(
     engine: &Engine<'_>,
     attempt: Pin<&mut F>,
-    limit: Option<Pin<&mut Sleep>>,
+    timed: bool,
+    arm: impl FnOnce() -> Option<Pin<&'t mut Sleep>>,
     cx: &mut Context<'_>,
 ) -> Poll<Option<F::Output>> {
-    poll_copy(engine, 0, attempt, limit, cx)
+    poll_attempt_as(engine, 0, attempt, timed, arm, cx)
 }
 
 /// As [`poll_attempt`], for the copy of a hedged call that is attempt `number` (0: the engine's
-/// current attempt), which `context()` then reports.
+/// current attempt), which `context()` then reports; its timer, if any, is armed already.
 #[inline]
 pub(crate) fn poll_copy<F: Future>(
     engine: &Engine<'_>,
@@ -39,20 +92,56 @@ pub(crate) fn poll_copy<F: Future>(
     limit: Option<Pin<&mut Sleep>>,
     cx: &mut Context<'_>,
 ) -> Poll<Option<F::Output>> {
-    let had_budget = limit.is_some() && coop::has_budget_remaining();
-    {
-        let _current = Enter::copy(engine, number);
-        if let Poll::Ready(out) = attempt.poll(cx) {
-            return Poll::Ready(Some(out));
-        }
+    poll_attempt_as(engine, number, attempt, limit.is_some(), || limit, cx)
+}
+
+#[inline]
+fn poll_attempt_as<'t, F: Future>(
+    engine: &Engine<'_>,
+    number: u32,
+    attempt: Pin<&mut F>,
+    timed: bool,
+    arm: impl FnOnce() -> Option<Pin<&'t mut Sleep>>,
+    cx: &mut Context<'_>,
+) -> Poll<Option<F::Output>> {
+    let had_budget = timed && coop::has_budget_remaining();
+    if let Poll::Ready(out) = poll_in_context(engine, number, attempt, cx) {
+        return Poll::Ready(Some(out));
     }
-    let Some(limit) = limit else {
+    if !timed {
         return Poll::Pending;
-    };
+    }
+    match arm() {
+        Some(sleep) => poll_limit(engine, sleep, had_budget, cx),
+        None => Poll::Pending,
+    }
+}
+
+/// The timer of a [`Limit`], armed now if it was not yet.
+#[inline]
+pub(crate) fn arm(mut limit: Pin<&mut Limit>) -> Option<Pin<&mut Sleep>> {
+    if let LimitProj::Due { deadline } = limit.as_mut().project() {
+        let sleep = tokio::time::sleep_until(*deadline);
+        limit.set(Limit::Armed { sleep });
+    }
+    match limit.project() {
+        LimitProj::Armed { sleep } => Some(sleep),
+        _ => None,
+    }
+}
+
+/// The attempt answered `Pending`: polls its limit's timer.
+#[inline(never)]
+fn poll_limit<T>(
+    engine: &Engine<'_>,
+    sleep: Pin<&mut Sleep>,
+    had_budget: bool,
+    cx: &mut Context<'_>,
+) -> Poll<Option<T>> {
     let expired = if had_budget && !coop::has_budget_remaining() {
-        std::pin::pin!(coop::unconstrained(limit)).poll(cx)
+        std::pin::pin!(coop::unconstrained(sleep)).poll(cx)
     } else {
-        limit.poll(cx)
+        sleep.poll(cx)
     };
     if expired.is_ready() {
         engine.mark_timed_out();

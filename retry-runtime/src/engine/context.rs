@@ -1,8 +1,8 @@
 //! `context()`: what an attempt can learn about the call it belongs to.
 //!
-//! While an attempt is polled, a thread-local pointer names the call's [`Engine`]; it is set
-//! before each poll and restored after (about a nanosecond), rather than entering a task-local
-//! scope per attempt. Outside an attempt the pointer is null and `context()` gives `None`.
+//! While an attempt is polled, a thread-local pointer names the call's [`Engine`] (through a
+//! frame on the stack of the poll); it is set before each poll and restored after (about a
+//! nanosecond), rather than entering a task-local scope per attempt. Outside an attempt the pointer is null and `context()` gives `None`.
 //!
 //! Context and the inherited `max_elapsed` deadline therefore follow the poll, not the code's
 //! nesting: a future polled inside an attempt sees them, but a task spawned from an attempt
@@ -17,82 +17,95 @@ use tokio::time::Instant;
 use crate::engine::key::IdempotencyKey;
 use crate::engine::state::Engine;
 
+/// One call whose attempt is being polled on this thread: its engine, and the frame of the call
+/// it is nested in (null at the outermost). Frames live on the stack of [`enter`], so that
+/// entering a call is two stores and a thread-local swap; the inherited deadline is worked out
+/// from them only when it is asked for.
+struct Frame {
+    engine: *const Engine<'static>,
+    /// The number of the attempt being polled when the call's attempts overlap (a hedged call's
+    /// copy; 0: the engine's current attempt).
+    attempt: u32,
+    parent: *const Frame,
+}
+
 thread_local! {
-    /// The engine, and the number of the attempt being polled when the call's attempts overlap
-    /// (a hedged call; 0: the engine's current attempt).
-    static CURRENT: Cell<(*const Engine<'static>, u32)> = const { Cell::new((std::ptr::null(), 0)) };
-    /// The earliest `max_elapsed` deadline of the calls whose attempts are being polled on this
-    /// thread: a retrying call nested in another's attempt may not outlive it.
-    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// The innermost frame, or null outside any attempt.
+    static CURRENT: Cell<*const Frame> = const { Cell::new(std::ptr::null()) };
 }
 
-/// Makes `engine` the current call until the guard is dropped (even by a panic), restoring the
-/// call that was current before, so nested retrying calls see their own context; and narrows the
-/// inherited deadline to this call's own while it is polled.
-pub(crate) struct Enter {
-    previous: (*const Engine<'static>, u32),
-    /// Whether this call narrowed the inherited deadline, and the one to restore.
-    narrowed: bool,
-    previous_deadline: Option<Instant>,
-}
+/// Puts the frame that was current back when dropped (even by a panic).
+struct Restore(*const Frame);
 
-impl Enter {
-    #[inline]
-    pub(crate) fn new(engine: &Engine<'_>) -> Self {
-        Self::copy(engine, 0)
-    }
-
-    /// As [`new`](Self::new), for the copy of a hedged call that is attempt `attempt` (its
-    /// `context().attempt()`); 0: the engine's current attempt.
-    #[inline]
-    pub(crate) fn copy(engine: &Engine<'_>, attempt: u32) -> Self {
-        let ptr = std::ptr::from_ref(engine).cast::<Engine<'static>>();
-        let previous = CURRENT.replace((ptr, attempt));
-        let mut enter = Enter {
-            previous,
-            narrowed: false,
-            previous_deadline: None,
-        };
-        // Only a policy with `max_elapsed` has a deadline: test that inline, before the call.
-        if engine.policy().max_elapsed().is_some()
-            && let Some(own) = engine.deadline()
-        {
-            let inherited = DEADLINE.get();
-            if inherited.is_none_or(|i| own < i) {
-                enter.narrowed = true;
-                enter.previous_deadline = DEADLINE.replace(Some(own));
-            }
-        }
-        enter
-    }
-}
-
-impl Drop for Enter {
+impl Drop for Restore {
     #[inline]
     fn drop(&mut self) {
-        CURRENT.set(self.previous);
-        if self.narrowed {
-            DEADLINE.set(self.previous_deadline);
-        }
+        CURRENT.set(self.0);
     }
 }
 
-/// The deadline inherited from the calls whose attempts enclose this point, if any.
+/// Runs `f` with `engine` as the current call, restoring the call that was current before (even
+/// if `f` panics), so that nested retrying calls see their own context; within `f`, this call's
+/// `max_elapsed` deadline bounds the calls nested in it (see [`inherited_deadline`]).
+#[inline]
+pub(crate) fn enter<R>(engine: &Engine<'_>, f: impl FnOnce() -> R) -> R {
+    enter_copy(engine, 0, f)
+}
+
+/// As [`enter`], for the copy of a hedged call that is attempt `attempt` (its
+/// `context().attempt()`); 0: the engine's current attempt.
+#[inline]
+pub(crate) fn enter_copy<R>(engine: &Engine<'_>, attempt: u32, f: impl FnOnce() -> R) -> R {
+    let frame = Frame {
+        engine: std::ptr::from_ref(engine).cast::<Engine<'static>>(),
+        attempt,
+        parent: CURRENT.get(),
+    };
+    CURRENT.set(&raw const frame);
+    let _restore = Restore(frame.parent);
+    f()
+}
+
+/// The earliest `max_elapsed` deadline of the calls whose attempts are being polled on this
+/// thread: a retrying call nested in another's attempt may not outlive it.
 #[inline]
 pub(crate) fn inherited_deadline() -> Option<Instant> {
-    DEADLINE.get()
+    let frame = CURRENT.get();
+    if frame.is_null() {
+        return None;
+    }
+    earliest_enclosing(frame)
+}
+
+/// The earliest deadline of `frame`'s call and the calls it is nested in.
+fn earliest_enclosing(mut frame: *const Frame) -> Option<Instant> {
+    let mut earliest: Option<Instant> = None;
+    // SAFETY: a frame is current (or the parent of one) only while the `enter` that made it
+    // runs, and an engine only while it is borrowed by that `enter`: both outlive this walk,
+    // which happens inside them on the same thread. The engines are only read, through `Cell`s.
+    #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
+    while let Some(f) = unsafe { frame.as_ref() } {
+        #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
+        let engine = unsafe { &*f.engine };
+        if let Some(own) = engine.deadline() {
+            earliest = Some(earliest.map_or(own, |e| e.min(own)));
+        }
+        frame = f.parent;
+    }
+    earliest
 }
 
 /// Runs `f` with the engine of the innermost attempt being polled on this thread, if any, and
 /// the attempt's number when it is a hedged call's copy (else 0).
 pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>, u32) -> T) -> Option<T> {
-    let (ptr, attempt) = CURRENT.get();
-    // SAFETY: the pointer is non-null only while an `Enter` guard lives, and a guard lives only
-    // inside the poll (or the blocking call) of an attempt that borrows the engine for that
-    // whole time; the engine is only read here, through `Cell`s, on this same thread. The
-    // lifetime is erased in the pointer and does not escape `f`.
-    #[allow(unsafe_code, reason = "the one pointer the crate reads: see SAFETY")]
-    unsafe { ptr.as_ref() }.map(|engine| f(engine, attempt))
+    let frame = CURRENT.get();
+    // SAFETY: the pointer is non-null only while the `enter` that made the frame runs, inside
+    // the poll (or the blocking call) of an attempt that borrows the engine for that whole time;
+    // the engine is only read here, through `Cell`s, on this same thread. The lifetime is erased
+    // in the pointer and does not escape `f`.
+    #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
+    unsafe { frame.as_ref().map(|frame| (&*frame.engine, frame.attempt)) }
+        .map(|(engine, attempt)| f(engine, attempt))
 }
 
 /// What an attempt knows about its call: a snapshot taken by [`context()`] (or handed to an
@@ -191,7 +204,7 @@ mod tests {
     use crate::RetryPolicy;
 
     #[test]
-    fn context_is_set_only_inside_the_guard_and_nests() {
+    fn context_is_set_only_inside_enter_and_nests() {
         let p = RetryPolicy::default();
         let mut outer = Engine::new(&p);
         outer.begin(false, Instant::now, None);
@@ -199,15 +212,11 @@ mod tests {
         inner.begin(false, Instant::now, None);
         inner.begin(false, Instant::now, None);
         assert!(context().is_none());
-        {
-            let _g = Enter::new(&outer);
+        enter(&outer, || {
             assert_eq!(context().unwrap().attempt(), 1);
-            {
-                let _g = Enter::new(&inner);
-                assert_eq!(context().unwrap().attempt(), 2);
-            }
+            enter(&inner, || assert_eq!(context().unwrap().attempt(), 2));
             assert_eq!(context().unwrap().attempt(), 1);
-        }
+        });
         assert!(context().is_none());
     }
 
@@ -217,39 +226,64 @@ mod tests {
         let mut e = Engine::new(&p);
         e.begin(false, Instant::now, None);
         e.begin(false, Instant::now, None);
-        let first = {
-            let _g = Enter::copy(&e, 1);
-            context().unwrap()
-        };
-        let second = {
-            let _g = Enter::copy(&e, 2);
-            context().unwrap()
-        };
+        let first = enter_copy(&e, 1, || context().unwrap());
+        let second = enter_copy(&e, 2, || context().unwrap());
         assert_eq!((first.attempt(), second.attempt()), (1, 2));
         assert_eq!(first.idempotency_key(), second.idempotency_key());
-        {
-            let _g = Enter::copy(&e, 1);
-            {
-                let _g = Enter::new(&e);
+        enter_copy(&e, 1, || {
+            enter(&e, || {
                 assert_eq!(
                     context().unwrap().attempt(),
                     2,
-                    "a plain guard: the engine's"
+                    "a plain enter: the engine's"
                 );
-            }
+            });
             assert_eq!(context().unwrap().attempt(), 1, "restored");
-        }
+        });
     }
 
     #[test]
-    fn the_guard_restores_on_panic() {
+    fn enter_restores_on_panic() {
         let p = RetryPolicy::default();
         let e = Engine::new(&p);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _g = Enter::new(&e);
-            panic!("boom");
+            enter(&e, || panic!("boom"));
         }));
         assert!(r.is_err());
         assert!(context().is_none());
+    }
+
+    #[test]
+    fn the_inherited_deadline_is_the_earliest_of_the_enclosing_calls() {
+        let ms = Duration::from_millis(1);
+        let (long, short) = (
+            RetryPolicy::builder()
+                .max_elapsed(1000 * ms)
+                .build()
+                .unwrap(),
+            RetryPolicy::builder()
+                .max_elapsed(100 * ms)
+                .build()
+                .unwrap(),
+        );
+        let untimed = RetryPolicy::default();
+        let t0 = Instant::now();
+        let mut outer = Engine::new(&long);
+        outer.begin(false, || t0, None);
+        let mut middle = Engine::new(&short);
+        middle.begin(false, || t0 + 10 * ms, None);
+        let mut inner = Engine::new(&untimed);
+        inner.begin(false, Instant::now, None);
+        assert_eq!(inherited_deadline(), None);
+        enter(&outer, || {
+            assert_eq!(inherited_deadline(), Some(t0 + 1000 * ms));
+            enter(&middle, || {
+                enter(&inner, || {
+                    assert_eq!(inherited_deadline(), Some(t0 + 110 * ms));
+                });
+            });
+            assert_eq!(inherited_deadline(), Some(t0 + 1000 * ms));
+        });
+        assert_eq!(inherited_deadline(), None);
     }
 }

@@ -16,9 +16,11 @@ fn anchor(near: Instant) -> Instant {
     *ANCHOR.get_or_init(|| near)
 }
 
+/// The offset that stands for no instant.
 const UNSET: i64 = i64::MIN;
 
-/// An instant, or none yet.
+/// An instant, or none yet: its offset from the anchor, stored XOR [`UNSET`] so that an empty
+/// slot is all zeros (and is written with the zeros around it in a new call's state).
 #[derive(Debug)]
 pub(crate) struct InstantSlot(Cell<i64>);
 
@@ -31,11 +33,11 @@ impl Default for InstantSlot {
 impl InstantSlot {
     #[inline]
     pub(crate) const fn empty() -> Self {
-        InstantSlot(Cell::new(UNSET))
+        InstantSlot(Cell::new(0))
     }
 
     pub(crate) fn get(&self) -> Option<Instant> {
-        let offset = self.0.get();
+        let offset = self.0.get() ^ UNSET;
         if offset == UNSET {
             return None;
         }
@@ -55,7 +57,7 @@ impl InstantSlot {
             None => i64::try_from(anchor.duration_since(at).as_nanos())
                 .map_or(UNSET + 1, |before| -before),
         };
-        self.0.set(offset);
+        self.0.set(offset ^ UNSET);
     }
 }
 

@@ -72,17 +72,21 @@ impl std::fmt::Display for GiveUpReason {
     }
 }
 
-/// The attempt counter's low bits; above them two flags about the attempt that just ended, and
-/// in the top two bits what the budget was paid for the last retry (packed, so that the call's
-/// future does not grow; per call, so that no other call can see them).
-const ATTEMPT_BITS: u32 = 28;
+/// In the low four bits, two flags about the attempt that just ended and what the budget was
+/// paid for the last retry; above them, the attempt counter (packed, so that the call's future
+/// does not grow; per call, so that no other call can see them). The counter is on top so that
+/// starting an attempt is one addition that cannot carry into the flags.
+const FLAG_BITS: u32 = 4;
+const ATTEMPT_BITS: u32 = u32::BITS - FLAG_BITS;
 const _: () = assert!(RetryPolicy::MAX_ATTEMPTS == (1 << ATTEMPT_BITS) - 1);
-const ATTEMPT_MASK: u32 = (1 << ATTEMPT_BITS) - 1;
+/// One attempt, in the counter's place.
+const ONE_ATTEMPT: u32 = 1 << FLAG_BITS;
 /// The attempt that just ended was cut by the policy's `timeout`.
-const TIMED_OUT: u32 = 1 << ATTEMPT_BITS;
+const TIMED_OUT: u32 = 1 << 2;
 /// The attempt that just ended was not made: no time remained.
-const NOT_MADE: u32 = 1 << (ATTEMPT_BITS + 1);
-const PAID_SHIFT: u32 = ATTEMPT_BITS + 2;
+const NOT_MADE: u32 = 1 << 3;
+/// What the budget was paid for the last retry.
+const PAID_MASK: u32 = 0b11;
 /// The last retry was paid `retry_cost`.
 const PAID_RETRY: u32 = 1;
 /// The last retry was paid `timeout_cost`.
@@ -113,8 +117,8 @@ const PAID_HEDGE: u32 = 3;
 #[derive(Debug)]
 pub struct Engine<'p> {
     policy: &'p RetryPolicy,
-    /// The attempt number (saturating at 2^28 - 1), two flags, and in the top two bits what the budget was
-    /// paid for the last retry (0: nothing).
+    /// The attempt number (saturating at 2^28 - 1) above two flags and what the budget was paid
+    /// for the last retry (0: nothing): see `FLAG_BITS`.
     attempt: Cell<u32>,
     start: InstantSlot,
     /// The key's bits, 0 until drawn (a drawn 0 is redrawn).
@@ -152,7 +156,27 @@ impl<'p> Engine<'p> {
     /// is not made ([`Start::NotMade`]), so that the body is never polled past the deadline.
     /// An attempt that is not timed (no `timeout`) always runs: `max_elapsed` then bounds only
     /// the sleeps. `now` is read at most once, and only when a deadline needs it.
+    #[inline]
     pub fn begin(
+        &mut self,
+        timed: bool,
+        now: impl FnOnce() -> Instant,
+        inherited_deadline: Option<Instant>,
+    ) -> Start {
+        if self.policy.max_elapsed.is_none() && (!timed || inherited_deadline.is_none()) {
+            // No deadline that bears on this attempt: no clock, and the limit is the policy's
+            // `timeout` as it stands.
+            self.begin_attempt();
+            return match self.policy.timeout.filter(|_| timed) {
+                Some(Duration::ZERO) => self.not_made_now(),
+                limit => Start::Run(limit),
+            };
+        }
+        self.begin_under_deadline(timed, now, inherited_deadline)
+    }
+
+    /// [`begin`](Self::begin) with a deadline, the call's own or an inherited one.
+    fn begin_under_deadline(
         &mut self,
         timed: bool,
         now: impl FnOnce() -> Instant,
@@ -171,11 +195,17 @@ impl<'p> Engine<'p> {
             None
         };
         if limit == Some(Duration::ZERO) {
-            self.attempt.set(self.attempt.get() | NOT_MADE);
-            Start::NotMade
+            self.not_made_now()
         } else {
             Start::Run(limit)
         }
+    }
+
+    /// The attempt just begun is not made: no time remains.
+    #[cold]
+    fn not_made_now(&self) -> Start {
+        self.attempt.set(self.attempt.get() | NOT_MADE);
+        Start::NotMade
     }
 
     /// Whether the next attempt would be made if it began now: `false` only for a `timed`
@@ -208,32 +238,51 @@ impl<'p> Engine<'p> {
         earliest(own, inherited_deadline).is_none_or(|deadline| deadline > now)
     }
 
+    /// Starts the next attempt, untimed, of a call whose clock has started if its policy needs
+    /// one (see [`start_clock`](Self::start_clock)): as [`begin`](Self::begin) then does, with
+    /// nothing to check. Gives the attempt's number (1-based).
+    #[inline]
+    pub(crate) fn begin_untimed_started(&mut self) -> u32 {
+        debug_assert!(self.policy.max_elapsed.is_none() || self.start.get().is_some());
+        self.begin_attempt()
+    }
+
+    /// Starts the call's clock now if its policy has `max_elapsed` (as the first
+    /// [`begin`](Self::begin) would): for a driver that creates the engine when its first
+    /// attempt is about to begin.
+    #[inline]
+    pub(crate) fn start_clock(&self) {
+        if self.policy.max_elapsed.is_some() {
+            self.start_or(Instant::now);
+        }
+    }
+
     /// Marks the start of the next attempt and gives its number (1-based).
     #[inline]
     fn begin_attempt(&mut self) -> u32 {
-        let raw = self.attempt.get();
-        let n = (raw & ATTEMPT_MASK) + u32::from(raw & ATTEMPT_MASK < ATTEMPT_MASK);
-        // A new attempt: the flags of the last one are gone, what the budget paid stays.
-        self.attempt
-            .set(raw & !(ATTEMPT_MASK | TIMED_OUT | NOT_MADE) | n);
-        n
+        // A new attempt: the flags of the last one are gone, what the budget paid stays, and the
+        // counter saturates at 2^28 - 1.
+        let kept = self.attempt.get() & !(TIMED_OUT | NOT_MADE);
+        let next = kept.checked_add(ONE_ATTEMPT).unwrap_or(kept);
+        self.attempt.set(next);
+        next >> FLAG_BITS
     }
 
     /// The current attempt's number (1-based); 0 before the first.
     #[inline]
     pub fn attempt(&self) -> u32 {
-        self.attempt.get() & ATTEMPT_MASK
+        self.attempt.get() >> FLAG_BITS
     }
 
     #[inline]
     fn paid(&self) -> u32 {
-        self.attempt.get() >> PAID_SHIFT
+        self.attempt.get() & PAID_MASK
     }
 
     #[inline]
     fn set_paid(&self, paid: u32) {
-        let keep = self.attempt.get() & !(0b11 << PAID_SHIFT);
-        self.attempt.set(keep | paid << PAID_SHIFT);
+        let keep = self.attempt.get() & !PAID_MASK;
+        self.attempt.set(keep | paid);
     }
 
     /// Notes that the attempt that just ended timed out: the policy's `timeout` cut it, or its

@@ -11,11 +11,13 @@
 //! The deadline comes before the breaker: an attempt with no time left takes no permit and is not
 //! rejected; it ends the call as `DeadlineReached`.
 
+use std::cell::Cell;
 use std::fmt::Debug;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::drivers::timed::deadline_after;
 use crate::engine::context::{self, RetryContext};
 use crate::engine::events::{self, CallName, Logged};
 use crate::engine::hooks::Hooks;
@@ -28,7 +30,7 @@ use crate::guards::{Admission, Guards};
 /// (a `timed` attempt with no time left: see [`Engine::would_run`]), which then takes no permit.
 #[inline]
 pub fn admit(engine: &Engine<'_>, breaker: &CircuitBreaker, timed: bool) -> Admission {
-    if engine.would_run(timed, Instant::now, context::inherited_deadline()) {
+    if engine.would_run(timed, Instant::now, inherited_for(timed)) {
         Admission::from(breaker.try_acquire())
     } else {
         Admission::NotAsked
@@ -40,8 +42,44 @@ pub fn admit(engine: &Engine<'_>, breaker: &CircuitBreaker, timed: bool) -> Admi
 /// error can hold a timeout).
 #[inline]
 pub fn begin(engine: &mut Engine<'_>, timed: bool) -> Start {
-    engine.begin(timed, Instant::now, context::inherited_deadline())
+    engine.begin(timed, Instant::now, inherited_for(timed))
 }
+
+/// The enclosing calls' deadline, looked up only for a timed attempt, whose limit is clipped to
+/// it (an untimed attempt always runs, whatever the deadlines).
+#[inline]
+fn inherited_for(timed: bool) -> Option<Instant> {
+    if timed {
+        context::inherited_deadline()
+    } else {
+        None
+    }
+}
+
+/// As [`begin`], for a timed attempt: also gives the attempt's deadline when it has a time limit
+/// (`None` when it has none, or one too far to represent). The clock is read once, and only
+/// for a limit: the reading that clips the limit to a deadline is the one the limit starts from.
+#[inline]
+pub(crate) fn begin_timed(engine: &mut Engine<'_>) -> Result<Option<Instant>, NotMade> {
+    let read = Cell::new(None);
+    let now = || {
+        let now = Instant::now();
+        read.set(Some(now));
+        now
+    };
+    match engine.begin(true, now, inherited_for(true)) {
+        Start::Run(None) => Ok(None),
+        Start::Run(Some(limit)) => {
+            let start = read.get().unwrap_or_else(Instant::now);
+            Ok(deadline_after(start, limit))
+        }
+        Start::NotMade => Err(NotMade),
+    }
+}
+
+/// No time remained to make the attempt ([`Start::NotMade`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NotMade;
 
 /// What follows an attempt's outcome, per the engine's rules.
 ///

@@ -312,6 +312,21 @@ impl CircuitBreaker {
     #[inline]
     pub fn record(&self, permit: Permit, succeeded: bool) {
         let word = self.state.load(Ordering::Acquire);
+        // The common case, inline: a success through a breaker still closed in the permit's
+        // epoch with no failure in a row to forget (consecutive mode). The word is then exactly
+        // the epoch's with the closed phase and nothing counted: one load, one comparison.
+        if succeeded
+            && word == permit.epoch << EPOCH_SHIFT
+            && matches!(self.trip, Trip::Consecutive(_))
+        {
+            return;
+        }
+        self.record_outcome(word, permit, succeeded);
+    }
+
+    /// [`record`](Self::record), past its common case; `word` is the state it read.
+    #[inline(never)]
+    fn record_outcome(&self, word: u64, permit: Permit, succeeded: bool) {
         if epoch(word) != permit.epoch {
             return; // the breaker moved on since this call was admitted
         }

@@ -70,8 +70,8 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::drivers::closure::{ElapsedInto, NoTimeout, TimeoutInto};
-use crate::drivers::timed::poll_attempt;
-use crate::engine::context::{Enter, RetryContext};
+use crate::drivers::timed::poll_copy;
+use crate::engine::context::{RetryContext, enter};
 use crate::engine::hooks::{ErrorHook, Hooks, OkHook, OnRetryHook, Unset};
 use crate::engine::state::{Decision, Detached, Engine, Start};
 use crate::engine::steps;
@@ -745,7 +745,7 @@ where
                 ready: &mut *ready,
                 future: attempt.as_mut(),
             };
-            let polled = poll_attempt(engine, std::pin::pin!(attempt_poll), limit, cx);
+            let polled = poll_copy(engine, 0, std::pin::pin!(attempt_poll), limit, cx);
             let outcome = match ready!(polled) {
                 Some(outcome) => outcome,
                 None => Err(timeout.timed_out(Elapsed::new())),
@@ -770,10 +770,7 @@ where
                 match steps::begin(engine, C::APPLIES) {
                     Start::NotMade => Err(timeout.timed_out(Elapsed::new())),
                     Start::Run(limit) => {
-                        *pending = {
-                            let _current = Enter::new(engine);
-                            Some(settings.replay.replay(request))
-                        };
+                        *pending = enter(engine, || Some(settings.replay.replay(request)));
                         *running = true;
                         match limit {
                             Some(limit) => set_timer(timer.as_mut(), limit),
