@@ -203,7 +203,7 @@ impl<'p> Call<'p> {
     /// assert_eq!(call.recover_blocking(|| context().unwrap().idempotency_key()), seen);
     /// ```
     pub fn recover_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let _current = Enter::new(&self.engine);
+        let _current = Enter::recovering(&self.engine);
         f()
     }
 
@@ -346,7 +346,7 @@ impl<F: Future> Future for Recover<'_, '_, F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        let _current = Enter::new(this.engine);
+        let _current = Enter::recovering(this.engine);
         this.fut.poll(cx)
     }
 }

@@ -18,6 +18,9 @@ use crate::engine::key::IdempotencyKey;
 use crate::engine::state::Engine;
 
 thread_local! {
+    /// The engine of the innermost attempt being polled, its lowest bit set when this call or
+    /// one enclosing it still has attempts left after the one being polled (an engine is
+    /// aligned to 8, so the bit is free): what the `one_layer` rule asks.
     static CURRENT: Cell<*const Engine<'static>> = const { Cell::new(std::ptr::null()) };
     /// The earliest `max_elapsed` deadline of the calls whose attempts are being polled on this
     /// thread: a retrying call nested in another's attempt may not outlive it.
@@ -37,8 +40,26 @@ pub(crate) struct Enter {
 impl Enter {
     #[inline]
     pub(crate) fn new(engine: &Engine<'_>) -> Self {
-        let ptr = std::ptr::from_ref(engine).cast::<Engine<'static>>();
-        let previous = CURRENT.replace(ptr);
+        let left = engine.attempt() < engine.policy().max_attempts();
+        Self::tagged(engine, left)
+    }
+
+    /// As [`new`](Self::new), for a call whose attempts are over (its `#[recover]` fallback):
+    /// a retrying call made in it sees only the calls enclosing this one as retrying.
+    #[inline]
+    pub(crate) fn recovering(engine: &Engine<'_>) -> Self {
+        Self::tagged(engine, false)
+    }
+
+    #[inline]
+    fn tagged(engine: &Engine<'_>, attempts_left: bool) -> Self {
+        const _: () = assert!(std::mem::align_of::<Engine<'static>>() >= 2);
+        let previous = CURRENT.get();
+        let retrying = attempts_left || previous.addr() & RETRYING != 0;
+        let ptr = std::ptr::from_ref(engine)
+            .cast::<Engine<'static>>()
+            .map_addr(|a| a | usize::from(retrying));
+        CURRENT.set(ptr);
         let mut enter = Enter {
             previous,
             narrowed: false,
@@ -68,6 +89,16 @@ impl Drop for Enter {
     }
 }
 
+/// The tag bit of `CURRENT`: some call whose attempt is being polled here has attempts left.
+const RETRYING: usize = 1;
+
+/// Whether a call whose attempt is being polled on this thread (however deep) still has attempts
+/// left after it: a call with `one_layer` made here leaves the retrying to it.
+#[inline]
+pub(crate) fn outer_retries() -> bool {
+    CURRENT.get().addr() & RETRYING != 0
+}
+
 /// The deadline inherited from the calls whose attempts enclose this point, if any.
 #[inline]
 pub(crate) fn inherited_deadline() -> Option<Instant> {
@@ -76,7 +107,7 @@ pub(crate) fn inherited_deadline() -> Option<Instant> {
 
 /// Runs `f` with the engine of the innermost attempt being polled on this thread, if any.
 pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>) -> T) -> Option<T> {
-    let ptr = CURRENT.get();
+    let ptr = CURRENT.get().map_addr(|a| a & !RETRYING);
     // SAFETY: the pointer is non-null only while an `Enter` guard lives, and a guard lives only
     // inside the poll (or the blocking call) of an attempt that borrows the engine for that
     // whole time; the engine is only read here, through `Cell`s, on this same thread. The
@@ -190,6 +221,45 @@ mod tests {
             assert_eq!(context().unwrap().attempt(), 1);
         }
         assert!(context().is_none());
+    }
+
+    #[test]
+    fn outer_retries_while_any_enclosing_call_has_attempts_left() {
+        let three = RetryPolicy::builder().max_attempts(3).build().unwrap();
+        let one = RetryPolicy::builder().max_attempts(1).build().unwrap();
+        let mut outer = Engine::new(&three);
+        let mut middle = Engine::new(&one);
+        middle.begin(false, Instant::now, None);
+        assert!(!outer_retries(), "no call: nothing retries");
+        outer.begin(false, Instant::now, None);
+        {
+            let _g = Enter::new(&outer);
+            assert!(outer_retries(), "attempt 1 of 3");
+            {
+                let _g = Enter::new(&middle);
+                assert!(outer_retries(), "the outer call still has attempts left");
+                assert_eq!(
+                    context().unwrap().max_attempts(),
+                    1,
+                    "the pointer is untagged"
+                );
+            }
+            let _g = Enter::recovering(&outer);
+            assert!(
+                outer_retries(),
+                "a fallback does not hide the calls around it"
+            );
+        }
+        outer.begin(false, Instant::now, None);
+        outer.begin(false, Instant::now, None);
+        {
+            let _g = Enter::new(&outer);
+            assert!(!outer_retries(), "attempt 3 of 3: the last");
+            let _g = Enter::new(&middle);
+            assert!(!outer_retries(), "max_attempts = 1: none");
+        }
+        let _g = Enter::recovering(&Engine::new(&three));
+        assert!(!outer_retries(), "a fallback's attempts are over");
     }
 
     #[test]

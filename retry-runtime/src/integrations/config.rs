@@ -66,7 +66,7 @@ use crate::schedule::policy::{PolicyError, PolicySettings, RetryPolicy};
 /// Keys: `max_attempts`, `delay`, `backoff` (`"fixed"`, `"linear"`, `"exponential"`),
 /// `multiplier`, `max_delay`, `jitter` (`"none"`, `"full"`, `"equal"`, `"decorrelated"` or a
 /// factor in (0, 1]), `timeout`, `max_elapsed`, `log_error` (`"none"`, `"type"`, `"debug"`: see
-/// [`LogError`](crate::LogError)); durations are strings such as `"200ms"`.
+/// [`LogError`](crate::LogError)), `one_layer` (a bool); durations are strings such as `"200ms"`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -97,6 +97,7 @@ impl<'de> Deserialize<'de> for RetryPolicy {
             timeout: raw.timeout,
             max_elapsed: raw.max_elapsed,
             log_error: raw.log_error,
+            one_layer: raw.one_layer,
         };
         settings.builder().build().map_err(de::Error::custom)
     }
@@ -374,6 +375,8 @@ struct RawPolicy {
     max_elapsed: Option<Duration>,
     #[serde(default)]
     log_error: Option<LogError>,
+    #[serde(default)]
+    one_layer: Option<bool>,
 }
 
 #[derive(Deserialize)]

@@ -41,6 +41,7 @@ pub struct RetryPolicy {
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_elapsed: Option<Duration>,
     pub(crate) log_error: LogError,
+    pub(crate) one_layer: bool,
 }
 
 /// Defaults, as in the attribute's table.
@@ -84,6 +85,7 @@ impl RetryPolicy {
             timeout: None,
             max_elapsed: None,
             log_error: LogError::TypeName,
+            one_layer: false,
         }
     }
 
@@ -168,6 +170,17 @@ impl RetryPolicy {
         self.max_elapsed
     }
 
+    /// Whether the call retries at one layer only (see [`RetryPolicyBuilder::one_layer`]).
+    ///
+    /// ```
+    /// let p = retry_runtime::RetryPolicy::builder().one_layer(true).build().unwrap();
+    /// assert!(p.one_layer());
+    /// assert!(!retry_runtime::RetryPolicy::default().one_layer());
+    /// ```
+    pub const fn one_layer(&self) -> bool {
+        self.one_layer
+    }
+
     /// What the retry and give-up events say about the error (default: its type's name only).
     ///
     /// ```
@@ -248,6 +261,7 @@ pub struct RetryPolicyBuilder {
     timeout: Option<Duration>,
     max_elapsed: Option<Duration>,
     log_error: LogError,
+    one_layer: bool,
 }
 
 impl RetryPolicyBuilder {
@@ -341,6 +355,32 @@ impl RetryPolicyBuilder {
         self
     }
 
+    /// Retry at one layer (the SRE book's advice, enforced): when `true`, a call made inside an
+    /// attempt of an enclosing retrying call that still has attempts left makes a single
+    /// attempt, and leaves the retrying to that call (it gives up with
+    /// [`GiveUpReason::OuterRetries`](crate::GiveUpReason::OuterRetries)); once every enclosing
+    /// call is on its last attempt (or has none: `max_attempts = 1`), it retries as its policy
+    /// says. Outside any retrying call it changes nothing. Default `false`.
+    ///
+    /// "Enclosing" follows the poll, as `context()` does: any retrying call whose attempt is
+    /// being polled on this thread, however deep; a task spawned from an attempt has none.
+    ///
+    /// The trade-off: three layers of 3 attempts each send up to 27 attempts to a dead leaf;
+    /// with `one_layer` on the inner layers, 7 (each of the outer call's attempts but the last
+    /// reaches the leaf once, and on its last one the layer below retries, and so on down:
+    /// `(max_attempts − 1) × (layers − 1) + max_attempts`). An error that only an inner layer
+    /// could cheaply retry (a reset connection to the leaf) is now retried by the outer layer,
+    /// which repeats the whole chain's work above it.
+    ///
+    /// ```
+    /// let policy = retry_runtime::RetryPolicy::builder().one_layer(true).build().unwrap();
+    /// assert!(policy.one_layer());
+    /// ```
+    pub const fn one_layer(mut self, on: bool) -> Self {
+        self.one_layer = on;
+        self
+    }
+
     /// Checks every value and gives the policy, or the first rule broken.
     ///
     /// # Errors
@@ -423,6 +463,7 @@ impl RetryPolicyBuilder {
             timeout: self.timeout,
             max_elapsed: self.max_elapsed,
             log_error: self.log_error,
+            one_layer: self.one_layer,
         })
     }
 }
@@ -459,6 +500,8 @@ pub struct PolicySettings {
     pub max_elapsed: Option<Duration>,
     /// See [`RetryPolicyBuilder::log_error`].
     pub log_error: Option<LogError>,
+    /// See [`RetryPolicyBuilder::one_layer`].
+    pub one_layer: Option<bool>,
 }
 
 impl PolicySettings {
@@ -491,6 +534,9 @@ impl PolicySettings {
         }
         if let Some(log) = self.log_error {
             b = b.log_error(log);
+        }
+        if let Some(on) = self.one_layer {
+            b = b.one_layer(on);
         }
         b
     }
