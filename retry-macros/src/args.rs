@@ -31,6 +31,8 @@ pub(crate) struct RetryArgs {
     pub(crate) circuit_breaker: Option<Expr>,
     pub(crate) budget: Option<Expr>,
     pub(crate) policy: Option<Expr>,
+    pub(crate) throttle: Option<Expr>,
+    pub(crate) bulkhead: Option<Expr>,
 }
 
 /// The schedule keys that were given, with the span of each value.
@@ -175,6 +177,9 @@ struct RawArgs {
     circuit_breaker: Option<Expr>,
     budget: Option<Expr>,
     policy: Option<Expr>,
+    one_layer: Option<syn::LitBool>,
+    throttle: Option<Expr>,
+    bulkhead: Option<Expr>,
 }
 
 const PATTERN_KEYS: [&str; 2] = ["retry_on", "no_retry_on"];
@@ -421,6 +426,9 @@ fn example(key: &str) -> &'static str {
         "crate" => "\"::reattempt\"",
         "circuit_breaker" => "BREAKER",
         "budget" => "BUDGET",
+        "one_layer" => "true",
+        "throttle" => "THROTTLE",
+        "bulkhead" => "BULKHEAD",
         _ => "POLICY",
     }
 }
@@ -434,6 +442,8 @@ fn expr_kind(key: &str) -> Option<&'static str> {
         "on_retry" => "a path or closure, `Fn(&E, &reattempt::RetryContext, Duration)`",
         "circuit_breaker" => "an expression giving `&CircuitBreaker` (a `static`, `self.breaker`)",
         "budget" => "an expression giving `&RetryBudget` (a `static`, `self.budget`)",
+        "throttle" => "an expression giving `&AdaptiveThrottle` (a `static`, `self.throttle`)",
+        "bulkhead" => "an expression giving `&Bulkhead` (a `static`, `self.bulkhead`)",
         "policy" => "an expression giving `&RetryPolicy` (a `static`, `self.policy`)",
         "recover" => "the path of a #[recover] fn (`fallback`, `Self::fallback`)",
         _ => return None,
@@ -615,6 +625,8 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
             Some(Lit::Str(s)) => {
                 let text = s.value();
                 let text = if key == "circuit_breaker"
+                    || key == "throttle"
+                    || key == "bulkhead"
                     || key == "budget"
                     || key == "policy"
                     || key == "recover"
@@ -846,6 +858,10 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
             Err(e) => errors.push(syn::Error::new(lit.span(), log_error_fix(&lit.value(), &e))),
         }
     }
+    if let Some(lit) = &raw.one_layer {
+        s.spans.insert("one_layer", lit.span());
+        s.settings.one_layer = Some(lit.value);
+    }
     let mut unread_crate = None;
     let krate = raw.krate.as_ref().map_or_else(
         || syn::parse_quote!(::reattempt),
@@ -874,6 +890,8 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
         circuit_breaker: raw.circuit_breaker,
         budget: raw.budget,
         policy: raw.policy,
+        throttle: raw.throttle,
+        bulkhead: raw.bulkhead,
     };
     Ok(Parsed {
         args,

@@ -104,6 +104,7 @@ fn forget(s: &mut PolicySettings, field: &str) {
         "timeout" => s.timeout = None,
         "max_elapsed" => s.max_elapsed = None,
         "log_error" => s.log_error = None,
+        "one_layer" => s.one_layer = None,
         _ => s.backoff = None,
     }
 }

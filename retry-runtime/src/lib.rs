@@ -61,7 +61,9 @@ pub use drivers::closure::{
     TimeoutInto,
 };
 
-pub use drivers::call::{FromBreakerOpen, FromElapsed, LoggedError};
+pub use drivers::call::{
+    FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled, LoggedError,
+};
 
 /// What the code `#[retryable]` generates names, and drivers built on the engine: not part of
 /// the documented API, and not bound by semver.

@@ -20,7 +20,8 @@ use crate::engine::state::{Decision, Engine, Start};
 use crate::engine::steps;
 use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
-use crate::guards::{Admission, Guards};
+use crate::guards::throttle::AdaptiveThrottle;
+use crate::guards::{Admission, Guards, ThrottleAdmission};
 use crate::schedule::policy::RetryPolicy;
 
 /// Errors that a timed-out attempt can turn into. Implemented for every `E: From<Elapsed>`: the
@@ -61,6 +62,38 @@ impl<E: From<Elapsed>> FromElapsed for E {}
 pub trait FromBreakerOpen: From<crate::BreakerOpen> {}
 
 impl<E: From<crate::BreakerOpen>> FromBreakerOpen for E {}
+
+/// Errors that a shed attempt can turn into: every `E: From<Throttled>`, the bound a `throttle`
+/// puts on a function's error type.
+///
+/// ```
+/// fn needs<E: retry_runtime::FromThrottled>() {}
+/// needs::<std::io::Error>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`throttle` needs the error type `{Self}` to implement `From<reattempt::Throttled>`",
+    label = "an attempt the adaptive throttle sheds must be converted into `{Self}`",
+    note = "add a variant to `{Self}` and `impl From<reattempt::Throttled> for {Self}`"
+)]
+pub trait FromThrottled: From<crate::Throttled> {}
+
+impl<E: From<crate::Throttled>> FromThrottled for E {}
+
+/// Errors that a call turned away by a bulkhead can turn into: every `E: From<BulkheadFull>`,
+/// the bound a `bulkhead` puts on a function's error type.
+///
+/// ```
+/// fn needs<E: retry_runtime::FromBulkheadFull>() {}
+/// needs::<std::io::Error>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`bulkhead` needs the error type `{Self}` to implement `From<reattempt::BulkheadFull>`",
+    label = "a call the full bulkhead turns away must be converted into `{Self}`",
+    note = "add a variant to `{Self}` and `impl From<reattempt::BulkheadFull> for {Self}`"
+)]
+pub trait FromBulkheadFull: From<crate::BulkheadFull> {}
+
+impl<E: From<crate::BulkheadFull>> FromBulkheadFull for E {}
 
 /// Errors that retries can log: every `E: Debug`.
 ///
@@ -121,6 +154,13 @@ impl<'p> Call<'p> {
     #[inline]
     pub fn admit(&self, breaker: &CircuitBreaker, timed: bool) -> Admission {
         steps::admit(&self.engine, breaker, timed)
+    }
+
+    /// Asks `throttle` whether to send the next attempt (after the breaker, if any); see
+    /// [`admit_throttle`](crate::__private::admit_throttle).
+    #[inline]
+    pub fn admit_throttle(&self, throttle: &AdaptiveThrottle, timed: bool) -> ThrottleAdmission {
+        steps::admit_throttle(&self.engine, throttle, timed)
     }
 
     /// Runs one attempt: `context()` names this call while `fut` is polled.
