@@ -274,3 +274,59 @@ async fn guards_compose_in_any_order() {
     assert_eq!(throttle.counts(), (2, 2));
     assert_eq!(bulkhead.in_flight(), 0);
 }
+
+/// Three retrying layers over a leaf failing a fraction of its calls (a fixed pseudo-random
+/// sequence); the share of top-level calls that succeed, and the leaf attempts per call.
+async fn chain_success(outer: &RetryPolicy, inner: &RetryPolicy, calls: u32) -> (f64, f64) {
+    let state = Cell::new(0x9E37_79B9_7F4A_7C15u64);
+    let leaf = Cell::new(0u32);
+    let fails = || {
+        // xorshift64: the same sequence for every configuration.
+        let mut x = state.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        state.set(x);
+        x % 10 == 0
+    };
+    let mut ok = 0u32;
+    for _ in 0..calls {
+        let out: Result<(), Error> = outer
+            .retry(|| async {
+                inner
+                    .retry(|| async {
+                        inner
+                            .retry(|| async {
+                                leaf.set(leaf.get() + 1);
+                                if fails() { Err(Error::Down) } else { Ok(()) }
+                            })
+                            .without_timeout()
+                            .await
+                    })
+                    .without_timeout()
+                    .await
+            })
+            .without_timeout()
+            .await;
+        ok += u32::from(out.is_ok());
+    }
+    (
+        f64::from(ok) / f64::from(calls),
+        f64::from(leaf.get()) / f64::from(calls),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_layer_keeps_the_success_rate_of_unlimited_retries_when_the_leaf_fails_10_percent() {
+    let plain = policy(3, false);
+    let one = policy(3, true);
+    let (unlimited, per_call_unlimited) = chain_success(&plain, &plain, 20_000).await;
+    let (layered, per_call_layered) = chain_success(&plain, &one, 20_000).await;
+    println!(
+        "leaf fails 10 %: success {:.4} % ({per_call_unlimited:.3} leaf attempts per call) unlimited, \
+         {:.4} % ({per_call_layered:.3}) with one_layer",
+        unlimited * 100.0,
+        layered * 100.0
+    );
+    assert!((unlimited - layered).abs() * 100.0 <= 0.5);
+}
