@@ -383,7 +383,10 @@ struct Guarded {
 /// expression naming what the attempts borrow mutably (`circuit_breaker = self.breaker` in a
 /// `&mut self` method, `conn.breaker` with `conn: &mut Conn`): each attempt reborrows it
 /// mutably, so no borrow of it can live across attempts; such an expression is evaluated where
-/// it is used (before and after each attempt).
+/// it is used (before and after each attempt). The throttle follows the breaker; the bulkhead's
+/// slot is taken before the loop (an expression naming what the attempts borrow mutably cannot
+/// name a bulkhead: its slot borrows it for the whole call).
+#[allow(clippy::too_many_lines, reason = "one guard after another")]
 fn guarded(
     args: &RetryArgs,
     run: TokenStream,

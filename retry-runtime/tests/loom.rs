@@ -333,6 +333,18 @@ fn a_bulkhead_never_admits_past_max_while_slots_are_held() {
     });
 }
 
+/// As [`model`], for the throttle: each request reads all of its 40 bucket words, which loom
+/// counts as branches, so the bound on branches is raised and preemptions kept to two.
+fn throttle_model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    builder.max_branches = 20_000;
+    builder.check(move || {
+        clock::reset();
+        f();
+    });
+}
+
 /// A throttle whose window holds ten accepted requests: nothing is shed (no random draw).
 fn warm_throttle() -> retry_runtime::AdaptiveThrottle {
     let t = retry_runtime::AdaptiveThrottle::builder()
@@ -348,7 +360,7 @@ fn warm_throttle() -> retry_runtime::AdaptiveThrottle {
 
 #[test]
 fn concurrent_throttle_outcomes_are_all_counted() {
-    model(|| {
+    throttle_model(|| {
         let t = Arc::new(warm_throttle());
         let callers: Vec<_> = (0..2)
             .map(|_| {
@@ -368,7 +380,7 @@ fn concurrent_throttle_outcomes_are_all_counted() {
 
 #[test]
 fn a_stale_throttle_bucket_is_restarted_once_by_racing_writers() {
-    model(|| {
+    throttle_model(|| {
         let t = Arc::new(warm_throttle());
         clock::advance(Duration::from_secs(1));
         for _ in 0..10 {

@@ -287,7 +287,7 @@ async fn chain_success(outer: &RetryPolicy, inner: &RetryPolicy, calls: u32) -> 
         x ^= x >> 7;
         x ^= x << 17;
         state.set(x);
-        x % 10 == 0
+        x.is_multiple_of(10)
     };
     let mut ok = 0u32;
     for _ in 0..calls {

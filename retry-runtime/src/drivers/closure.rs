@@ -36,6 +36,11 @@ pub struct NoBreaker;
 /// [`circuit_breaker`](Retry::circuit_breaker), [`throttle`](Retry::throttle) and
 /// [`bulkhead`](Retry::bulkhead), in any order.
 #[derive(Debug)]
+#[allow(
+    clippy::struct_field_names,
+    clippy::type_complexity,
+    reason = "each guard beside the conversion of its rejection"
+)]
 pub struct Breaker<'b, E> {
     breaker: Option<(&'b CircuitBreaker, fn(BreakerOpen) -> E)>,
     throttle: Option<(&'b AdaptiveThrottle, fn(Throttled) -> E)>,
@@ -648,6 +653,10 @@ where
 {
     type Output = Result<T, E>;
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the engine's steps, in order, in one loop"
+    )]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let mut this = self.project();
         assert!(!*this.done, "`RetryFuture` polled after completion");

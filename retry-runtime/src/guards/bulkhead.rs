@@ -152,6 +152,19 @@ impl Bulkhead {
         }
     }
 
+    /// Under `--cfg loom` (the model tests): no wait, as without `max_wait`.
+    ///
+    /// # Errors
+    /// [`BulkheadFull`] when every slot is taken.
+    #[cfg(loom)]
+    #[allow(
+        clippy::unused_async,
+        reason = "the same signature as the normal build's"
+    )]
+    pub async fn acquire(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        self.try_acquire()
+    }
+
     fn release(&self) {
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         if self.waiters.load(Ordering::SeqCst) > 0 {
@@ -296,9 +309,9 @@ mod tests {
         };
         tokio::time::sleep(Duration::from_millis(40)).await;
         drop(held);
-        let (got, waited) = waiter.await.unwrap();
-        assert!(got);
-        assert_eq!(waited, Duration::from_millis(40));
+        let (served, waited_for) = waiter.await.unwrap();
+        assert!(served);
+        assert_eq!(waited_for, Duration::from_millis(40));
         let _held = b.acquire().await.unwrap();
         let t0 = tokio::time::Instant::now();
         assert!(b.acquire().await.is_err());

@@ -30,6 +30,8 @@ use crate::sync::{AtomicU64, Ordering, now};
 
 /// How many buckets the window is cut into.
 const BUCKETS: usize = 20;
+#[allow(clippy::cast_possible_truncation, reason = "20")]
+const BUCKETS_U32: u32 = BUCKETS as u32;
 
 /// The client-side adaptive throttle (see the [module docs](self)), shared by every call that
 /// names it.
@@ -93,8 +95,7 @@ impl AdaptiveThrottle {
         let (requests, accepts) = self.totals(tick);
         bump(&self.requests[tick as usize % BUCKETS], tick);
         let p = probability(requests, accepts, self.k);
-        if p > 0.0 && crate::schedule::rng::with_jitter_rng(|r| rand::RngExt::random::<f64>(r)) < p
-        {
+        if p > 0.0 && crate::schedule::rng::with_jitter_rng(rand::RngExt::random::<f64>) < p {
             Err(Throttled::new())
         } else {
             Ok(())
@@ -145,7 +146,7 @@ impl AdaptiveThrottle {
             slots
                 .iter()
                 .map(|s| s.load(Ordering::Relaxed))
-                .filter(|w| tick.wrapping_sub(bucket_of(*w)) < BUCKETS as u32)
+                .filter(|w| tick.wrapping_sub(bucket_of(*w)) < BUCKETS_U32)
                 .map(|w| w & 0xFFFF_FFFF)
                 .sum()
         };
@@ -267,6 +268,7 @@ impl AdaptiveThrottleBuilder {
 }
 
 #[cfg(all(test, not(loom)))]
+#[allow(clippy::float_cmp, reason = "exact zeros")]
 mod tests {
     use super::*;
 
