@@ -3,10 +3,10 @@
 
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
-pub use retry_runtime::__private::{Admission, Call, Decision, Guards};
+pub use retry_runtime::__private::{Admission, Call, Decision, Guards, ThrottleAdmission};
 pub use retry_runtime::{
-    Backoff, CircuitBreaker, FnHooks, HedgeAfter, Jitter, LogError, RetryBudget, RetryContext,
-    RetryPolicy, RetryPolicyBuilder,
+    AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, HedgeAfter, Jitter, LogError,
+    RetryBudget, RetryContext, RetryPolicy, RetryPolicyBuilder,
 };
 use retry_runtime::{FromBreakerOpen, Transient};
 
@@ -193,6 +193,43 @@ pub fn breaker_ref(breaker: &CircuitBreaker) -> &CircuitBreaker {
 #[inline]
 pub fn budget_ref(budget: &RetryBudget) -> &RetryBudget {
     budget
+}
+
+/// The `throttle` expression, as a reference (where it is evaluated at each use).
+#[inline]
+pub fn throttle_ref(throttle: &AdaptiveThrottle) -> &AdaptiveThrottle {
+    throttle
+}
+
+/// The `bulkhead` expression, as a reference.
+#[inline]
+pub fn bulkhead_ref(bulkhead: &Bulkhead) -> &Bulkhead {
+    bulkhead
+}
+
+/// The error of an attempt the throttle shed.
+#[inline]
+pub fn throttled<E: retry_runtime::FromThrottled>() -> E {
+    E::from(retry_runtime::Throttled::new())
+}
+
+/// The error of a call the bulkhead turned away.
+#[inline]
+pub fn bulkhead_full<E: retry_runtime::FromBulkheadFull>() -> E {
+    E::from(retry_runtime::BulkheadFull::new())
+}
+
+/// The guards, and whether the bulkhead turned the call away.
+#[inline]
+pub fn bulkhead_guard<'b, P>(
+    guards: Guards<'b>,
+    slot: &Result<P, retry_runtime::BulkheadFull>,
+) -> Guards<'b> {
+    if slot.is_err() {
+        guards.bulkhead_full()
+    } else {
+        guards
+    }
 }
 
 /// The error of an attempt the breaker rejected.

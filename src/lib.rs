@@ -108,6 +108,9 @@ pub mod __private;
 /// | `crate` | path of this crate, if renamed | `"::reattempt"` |
 /// | `circuit_breaker` | expression giving `&CircuitBreaker`; needs `E: From<reattempt::BreakerOpen>` | none |
 /// | `budget` | expression giving `&RetryBudget` | none |
+/// | `one_layer` | `true` or `false`: retry at one layer (see `RetryPolicyBuilder::one_layer`) | `false` |
+/// | `throttle` | expression giving `&AdaptiveThrottle`; needs `E: From<reattempt::Throttled>` | none |
+/// | `bulkhead` | expression giving `&Bulkhead`, held for the whole call; needs `E: From<reattempt::BulkheadFull>` | none |
 /// | `policy` | expression giving `&RetryPolicy`: the whole schedule at run time; no schedule key nor `log_error` beside it; an `async fn` needs `E: From<reattempt::Elapsed>` (see below) | none |
 ///
 /// With `policy = …`, the attempts of an `async fn` are always timed, since a policy chosen at run
@@ -218,6 +221,9 @@ pub use retry_macros::retryable;
 pub use retry_macros::recover;
 
 pub use retry_runtime::{
+    AdaptiveThrottle, AdaptiveThrottleBuilder, Bulkhead, BulkheadBuilder, BulkheadFull, Throttled,
+};
+pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
     Elapsed, FnHooks, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter, LogError,
     ParseBackoffError, ParseDurationError, ParseJitterError, ParseLogError, PolicyError, Retry,
@@ -237,6 +243,10 @@ pub use retry_runtime::reqwest_middleware;
 /// Everything the runtime offers, the closure API's building blocks included (the types its
 /// builder methods return, the slots of [`FnHooks`], breaker permits), for code that names them.
 pub mod runtime {
+    pub use retry_runtime::{
+        AdaptiveThrottle, AdaptiveThrottleBuilder, AddGuard, Bulkhead, BulkheadBuilder,
+        BulkheadFull, BulkheadPermit, FromBulkheadFull, FromThrottled, Throttled,
+    };
     pub use retry_runtime::{
         Backoff, Breaker, BreakerOpen, BreakerSlot, BreakerState, CircuitBreaker,
         CircuitBreakerBuilder, ConfigError, Delays, Elapsed, ElapsedInto, ErrorHook, FnHooks,

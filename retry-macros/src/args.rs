@@ -31,6 +31,8 @@ pub(crate) struct RetryArgs {
     pub(crate) circuit_breaker: Option<Expr>,
     pub(crate) budget: Option<Expr>,
     pub(crate) policy: Option<Expr>,
+    pub(crate) throttle: Option<Expr>,
+    pub(crate) bulkhead: Option<Expr>,
 }
 
 /// The schedule keys that were given, with the span of each value.
@@ -176,6 +178,9 @@ struct RawArgs {
     circuit_breaker: Option<Expr>,
     budget: Option<Expr>,
     policy: Option<Expr>,
+    one_layer: Option<syn::LitBool>,
+    throttle: Option<Expr>,
+    bulkhead: Option<Expr>,
 }
 
 const PATTERN_KEYS: [&str; 2] = ["retry_on", "no_retry_on"];
@@ -423,6 +428,9 @@ fn example(key: &str) -> &'static str {
         "crate" => "\"::reattempt\"",
         "circuit_breaker" => "BREAKER",
         "budget" => "BUDGET",
+        "one_layer" => "true",
+        "throttle" => "THROTTLE",
+        "bulkhead" => "BULKHEAD",
         _ => "POLICY",
     }
 }
@@ -436,6 +444,8 @@ fn expr_kind(key: &str) -> Option<&'static str> {
         "on_retry" => "a path or closure, `Fn(&E, &reattempt::RetryContext, Duration)`",
         "circuit_breaker" => "an expression giving `&CircuitBreaker` (a `static`, `self.breaker`)",
         "budget" => "an expression giving `&RetryBudget` (a `static`, `self.budget`)",
+        "throttle" => "an expression giving `&AdaptiveThrottle` (a `static`, `self.throttle`)",
+        "bulkhead" => "an expression giving `&Bulkhead` (a `static`, `self.bulkhead`)",
         "policy" => "an expression giving `&RetryPolicy` (a `static`, `self.policy`)",
         "recover" => "the path of a #[recover] fn (`fallback`, `Self::fallback`)",
         _ => return None,
@@ -617,6 +627,8 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
             Some(Lit::Str(s)) => {
                 let text = s.value();
                 let text = if key == "circuit_breaker"
+                    || key == "throttle"
+                    || key == "bulkhead"
                     || key == "budget"
                     || key == "policy"
                     || key == "recover"
@@ -858,6 +870,10 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
             )),
         }
     }
+    if let Some(lit) = &raw.one_layer {
+        s.spans.insert("one_layer", lit.span());
+        s.settings.one_layer = Some(lit.value);
+    }
     let mut unread_crate = None;
     let krate = raw.krate.as_ref().map_or_else(
         || syn::parse_quote!(::reattempt),
@@ -886,6 +902,8 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
         circuit_breaker: raw.circuit_breaker,
         budget: raw.budget,
         policy: raw.policy,
+        throttle: raw.throttle,
+        bulkhead: raw.bulkhead,
     };
     Ok(Parsed {
         args,

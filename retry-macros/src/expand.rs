@@ -91,7 +91,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
         admit,
         run,
         guards,
-    } = guarded(args, run, &p, &mutably, timed(args, f));
+    } = guarded(args, run, &p, &mutably, timed(args, f), f.is_async());
 
     let as_result = at(quote!(#p::IsResult::into_result), ret.span());
     let from_result = at(quote!(#p::IsResult::from_result), ret.span());
@@ -480,13 +480,17 @@ struct Guarded {
 /// expression naming what the attempts borrow mutably (`circuit_breaker = self.breaker` in a
 /// `&mut self` method, `conn.breaker` with `conn: &mut Conn`): each attempt reborrows it
 /// mutably, so no borrow of it can live across attempts; such an expression is evaluated where
-/// it is used (before and after each attempt).
+/// it is used (before and after each attempt). The throttle follows the breaker; the bulkhead's
+/// slot is taken before the loop (an expression naming what the attempts borrow mutably cannot
+/// name a bulkhead: its slot borrows it for the whole call).
+#[allow(clippy::too_many_lines, reason = "one guard after another")]
 fn guarded(
     args: &RetryArgs,
     run: TokenStream,
     p: &TokenStream,
     mutably: &[String],
     timed: bool,
+    is_async: bool,
 ) -> Guarded {
     let permit = format_ident!("__reattempt_permit", span = Span::mixed_site());
     let call = format_ident!("__reattempt_call", span = Span::mixed_site());
@@ -527,6 +531,67 @@ fn guarded(
         };
         guards = quote!(#p::Guards::budget(#guards, #budget));
     }
+    // The throttle is asked after the breaker, and not when the breaker (or the bulkhead)
+    // already turned the attempt away.
+    let (admit, run) = if let Some(t) = &args.throttle {
+        let throttle_ident = format_ident!("__reattempt_throttle", span = Span::mixed_site());
+        let said = format_ident!("__reattempt_throttled", span = Span::mixed_site());
+        let throttle = if per_use(t) {
+            quote_spanned!(t.span()=> #p::throttle_ref(&#t))
+        } else {
+            bind.extend(
+                quote_spanned!(t.span()=> let #throttle_ident: &#p::AdaptiveThrottle = &#t;),
+            );
+            quote!(#throttle_ident)
+        };
+        let before = if args.circuit_breaker.is_some() {
+            quote!(#p::Admission::rejected(&#permit))
+        } else {
+            quote!(false)
+        };
+        let shed = quote_spanned!(t.span()=> #p::throttled());
+        guards = quote!(#p::Guards::throttle(#guards, #throttle, #said));
+        (
+            quote! {
+                #admit
+                let #said = if #before {
+                    #p::ThrottleAdmission::NotAsked
+                } else {
+                    #p::Call::admit_throttle(&#call, #throttle, #timed)
+                };
+            },
+            quote! {
+                if #p::ThrottleAdmission::rejected(&#said) {
+                    ::core::result::Result::Err(#shed)
+                } else {
+                    #run
+                }
+            },
+        )
+    } else {
+        (admit, run)
+    };
+    // The bulkhead's slot is taken once, before the first attempt, and held to the call's end.
+    let run = if let Some(b) = &args.bulkhead {
+        let slot = format_ident!("__reattempt_slot", span = Span::mixed_site());
+        let acquire = if is_async {
+            quote_spanned!(b.span()=> #p::Bulkhead::acquire(#p::bulkhead_ref(&#b)).await)
+        } else {
+            quote_spanned!(b.span()=> #p::Bulkhead::try_acquire(#p::bulkhead_ref(&#b)))
+        };
+        bind.extend(quote!(let #slot = #acquire;));
+        let full = quote_spanned!(b.span()=> #p::bulkhead_full());
+        guards = quote!(#p::bulkhead_guard(#guards, &#slot));
+        quote! {
+            if ::core::result::Result::is_err(&#slot) {
+                ::core::result::Result::Err(#full)
+            } else {
+                #run
+            }
+        }
+    } else {
+        run
+    };
     Guarded {
         bind,
         admit,
@@ -539,7 +604,7 @@ fn guarded(
 /// error type implements `Transient`: see `__private::TimeoutProbe`), for the budget's
 /// `timeout_cost` and the breaker's count: the `timeout_if` hook, only with a budget or a breaker.
 fn timeout_probe(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
-    if args.circuit_breaker.is_none() && args.budget.is_none() {
+    if args.circuit_breaker.is_none() && args.budget.is_none() && args.throttle.is_none() {
         return None;
     }
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
@@ -622,6 +687,9 @@ fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
             })));
         }
         None => {}
+    }
+    if let Some(on) = s.one_layer {
+        calls.push(quote!(.one_layer(#on)));
     }
     quote!(#p::RetryPolicy::builder() #(#calls)*)
 }

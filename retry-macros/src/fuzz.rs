@@ -30,6 +30,8 @@ const ARG_PIECES: &[&str] = &[
     "crate",
     "circuit_breaker",
     "budget",
+    "throttle",
+    "bulkhead",
     "policy",
     "max_atempts",
     "=",

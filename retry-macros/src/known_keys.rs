@@ -30,6 +30,9 @@ pub(crate) const KEYS: &[&str] = &[
     "circuit_breaker",
     "budget",
     "policy",
+    "one_layer",
+    "throttle",
+    "bulkhead",
 ];
 
 /// The keys whose value is a duration string.

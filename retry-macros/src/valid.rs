@@ -151,6 +151,7 @@ fn forget(s: &mut PolicySettings, field: &str) {
         "max_elapsed" => s.max_elapsed = None,
         "log_error" => s.log_error = None,
         "hedge_after" => s.hedge_after = None,
+        "one_layer" => s.one_layer = None,
         _ => s.backoff = None,
     }
 }

@@ -78,6 +78,85 @@ impl From<BreakerOpen> for std::io::Error {
     }
 }
 
+/// An attempt the adaptive throttle rejected locally: it was not sent. Never retried.
+///
+/// A function with `throttle` needs `E: From<Throttled>`:
+///
+/// ```
+/// use retry_runtime::Throttled;
+///
+/// #[derive(Debug)]
+/// enum PayError { Unavailable, Shed }
+/// impl From<Throttled> for PayError {
+///     fn from(_: Throttled) -> Self { PayError::Shed }
+/// }
+/// assert!(matches!(PayError::from(Throttled::new()), PayError::Shed));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Throttled(());
+
+impl Throttled {
+    /// The value a throttled attempt produces.
+    pub const fn new() -> Self {
+        Throttled(())
+    }
+}
+
+impl std::fmt::Display for Throttled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("rejected by the adaptive throttle")
+    }
+}
+
+impl std::error::Error for Throttled {}
+
+/// A throttled attempt as an I/O error of kind `Other` (nothing was sent).
+impl From<Throttled> for std::io::Error {
+    fn from(e: Throttled) -> Self {
+        std::io::Error::other(e)
+    }
+}
+
+/// A call the bulkhead turned away: every slot was taken (for `max_wait`, if it has one), so no
+/// attempt was made. Never retried.
+///
+/// A function with `bulkhead` needs `E: From<BulkheadFull>`:
+///
+/// ```
+/// use retry_runtime::BulkheadFull;
+///
+/// #[derive(Debug)]
+/// enum PayError { Unavailable, Busy }
+/// impl From<BulkheadFull> for PayError {
+///     fn from(_: BulkheadFull) -> Self { PayError::Busy }
+/// }
+/// assert!(matches!(PayError::from(BulkheadFull::new()), PayError::Busy));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BulkheadFull(());
+
+impl BulkheadFull {
+    /// The value a call turned away produces.
+    pub const fn new() -> Self {
+        BulkheadFull(())
+    }
+}
+
+impl std::fmt::Display for BulkheadFull {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("bulkhead full")
+    }
+}
+
+impl std::error::Error for BulkheadFull {}
+
+/// A call turned away as an I/O error of kind `Other` (nothing was sent).
+impl From<BulkheadFull> for std::io::Error {
+    fn from(e: BulkheadFull) -> Self {
+        std::io::Error::other(e)
+    }
+}
+
 /// A breaker or budget setting that breaks a rule; [`field`](ConfigError::field) names it.
 ///
 /// ```

@@ -47,9 +47,11 @@ pub use engine::events::{LogError, ParseLogError};
 pub use engine::hooks::{ErrorHook, FnHooks, Hooks, OkHook, OnRetryHook, Unset};
 pub use engine::key::IdempotencyKey;
 pub use engine::state::GiveUpReason;
-pub use error::{BreakerOpen, ConfigError, Elapsed};
+pub use error::{BreakerOpen, BulkheadFull, ConfigError, Elapsed, Throttled};
 pub use guards::breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, Permit};
 pub use guards::budget::{RetryBudget, RetryBudgetBuilder};
+pub use guards::bulkhead::{Bulkhead, BulkheadBuilder, BulkheadPermit};
+pub use guards::throttle::{AdaptiveThrottle, AdaptiveThrottleBuilder};
 pub use integrations::classify::{Transient, is_timeout, transient};
 pub use schedule::backoff::{Backoff, ParseBackoffError};
 pub use schedule::delays::Delays;
@@ -60,10 +62,13 @@ pub use schedule::policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicy
 pub use schedule::rng::seed_rng;
 
 pub use drivers::closure::{
-    Breaker, BreakerSlot, ElapsedInto, NoBreaker, NoTimeout, Retry, RetryFuture, TimeoutInto,
+    AddGuard, Breaker, BreakerSlot, ElapsedInto, NoBreaker, NoTimeout, Retry, RetryFuture,
+    TimeoutInto,
 };
 
-pub use drivers::call::{FromBreakerOpen, FromElapsed, LoggedError};
+pub use drivers::call::{
+    FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled, LoggedError,
+};
 
 /// What the code `#[retryable]` generates names, and drivers built on the engine: not part of
 /// the documented API, and not bound by semver.
@@ -73,7 +78,7 @@ pub mod __private {
     pub use crate::engine::events::CallName;
     pub use crate::engine::state::{Decision, Detached, Engine, Start};
     pub use crate::engine::steps::{
-        CopyDecision, admit, begin, decide, decide_copy, start_alongside,
+        CopyDecision, admit, admit_throttle, begin, decide, decide_copy, start_alongside,
     };
-    pub use crate::guards::{Admission, Guards};
+    pub use crate::guards::{Admission, Guards, ThrottleAdmission};
 }

@@ -13,14 +13,15 @@ use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
 use crate::drivers::timed::{Limit, arm, poll_attempt, poll_in_context};
-use crate::engine::context::enter;
+use crate::engine::context::{enter, enter_recovering};
 use crate::engine::events::{self, CallName};
 use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine};
 use crate::engine::steps;
 use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
-use crate::guards::{Admission, Guards};
+use crate::guards::throttle::AdaptiveThrottle;
+use crate::guards::{Admission, Guards, ThrottleAdmission};
 use crate::schedule::policy::RetryPolicy;
 
 /// Errors that a timed-out attempt can turn into. Implemented for every `E: From<Elapsed>`: the
@@ -61,6 +62,38 @@ impl<E: From<Elapsed>> FromElapsed for E {}
 pub trait FromBreakerOpen: From<crate::BreakerOpen> {}
 
 impl<E: From<crate::BreakerOpen>> FromBreakerOpen for E {}
+
+/// Errors that a shed attempt can turn into: every `E: From<Throttled>`, the bound a `throttle`
+/// puts on a function's error type.
+///
+/// ```
+/// fn needs<E: retry_runtime::FromThrottled>() {}
+/// needs::<std::io::Error>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`throttle` needs the error type `{Self}` to implement `From<reattempt::Throttled>`",
+    label = "an attempt the adaptive throttle sheds must be converted into `{Self}`",
+    note = "add a variant to `{Self}` and `impl From<reattempt::Throttled> for {Self}`"
+)]
+pub trait FromThrottled: From<crate::Throttled> {}
+
+impl<E: From<crate::Throttled>> FromThrottled for E {}
+
+/// Errors that a call turned away by a bulkhead can turn into: every `E: From<BulkheadFull>`,
+/// the bound a `bulkhead` puts on a function's error type.
+///
+/// ```
+/// fn needs<E: retry_runtime::FromBulkheadFull>() {}
+/// needs::<std::io::Error>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`bulkhead` needs the error type `{Self}` to implement `From<reattempt::BulkheadFull>`",
+    label = "a call the full bulkhead turns away must be converted into `{Self}`",
+    note = "add a variant to `{Self}` and `impl From<reattempt::BulkheadFull> for {Self}`"
+)]
+pub trait FromBulkheadFull: From<crate::BulkheadFull> {}
+
+impl<E: From<crate::BulkheadFull>> FromBulkheadFull for E {}
 
 /// Errors that retries can log: every `E: Debug`.
 ///
@@ -126,6 +159,13 @@ impl<'p> Call<'p> {
     #[inline]
     pub fn admit(&self, breaker: &CircuitBreaker, timed: bool) -> Admission {
         steps::admit(&self.engine, breaker, timed)
+    }
+
+    /// Asks `throttle` whether to send the next attempt (after the breaker, if any); see
+    /// [`admit_throttle`](crate::__private::admit_throttle).
+    #[inline]
+    pub fn admit_throttle(&self, throttle: &AdaptiveThrottle, timed: bool) -> ThrottleAdmission {
+        steps::admit_throttle(&self.engine, throttle, timed)
     }
 
     /// Runs one attempt: `context()` names this call while `fut` is polled.
@@ -208,7 +248,7 @@ impl<'p> Call<'p> {
     /// assert_eq!(call.recover_blocking(|| context().unwrap().idempotency_key()), seen);
     /// ```
     pub fn recover_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        enter(&self.engine, f)
+        enter_recovering(&self.engine, f)
     }
 
     /// Decides what follows an attempt's outcome (`name` labels the call's events), per the
@@ -351,6 +391,6 @@ impl<F: Future> Future for Recover<'_, '_, F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        enter(this.engine, || this.fut.poll(cx))
+        enter_recovering(this.engine, || this.fut.poll(cx))
     }
 }

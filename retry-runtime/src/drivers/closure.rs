@@ -18,20 +18,34 @@ use crate::engine::hooks::{FnHooks, Hooks};
 use crate::engine::state::{Decision, Engine, Start};
 use crate::engine::steps::{self, CopyDecision};
 use crate::error::{BreakerOpen, Elapsed};
+use crate::error::{BulkheadFull, Throttled};
+use crate::guards::ThrottleAdmission;
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
+use crate::guards::bulkhead::{Bulkhead, BulkheadPermit};
+use crate::guards::throttle::AdaptiveThrottle;
 use crate::guards::{Admission, Guards};
 use crate::schedule::policy::RetryPolicy;
 
-/// No circuit breaker (the default of [`Retry::circuit_breaker`]).
+/// No shared guard (the default of a [`Retry`]; see [`Breaker`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoBreaker;
 
-/// A circuit breaker every attempt passes through, and how its rejection becomes an `E`.
+/// The shared guards of a [`Retry`] that need the error type to hold their rejection: the
+/// circuit breaker every attempt passes through, the adaptive throttle, and the bulkhead's
+/// rejection; each with how its rejection becomes an `E`. Set by
+/// [`circuit_breaker`](Retry::circuit_breaker), [`throttle`](Retry::throttle) and
+/// [`bulkhead`](Retry::bulkhead), in any order.
 #[derive(Debug)]
+#[allow(
+    clippy::struct_field_names,
+    clippy::type_complexity,
+    reason = "each guard beside the conversion of its rejection"
+)]
 pub struct Breaker<'b, E> {
-    breaker: &'b CircuitBreaker,
-    reject: fn(BreakerOpen) -> E,
+    breaker: Option<(&'b CircuitBreaker, fn(BreakerOpen) -> E)>,
+    throttle: Option<(&'b AdaptiveThrottle, fn(Throttled) -> E)>,
+    full: Option<fn(BulkheadFull) -> E>,
 }
 
 impl<E> Clone for Breaker<'_, E> {
@@ -42,9 +56,9 @@ impl<E> Clone for Breaker<'_, E> {
 
 impl<E> Copy for Breaker<'_, E> {}
 
-/// The breaker of a [`Retry`], if any: [`NoBreaker`] or [`Breaker`].
+/// The shared guards of a [`Retry`], if any: [`NoBreaker`] or [`Breaker`].
 pub trait BreakerSlot<E> {
-    /// The breaker and the conversion of its rejection.
+    /// The guards and the conversions of their rejections.
     fn get(&self) -> Option<Breaker<'_, E>>;
 }
 
@@ -57,6 +71,28 @@ impl<E> BreakerSlot<E> for NoBreaker {
 impl<E> BreakerSlot<E> for Breaker<'_, E> {
     fn get(&self) -> Option<Breaker<'_, E>> {
         Some(*self)
+    }
+}
+
+/// A guard slot to which another guard can be added: [`NoBreaker`] or [`Breaker`].
+pub trait AddGuard<'b, E> {
+    /// The guards set so far.
+    fn guards(&self) -> Breaker<'b, E>;
+}
+
+impl<'b, E> AddGuard<'b, E> for NoBreaker {
+    fn guards(&self) -> Breaker<'b, E> {
+        Breaker {
+            breaker: None,
+            throttle: None,
+            full: None,
+        }
+    }
+}
+
+impl<'b, E> AddGuard<'b, E> for Breaker<'b, E> {
+    fn guards(&self) -> Breaker<'b, E> {
+        *self
     }
 }
 
@@ -157,6 +193,7 @@ impl RetryPolicy {
             hooks: FnHooks::new(),
             breaker: NoBreaker,
             budget: None,
+            bulkhead: None,
             name: "retry",
             timeout: ElapsedInto,
         }
@@ -178,6 +215,7 @@ pub struct Retry<'p, Op, K, B = NoBreaker, C = ElapsedInto> {
     hooks: K,
     breaker: B,
     budget: Option<&'p RetryBudget>,
+    bulkhead: Option<&'p Bulkhead>,
     name: &'static str,
     timeout: C,
 }
@@ -353,6 +391,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
             hooks: f(self.hooks),
             breaker: self.breaker,
             budget: self.budget,
+            bulkhead: self.bulkhead,
             name: self.name,
             timeout: self.timeout,
         }
@@ -365,6 +404,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
             hooks: self.hooks,
             breaker: self.breaker,
             budget: self.budget,
+            bulkhead: self.bulkhead,
             name: self.name,
             timeout,
         }
@@ -436,16 +476,91 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     pub fn circuit_breaker<E: FromBreakerOpen>(
         self,
         breaker: &'p CircuitBreaker,
-    ) -> Retry<'p, Op, K, Breaker<'p, E>, C> {
+    ) -> Retry<'p, Op, K, Breaker<'p, E>, C>
+    where
+        B: AddGuard<'p, E>,
+    {
+        let guards = Breaker {
+            breaker: Some((breaker, E::from)),
+            ..self.breaker.guards()
+        };
+        self.map_guards(guards)
+    }
+
+    /// Passes every attempt (retries included) through the client-side adaptive `throttle`
+    /// (after the breaker, if any): an attempt it sheds is not made, and the call ends at once
+    /// with `E::from(Throttled)`, never retried. The throttle hears whether the dependency
+    /// accepted each attempt it let through (see [`AdaptiveThrottle`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::io;
+    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
+    ///
+    /// let throttle = AdaptiveThrottle::builder().build().unwrap();
+    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    /// let out: io::Result<u32> = policy.retry(|| async { Ok(7) }).throttle(&throttle).await;
+    /// assert_eq!(out.unwrap(), 7);
+    /// assert_eq!(throttle.counts(), (1, 1), "one request, accepted");
+    /// # }
+    /// ```
+    pub fn throttle<E: From<Throttled>>(
+        self,
+        throttle: &'p AdaptiveThrottle,
+    ) -> Retry<'p, Op, K, Breaker<'p, E>, C>
+    where
+        B: AddGuard<'p, E>,
+    {
+        let guards = Breaker {
+            throttle: Some((throttle, E::from)),
+            ..self.breaker.guards()
+        };
+        self.map_guards(guards)
+    }
+
+    /// Holds a slot of `bulkhead` for the whole call, from before its first attempt to its end,
+    /// its sleeps included. When every slot is taken (for the bulkhead's `max_wait`, if it has
+    /// one) no attempt is made and the call ends at once with `E::from(BulkheadFull)`, never
+    /// retried.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::io;
+    /// use retry_runtime::{Bulkhead, RetryPolicy};
+    ///
+    /// let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let _held = bulkhead.try_acquire().unwrap(); // another call holds the only slot
+    /// let out: io::Result<u32> = policy.retry(|| async { Ok(7) }).bulkhead(&bulkhead).await;
+    /// assert_eq!(out.unwrap_err().to_string(), "bulkhead full");
+    /// # }
+    /// ```
+    pub fn bulkhead<E: From<BulkheadFull>>(
+        self,
+        bulkhead: &'p Bulkhead,
+    ) -> Retry<'p, Op, K, Breaker<'p, E>, C>
+    where
+        B: AddGuard<'p, E>,
+    {
+        let guards = Breaker {
+            full: Some(E::from),
+            ..self.breaker.guards()
+        };
+        let mut retry = self.map_guards(guards);
+        retry.bulkhead = Some(bulkhead);
+        retry
+    }
+
+    fn map_guards<G>(self, breaker: G) -> Retry<'p, Op, K, G, C> {
         Retry {
             policy: self.policy,
             op: self.op,
             hooks: self.hooks,
-            breaker: Breaker {
-                breaker,
-                reject: E::from,
-            },
+            breaker,
             budget: self.budget,
+            bulkhead: self.bulkhead,
             name: self.name,
             timeout: self.timeout,
         }
@@ -485,8 +600,12 @@ where
             hooks: self.hooks,
             breaker: self.breaker,
             budget: self.budget,
+            bulkhead: self.bulkhead,
             timeout: self.timeout,
             admission: None,
+            throttled: None,
+            slot: None,
+            waiting: None,
             done: false,
             hedged: None,
             attempt: None,
@@ -509,9 +628,16 @@ pin_project! {
         hooks: K,
         breaker: B,
         budget: Option<&'p RetryBudget>,
+        bulkhead: Option<&'p Bulkhead>,
         timeout: C,
         // What the breaker said about the attempt running now.
         admission: Option<Admission>,
+        // What the throttle said about it.
+        throttled: Option<ThrottleAdmission>,
+        // The bulkhead's slot, held from before the first attempt to the end of the call.
+        slot: Option<BulkheadPermit<'p>>,
+        // Waiting for a slot (boxed: only a call that finds the bulkhead full waits).
+        waiting: Option<Pin<Box<dyn Future<Output = Result<BulkheadPermit<'p>, BulkheadFull>> + Send + Sync + 'p>>>,
         // The call has returned: polling again is a bug, never another round of attempts.
         done: bool,
         // A hedged call's copies in flight (a policy with `hedge_after`); then `attempt` is
@@ -537,6 +663,10 @@ where
 {
     type Output = Result<T, E>;
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the engine's steps, in order, in one loop"
+    )]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let mut this = self.project();
         assert!(!*this.done, "`RetryFuture` polled after completion");
@@ -577,14 +707,57 @@ where
                         ready!(sleep.poll(cx));
                     }
                 }
-                let admission = this
-                    .breaker
-                    .get()
-                    .map(|b| (b, steps::admit(this.engine, b.breaker, C::APPLIES)));
+                let guards = this.breaker.get();
+                // Before the first attempt: a slot of the bulkhead, for the whole call.
+                let mut full = false;
+                if let Some(bulkhead) = *this.bulkhead
+                    && this.slot.is_none()
+                {
+                    let taken = match this.waiting.as_mut() {
+                        Some(waiting) => {
+                            let taken = ready!(waiting.as_mut().poll(cx));
+                            *this.waiting = None;
+                            taken
+                        }
+                        None => match bulkhead.try_acquire() {
+                            Err(_) if bulkhead.max_wait().is_some() => {
+                                *this.waiting = Some(Box::pin(bulkhead.acquire()));
+                                continue;
+                            }
+                            taken => taken,
+                        },
+                    };
+                    match taken {
+                        Ok(slot) => *this.slot = Some(slot),
+                        Err(_) => full = true,
+                    }
+                }
+                let admission = guards
+                    .and_then(|g| g.breaker)
+                    .filter(|_| !full)
+                    .map(|(b, reject)| (reject, steps::admit(this.engine, b, C::APPLIES)));
                 *this.admission = admission.map(|(_, a)| a);
-                if let Some((b, Admission::Rejected)) = admission {
+                let breaker_rejected = matches!(admission, Some((_, Admission::Rejected)));
+                let throttled = guards.and_then(|g| g.throttle).map(|(t, reject)| {
+                    let asked = if full || breaker_rejected {
+                        ThrottleAdmission::NotAsked
+                    } else {
+                        steps::admit_throttle(this.engine, t, C::APPLIES)
+                    };
+                    (reject, asked)
+                });
+                *this.throttled = throttled.map(|(_, a)| a);
+                if full {
+                    // Turned away: no attempt is made; `decide` ends the call.
+                    match guards.and_then(|g| g.full) {
+                        Some(reject) => Err(reject(BulkheadFull::new())),
+                        None => unreachable!("reattempt: a bulkhead is set with its rejection"),
+                    }
+                } else if let Some((reject, Admission::Rejected)) = admission {
                     // Rejected: no attempt is made; `decide` ends the call.
-                    Err((b.reject)(BreakerOpen::new()))
+                    Err(reject(BreakerOpen::new()))
+                } else if let Some((reject, ThrottleAdmission::Rejected)) = throttled {
+                    Err(reject(Throttled::new()))
                 } else {
                     let begun = if C::APPLIES {
                         steps::begin_timed(this.engine)
@@ -607,10 +780,28 @@ where
                 }
             };
             let mut guards = Guards::NONE;
-            if let (Some(Breaker { breaker, .. }), Some(admission)) =
-                (this.breaker.get(), this.admission.take())
+            if let (
+                Some(Breaker {
+                    breaker: Some((breaker, _)),
+                    ..
+                }),
+                Some(admission),
+            ) = (this.breaker.get(), this.admission.take())
             {
                 guards = guards.breaker(breaker, admission);
+            }
+            if let (
+                Some(Breaker {
+                    throttle: Some((throttle, _)),
+                    ..
+                }),
+                Some(admission),
+            ) = (this.breaker.get(), this.throttled.take())
+            {
+                guards = guards.throttle(throttle, admission);
+            }
+            if this.bulkhead.is_some() && this.slot.is_none() {
+                guards = guards.bulkhead_full();
             }
             if let Some(budget) = *this.budget {
                 guards = guards.budget(budget);
@@ -618,6 +809,8 @@ where
             match steps::decide(this.engine, *this.name, this.hooks, outcome, guards) {
                 Decision::Stop(outcome) => {
                     this.timer.set(None);
+                    // The call is over: its bulkhead slot is free for another.
+                    *this.slot = None;
                     *this.done = true;
                     return Poll::Ready(outcome);
                 }
@@ -702,7 +895,14 @@ fn guards_of<'a, E>(
     budget: Option<&'a RetryBudget>,
 ) -> Guards<'a> {
     let mut guards = Guards::NONE;
-    if let (Some(Breaker { breaker, .. }), Some(admission)) = (breaker, admission) {
+    if let (
+        Some(Breaker {
+            breaker: Some((breaker, _)),
+            ..
+        }),
+        Some(admission),
+    ) = (breaker, admission)
+    {
         guards = guards.breaker(breaker, admission);
     }
     if let Some(budget) = budget {
@@ -840,7 +1040,7 @@ where
     let budget = *this.budget;
     if !hedged.copies.is_empty() {
         let is_hedge = kind == Next::Hedge;
-        let b = breaker.map(|b| b.breaker);
+        let b = breaker.and_then(|b| b.breaker).map(|(b, _)| b);
         match steps::start_alongside(this.engine, b, budget, C::APPLIES, is_hedge) {
             Some((admission, limit)) => {
                 if is_hedge {
@@ -854,9 +1054,10 @@ where
         }
         return ControlFlow::Continue(());
     }
-    let admission = breaker.map(|b| steps::admit(this.engine, b.breaker, C::APPLIES));
-    let outcome = if let (Some(b), Some(Admission::Rejected)) = (breaker, admission) {
-        Err((b.reject)(BreakerOpen::new()))
+    let circuit = breaker.and_then(|b| b.breaker);
+    let admission = circuit.map(|(b, _)| steps::admit(this.engine, b, C::APPLIES));
+    let outcome = if let (Some((_, reject)), Some(Admission::Rejected)) = (circuit, admission) {
+        Err(reject(BreakerOpen::new()))
     } else {
         match steps::begin(this.engine, C::APPLIES) {
             Start::NotMade => Err(this.timeout.timed_out(Elapsed::new())),

@@ -26,6 +26,8 @@ struct Frame {
     /// The number of the attempt being polled when the call's attempts overlap (a hedged call's
     /// copy; 0: the engine's current attempt).
     attempt: u32,
+    /// The call's attempts are over: this is its `#[recover]` fallback.
+    recovering: bool,
     parent: *const Frame,
 }
 
@@ -56,14 +58,46 @@ pub(crate) fn enter<R>(engine: &Engine<'_>, f: impl FnOnce() -> R) -> R {
 /// `context().attempt()`); 0: the engine's current attempt.
 #[inline]
 pub(crate) fn enter_copy<R>(engine: &Engine<'_>, attempt: u32, f: impl FnOnce() -> R) -> R {
+    enter_frame(engine, attempt, false, f)
+}
+
+/// As [`enter`], for a call whose attempts are over (its `#[recover]` fallback): a retrying call
+/// made in it sees only the calls enclosing this one as retrying (see [`outer_retries`]).
+#[inline]
+pub(crate) fn enter_recovering<R>(engine: &Engine<'_>, f: impl FnOnce() -> R) -> R {
+    enter_frame(engine, 0, true, f)
+}
+
+#[inline]
+fn enter_frame<R>(engine: &Engine<'_>, attempt: u32, recovering: bool, f: impl FnOnce() -> R) -> R {
     let frame = Frame {
         engine: std::ptr::from_ref(engine).cast::<Engine<'static>>(),
         attempt,
+        recovering,
         parent: CURRENT.get(),
     };
     CURRENT.set(&raw const frame);
     let _restore = Restore(frame.parent);
     f()
+}
+
+/// Whether a call whose attempt is being polled on this thread (however deep) still has attempts
+/// left after it: a call with `one_layer` made here leaves the retrying to it. Worked out from
+/// the frames when asked (after a failure, with `one_layer`), so entering a call costs nothing
+/// more.
+pub(crate) fn outer_retries() -> bool {
+    let mut frame = CURRENT.get();
+    // SAFETY: as in `earliest_enclosing`.
+    #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
+    while let Some(f) = unsafe { frame.as_ref() } {
+        #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
+        let engine = unsafe { &*f.engine };
+        if !f.recovering && engine.attempt() < engine.policy().max_attempts() {
+            return true;
+        }
+        frame = f.parent;
+    }
+    false
 }
 
 /// The earliest `max_elapsed` deadline of the calls whose attempts are being polled on this
@@ -239,6 +273,40 @@ mod tests {
                 );
             });
             assert_eq!(context().unwrap().attempt(), 1, "restored");
+        });
+    }
+
+    #[test]
+    fn outer_retries_while_any_enclosing_call_has_attempts_left() {
+        let three = RetryPolicy::builder().max_attempts(3).build().unwrap();
+        let one = RetryPolicy::builder().max_attempts(1).build().unwrap();
+        let mut outer = Engine::new(&three);
+        let mut middle = Engine::new(&one);
+        middle.begin(false, Instant::now, None);
+        assert!(!outer_retries(), "no call: nothing retries");
+        outer.begin(false, Instant::now, None);
+        enter(&outer, || {
+            assert!(outer_retries(), "attempt 1 of 3");
+            enter(&middle, || {
+                assert!(outer_retries(), "the outer call still has attempts left");
+            });
+            enter_recovering(&outer, || {
+                assert!(
+                    outer_retries(),
+                    "a fallback does not hide the calls around it"
+                );
+            });
+        });
+        outer.begin(false, Instant::now, None);
+        outer.begin(false, Instant::now, None);
+        enter(&outer, || {
+            assert!(!outer_retries(), "attempt 3 of 3: the last");
+            enter(&middle, || {
+                assert!(!outer_retries(), "max_attempts = 1: none")
+            });
+        });
+        enter_recovering(&Engine::new(&three), || {
+            assert!(!outer_retries(), "a fallback's attempts are over");
         });
     }
 

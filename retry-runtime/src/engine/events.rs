@@ -23,6 +23,9 @@
 //! | `reattempt_attempts_total` | counter | attempts made |
 //! | `reattempt_breaker_rejections_total` | counter | attempts a circuit breaker rejected |
 //! | `reattempt_budget_refusals_total` | counter | retries the budget could not pay for |
+//! | `reattempt_throttle_rejections_total` | counter | attempts the adaptive throttle shed |
+//! | `reattempt_bulkhead_rejections_total` | counter | calls a bulkhead turned away |
+//! | `reattempt_one_layer_deferrals_total` | counter | calls that left a retry to an enclosing call (`one_layer`) |
 //! | `reattempt_retry_delay_seconds` | histogram | the sleeps before retries |
 
 use std::fmt::Debug;
@@ -202,6 +205,15 @@ fn give_up_metric(name: &'static str, reason: GiveUpReason) {
         GiveUpReason::BudgetExhausted => {
             metrics::counter!("reattempt_budget_refusals_total", "name" => name).increment(1);
         }
+        GiveUpReason::Throttled => {
+            metrics::counter!("reattempt_throttle_rejections_total", "name" => name).increment(1);
+        }
+        GiveUpReason::BulkheadFull => {
+            metrics::counter!("reattempt_bulkhead_rejections_total", "name" => name).increment(1);
+        }
+        GiveUpReason::OuterRetries => {
+            metrics::counter!("reattempt_one_layer_deferrals_total", "name" => name).increment(1);
+        }
         _ => {}
     }
     #[cfg(not(feature = "metrics"))]
@@ -255,6 +267,8 @@ pub(crate) fn giving_up(
     // budget refusal before any retry, is routine while a dependency is down: DEBUG, or every
     // call would warn during an outage.
     let retried = attempt > 1 && reason != GiveUpReason::BreakerOpen;
+    // Leaving the retry to an enclosing call is the rule working, not a failure to report.
+    let retried = retried && reason != GiveUpReason::OuterRetries;
     match (reason, error) {
         (GiveUpReason::NotRetryable, Some(error)) => tracing::debug!(
             target: "reattempt", name, attempt, %reason,
@@ -274,9 +288,9 @@ pub(crate) fn giving_up(
     }
 }
 
-/// The breaker rejected the attempt after the `made` ones: the call ends with its error.
-pub(crate) fn rejected(name: &'static str, made: u32, error: Logged<'_>) {
-    let reason = GiveUpReason::BreakerOpen;
+/// A guard (breaker, throttle, bulkhead: `reason`) rejected the attempt after the `made` ones:
+/// the call ends with its error.
+pub(crate) fn rejected(name: &'static str, made: u32, reason: GiveUpReason, error: Logged<'_>) {
     give_up_metric(name, reason);
     call_finished(name, made, false);
     // Routine while a dependency is down: DEBUG, or every call would warn during an outage.

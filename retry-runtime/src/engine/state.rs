@@ -55,6 +55,13 @@ pub enum GiveUpReason {
     /// is beyond `max_delay`, or the wait it asks for would end at or past the `max_elapsed`
     /// deadline. Coming back earlier than allowed would only be refused again.
     RetryAfterTooLong,
+    /// The policy retries at one layer ([`one_layer`](crate::RetryPolicyBuilder::one_layer)) and
+    /// an enclosing retrying call still has attempts left: it retries, this call does not.
+    OuterRetries,
+    /// The adaptive throttle rejected the attempt locally: it was not made.
+    Throttled,
+    /// The bulkhead had no free slot for the call (within its `max_wait`): no attempt was made.
+    BulkheadFull,
 }
 
 impl std::fmt::Display for GiveUpReason {
@@ -68,6 +75,9 @@ impl std::fmt::Display for GiveUpReason {
             GiveUpReason::RetryAfterTooLong => {
                 "server's Retry-After beyond max_delay or max_elapsed"
             }
+            GiveUpReason::OuterRetries => "an enclosing call retries (one_layer)",
+            GiveUpReason::Throttled => "throttled by the adaptive throttle",
+            GiveUpReason::BulkheadFull => "bulkhead full",
         })
     }
 }
@@ -380,6 +390,26 @@ impl<'p> Engine<'p> {
         if self.policy.max_elapsed.is_some() {
             self.start_or(now);
         }
+    }
+
+    /// Whether the one-layer rule keeps this call from retrying the attempt that just ended: its
+    /// policy sets [`one_layer`](crate::RetryPolicyBuilder::one_layer), it has attempts left,
+    /// and `outer_retries` (an enclosing retrying call still has attempts left after the one it
+    /// is making). Then the call gives up with [`GiveUpReason::OuterRetries`].
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::__private::Engine;
+    ///
+    /// let policy = RetryPolicy::builder().one_layer(true).build().unwrap();
+    /// let mut engine = Engine::new(&policy);
+    /// retry_runtime::__private::begin(&mut engine, false);
+    /// assert!(engine.defers_to_outer(true));
+    /// assert!(!engine.defers_to_outer(false), "the outer call is on its last attempt");
+    /// ```
+    #[inline]
+    pub fn defers_to_outer(&self, outer_retries: bool) -> bool {
+        self.policy.one_layer && outer_retries && self.attempt() < self.policy.max_attempts
     }
 
     /// When the call's clock started, starting it at `now` if it has not yet.
@@ -947,6 +977,24 @@ mod tests {
         e.rejected(|| unreachable!("started already"));
         let untimed = policy(RetryPolicy::builder());
         Engine::new(&untimed).rejected(|| unreachable!("no max_elapsed: no clock"));
+    }
+
+    #[test]
+    fn one_layer_defers_only_with_attempts_left_and_an_outer_retrier() {
+        let p = policy(RetryPolicy::builder().max_attempts(2).one_layer(true));
+        let mut e = Engine::new(&p);
+        e.begin_attempt();
+        assert!(e.defers_to_outer(true));
+        assert!(!e.defers_to_outer(false));
+        e.begin_attempt();
+        assert!(
+            !e.defers_to_outer(true),
+            "no attempts left: exhausted, not deferred"
+        );
+        let plain = policy(RetryPolicy::builder().max_attempts(2));
+        let mut e = Engine::new(&plain);
+        e.begin_attempt();
+        assert!(!e.defers_to_outer(true), "only when the policy opts in");
     }
 
     #[test]

@@ -24,7 +24,8 @@ use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine, GiveUpReason, Start};
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
-use crate::guards::{Admission, Guards};
+use crate::guards::throttle::AdaptiveThrottle;
+use crate::guards::{Admission, Guards, ThrottleAdmission};
 
 /// Asks `breaker` for leave to make the next attempt, unless that attempt cannot be made anyway
 /// (a `timed` attempt with no time left: see [`Engine::would_run`]), which then takes no permit.
@@ -34,6 +35,22 @@ pub fn admit(engine: &Engine<'_>, breaker: &CircuitBreaker, timed: bool) -> Admi
         Admission::from(breaker.try_acquire())
     } else {
         Admission::NotAsked
+    }
+}
+
+/// Asks `throttle` whether to send the next attempt, unless that attempt cannot be made anyway
+/// (no time left, as for [`admit`]); ask it after the breaker, and not at all when the breaker
+/// rejected the attempt (pass [`ThrottleAdmission::NotAsked`] to the guards then).
+#[inline]
+pub fn admit_throttle(
+    engine: &Engine<'_>,
+    throttle: &AdaptiveThrottle,
+    timed: bool,
+) -> ThrottleAdmission {
+    if engine.would_run(timed, Instant::now, context::inherited_deadline()) {
+        ThrottleAdmission::from(throttle.try_acquire())
+    } else {
+        ThrottleAdmission::NotAsked
     }
 }
 
@@ -91,8 +108,11 @@ pub(crate) struct NotMade;
 ///   sleep. Otherwise returned.
 /// - An attempt that was not made ([`Start::NotMade`]): returned at once, reason
 ///   `DeadlineReached`; the breaker hears nothing and the budget refunds its retry.
-/// - An attempt the breaker in `guards` rejected (its permit is `None`): returned at once, never
-///   retried; it is not an attempt made, and the budget refunds the retry that led to it.
+/// - An attempt a guard in `guards` rejected (the breaker, the throttle, or a call the bulkhead
+///   turned away): returned at once, never retried; it is not an attempt made, and the budget
+///   refunds the retry that led to it.
+/// - With the policy's `one_layer`, a failed attempt of a call nested in an attempt of a call
+///   that still has attempts left is returned, not retried (`GiveUpReason::OuterRetries`).
 /// - A breaker in `guards` hears whether the attempt failed (an outcome to retry, or one that
 ///   timed out: our `timeout` cut it, or `hooks.is_timeout` says so) or not. A budget in `guards`
 ///   pays for each retry and is paid back by a success. The deadline of an enclosing retrying
@@ -147,15 +167,36 @@ fn rejected<E: Debug>(
     engine: &Engine<'_>,
     name: &'static str,
     error: E,
-    budget: Option<&RetryBudget>,
+    guards: Guards<'_>,
+    reason: GiveUpReason,
 ) -> E {
     engine.rejected(Instant::now);
-    if let Some(budget) = budget {
+    // A breaker's permit taken for an attempt another guard (the throttle) then rejected goes
+    // back unused.
+    guards.release();
+    if let Some(budget) = guards.budget_ref() {
         engine.unmade(budget);
     }
     let logged = Logged::new(&error, engine.policy().log_error);
-    events::rejected(name, engine.attempt(), logged);
+    events::rejected(name, engine.attempt(), reason, logged);
     error
+}
+
+/// What the engine's rules say after a failed attempt, the one-layer rule first: a call with
+/// `one_layer` nested in an attempt of a call that will still retry leaves the retrying to it.
+fn after_failure(
+    engine: &mut Engine<'_>,
+    retryable: bool,
+    hint: Option<std::time::Duration>,
+    guards: Guards<'_>,
+) -> Decision<GiveUpReason> {
+    let now = Instant::now();
+    if retryable && engine.defers_to_outer(context::outer_retries()) {
+        engine.start_or(|| now);
+        return Decision::Stop(GiveUpReason::OuterRetries);
+    }
+    let inherited = context::inherited_deadline();
+    engine.after_failure_within(retryable, hint, now, inherited, guards.budget_ref())
 }
 
 /// An `Ok` value that `retry_if_ok` asked to retry.
@@ -169,8 +210,7 @@ fn after_ok_to_retry<T, E>(
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
     guards.record(false);
-    let inherited = context::inherited_deadline();
-    match engine.after_failure_within(true, hint, Instant::now(), inherited, guards.budget_ref()) {
+    match after_failure(engine, true, hint, guards) {
         Decision::Retry(delay) => {
             events::retrying_ok(name, engine.attempt(), delay);
             Decision::Retry(delay)
@@ -206,8 +246,8 @@ fn after_error<T, E: Debug>(
         events::giving_up(name, made, GiveUpReason::DeadlineReached, Some(logged));
         return Decision::Stop(Err(error));
     }
-    if guards.rejected() {
-        return Decision::Stop(Err(rejected(engine, name, error, guards.budget_ref())));
+    if let Some(reason) = guards.rejection() {
+        return Decision::Stop(Err(rejected(engine, name, error, guards, reason)));
     }
     events::attempt_made(name);
     if hooks.is_timeout(&error) {
@@ -222,14 +262,7 @@ fn after_error<T, E: Debug>(
     } else {
         None
     };
-    let inherited = context::inherited_deadline();
-    match engine.after_failure_within(
-        retryable,
-        hint,
-        Instant::now(),
-        inherited,
-        guards.budget_ref(),
-    ) {
+    match after_failure(engine, retryable, hint, guards) {
         Decision::Retry(delay) => {
             hooks.on_retry(&error, &RetryContext::of(engine), delay);
             let logged = Logged::new(&error, engine.policy().log_error);

@@ -1,12 +1,54 @@
-//! Guards shared by many calls: the circuit breaker, which stops calls to a failing dependency,
-//! and the retry budget, which caps how many retries all calls together may make; and
-//! [`Guards`], what one attempt holds of them.
+//! Guards shared by many calls: the circuit breaker, which stops calls to a failing dependency;
+//! the retry budget, which caps how many retries all calls together may make; the adaptive
+//! throttle, which sheds requests locally when the dependency refuses many; the bulkhead, which
+//! caps the calls in flight; and [`Guards`], what one attempt holds of them.
 
 pub(crate) mod breaker;
 pub(crate) mod budget;
+pub(crate) mod bulkhead;
+pub(crate) mod throttle;
 
 use breaker::{CircuitBreaker, Permit};
 use budget::RetryBudget;
+use throttle::AdaptiveThrottle;
+
+use crate::engine::state::GiveUpReason;
+
+/// What the adaptive throttle said about an attempt, asked before it began (after the breaker).
+///
+/// ```
+/// use retry_runtime::AdaptiveThrottle;
+/// use retry_runtime::__private::ThrottleAdmission;
+///
+/// let throttle = AdaptiveThrottle::builder().build().unwrap();
+/// assert_eq!(ThrottleAdmission::from(throttle.try_acquire()), ThrottleAdmission::Admitted);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThrottleAdmission {
+    /// Send it; the throttle hears how it went.
+    Admitted,
+    /// Shed locally: the attempt is not made, and the call ends with the rejection.
+    Rejected,
+    /// Not asked: the attempt cannot be made anyway (no time left, or the breaker rejected it).
+    NotAsked,
+}
+
+impl ThrottleAdmission {
+    /// Whether the throttle rejected the attempt.
+    #[inline]
+    pub fn rejected(&self) -> bool {
+        matches!(self, ThrottleAdmission::Rejected)
+    }
+}
+
+impl<E> From<Result<(), E>> for ThrottleAdmission {
+    fn from(acquired: Result<(), E>) -> Self {
+        match acquired {
+            Ok(()) => ThrottleAdmission::Admitted,
+            Err(_) => ThrottleAdmission::Rejected,
+        }
+    }
+}
 
 /// What the circuit breaker said about an attempt, asked before it began.
 ///
@@ -63,6 +105,8 @@ impl<E> From<Result<Permit, E>> for Admission {
 pub struct Guards<'b> {
     breaker: Option<(&'b CircuitBreaker, Admission)>,
     budget: Option<&'b RetryBudget>,
+    throttle: Option<(&'b AdaptiveThrottle, ThrottleAdmission)>,
+    bulkhead_full: bool,
 }
 
 impl<'b> Guards<'b> {
@@ -70,6 +114,8 @@ impl<'b> Guards<'b> {
     pub const NONE: Guards<'static> = Guards {
         breaker: None,
         budget: None,
+        throttle: None,
+        bulkhead_full: false,
     };
 
     /// The attempt went through `breaker`, which said `admission`.
@@ -97,22 +143,63 @@ impl<'b> Guards<'b> {
         }
     }
 
+    /// The attempt went through `throttle`, which said `admission`. A rejected attempt is
+    /// never made: the call ends at once with `E::from(Throttled)`, as after a breaker's
+    /// rejection. An admitted one tells the throttle whether the dependency accepted it.
+    #[inline]
+    pub fn throttle(self, throttle: &'b AdaptiveThrottle, admission: ThrottleAdmission) -> Self {
+        Guards {
+            throttle: Some((throttle, admission)),
+            ..self
+        }
+    }
+
+    /// The call's bulkhead had no slot for it: no attempt was made, and the call ends at once
+    /// with `E::from(BulkheadFull)` (never retried; it reaches `#[recover]`).
+    #[inline]
+    pub fn bulkhead_full(self) -> Self {
+        Guards {
+            bulkhead_full: true,
+            ..self
+        }
+    }
+
+    /// Which guard turned the attempt away, if one did: the bulkhead, the breaker, the
+    /// throttle.
+    ///
+    /// ```
+    /// use retry_runtime::GiveUpReason;
+    /// use retry_runtime::__private::Guards;
+    ///
+    /// assert_eq!(Guards::NONE.rejection(), None);
+    /// assert_eq!(Guards::NONE.bulkhead_full().rejection(), Some(GiveUpReason::BulkheadFull));
+    /// ```
+    pub fn rejection(&self) -> Option<GiveUpReason> {
+        if self.bulkhead_full {
+            Some(GiveUpReason::BulkheadFull)
+        } else if matches!(self.breaker, Some((_, Admission::Rejected))) {
+            Some(GiveUpReason::BreakerOpen)
+        } else if matches!(self.throttle, Some((_, ThrottleAdmission::Rejected))) {
+            Some(GiveUpReason::Throttled)
+        } else {
+            None
+        }
+    }
+
     /// The budget, if any.
     #[inline]
     pub(crate) fn budget_ref(&self) -> Option<&'b RetryBudget> {
         self.budget
     }
 
-    /// Whether the breaker rejected the attempt.
-    pub(crate) fn rejected(&self) -> bool {
-        matches!(self.breaker, Some((_, Admission::Rejected)))
-    }
-
-    /// Tells the breaker how the attempt went.
+    /// Tells the breaker and the throttle how the attempt went.
     #[inline]
     pub(crate) fn record(&self, succeeded: bool) {
         if let Some((breaker, Admission::Admitted(permit))) = self.breaker {
             breaker.record(permit, succeeded);
+        }
+        if let Some((throttle, ThrottleAdmission::Admitted)) = self.throttle {
+            throttle.record(succeeded);
         }
     }
 

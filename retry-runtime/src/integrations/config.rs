@@ -68,7 +68,8 @@ use crate::schedule::policy::{PolicyError, PolicySettings, RetryPolicy};
 /// `multiplier`, `max_delay`, `jitter` (`"none"`, `"full"`, `"equal"`, `"decorrelated"` or a
 /// factor in (0, 1]), `timeout`, `max_elapsed`, `log_error` (`"none"`, `"type"`, `"debug"`: see
 /// [`LogError`](crate::LogError)), `hedge_after` (`"50ms"` or `"p95"`: see
-/// [`HedgeAfter`](crate::HedgeAfter)); durations are strings such as `"200ms"`.
+/// [`HedgeAfter`](crate::HedgeAfter)), `one_layer` (a bool); durations are strings such as
+/// `"200ms"`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -100,6 +101,7 @@ impl<'de> Deserialize<'de> for RetryPolicy {
             max_elapsed: raw.max_elapsed,
             log_error: raw.log_error,
             hedge_after: raw.hedge_after,
+            one_layer: raw.one_layer,
         };
         settings.builder().build().map_err(de::Error::custom)
     }
@@ -418,6 +420,7 @@ struct RawPolicy {
     log_error: Option<LogError>,
     #[serde(default)]
     hedge_after: Option<HedgeAfter>,
+    one_layer: Option<bool>,
 }
 
 #[derive(Deserialize)]

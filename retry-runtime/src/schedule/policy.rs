@@ -45,6 +45,7 @@ pub struct RetryPolicy {
     pub(crate) hedge_after: Option<HedgeAfter>,
     /// The recent attempt latencies, for a quantile `hedge_after`.
     pub(crate) latencies: Latencies,
+    pub(crate) one_layer: bool,
 }
 
 /// Defaults, as in the attribute's table.
@@ -89,6 +90,7 @@ impl RetryPolicy {
             max_elapsed: None,
             log_error: LogError::TypeName,
             hedge_after: None,
+            one_layer: false,
         }
     }
 
@@ -171,6 +173,17 @@ impl RetryPolicy {
     /// ```
     pub const fn max_elapsed(&self) -> Option<Duration> {
         self.max_elapsed
+    }
+
+    /// Whether the call retries at one layer only (see [`RetryPolicyBuilder::one_layer`]).
+    ///
+    /// ```
+    /// let p = retry_runtime::RetryPolicy::builder().one_layer(true).build().unwrap();
+    /// assert!(p.one_layer());
+    /// assert!(!retry_runtime::RetryPolicy::default().one_layer());
+    /// ```
+    pub const fn one_layer(&self) -> bool {
+        self.one_layer
     }
 
     /// What the retry and give-up events say about the error (default: its type's name only).
@@ -274,6 +287,7 @@ pub struct RetryPolicyBuilder {
     max_elapsed: Option<Duration>,
     log_error: LogError,
     hedge_after: Option<HedgeAfter>,
+    one_layer: bool,
 }
 
 impl RetryPolicyBuilder {
@@ -420,6 +434,32 @@ impl RetryPolicyBuilder {
         self
     }
 
+    /// Retry at one layer (the SRE book's advice, enforced): when `true`, a call made inside an
+    /// attempt of an enclosing retrying call that still has attempts left makes a single
+    /// attempt, and leaves the retrying to that call (it gives up with
+    /// [`GiveUpReason::OuterRetries`](crate::GiveUpReason::OuterRetries)); once every enclosing
+    /// call is on its last attempt (or has none: `max_attempts = 1`), it retries as its policy
+    /// says. Outside any retrying call it changes nothing. Default `false`.
+    ///
+    /// "Enclosing" follows the poll, as `context()` does: any retrying call whose attempt is
+    /// being polled on this thread, however deep; a task spawned from an attempt has none.
+    ///
+    /// The trade-off: three layers of 3 attempts each send up to 27 attempts to a dead leaf;
+    /// with `one_layer` on the inner layers, 7 (each of the outer call's attempts but the last
+    /// reaches the leaf once, and on its last one the layer below retries, and so on down:
+    /// `(max_attempts − 1) × (layers − 1) + max_attempts`). An error that only an inner layer
+    /// could cheaply retry (a reset connection to the leaf) is now retried by the outer layer,
+    /// which repeats the whole chain's work above it.
+    ///
+    /// ```
+    /// let policy = retry_runtime::RetryPolicy::builder().one_layer(true).build().unwrap();
+    /// assert!(policy.one_layer());
+    /// ```
+    pub const fn one_layer(mut self, on: bool) -> Self {
+        self.one_layer = on;
+        self
+    }
+
     /// Checks every value and gives the policy, or the first rule broken.
     ///
     /// # Errors
@@ -507,6 +547,7 @@ impl RetryPolicyBuilder {
             log_error: self.log_error,
             hedge_after: self.hedge_after,
             latencies: Latencies::new(),
+            one_layer: self.one_layer,
         })
     }
 }
@@ -586,6 +627,8 @@ pub struct PolicySettings {
     pub log_error: Option<LogError>,
     /// See [`RetryPolicyBuilder::hedge_after`].
     pub hedge_after: Option<HedgeAfter>,
+    /// See [`RetryPolicyBuilder::one_layer`].
+    pub one_layer: Option<bool>,
 }
 
 impl PolicySettings {
@@ -621,6 +664,9 @@ impl PolicySettings {
         }
         if let Some(h) = self.hedge_after {
             b = b.hedge_after(h);
+        }
+        if let Some(on) = self.one_layer {
+            b = b.one_layer(on);
         }
         b
     }

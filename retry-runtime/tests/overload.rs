@@ -1,0 +1,332 @@
+//! Overload control through the closure API, under tokio's paused clock: retry at one layer
+//! (`one_layer`), the adaptive throttle and the bulkhead.
+
+use std::cell::Cell;
+use std::future::IntoFuture;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::time::Duration;
+
+use retry_runtime::{
+    AdaptiveThrottle, Bulkhead, BulkheadFull, Jitter, RetryBudget, RetryPolicy, Throttled,
+};
+
+const MS: Duration = Duration::from_millis(1);
+
+#[derive(Debug, Clone, PartialEq)]
+enum Error {
+    Down,
+    Shed,
+    Busy,
+}
+
+impl From<Throttled> for Error {
+    fn from(_: Throttled) -> Self {
+        Error::Shed
+    }
+}
+
+impl From<BulkheadFull> for Error {
+    fn from(_: BulkheadFull) -> Self {
+        Error::Busy
+    }
+}
+
+fn policy(attempts: u32, one_layer: bool) -> RetryPolicy {
+    RetryPolicy::builder()
+        .max_attempts(attempts)
+        .delay(MS)
+        .jitter(Jitter::None)
+        .one_layer(one_layer)
+        .build()
+        .unwrap()
+}
+
+/// Three retrying layers over a leaf that always fails; the attempts that reach the leaf.
+async fn chain(outer: &RetryPolicy, inner: &RetryPolicy) -> u32 {
+    let leaf = Cell::new(0u32);
+    let out: Result<(), Error> = outer
+        .retry(|| async {
+            inner
+                .retry(|| async {
+                    inner
+                        .retry(|| async {
+                            leaf.set(leaf.get() + 1);
+                            Err::<(), _>(Error::Down)
+                        })
+                        .without_timeout()
+                        .await
+                })
+                .without_timeout()
+                .await
+        })
+        .without_timeout()
+        .await;
+    assert_eq!(out, Err(Error::Down));
+    leaf.get()
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_layer_cuts_a_three_deep_chain_from_27_to_7_leaf_attempts() {
+    let plain = policy(3, false);
+    assert_eq!(chain(&plain, &plain).await, 27);
+    let one = policy(3, true);
+    // The top call's first two attempts reach the leaf once each; on its last, the middle
+    // retries (its first two attempts reach the leaf once each), and on the middle's last the
+    // leaf's caller retries: 1 + 1 + 1 + 1 + 3.
+    assert_eq!(chain(&plain, &one).await, 7);
+    assert_eq!(chain(&one, &one).await, 7, "the top call has no outer call");
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_layer_retries_normally_under_an_outer_call_on_its_last_attempt_or_with_none() {
+    let single = policy(1, false);
+    let inner = policy(4, true);
+    let calls = Cell::new(0);
+    let out: Result<(), Error> = single
+        .retry(|| async {
+            inner
+                .retry(|| async {
+                    calls.set(calls.get() + 1);
+                    Err::<(), _>(Error::Down)
+                })
+                .without_timeout()
+                .await
+        })
+        .without_timeout()
+        .await;
+    assert_eq!(out, Err(Error::Down));
+    assert_eq!(
+        calls.get(),
+        4,
+        "the outer call makes no retry: the inner one does"
+    );
+    // Outside any retrying call, the rule changes nothing.
+    calls.set(0);
+    let _ = inner
+        .retry(|| async {
+            calls.set(calls.get() + 1);
+            Err::<(), _>(Error::Down)
+        })
+        .without_timeout()
+        .await;
+    assert_eq!(calls.get(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shed_attempt_is_not_made_ends_the_call_and_is_refunded() {
+    retry_runtime::seed_rng(3);
+    let throttle = AdaptiveThrottle::builder().build().unwrap();
+    // The dependency refused everything for a while: the throttle sheds nearly every request.
+    for _ in 0..10_000 {
+        let _ = throttle.try_acquire();
+    }
+    assert!(throttle.rejection_probability() > 0.99);
+    let budget = RetryBudget::builder().max_tokens(100).build().unwrap();
+    let p = policy(5, false);
+    let calls = Cell::new(0);
+    let mut shed = 0;
+    for _ in 0..20 {
+        let out: Result<(), Error> = p
+            .retry(|| async {
+                calls.set(calls.get() + 1);
+                Err(Error::Down)
+            })
+            .without_timeout()
+            .budget(&budget)
+            .throttle(&throttle)
+            .await;
+        if out == Err(Error::Shed) {
+            shed += 1;
+        }
+    }
+    assert!(
+        shed == 20,
+        "every call ends shed, never retried past it: {shed}"
+    );
+    // A call whose first attempt went through retries until a retry is shed; that retry's
+    // tokens come back.
+    assert_eq!(
+        budget.available(),
+        100,
+        "what was paid for shed retries was refunded"
+    );
+    assert!(calls.get() < 20, "most attempts never reach the dependency");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_throttle_hears_accepted_and_refused_attempts() {
+    let throttle = AdaptiveThrottle::builder().build().unwrap();
+    // A dependency that accepted what it was sent: nothing is shed (a cold throttle sheds
+    // after two refusals in a row: (2 − 0) / 3, the formula at small counts).
+    for _ in 0..10 {
+        throttle.try_acquire().unwrap();
+        throttle.record(true);
+    }
+    let p = policy(3, false);
+    let n = Cell::new(0);
+    let out: Result<u32, Error> = p
+        .retry(|| async {
+            n.set(n.get() + 1);
+            if n.get() < 3 {
+                Err(Error::Down)
+            } else {
+                Ok(n.get())
+            }
+        })
+        .without_timeout()
+        .throttle(&throttle)
+        .await;
+    assert_eq!(out, Ok(3));
+    assert_eq!(throttle.counts(), (13, 11), "three requests, one accepted");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_counts_sleeping_retries_and_turns_the_next_call_away() {
+    let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(2).build().unwrap());
+    let made = Arc::new(AtomicU32::new(0));
+    let slow = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(Duration::from_secs(10))
+        .jitter(Jitter::None)
+        .build()
+        .unwrap();
+    let spawn = |bulkhead: Arc<Bulkhead>, made: Arc<AtomicU32>, slow: RetryPolicy| {
+        tokio::spawn(async move {
+            slow.retry(|| {
+                made.fetch_add(1, SeqCst);
+                async { Err::<(), _>(Error::Down) }
+            })
+            .without_timeout()
+            .bulkhead(&bulkhead)
+            .await
+        })
+    };
+    let a = spawn(bulkhead.clone(), made.clone(), slow.clone());
+    let b = spawn(bulkhead.clone(), made.clone(), slow.clone());
+    tokio::time::sleep(MS).await;
+    // Both calls are asleep between retries, and hold their slots.
+    assert_eq!(bulkhead.in_flight(), 2);
+    assert_eq!(made.load(SeqCst), 2);
+    let c = spawn(bulkhead.clone(), made.clone(), slow.clone());
+    assert_eq!(
+        c.await.unwrap(),
+        Err(Error::Busy),
+        "turned away, never retried"
+    );
+    assert_eq!(made.load(SeqCst), 2, "no attempt made for it");
+    assert_eq!(a.await.unwrap(), Err(Error::Down));
+    assert_eq!(b.await.unwrap(), Err(Error::Down));
+    assert_eq!(bulkhead.in_flight(), 0, "slots freed when the calls end");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_with_max_wait_lets_a_call_wait_for_a_slot() {
+    let bulkhead = Bulkhead::builder()
+        .max_concurrent(1)
+        .max_wait(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let p = policy(1, false);
+    let held = bulkhead.try_acquire().unwrap();
+    let t0 = tokio::time::Instant::now();
+    let (out, ()) = tokio::join!(
+        p.retry(|| async { Ok::<_, Error>(5) })
+            .without_timeout()
+            .bulkhead(&bulkhead)
+            .into_future(),
+        async {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            drop(held);
+        }
+    );
+    assert_eq!(out, Ok(5));
+    assert_eq!(t0.elapsed(), Duration::from_millis(30));
+    let _held = bulkhead.try_acquire().unwrap();
+    let out = p
+        .retry(|| async { Ok::<_, Error>(5) })
+        .without_timeout()
+        .bulkhead(&bulkhead)
+        .await;
+    assert_eq!(out, Err(Error::Busy));
+    assert_eq!(t0.elapsed(), Duration::from_millis(130), "waited max_wait");
+}
+
+#[tokio::test(start_paused = true)]
+async fn guards_compose_in_any_order() {
+    let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
+    let throttle = AdaptiveThrottle::builder().build().unwrap();
+    let p = policy(2, false);
+    let out = p
+        .retry(|| async { Ok::<_, Error>(1) })
+        .without_timeout()
+        .bulkhead(&bulkhead)
+        .throttle(&throttle)
+        .await;
+    assert_eq!(out, Ok(1));
+    let out = p
+        .retry(|| async { Ok::<_, Error>(2) })
+        .without_timeout()
+        .throttle(&throttle)
+        .bulkhead(&bulkhead)
+        .await;
+    assert_eq!(out, Ok(2));
+    assert_eq!(throttle.counts(), (2, 2));
+    assert_eq!(bulkhead.in_flight(), 0);
+}
+
+/// Three retrying layers over a leaf failing a fraction of its calls (a fixed pseudo-random
+/// sequence); the share of top-level calls that succeed, and the leaf attempts per call.
+async fn chain_success(outer: &RetryPolicy, inner: &RetryPolicy, calls: u32) -> (f64, f64) {
+    let state = Cell::new(0x9E37_79B9_7F4A_7C15u64);
+    let leaf = Cell::new(0u32);
+    let fails = || {
+        // xorshift64: the same sequence for every configuration.
+        let mut x = state.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        state.set(x);
+        x.is_multiple_of(10)
+    };
+    let mut ok = 0u32;
+    for _ in 0..calls {
+        let out: Result<(), Error> = outer
+            .retry(|| async {
+                inner
+                    .retry(|| async {
+                        inner
+                            .retry(|| async {
+                                leaf.set(leaf.get() + 1);
+                                if fails() { Err(Error::Down) } else { Ok(()) }
+                            })
+                            .without_timeout()
+                            .await
+                    })
+                    .without_timeout()
+                    .await
+            })
+            .without_timeout()
+            .await;
+        ok += u32::from(out.is_ok());
+    }
+    (
+        f64::from(ok) / f64::from(calls),
+        f64::from(leaf.get()) / f64::from(calls),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_layer_keeps_the_success_rate_of_unlimited_retries_when_the_leaf_fails_10_percent() {
+    let plain = policy(3, false);
+    let one = policy(3, true);
+    let (unlimited, per_call_unlimited) = chain_success(&plain, &plain, 20_000).await;
+    let (layered, per_call_layered) = chain_success(&plain, &one, 20_000).await;
+    println!(
+        "leaf fails 10 %: success {:.4} % ({per_call_unlimited:.3} leaf attempts per call) unlimited, \
+         {:.4} % ({per_call_layered:.3}) with one_layer",
+        unlimited * 100.0,
+        layered * 100.0
+    );
+    assert!((unlimited - layered).abs() * 100.0 <= 0.5);
+}
