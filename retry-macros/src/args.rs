@@ -802,6 +802,38 @@ pub(crate) struct Parsed {
     pub(crate) unread_crate: Option<syn::Error>,
 }
 
+/// The settings beside the schedule's numbers, as written.
+struct OtherSettings<'a> {
+    log_error: Option<&'a LitStr>,
+    hedge_after: Option<&'a LitStr>,
+    one_layer: Option<&'a syn::LitBool>,
+}
+
+/// The settings beside the schedule's numbers: `log_error`, `hedge_after`, `one_layer`.
+fn read_other_settings(raw: &OtherSettings<'_>, s: &mut Schedule, errors: &mut Vec<syn::Error>) {
+    if let Some(lit) = raw.log_error {
+        s.spans.insert("log_error", lit.span());
+        match lit.value().parse::<LogError>() {
+            Ok(log) => s.settings.log_error = Some(log),
+            Err(e) => errors.push(syn::Error::new(lit.span(), log_error_fix(&lit.value(), &e))),
+        }
+    }
+    if let Some(lit) = raw.hedge_after {
+        s.spans.insert("hedge_after", lit.span());
+        match lit.value().parse::<HedgeAfter>() {
+            Ok(h) => s.settings.hedge_after = Some(h),
+            Err(e) => errors.push(syn::Error::new(
+                lit.span(),
+                format!("invalid `hedge_after`: {e}; write a duration such as \"50ms\" or a quantile such as \"p95\""),
+            )),
+        }
+    }
+    if let Some(lit) = raw.one_layer {
+        s.spans.insert("one_layer", lit.span());
+        s.settings.one_layer = Some(lit.value);
+    }
+}
+
 /// Parses the attribute's arguments. A mistake in an item's shape (an unknown key, a value of
 /// the wrong kind) fails the parse, with every such mistake reported; a value that cannot be read
 /// is reported in [`Parsed`], beside the others.
@@ -853,27 +885,12 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
             Err(e) => errors.push(syn::Error::new(*span, e.to_string())),
         }
     }
-    if let Some(lit) = &raw.log_error {
-        s.spans.insert("log_error", lit.span());
-        match lit.value().parse::<LogError>() {
-            Ok(log) => s.settings.log_error = Some(log),
-            Err(e) => errors.push(syn::Error::new(lit.span(), log_error_fix(&lit.value(), &e))),
-        }
-    }
-    if let Some(lit) = &raw.hedge_after {
-        s.spans.insert("hedge_after", lit.span());
-        match lit.value().parse::<HedgeAfter>() {
-            Ok(h) => s.settings.hedge_after = Some(h),
-            Err(e) => errors.push(syn::Error::new(
-                lit.span(),
-                format!("invalid `hedge_after`: {e}; write a duration such as \"50ms\" or a quantile such as \"p95\""),
-            )),
-        }
-    }
-    if let Some(lit) = &raw.one_layer {
-        s.spans.insert("one_layer", lit.span());
-        s.settings.one_layer = Some(lit.value);
-    }
+    let others = OtherSettings {
+        log_error: raw.log_error.as_ref(),
+        hedge_after: raw.hedge_after.as_ref(),
+        one_layer: raw.one_layer.as_ref(),
+    };
+    read_other_settings(&others, &mut s, &mut errors);
     let mut unread_crate = None;
     let krate = raw.krate.as_ref().map_or_else(
         || syn::parse_quote!(::reattempt),

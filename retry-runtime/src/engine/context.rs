@@ -302,7 +302,7 @@ mod tests {
         enter(&outer, || {
             assert!(!outer_retries(), "attempt 3 of 3: the last");
             enter(&middle, || {
-                assert!(!outer_retries(), "max_attempts = 1: none")
+                assert!(!outer_retries(), "max_attempts = 1: none");
             });
         });
         enter_recovering(&Engine::new(&three), || {
