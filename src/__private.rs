@@ -74,6 +74,9 @@ pub fn hooks<R: IsResult>(_: TypeOf<R>) -> FnHooks<R::Ok, R::Err> {
     FnHooks::new()
 }
 
+/// A predicate on `E` as a `fn` pointer: the type [`retry_on`] and [`timeout_if`] set.
+pub type Predicate<E> = fn(&E) -> bool;
+
 /// `hooks.retry_if(predicate)`, for the predicate the macro writes from `retry_on` and
 /// `no_retry_on` patterns (a closure that captures nothing), taken as a `fn` pointer: one type
 /// for every function with the same outcome type, so that the runtime's error path is compiled
@@ -92,7 +95,7 @@ pub fn hooks<R: IsResult>(_: TypeOf<R>) -> FnHooks<R::Ok, R::Err> {
 pub fn retry_on<T, E, A, B, C, D, F>(
     hooks: FnHooks<T, E, A, B, C, D, F>,
     predicate: fn(&E) -> bool,
-) -> FnHooks<T, E, fn(&E) -> bool, B, C, D, F> {
+) -> FnHooks<T, E, Predicate<E>, B, C, D, F> {
     hooks.retry_if(predicate)
 }
 
@@ -111,7 +114,7 @@ pub fn retry_on<T, E, A, B, C, D, F>(
 pub fn timeout_if<T, E, A, B, C, D, F>(
     hooks: FnHooks<T, E, A, B, C, D, F>,
     probe: fn(&E) -> bool,
-) -> FnHooks<T, E, A, B, C, D, fn(&E) -> bool> {
+) -> FnHooks<T, E, A, B, C, D, Predicate<E>> {
     hooks.timeout_if(probe)
 }
 
