@@ -74,6 +74,50 @@ pub fn hooks<R: IsResult>(_: TypeOf<R>) -> FnHooks<R::Ok, R::Err> {
     FnHooks::new()
 }
 
+/// A predicate on `E` as a `fn` pointer: the type [`retry_on`] and [`timeout_if`] set.
+pub type Predicate<E> = fn(&E) -> bool;
+
+/// `hooks.retry_if(predicate)`, for the predicate the macro writes from `retry_on` and
+/// `no_retry_on` patterns (a closure that captures nothing), taken as a `fn` pointer: one type
+/// for every function with the same outcome type, so that the runtime's error path is compiled
+/// once for them all rather than once per function. It is called only after an error.
+///
+/// ```
+/// use reattempt::__private::{TypeOf, hooks, result_type, retry_on};
+/// use reattempt::Hooks;
+///
+/// let ty: TypeOf<Result<u8, u16>> = result_type();
+/// let mut h = retry_on(hooks(ty), |e| *e == 503);
+/// assert!(Hooks::retry_if(&mut h, &503));
+/// assert!(!Hooks::retry_if(&mut h, &404));
+/// ```
+#[inline]
+pub fn retry_on<T, E, A, B, C, D, F>(
+    hooks: FnHooks<T, E, A, B, C, D, F>,
+    predicate: fn(&E) -> bool,
+) -> FnHooks<T, E, Predicate<E>, B, C, D, F> {
+    hooks.retry_if(predicate)
+}
+
+/// `hooks.timeout_if(probe)`, for the probe the macro writes with a breaker or a budget (see
+/// [`TimeoutProbe`]), taken as a `fn` pointer for the reason [`retry_on`] gives.
+///
+/// ```
+/// use reattempt::__private::{TypeOf, hooks, result_type, timeout_if};
+/// use reattempt::Hooks;
+///
+/// let ty: TypeOf<Result<u8, std::io::Error>> = result_type();
+/// let mut h = timeout_if(hooks(ty), |e| e.kind() == std::io::ErrorKind::TimedOut);
+/// assert!(Hooks::is_timeout(&mut h, &std::io::ErrorKind::TimedOut.into()));
+/// ```
+#[inline]
+pub fn timeout_if<T, E, A, B, C, D, F>(
+    hooks: FnHooks<T, E, A, B, C, D, F>,
+    probe: fn(&E) -> bool,
+) -> FnHooks<T, E, A, B, C, D, Predicate<E>> {
+    hooks.timeout_if(probe)
+}
+
 /// `false`, opaque to lints (unlike `if false`).
 #[inline]
 pub fn never() -> bool {
@@ -93,8 +137,8 @@ impl EventName {
         Self(std::sync::OnceLock::new())
     }
 
-    /// The name, from the marker item's path (`type_name_of_val`).
-    #[inline]
+    /// The name, from the marker item's path (`type_name_of_val`). Not inlined: one copy for
+    /// every function (it runs only when an event, or a metric, names the call).
     pub fn get(&self, marker_path: &'static str) -> &'static str {
         let path = marker_path
             .strip_suffix("::__reattempt_name")
@@ -330,5 +374,31 @@ impl<E: ?Sized> ProbeTimeout for &TimeoutProbe<'_, E> {
     #[inline]
     fn __reattempt_is_timeout(self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod fn_pointer_hooks_tests {
+    use super::{TypeOf, hooks, result_type, retry_on, timeout_if};
+    use retry_runtime::Hooks;
+
+    #[test]
+    fn retry_on_and_timeout_if_set_their_hooks() {
+        let ty: TypeOf<Result<u8, u16>> = result_type();
+        let mut h = timeout_if(retry_on(hooks(ty), |e| *e == 503), |e| *e == 504);
+        assert!(Hooks::retry_if(&mut h, &503));
+        assert!(!Hooks::retry_if(&mut h, &404));
+        assert!(Hooks::is_timeout(&mut h, &504));
+        assert!(!Hooks::is_timeout(&mut h, &503));
+    }
+
+    #[test]
+    fn functions_with_one_outcome_type_share_one_hooks_type() {
+        let ty: TypeOf<Result<u8, u16>> = result_type();
+        let mut both = [
+            retry_on(hooks(ty), |e| *e == 1),
+            retry_on(hooks(ty), |e| *e == 2),
+        ];
+        assert!(Hooks::retry_if(&mut both[1], &2));
     }
 }

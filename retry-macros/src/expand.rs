@@ -298,13 +298,17 @@ fn event_name(args: &RetryArgs, p: &TokenStream) -> (TokenStream, TokenStream) {
         // The path of an item declared here is this function's path, `Self` type included
         // (`crate::module::Type::method::__reattempt_name`): a constant (a trait impl's
         // `<Type as Trait>::method` is shortened to `Type::method` once, see `EventName`).
+        // The item is the function giving the name, called only when an event names the call
+        // (nothing on the success path); passed as a `fn` pointer, one type for every function,
+        // so that the runtime's `decide` is compiled once per outcome type, not once per function.
         (
             quote!(
-                fn __reattempt_name() {}
-                static __REATTEMPT_NAME: #p::EventName = #p::EventName::new();
+                fn __reattempt_name() -> &'static str {
+                    static __REATTEMPT_NAME: #p::EventName = #p::EventName::new();
+                    #p::EventName::get(&__REATTEMPT_NAME, #p::type_name_of_val(&__reattempt_name))
+                }
             ),
-            // A function, called only when an event names the call: nothing on the success path.
-            quote!(|| #p::EventName::get(&__REATTEMPT_NAME, #p::type_name_of_val(&__reattempt_name))),
+            quote!((__reattempt_name as fn() -> &'static str)),
         )
     }
 }
@@ -412,7 +416,14 @@ fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span) -> TokenStream {
     let ty = syn::Ident::new("__reattempt_result_type", ret);
     let mut hooks = quote_spanned!(ret=> #typed(#ty));
     if let Some(retry_if) = retry_err(args, p) {
-        hooks.extend(quote!(.retry_if(#retry_if)));
+        if args.retry_if.is_none() {
+            // Patterns only: the closure captures nothing, and is passed as a `fn` pointer (one
+            // type for every function with this error type: the runtime's error path is then
+            // compiled once per error type, not once per function).
+            hooks = quote!(#p::retry_on(#hooks, #retry_if));
+        } else {
+            hooks.extend(quote!(.retry_if(#retry_if)));
+        }
     }
     for (method, user) in [
         ("retry_if_ok", &args.retry_if_ok),
@@ -425,7 +436,8 @@ fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span) -> TokenStream {
         }
     }
     if let Some(timeout_if) = timeout_probe(args, p) {
-        hooks.extend(quote!(.timeout_if(#timeout_if)));
+        // Captures nothing: a `fn` pointer, as `retry_on`'s.
+        hooks = quote!(#p::timeout_if(#hooks, #timeout_if));
     }
     hooks
 }
@@ -1147,5 +1159,54 @@ mod recover_message_tests {
             m.contains("`async fn fallback(&self, err: E, n: Arr<{{ 1 + 1 }}>) -> Result<u8, E>`"),
             "{m}"
         );
+    }
+}
+
+#[cfg(test)]
+mod shared_types_tests {
+    //! What the runtime is instantiated with must not be a type of this function's own (a
+    //! closure), or every function compiles its own copy of the engine's generic steps.
+
+    fn expansion(args: &str) -> String {
+        let args = args.parse().unwrap_or_else(|e| panic!("{e}"));
+        let item = "async fn f(x: u32) -> Result<u32, E> { call(x).await }"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}"));
+        super::retryable(args, item).to_string()
+    }
+
+    #[test]
+    fn the_default_name_is_passed_as_a_fn_pointer() {
+        let out = expansion("max_attempts = 3");
+        assert!(
+            out.contains("__reattempt_name as fn () -> & 'static str"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("|| :: reattempt :: __private :: EventName"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn patterns_and_the_timeout_probe_are_fn_pointers() {
+        let out = expansion("retry_on = [E::Busy], budget = BUDGET");
+        assert!(
+            out.contains(":: reattempt :: __private :: retry_on ("),
+            "{out}"
+        );
+        assert!(
+            out.contains(":: reattempt :: __private :: timeout_if ("),
+            "{out}"
+        );
+        assert!(!out.contains(". retry_if ("), "{out}");
+    }
+
+    #[test]
+    fn a_user_predicate_stays_a_closure() {
+        // It may capture (an argument, a local): it cannot always be a `fn` pointer.
+        let out = expansion("retry_on = [E::Busy], retry_if = |e| e.code() == x");
+        assert!(out.contains(". retry_if ("), "{out}");
+        assert!(!out.contains("__private :: retry_on ("), "{out}");
     }
 }
