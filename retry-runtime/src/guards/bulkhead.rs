@@ -1,13 +1,4 @@
-//! The bulkhead: at most `max_concurrent` calls in flight to one dependency, counting a call from
-//! its first attempt to its end, its sleeps between retries included (a call asleep still holds
-//! its connection, its permit, its memory). A call that finds every slot taken waits up to
-//! `max_wait` for one (default: not at all), then is turned away with
-//! [`BulkheadFull`](crate::BulkheadFull), which is never retried (Resilience4j's `Bulkhead`,
-//! Polly's concurrency limiter, Spring's `@ConcurrencyLimit`).
-//!
-//! Taking and giving back a slot is one atomic operation; only a call that must wait touches the
-//! wait list (a `tokio::sync::Notify`), and a release looks at it only when someone waits. Waiters
-//! are not served in order: a slot freed goes to whoever takes it first.
+//! The bulkhead (see [`Bulkhead`]).
 
 use std::time::Duration;
 
@@ -15,7 +6,18 @@ use crate::ConfigError;
 use crate::error::BulkheadFull;
 use crate::sync::{AtomicU32, Ordering};
 
-/// At most `max_concurrent` calls in flight at once (see the [module docs](self)), shared by
+/// The bulkhead: at most `max_concurrent` calls in flight to one dependency, counting a call from
+/// its first attempt to its end, its sleeps between retries included (a call asleep still holds
+/// its connection, its permit, its memory). A call that finds every slot taken waits up to
+/// `max_wait` for one (default: not at all), then is turned away with
+/// [`BulkheadFull`](crate::BulkheadFull), which is never retried (Resilience4j's `Bulkhead`,
+/// Polly's concurrency limiter, Spring's `@ConcurrencyLimit`).
+///
+/// Taking and giving back a slot is one atomic operation; only a call that must wait touches the
+/// wait list (a `tokio::sync::Notify`), and a release looks at it only when someone waits. Waiters
+/// are not served in order: a slot freed goes to whoever takes it first.
+///
+/// At most `max_concurrent` calls in flight at once, shared by
 /// every call that names it.
 ///
 /// ```

@@ -1,23 +1,4 @@
-//! The client-side adaptive throttle of Google's SRE book ("Handling Overload"): each client
-//! counts, over a sliding window, the `requests` it tried to send and the `accepts` the
-//! dependency answered, and rejects a new request locally with probability
-//!
-//! ```text
-//! max(0, (requests − K × accepts) / (requests + 1))
-//! ```
-//!
-//! While the dependency accepts everything, nothing is rejected; once it refuses more than
-//! `1 − 1/K` of what it is sent, the client sheds its own requests so that what still reaches the
-//! dependency stays near `K × accepts`. Every attempt (retries included) is a request, and a
-//! request the throttle rejected counts too (it is what keeps the rejection going while the
-//! dependency stays overloaded).
-//!
-//! An attempt is *accepted* when the dependency answered it with something the call does not
-//! retry (a success, or an error that is not retried): the same line the circuit breaker draws
-//! between a success and a failure. A retryable error or a timeout is a refusal.
-//!
-//! The window is cut into 20 buckets, each one atomic word per counter (the bucket's number and
-//! its count): recording is one compare-and-swap, reading sums the buckets. No lock.
+//! The client-side adaptive throttle (see [`AdaptiveThrottle`]).
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -33,7 +14,28 @@ const BUCKETS: usize = 20;
 #[allow(clippy::cast_possible_truncation, reason = "20")]
 const BUCKETS_U32: u32 = BUCKETS as u32;
 
-/// The client-side adaptive throttle (see the [module docs](self)), shared by every call that
+/// The client-side adaptive throttle of Google's SRE book ("Handling Overload"): each client
+/// counts, over a sliding window, the `requests` it tried to send and the `accepts` the
+/// dependency answered, and rejects a new request locally with probability
+///
+/// ```text
+/// max(0, (requests − K × accepts) / (requests + 1))
+/// ```
+///
+/// While the dependency accepts everything, nothing is rejected; once it refuses more than
+/// `1 − 1/K` of what it is sent, the client sheds its own requests so that what still reaches the
+/// dependency stays near `K × accepts`. Every attempt (retries included) is a request, and a
+/// request the throttle rejected counts too (it is what keeps the rejection going while the
+/// dependency stays overloaded).
+///
+/// An attempt is *accepted* when the dependency answered it with something the call does not
+/// retry (a success, or an error that is not retried): the same line the circuit breaker draws
+/// between a success and a failure. A retryable error or a timeout is a refusal.
+///
+/// The window is cut into 20 buckets, each one atomic word per counter (the bucket's number and
+/// its count): recording is one compare-and-swap, reading sums the buckets. No lock.
+///
+/// The client-side adaptive throttle, shared by every call that
 /// names it.
 ///
 /// ```
