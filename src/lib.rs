@@ -260,4 +260,8 @@ pub mod runtime {
 
     #[cfg(feature = "http")]
     pub use retry_runtime::http;
+    #[cfg(feature = "reqwest-middleware")]
+    pub use retry_runtime::reqwest_middleware;
+    #[cfg(feature = "tower")]
+    pub use retry_runtime::tower;
 }

@@ -120,3 +120,54 @@ fn futures_stream()
     }
     One(Some(bytes::Bytes::from_static(b"{}")))
 }
+
+/// The attribute's hooks, by their names, through `RetryMiddleware::hooks`: a classification
+/// that also retries a 400 (here: to see it obeyed), asked once per answer.
+#[tokio::test]
+async fn custom_hooks_classify_and_are_told_of_each_retry() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use reattempt::reqwest_middleware::HttpClassify;
+    use reattempt::{Hooks, RetryContext};
+
+    #[derive(Clone)]
+    struct RetryBadRequests(Arc<AtomicU32>);
+
+    impl Hooks<reqwest::Response, reqwest_middleware::Error> for RetryBadRequests {
+        fn retry_if(&mut self, e: &reqwest_middleware::Error) -> bool {
+            HttpClassify.retry_if(e)
+        }
+        fn retry_if_ok(&mut self, r: &reqwest::Response) -> bool {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            r.status() == StatusCode::BAD_REQUEST
+        }
+        fn on_retry(&mut self, _: &reqwest_middleware::Error, _: &RetryContext, _: Duration) {}
+    }
+
+    let service = Service::start().await;
+    let asked = Arc::new(AtomicU32::new(0));
+    let client = ClientBuilder::new(reqwest::Client::new())
+        .with(RetryMiddleware::new(quick()).hooks(RetryBadRequests(asked.clone())))
+        .build();
+    let resp = client
+        .post(format!("{}/charges", service.url()))
+        .header("content-type", "application/json")
+        .body(r#"{"order_id":"o-9","amount_cents":-5}"#)
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "the last answer");
+    let attempts = quick().max_attempts();
+    assert_eq!(
+        service.seen_for("o-9").len(),
+        attempts as usize,
+        "every attempt made"
+    );
+    assert_eq!(
+        asked.load(Ordering::Relaxed),
+        attempts,
+        "asked once per answer"
+    );
+    assert_eq!(service.effects("o-9"), 0);
+}

@@ -83,10 +83,12 @@ impl std::fmt::Display for NotReplayable {
 impl std::error::Error for NotReplayable {}
 
 /// A reqwest-middleware `Middleware` retrying each request under a policy; see the
-/// [module](self).
+/// [module](self). `H` is its classification: [`HttpClassify`] unless [`hooks`](Self::hooks)
+/// replaces it.
 #[derive(Debug, Clone)]
-pub struct RetryMiddleware {
+pub struct RetryMiddleware<H = HttpClassify> {
     policy: RetryPolicy,
+    hooks: H,
     breaker: Option<Arc<CircuitBreaker>>,
     budget: Option<Arc<RetryBudget>>,
     name: &'static str,
@@ -99,10 +101,58 @@ impl RetryMiddleware {
     pub fn new(policy: RetryPolicy) -> Self {
         RetryMiddleware {
             policy,
+            hooks: HttpClassify,
             breaker: None,
             budget: None,
             name: "retry",
             idempotency_key: false,
+        }
+    }
+}
+
+impl<H> RetryMiddleware<H> {
+    /// Classifies with `hooks` instead of [`HttpClassify`]: the attribute's hooks, by the same
+    /// names (`retry_if`, `retry_if_ok`, `retry_after`, `retry_after_ok`, `on_retry`,
+    /// `is_timeout`). Each request gets a clone of them. To change one thing, wrap
+    /// [`HttpClassify`] and call it for the rest.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use reqwest_middleware::Error;
+    /// use retry_runtime::{Hooks, RetryContext, RetryPolicy};
+    /// use retry_runtime::reqwest_middleware::{HttpClassify, RetryMiddleware};
+    ///
+    /// /// The standard classification, but a 404 is retried too (an eventually consistent read).
+    /// #[derive(Clone)]
+    /// struct AlsoNotFound;
+    ///
+    /// impl Hooks<reqwest::Response, Error> for AlsoNotFound {
+    ///     fn retry_if(&mut self, e: &Error) -> bool { HttpClassify.retry_if(e) }
+    ///     fn retry_if_ok(&mut self, r: &reqwest::Response) -> bool {
+    ///         r.status() == 404 || HttpClassify.retry_if_ok(r)
+    ///     }
+    ///     fn retry_after_ok(&mut self, r: &reqwest::Response) -> Option<Duration> {
+    ///         HttpClassify.retry_after_ok(r)
+    ///     }
+    ///     fn is_timeout(&mut self, e: &Error) -> bool { HttpClassify.is_timeout(e) }
+    ///     fn on_retry(&mut self, _: &Error, ctx: &RetryContext, d: Duration) {
+    ///         eprintln!("attempt {} failed; again in {d:?}", ctx.attempt());
+    ///     }
+    /// }
+    ///
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let middleware = RetryMiddleware::new(policy).hooks(AlsoNotFound);
+    /// # let _ = middleware;
+    /// ```
+    #[must_use]
+    pub fn hooks<K>(self, hooks: K) -> RetryMiddleware<K> {
+        RetryMiddleware {
+            policy: self.policy,
+            hooks,
+            breaker: self.breaker,
+            budget: self.budget,
+            name: self.name,
+            idempotency_key: self.idempotency_key,
         }
     }
 
@@ -137,9 +187,19 @@ impl RetryMiddleware {
     }
 }
 
-/// The middleware's classification (see the [module](self)).
+/// The middleware's default classification (see the [module](self)): transient transport errors
+/// and attempts our `timeout` cut are retried, and responses with a transient status, no earlier
+/// than their `Retry-After`.
+///
+/// ```
+/// use retry_runtime::Hooks;
+/// use retry_runtime::reqwest_middleware::HttpClassify;
+///
+/// let ok = reqwest::Response::from(http::Response::builder().status(503).body("").unwrap());
+/// assert!(Hooks::<_, reqwest_middleware::Error>::retry_if_ok(&mut HttpClassify, &ok));
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
-struct HttpClassify;
+pub struct HttpClassify;
 
 fn elapsed(error: &Error) -> bool {
     matches!(error, Error::Middleware(e) if e.downcast_ref::<Elapsed>().is_some())
@@ -182,7 +242,7 @@ impl From<BreakerOpen> for Rejected {
 }
 
 #[async_trait::async_trait]
-impl Middleware for RetryMiddleware {
+impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for RetryMiddleware<H> {
     async fn handle(
         &self,
         req: Request,
@@ -217,7 +277,7 @@ impl Middleware for RetryMiddleware {
         let call = self
             .policy
             .retry(op)
-            .hooks(Unwrap(HttpClassify))
+            .hooks(Unwrap(self.hooks.clone()))
             .timeout_into(|e| Rejected(Error::middleware(e)))
             .name(self.name);
         let out = match (&self.breaker, &self.budget) {
