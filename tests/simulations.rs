@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use reattempt::Jitter;
 use reattempt_support::sim::occ;
-use reattempt_support::sim::overload;
+use reattempt_support::sim::overload::{self, Strategy as S};
 use reattempt_support::sim::storm::{self, Scenario, Strategy, Summary};
 
 #[test]
@@ -87,7 +87,6 @@ fn under_partial_overload_the_guards_keep_what_they_promise() {
         .unwrap();
     let run = |strategy| runtime.block_on(overload::simulate(&scenario, strategy));
     let summary = |strategy| overload::Summary::of(&scenario, &run(strategy));
-    use overload::Strategy as S;
     let none = summary(S::NoRetry);
     let plain = summary(S::Retries);
     let budget = summary(S::Budget);

@@ -270,6 +270,28 @@ fn ns(d: Duration) -> u64 {
 /// paused (it advances that clock); the jitter and the throttle's draws come from this thread's
 /// generator, reseeded here.
 ///
+/// ```
+/// use std::time::Duration;
+/// use reattempt_support::sim::overload::{Scenario, Strategy, Summary, simulate};
+///
+/// let scenario = Scenario {
+///     clients: 20,
+///     capacity: 20,
+///     overload_start: Duration::from_secs(1),
+///     overload_len: Duration::from_secs(12),
+///     end: Duration::from_secs(15),
+///     ..Scenario::standard()
+/// };
+/// let runtime = tokio::runtime::Builder::new_current_thread()
+///     .enable_time()
+///     .start_paused(true)
+///     .build()
+///     .unwrap();
+/// let trace = runtime.block_on(simulate(&scenario, Strategy::NoRetry));
+/// let summary = Summary::of(&scenario, &trace);
+/// assert!(summary.goodput < 1.0 && summary.local == 0.0);
+/// ```
+///
 /// # Panics
 /// If the clock is not paused, or time went backwards (a bug).
 #[allow(clippy::too_many_lines, reason = "one event loop, read top to bottom")]
@@ -405,21 +427,19 @@ pub async fn simulate(scenario: &Scenario, strategy: Strategy) -> Trace {
         let mut rejection = Guards::NONE;
         let mut rejected = false;
         if use_bulkhead && c.slot.is_none() {
-            match bulkhead.try_acquire() {
-                Ok(slot) => c.slot = Some(slot),
-                Err(_) => {
-                    rejection = rejection.bulkhead_full();
-                    rejected = true;
-                }
+            if let Ok(slot) = bulkhead.try_acquire() {
+                c.slot = Some(slot);
+            } else {
+                rejection = rejection.bulkhead_full();
+                rejected = true;
             }
         }
         if use_breaker && !rejected {
-            match breaker.try_acquire() {
-                Ok(permit) => c.permit = Some(permit),
-                Err(_) => {
-                    rejection = rejection.breaker(&breaker, Admission::Rejected);
-                    rejected = true;
-                }
+            if let Ok(permit) = breaker.try_acquire() {
+                c.permit = Some(permit);
+            } else {
+                rejection = rejection.breaker(&breaker, Admission::Rejected);
+                rejected = true;
             }
         }
         if use_throttle && !rejected {
@@ -530,7 +550,7 @@ impl Summary {
         let recovery = match last_bad {
             None => Some(Duration::ZERO),
             Some(end) if end + second > scenario.end => None,
-            Some(end) => Some(end - to),
+            Some(end) => Some(end.saturating_sub(to)),
         };
         let share = |(ok, n): (f64, f64)| ok / n;
         Summary {
