@@ -207,7 +207,8 @@ fn plot(path: &Path, s: &Scenario, traces: &[Trace]) -> Result<(), Box<dyn Error
                 .collect(),
         })
         .collect();
-    let top = f64::from(s.capacity) * 1.25;
+    // Room above the capacity line for the legend (the lines stay below it).
+    let top = f64::from(s.capacity) * 1.6;
     let title = format!(
         "Attempts served per second ({} clients; 1 s bins; rejection costs {} of a request)",
         s.clients, s.reject_cost
@@ -227,7 +228,7 @@ fn plot(path: &Path, s: &Scenario, traces: &[Trace]) -> Result<(), Box<dyn Error
                 &shade,
             )),
             reference: Some((f64::from(s.capacity), &capacity)),
-            legend_at: SeriesLabelPosition::LowerRight,
+            legend_at: SeriesLabelPosition::UpperRight,
             log_y: false,
         },
         &series,
