@@ -1,5 +1,7 @@
 //! The simulators of BENCHMARKS.md on a small sweep, checking the shape of their results (never
-//! timing): jitter spreads contention, and a shared budget stops an outage from being multiplied.
+//! timing): jitter spreads contention, a shared budget stops an outage from being multiplied, and
+//! under partial overload the adaptive throttle holds what reaches the backend near K × what it
+//! accepts.
 //! The models are the examples' own (`reattempt_support::sim`, in `support/src/sim/`), driven by
 //! the runtime's policies, budget and breaker.
 
@@ -7,6 +9,7 @@ use std::time::Duration;
 
 use reattempt::Jitter;
 use reattempt_support::sim::occ;
+use reattempt_support::sim::overload::{self, Strategy as S};
 use reattempt_support::sim::storm::{self, Scenario, Strategy, Summary};
 
 #[test]
@@ -62,4 +65,69 @@ fn in_an_outage_a_shared_budget_keeps_amplification_near_one() {
         "the budget holds it near 1: {budget:?}"
     );
     assert!((none.amplification - 1.0).abs() < 1e-9, "{none:?}");
+}
+
+#[test]
+fn under_partial_overload_the_guards_keep_what_they_promise() {
+    let scenario = overload::Scenario {
+        clients: 200,
+        capacity: 200,
+        overload_start: Duration::from_secs(5),
+        overload_len: Duration::from_secs(20),
+        end: Duration::from_secs(45),
+        // Shorter than the overload, so that its steady part is what the window holds.
+        throttle_window: Duration::from_secs(5),
+        seed: 3,
+        ..overload::Scenario::standard()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let run = |strategy| runtime.block_on(overload::simulate(&scenario, strategy));
+    let summary = |strategy| overload::Summary::of(&scenario, &run(strategy));
+    let none = summary(S::NoRetry);
+    let plain = summary(S::Retries);
+    let budget = summary(S::Budget);
+    let throttle = summary(S::Throttle);
+    let both = summary(S::ThrottleBudget);
+    let bulkhead = summary(S::Bulkhead);
+
+    // Rejections cost the backend: plain retries send more and get less served.
+    assert!(
+        plain.arrivals > 2.0 * none.arrivals,
+        "{plain:?} vs {none:?}"
+    );
+    assert!(plain.goodput < none.goodput, "{plain:?} vs {none:?}");
+    // The budget pays for 100 retries (500 tokens, 5 each), then one per 5 first-try successes,
+    // plus the retries of calls that then succeed (refunded): retries ≤ 100 + 1.2 × served.
+    let secs = scenario.overload_len.as_secs_f64();
+    let served = budget.goodput * f64::from(scenario.capacity) * secs;
+    assert!(
+        (budget.arrivals - none.arrivals) * secs <= 100.0 + 1.2 * served,
+        "{budget:?} vs {none:?}"
+    );
+    assert!(budget.arrivals < plain.arrivals, "{budget:?} vs {plain:?}");
+    // The throttle's invariant once its window holds the overload: arrivals ≤ K × accepts + 5 %.
+    for t in [&throttle, &both] {
+        assert!(t.arrivals_per_accept_steady <= overload::K * 1.05, "{t:?}");
+        assert!(
+            t.goodput > plain.goodput && t.goodput > none.goodput,
+            "{t:?} vs {none:?}"
+        );
+        assert!(t.local > 0.0, "it sheds locally: {t:?}");
+        assert!(t.recovery.is_some(), "recovered before the end: {t:?}");
+    }
+    // The bulkhead caps the calls in flight: no amplification beyond what they can send.
+    assert!(
+        bulkhead.arrivals < plain.arrivals,
+        "{bulkhead:?} vs {plain:?}"
+    );
+    assert!(bulkhead.recovery.is_some(), "{bulkhead:?}");
+
+    // The same seed gives the same run (the table compares strategies on the same arrivals).
+    let again = |strategy| format!("{:?}", run(strategy).bins);
+    assert_eq!(again(S::Throttle), again(S::Throttle));
+    assert_eq!(again(S::Bulkhead), again(S::Bulkhead));
 }

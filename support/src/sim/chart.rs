@@ -41,13 +41,14 @@ pub struct Chart<'a> {
 }
 
 /// Colour-blind-safe colours (Okabe and Ito), one per series.
-pub const PALETTE: [RGBColor; 6] = [
+pub const PALETTE: [RGBColor; 7] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(213, 94, 0),    // vermillion
     RGBColor(0, 158, 115),   // bluish green
     RGBColor(204, 121, 167), // reddish purple
     RGBColor(230, 159, 0),   // orange
     RGBColor(86, 180, 233),  // sky blue
+    RGBColor(0, 0, 0),       // black
 ];
 
 /// Draws `series` into an SVG file at `path` (900 × 540).

@@ -1,6 +1,8 @@
-//! The simulators of BENCHMARKS.md: their models, run by the `contention` and `storm` examples and
+//! The simulators of BENCHMARKS.md: their models, run by the `contention`, `storm` and `overload` examples and
 //! checked on a small sweep by `tests/simulations.rs`, and the charts the examples draw.
 
+pub mod chain;
 pub mod chart;
 pub mod occ;
+pub mod overload;
 pub mod storm;
