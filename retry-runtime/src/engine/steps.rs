@@ -428,7 +428,8 @@ pub fn start_alongside(
     match begin(engine, timed) {
         Start::Run(limit) => Some((admission, limit)),
         Start::NotMade => {
-            if let (Some(breaker), Some(Admission::Admitted(permit))) = (breaker, admission) {
+            if let (Some(breaker), Some(permit)) = (breaker, admission.and_then(Admission::permit))
+            {
                 breaker.release(permit);
             }
             engine.forget_not_made();

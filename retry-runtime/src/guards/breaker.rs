@@ -11,7 +11,9 @@
 //! held across an await, and only for a few comparisons).
 //!
 //! Permits are plain data (no borrow of the breaker), so the breaker can be named afresh at each
-//! use; a permit carries the breaker's epoch, so outcomes from before a transition are ignored
+//! use, and one word, shaped as the state word they expect: a success through a closed breaker
+//! that counted nothing meanwhile is one load and one comparison with the permit. A permit carries
+//! the breaker's epoch, so outcomes from before a transition are ignored
 //! (the epoch counts transitions modulo 2^29: a permit would have to be held across 536 million
 //! transitions to be mistaken for a current one). A probe that never reports back (its call was
 //! cancelled) holds its slot for `reset_timeout`, after which another probe may take it; the
@@ -61,20 +63,58 @@ impl std::fmt::Display for BreakerState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use = "record the call's outcome with CircuitBreaker::record"]
 pub struct Permit {
-    epoch: u64,
-    /// The probe's number in its half-open phase (from 1); 0 for a call through a closed breaker.
-    probe: u64,
+    /// One word, shaped as the state word: through a closed breaker, the word of that epoch,
+    /// closed, with nothing counted (`pack(epoch, CLOSED)`): a success finds the breaker as it
+    /// left it when the state word equals the permit; a half-open probe's is
+    /// `pack(epoch, HALF_OPEN)` with the probe's number (from 1) in `PROBE`.
+    word: u64,
+}
+
+impl Permit {
+    /// What [`Admission::Rejected`](crate::__private::Admission::Rejected) holds: no permit
+    /// has the phase 3, which no state word has either.
+    pub(crate) const REJECTED: Permit = Permit {
+        word: 3 << PHASE_SHIFT,
+    };
+
+    /// What [`Admission::NotAsked`](crate::__private::Admission::NotAsked) holds.
+    pub(crate) const NOT_ASKED: Permit = Permit {
+        word: (3 << PHASE_SHIFT) | 1,
+    };
+
+    /// Whether this is a permit the breaker gave (not `REJECTED` or `NOT_ASKED`).
+    pub(crate) fn is_permit(self) -> bool {
+        phase(self.word) != 3
+    }
+
+    fn closed(word: u64) -> Self {
+        Permit {
+            word: pack(epoch(word), CLOSED),
+        }
+    }
+
+    fn epoch(self) -> u64 {
+        epoch(self.word)
+    }
+
+    fn probe(self) -> u64 {
+        self.word & PROBE
+    }
 }
 
 /// Parts per million: a failure rate is compared exactly, in integers.
 const PPM: u64 = 1_000_000;
 
 // The state word: | epoch: 29 bits | phase: 2 bits | full: 1 bit | low: 32 bits |. While closed,
-// `low` is the count of failures in a row (consecutive mode) or the next slot of the window (rate
-// mode), and `full` says the window has gone round once (rate mode). Only a thread holding the
-// mutex changes the epoch or the phase; without it, only `low` and `full` of a closed word change.
+// `low` is the count of failures in a row (consecutive mode) or the next slot of the window plus
+// one (rate mode: never 0, so that a rate-mode word never equals a closed permit, and `record`'s
+// common case needs no test of the mode), and `full` says the window has gone round once (rate
+// mode). Only a thread holding the mutex changes the epoch or the phase; without it, only `low`
+// and `full` of a closed word change. A probe's permit carries its number where `full` and `low`
+// are (`PROBE`), which a half-open word leaves at 0.
 const LOW: u64 = u32::MAX as u64;
 const FULL: u64 = 1 << 32;
+const PROBE: u64 = FULL | LOW;
 const PHASE_SHIFT: u32 = 33;
 const EPOCH_SHIFT: u32 = 35;
 const EPOCH_MASK: u64 = (1 << 29) - 1;
@@ -262,10 +302,7 @@ impl CircuitBreaker {
         let word = self.state.load(Ordering::Acquire);
         if phase(word) == CLOSED {
             // The common case: one atomic load, no lock, no clock read.
-            return Ok(Permit {
-                epoch: epoch(word),
-                probe: 0,
-            });
+            return Ok(Permit::closed(word));
         }
         self.acquire_slow()
     }
@@ -276,10 +313,7 @@ impl CircuitBreaker {
         let mut slow = self.lock();
         let mut word = self.state.load(Ordering::Acquire);
         if phase(word) == CLOSED {
-            return Ok(Permit {
-                epoch: epoch(word),
-                probe: 0,
-            });
+            return Ok(Permit::closed(word));
         }
         let now = now();
         if phase(word) == OPEN {
@@ -295,12 +329,18 @@ impl CircuitBreaker {
             .count();
         let taken = u64::from(slow.succeeded) + live as u64;
         if taken < u64::from(self.half_open_probes) {
-            slow.last_probe += 1;
-            let probe = slow.last_probe;
+            // Numbered from 1 within the phase, modulo 2^33 (a permit carries the number in 33
+            // bits): after a wrap, a number still out is skipped, so the probes out stay distinct.
+            let probe = loop {
+                slow.last_probe = slow.last_probe % PROBE + 1;
+                let n = slow.last_probe;
+                if !slow.out.iter().any(|(out, _)| *out == n) {
+                    break n;
+                }
+            };
             slow.out.push((probe, now.checked_add(self.reset_timeout)));
             Ok(Permit {
-                epoch: epoch(word),
-                probe,
+                word: pack(epoch(word), HALF_OPEN) | probe,
             })
         } else {
             Err(BreakerOpen::new())
@@ -314,20 +354,21 @@ impl CircuitBreaker {
         let word = self.state.load(Ordering::Acquire);
         // The common case, inline: a success through a breaker still closed in the permit's
         // epoch with no failure in a row to forget (consecutive mode). The word is then exactly
-        // the epoch's with the closed phase and nothing counted: one load, one comparison.
-        if succeeded
-            && word == permit.epoch << EPOCH_SHIFT
-            && matches!(self.trip, Trip::Consecutive(_))
-        {
+        // the permit: one load, one comparison. (A rate-mode word never equals a permit: its
+        // `low` is never 0; a probe's permit has its number where a half-open word has 0.)
+        if succeeded && word == permit.word {
             return;
         }
-        self.record_outcome(word, permit, succeeded);
+        self.record_outcome(permit, succeeded);
     }
 
-    /// [`record`](Self::record), past its common case; `word` is the state it read.
+    /// [`record`](Self::record), past its common case (which it reads the state word again for:
+    /// the outcome is judged against the state as it stands then).
+    #[cold]
     #[inline(never)]
-    fn record_outcome(&self, word: u64, permit: Permit, succeeded: bool) {
-        if epoch(word) != permit.epoch {
+    fn record_outcome(&self, permit: Permit, succeeded: bool) {
+        let word = self.state.load(Ordering::Acquire);
+        if !permit.is_permit() || epoch(word) != permit.epoch() {
             return; // the breaker moved on since this call was admitted
         }
         match phase(word) {
@@ -393,11 +434,12 @@ impl CircuitBreaker {
         // One compare-and-swap: the slot, and whether the window had gone round (its slots then
         // hold this phase's outcomes; before, whatever they hold is not counted).
         let (slot, was_full) = loop {
-            let slot = word & LOW;
+            // `low` is the next slot plus one.
+            let slot = (word & LOW) - 1;
             let next = if slot + 1 == u64::from(window) {
-                (word & !LOW) | FULL
+                (word & !LOW) | FULL | 1
             } else {
-                (word & !LOW) | (slot + 1)
+                (word & !LOW) | (slot + 2)
             };
             match self
                 .state
@@ -465,7 +507,7 @@ impl CircuitBreaker {
         let filled = if word & FULL != 0 {
             u64::from(window)
         } else {
-            word & LOW
+            (word & LOW) - 1
         };
         if filled >= u64::from(minimum_calls) && (count & LOW) * PPM >= u64::from(rate_ppm) * filled
         {
@@ -490,11 +532,11 @@ impl CircuitBreaker {
     fn record_probe(&self, permit: Permit, succeeded: bool) {
         let mut slow = self.lock();
         let word = self.state.load(Ordering::Acquire);
-        if phase(word) != HALF_OPEN || epoch(word) != permit.epoch {
+        if phase(word) != HALF_OPEN || epoch(word) != permit.epoch() {
             return;
         }
         // Only a probe not yet reported counts (late or not).
-        let Some(i) = slow.out.iter().position(|(n, _)| *n == permit.probe) else {
+        let Some(i) = slow.out.iter().position(|(n, _)| *n == permit.probe()) else {
             return;
         };
         slow.out.remove(i);
@@ -535,14 +577,14 @@ impl CircuitBreaker {
     /// ```
     pub fn release(&self, permit: Permit) {
         let word = self.state.load(Ordering::Acquire);
-        if phase(word) != HALF_OPEN || epoch(word) != permit.epoch {
+        if phase(word) != HALF_OPEN || epoch(word) != permit.epoch() || !permit.is_permit() {
             return; // nothing held: a closed breaker counts no slots
         }
         let mut slow = self.lock();
         let word = self.state.load(Ordering::Acquire);
         if phase(word) == HALF_OPEN
-            && epoch(word) == permit.epoch
-            && let Some(i) = slow.out.iter().position(|(n, _)| *n == permit.probe)
+            && epoch(word) == permit.epoch()
+            && let Some(i) = slow.out.iter().position(|(n, _)| *n == permit.probe())
         {
             slow.out.remove(i);
         }
@@ -565,13 +607,19 @@ impl CircuitBreaker {
             // Before the state word: a call admitted under the new epoch finds its count ready.
             outcomes.failures.swap(next << 32, Ordering::AcqRel);
         }
-        let new = pack(next, to);
+        let new = pack(next, to) | self.fresh_low(to);
         // A swap rather than a store: the same on the hardware for this rare write, and loom 0.7
         // models a plain store among compare-and-swaps wrongly (tokio-rs/loom#282), which made
         // `tests/loom.rs` see a transition undone.
         self.state.swap(new, Ordering::AcqRel);
         crate::engine::events::breaker_transition(self.name, state_of(word), state_of(new));
         new
+    }
+
+    /// `low` in a fresh word of phase `phase`: in the rate mode, a closed word's is the first
+    /// slot plus one.
+    fn fresh_low(&self, phase: u64) -> u64 {
+        u64::from(phase == CLOSED && matches!(self.trip, Trip::Rate { .. }))
     }
 
     fn lock(&self) -> MutexGuard<'_, Slow> {
@@ -750,12 +798,13 @@ impl CircuitBreakerBuilder {
                 field: "half_open_probes",
             });
         }
+        let state = pack(0, CLOSED) | u64::from(matches!(trip, Trip::Rate { .. }));
         Ok(CircuitBreaker {
             name: self.name,
             trip,
             reset_timeout: self.reset_timeout,
             half_open_probes: self.half_open_probes,
-            state: AtomicU64::new(pack(0, CLOSED)),
+            state: AtomicU64::new(state),
             slow: Mutex::new(Slow::default()),
         })
     }

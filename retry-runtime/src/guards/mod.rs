@@ -50,7 +50,12 @@ impl<E> From<Result<(), E>> for ThrottleAdmission {
     }
 }
 
-/// What the circuit breaker said about an attempt, asked before it began.
+/// What the circuit breaker said about an attempt, asked before it began: admitted under a
+/// [`Permit`] ([`Admission::Admitted`]), [`Admission::Rejected`], or [`Admission::NotAsked`].
+///
+/// One word, the permit's (a rejection and "not asked" are words no permit has), so that the
+/// admission an attempt holds across its `.await` is one store, and recording a success one
+/// comparison with the breaker's state word.
 ///
 /// ```
 /// use retry_runtime::CircuitBreaker;
@@ -59,27 +64,66 @@ impl<E> From<Result<(), E>> for ThrottleAdmission {
 /// let breaker = CircuitBreaker::builder().build().unwrap();
 /// let admission = Admission::from(breaker.try_acquire());
 /// assert!(!admission.rejected());
+/// assert_eq!(admission, Admission::Admitted(admission.permit().unwrap()));
+/// assert!(matches!(Admission::NotAsked, Admission::NotAsked));
+/// assert_eq!(Admission::Rejected.permit(), None);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admission {
-    /// Go ahead, under this permit.
-    Admitted(Permit),
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Admission(Permit);
+
+#[allow(
+    non_upper_case_globals,
+    non_snake_case,
+    reason = "named as the variants of the enum it was, so that `Admission::Rejected` still reads (and matches) as one"
+)]
+impl Admission {
     /// The breaker is open: the attempt is not made, and the call ends with the rejection.
-    Rejected,
+    pub const Rejected: Admission = Admission(Permit::REJECTED);
+
     /// The breaker was not asked: the attempt cannot be made anyway (no time remains), and ends
     /// the call as `DeadlineReached` without taking a permit.
-    NotAsked,
-}
+    pub const NotAsked: Admission = Admission(Permit::NOT_ASKED);
 
-impl Admission {
+    /// Go ahead, under this permit.
+    ///
+    /// ```
+    /// use retry_runtime::CircuitBreaker;
+    /// use retry_runtime::__private::Admission;
+    ///
+    /// let breaker = CircuitBreaker::builder().build().unwrap();
+    /// let permit = breaker.try_acquire().unwrap();
+    /// assert_eq!(Admission::Admitted(permit).permit(), Some(permit));
+    /// ```
+    #[inline]
+    pub const fn Admitted(permit: Permit) -> Admission {
+        Admission(permit)
+    }
+
+    /// The permit, if the breaker admitted the attempt.
+    #[inline]
+    pub fn permit(self) -> Option<Permit> {
+        self.0.is_permit().then_some(self.0)
+    }
+
     /// Whether the breaker rejected the attempt.
     #[inline]
     pub fn rejected(&self) -> bool {
-        matches!(self, Admission::Rejected)
+        *self == Admission::Rejected
+    }
+}
+
+impl std::fmt::Debug for Admission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.permit() {
+            Some(permit) => f.debug_tuple("Admitted").field(&permit).finish(),
+            None if self.rejected() => f.write_str("Rejected"),
+            None => f.write_str("NotAsked"),
+        }
     }
 }
 
 impl<E> From<Result<Permit, E>> for Admission {
+    #[inline]
     fn from(acquired: Result<Permit, E>) -> Self {
         match acquired {
             Ok(permit) => Admission::Admitted(permit),
@@ -195,8 +239,10 @@ impl<'b> Guards<'b> {
     /// Tells the breaker and the throttle how the attempt went.
     #[inline]
     pub(crate) fn record(&self, succeeded: bool) {
-        if let Some((breaker, Admission::Admitted(permit))) = self.breaker {
-            breaker.record(permit, succeeded);
+        if let Some((breaker, admission)) = self.breaker {
+            // No test of the admission here: the breaker ignores a word that is no permit, on
+            // its path past the common case.
+            breaker.record(admission.0, succeeded);
         }
         if let Some((throttle, ThrottleAdmission::Admitted)) = self.throttle {
             throttle.record(succeeded);
@@ -205,8 +251,41 @@ impl<'b> Guards<'b> {
 
     /// Gives the breaker's permit back unused: the attempt was not made.
     pub(crate) fn release(&self) {
-        if let Some((breaker, Admission::Admitted(permit))) = self.breaker {
+        if let Some((breaker, admission)) = self.breaker
+            && let Some(permit) = admission.permit()
+        {
             breaker.release(permit);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_admission_is_one_word() {
+        assert_eq!(size_of::<Permit>(), size_of::<u64>());
+        assert_eq!(size_of::<Admission>(), size_of::<u64>());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_admission_without_a_permit_records_and_releases_nothing() {
+        let breaker = CircuitBreaker::builder()
+            .failure_threshold(1)
+            .build()
+            .unwrap();
+        for admission in [Admission::Rejected, Admission::NotAsked] {
+            assert_eq!(admission.permit(), None);
+            let guards = Guards::NONE.breaker(&breaker, admission);
+            guards.record(false);
+            guards.release();
+        }
+        assert_eq!(breaker.state(), breaker::BreakerState::Closed);
+        let admission = Admission::from(breaker.try_acquire());
+        assert!(admission.permit().is_some() && !admission.rejected());
+        Guards::NONE.breaker(&breaker, admission).record(false);
+        assert_eq!(breaker.state(), breaker::BreakerState::Open);
+        assert_eq!(Admission::from(breaker.try_acquire()), Admission::Rejected);
     }
 }
