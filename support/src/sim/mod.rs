@@ -2,5 +2,6 @@
 //! checked on a small sweep by `tests/simulations.rs`, and the charts the examples draw.
 
 pub mod chart;
+pub mod hedge;
 pub mod occ;
 pub mod storm;
