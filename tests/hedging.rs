@@ -238,8 +238,7 @@ async fn warnings<F: Future>(f: impl FnOnce() -> F) -> Vec<String> {
     let w = Warnings::default();
     let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(w.clone()));
     f().await;
-    let out = w.0.lock().unwrap().clone();
-    out
+    w.0.lock().unwrap().clone()
 }
 
 #[tokio::test(start_paused = true)]

@@ -209,6 +209,27 @@ fn key(t: f64) -> u64 {
 
 /// Runs `strategy` through `scenario`.
 ///
+/// ```
+/// use std::time::Duration;
+/// use reattempt_support::sim::hedge::{Scenario, Strategy, simulate};
+///
+/// let s = Scenario {
+///     replicas: 10,
+///     median: Duration::from_millis(10),
+///     sigma: 0.4,
+///     straggler_rate: 0.015,
+///     straggler_factor: 10.0,
+///     utilisation: 0.3,
+///     calls: 5_000,
+///     seed: 1,
+/// };
+/// let unhedged = simulate(&s, Strategy::Unhedged);
+/// let hedged = simulate(&s, Strategy::Fixed(Duration::from_millis(50)));
+/// assert_eq!(unhedged.requests_per_call, 1.0);
+/// assert!(hedged.requests_per_call > 1.0 && hedged.requests_per_call < 1.2);
+/// assert!(hedged.quantile(0.99) < unhedged.quantile(0.99));
+/// ```
+///
 /// # Panics
 /// Never for a valid scenario (at least one replica, a positive median and load).
 #[allow(clippy::too_many_lines, reason = "one event loop, read top to bottom")]
