@@ -3,12 +3,15 @@
 
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
-pub use retry_runtime::__private::{Admission, Call, Decision, Guards, ThrottleAdmission};
+pub use retry_runtime::__private::{
+    Admission, Call, Decision, Guards, ThrottleAdmission, hedge_ignored,
+};
 pub use retry_runtime::{
     AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, HedgeAfter, Jitter, LogError,
     RetryBudget, RetryContext, RetryPolicy, RetryPolicyBuilder,
 };
 use retry_runtime::{FromBreakerOpen, Transient};
+pub use std::sync::Once;
 
 /// The return type of a `#[retryable]` function: a `Result`, under any name (`io::Result<T>`, a
 /// crate's own alias). The compiler, not the macro, decides.

@@ -3,10 +3,10 @@
 //! (`&self`, by-value and borrowed arguments, `recover`, a budget) and that copies share a key.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
-use reattempt::{RetryBudget, context, recover, retryable};
+use reattempt::{HedgeAfter, RetryBudget, RetryPolicy, context, recover, retryable};
 use tokio::time::{Instant, sleep};
 
 const MS: Duration = Duration::from_millis(1);
@@ -127,4 +127,129 @@ async fn the_budget_pays_for_the_attributes_hedges() {
         "one hedge paid, the next refused"
     );
     assert_eq!(BUDGET.available(), 0);
+}
+
+/// Records the key every attempt and the fallback see.
+struct Keyed {
+    keys: Mutex<Vec<String>>,
+}
+
+impl Keyed {
+    #[retryable(max_attempts = 2, hedge_after = "10ms", recover = Self::fallback)]
+    async fn fetch(&self) -> Result<String, PayError> {
+        let key = context().unwrap().idempotency_key().to_string();
+        self.keys.lock().unwrap().push(key);
+        sleep(30 * MS).await;
+        Err(PayError::Unavailable)
+    }
+
+    #[recover]
+    async fn fallback(&self, _err: PayError) -> Result<String, PayError> {
+        Ok(context().unwrap().idempotency_key().to_string())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_fallback_of_a_hedged_call_runs_in_the_calls_context() {
+    let k = Keyed {
+        keys: Mutex::new(vec![]),
+    };
+    let fallback_key = k.fetch().await.unwrap();
+    let keys = k.keys.lock().unwrap().clone();
+    assert_eq!(keys.len(), 2, "the first attempt and its hedge");
+    assert_eq!(keys[0], keys[1]);
+    assert_eq!(
+        fallback_key, keys[0],
+        "the fallback sees the call's idempotency key, not a fresh one"
+    );
+}
+
+/// A run-time policy that hedges after 50 ms.
+static HEDGING: LazyLock<RetryPolicy> = LazyLock::new(|| {
+    RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(10 * MS)
+        .timeout(Duration::from_secs(1))
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
+        .build()
+        .unwrap()
+});
+
+impl Gateway {
+    #[retryable(policy = HEDGING)]
+    async fn charge_by_policy(&self, order: String) -> Result<String, PayError> {
+        let n = context().unwrap().attempt();
+        self.seen.lock().unwrap().push((n, order.clone()));
+        sleep(Duration::from_millis(self.took[n as usize - 1])).await;
+        self.charged.fetch_add(1, Ordering::SeqCst);
+        Ok(format!("{order} by attempt {n}"))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_with_hedge_after_hedges_an_async_fn_that_can_overlap() {
+    let g = Gateway::new(&[1000, 10, 10]);
+    let t0 = Instant::now();
+    let out = g.charge_by_policy("order-7".to_owned()).await;
+    assert_eq!(out.unwrap(), "order-7 by attempt 2");
+    assert_eq!(t0.elapsed(), 60 * MS);
+    sleep(Duration::from_secs(2)).await;
+    assert_eq!(g.charged.load(Ordering::SeqCst), 1, "the slow copy dropped");
+}
+
+/// A function whose attempts cannot overlap (`&mut self`).
+struct Counter {
+    n: u32,
+}
+
+impl Counter {
+    #[retryable(policy = HEDGING)]
+    async fn bump(&mut self) -> Result<u32, PayError> {
+        self.n += 1;
+        sleep(100 * MS).await;
+        Ok(self.n)
+    }
+}
+
+/// The WARN events with target `reattempt` logged while `f` runs.
+async fn warnings<F: Future>(f: impl FnOnce() -> F) -> Vec<String> {
+    use tracing::field::{Field, Visit};
+    use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
+    #[derive(Clone, Default)]
+    struct Warnings(Arc<Mutex<Vec<String>>>);
+    struct Message<'a>(&'a mut String);
+    impl Visit for Message<'_> {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            use std::fmt::Write as _;
+            let _ = write!(self.0, "{}={value:?} ", field.name());
+        }
+    }
+    impl<S: tracing::Subscriber> Layer<S> for Warnings {
+        fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+            let meta = event.metadata();
+            if meta.target() == "reattempt" && *meta.level() == tracing::Level::WARN {
+                let mut text = String::new();
+                event.record(&mut Message(&mut text));
+                self.0.lock().unwrap().push(text);
+            }
+        }
+    }
+    let w = Warnings::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(w.clone()));
+    f().await;
+    w.0.lock().unwrap().clone()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_with_hedge_after_on_a_fn_that_cannot_overlap_warns_once() {
+    let mut c = Counter { n: 0 };
+    let logged = warnings(|| async {
+        assert_eq!(c.bump().await.unwrap(), 1, "one attempt: not hedged");
+        assert_eq!(c.bump().await.unwrap(), 2);
+    })
+    .await;
+    assert_eq!(logged.len(), 1, "one warning per function: {logged:?}");
+    assert!(logged[0].contains("hedge_after"), "{logged:?}");
+    assert!(logged[0].contains("Counter::bump"), "{logged:?}");
 }

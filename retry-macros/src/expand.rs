@@ -75,8 +75,13 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
         }
     };
     let (attempt, sleep) = attempt_and_sleep(args, f, &block.stmts, &p, &pin, &call, &delay);
+    // Through the closure driver: a `hedge_after` key, or a run-time `policy` (which may hedge)
+    // on a function whose attempts may overlap. The driver branches on the policy's
+    // `hedge_after` at run time, so the body is expanded once either way.
+    let hedged = args.schedule.settings.hedge_after.is_some()
+        || (args.policy.is_some() && valid::can_overlap(f));
     let tail = if let Some(path) = &args.recover {
-        recover_call(path, f, &out, &call, &p)
+        recover_call(path, f, &out, &call, hedged, &p)
     } else {
         quote!(#out)
     };
@@ -108,9 +113,19 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     let tail = quote_spanned!(ret.span()=> #from_result(#tail));
     let check = at(quote!(#p::result_type()), ret.span());
     let inner_attrs = &f.inner_attrs;
-    let contents = if args.schedule.settings.hedge_after.is_some() {
+    // A run-time policy on a function whose attempts cannot overlap: its `hedge_after`, if it
+    // has one, is ignored, and the first call says so (one WARN per function).
+    let unhedged = (args.policy.is_some() && !hedged).then(|| {
+        let warned = format_ident!("__REATTEMPT_WARNED", span = Span::mixed_site());
+        quote! {
+            static #warned: #p::Once = #p::Once::new();
+            #p::hedge_ignored(#policy_ref, &#warned, #name);
+        }
+    });
+    let contents = if hedged {
         // Hedged: attempts overlap, so they run through the closure driver, which keeps a set
         // of copies; the closure makes one attempt's future (by-value arguments cloned for each).
+        // The future is pinned here, so that a fallback runs in its context (`recover_after`).
         let hedged = Hedged {
             per_attempt: &per_attempt,
             stmts: &block.stmts,
@@ -129,9 +144,8 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
             let #ty = #check;
             let #ty_at_ret = #ty;
             #pin
-            let #out = #retry;
-            let mut #call = #p::Call::new(#policy_ref);
-            let _ = &mut #call;
+            let mut #call = ::core::pin::pin!(::core::future::IntoFuture::into_future(#retry));
+            let #out = #call.as_mut().await;
             #consumed
             #tail
         }
@@ -143,6 +157,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
             #pin
             #bind
             let mut #call = #p::Call::new(#policy_ref);
+            #unhedged
             let #out = loop {
                 #admit
                 let #res = #run;
@@ -204,6 +219,14 @@ fn mut_guards(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         let budget = quote_spanned!(g.span()=> #p::budget_ref(&#g));
         settings.extend(quote!(.budget(#budget)));
     }
+    if let Some(t) = &args.throttle {
+        let throttle = quote_spanned!(t.span()=> #p::throttle_ref(&#t));
+        settings.extend(quote!(.throttle(#throttle)));
+    }
+    if let Some(b) = &args.bulkhead {
+        let bulkhead = quote_spanned!(b.span()=> #p::bulkhead_ref(&#b));
+        settings.extend(quote!(.bulkhead(#bulkhead)));
+    }
     settings
 }
 
@@ -241,7 +264,6 @@ fn hedged_call(
         .name(#name)
         #guards
         #timeout
-        .await
     }
 }
 
@@ -810,6 +832,7 @@ fn recover_call(
     f: &RetryFn,
     out: &syn::Ident,
     call: &syn::Ident,
+    hedged: bool,
     p: &TokenStream,
 ) -> TokenStream {
     let span = path.span();
@@ -829,7 +852,11 @@ fn recover_call(
     let invoke = quote_spanned!(name_span=> #method(#ty, #args, #recv_in #err, #fallback));
     let recover = respan(quote!(#p::Call::recover), name_span);
     let recover_blocking = respan(quote!(#p::Call::recover_blocking), name_span);
-    let call = if f.is_async() {
+    let call = if hedged {
+        // The closure driver's pinned future, whose engine holds the call's context.
+        let recover_after = respan(quote!(#p::Call::recover_after), name_span);
+        quote_spanned!(name_span=> #recover_after(#call.as_mut(), #invoke).await)
+    } else if f.is_async() {
         quote_spanned!(name_span=> #recover(&mut #call, #invoke).await)
     } else {
         quote_spanned!(name_span=> #recover_blocking(&mut #call, || #invoke))

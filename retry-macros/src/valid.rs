@@ -80,6 +80,33 @@ pub(crate) fn together(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
 
 /// `hedge_after` runs attempts side by side: it needs an `async fn`, and nothing the attempts
 /// borrow mutably (two copies cannot both hold `&mut`).
+/// Whether the attempts of `f` may run side by side: an `async fn` taking neither `&mut self`
+/// nor `self` nor a `&mut` argument (the shapes `hedge_after` accepts).
+pub(crate) fn can_overlap(f: &RetryFn) -> bool {
+    f.is_async()
+        && f.receiver
+            .is_none_or(|(r, _)| r == crate::item::Receiver::Shared)
+        && unique_param(f).is_none()
+}
+
+/// The first argument the attempts would borrow mutably, as written.
+fn unique_param(f: &RetryFn) -> Option<String> {
+    f.params.iter().find_map(|a| match a {
+        Param::Borrowed {
+            ident,
+            unique: true,
+            ..
+        } => Some(ident.to_string()),
+        Param::Pattern { pat, ty, .. } => match ungroup(ty) {
+            Type::Reference(r) if r.mutability.is_some() => {
+                Some(quote::ToTokens::to_token_stream(pat).to_string())
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
 fn hedge_shape(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
     let span = args.schedule.span_of("hedge_after");
     if !f.is_async() {
@@ -97,20 +124,7 @@ fn hedge_shape(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
             "`hedge_after` cannot apply to a method taking `&mut self` or `self`: hedged attempts run at the same time, and they cannot all borrow `self` mutably; take `&self` (with interior mutability where needed) or remove `hedge_after`",
         ));
     }
-    if let Some(ident) = f.params.iter().find_map(|a| match a {
-        Param::Borrowed {
-            ident,
-            unique: true,
-            ..
-        } => Some(ident.to_string()),
-        Param::Pattern { pat, ty, .. } => match ungroup(ty) {
-            Type::Reference(r) if r.mutability.is_some() => {
-                Some(quote::ToTokens::to_token_stream(pat).to_string())
-            }
-            _ => None,
-        },
-        _ => None,
-    }) {
+    if let Some(ident) = unique_param(f) {
         return Err(syn::Error::new(
             span,
             format!(

@@ -74,7 +74,7 @@ pub use drivers::call::{
 /// the documented API, and not bound by semver.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::drivers::call::{Attempt, Call, Recover, TimedAttempt};
+    pub use crate::drivers::call::{Attempt, Call, Recover, TimedAttempt, hedge_ignored};
     pub use crate::engine::events::CallName;
     pub use crate::engine::state::{Decision, Detached, Engine, Start};
     pub use crate::engine::steps::{

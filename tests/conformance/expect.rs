@@ -50,6 +50,7 @@ impl Scenario {
                 max_delay_ms: 10_000,
                 timeout_ms: None,
                 max_elapsed_ms: None,
+                hedge_after_ms: None,
             },
             script: vec![],
             breaker: None,
@@ -81,6 +82,10 @@ impl Scenario {
     }
     pub fn max_elapsed(mut self, ms: u64) -> Self {
         self.policy.max_elapsed_ms = Some(ms);
+        self
+    }
+    pub fn hedge_after(mut self, ms: u64) -> Self {
+        self.policy.hedge_after_ms = Some(ms);
         self
     }
     pub fn script(mut self, steps: impl IntoIterator<Item = Step>) -> Self {
@@ -269,6 +274,15 @@ fn ms(d: u64) -> String {
 }
 
 /// A retry after an error: DEBUG, with the attempt that failed and the sleep.
+/// The DEBUG event of a hedge: attempt `attempt` started alongside the ones in flight.
+pub fn hedging(attempt: u32) -> Ev {
+    ev(
+        tracing::Level::DEBUG,
+        "no attempt answered within hedge_after; hedging",
+        &[("name", NAME.to_owned()), ("attempt", attempt.to_string())],
+    )
+}
+
 pub fn retrying(attempt: u32, delay_ms: u64) -> Ev {
     ev(
         tracing::Level::DEBUG,

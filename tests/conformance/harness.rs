@@ -91,6 +91,9 @@ fn policy(p: PolicySpec) -> RetryPolicy {
     if let Some(m) = p.max_elapsed_ms {
         b = b.max_elapsed(ms(m));
     }
+    if let Some(h) = p.hedge_after_ms {
+        b = b.hedge_after(reattempt::HedgeAfter::Fixed(ms(h)));
+    }
     b.build().expect("a valid policy")
 }
 

@@ -126,6 +126,9 @@ rows! {
     ok_retried_then_success,
     ok_retried_until_exhausted,
     ok_retried_with_budget_refund,
+    hedge_slow_attempt,
+    hedge_not_needed,
+    hedge_paid_by_the_budget,
 }
 
 #[test]

@@ -144,6 +144,8 @@ pub struct PolicySpec {
     pub max_delay_ms: u64,
     pub timeout_ms: Option<u64>,
     pub max_elapsed_ms: Option<u64>,
+    /// `hedge_after`, a fixed delay.
+    pub hedge_after_ms: Option<u64>,
 }
 
 /// Where the breaker starts. Its name in events is [`BREAKER`].

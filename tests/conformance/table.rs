@@ -7,8 +7,8 @@ use reattempt::BreakerState as S;
 use reattempt::GiveUpReason as R;
 
 use crate::expect::{
-    Closed, HalfOpen, Open, OpenExpired, Scenario, gave_up_ok, give_up, rejected, retrying,
-    retrying_ok, transition,
+    Closed, HalfOpen, Open, OpenExpired, Scenario, gave_up_ok, give_up, hedging, rejected,
+    retrying, retrying_ok, transition,
 };
 use crate::model::{TestError, e, eh, err, fatal, hang, hinted, ok, ok_retry, says_timeout};
 
@@ -591,5 +591,44 @@ pub fn ok_retried_with_budget_refund() -> Scenario {
         .attempts([(0, 1), (100, 2)])
         .events([retrying_ok(1, 100)])
         .budget_after(10)
+        .ends_at(100)
+}
+
+// Hedging (`hedge_after`, a fixed delay): attempts overlap; `max_attempts` counts the copies; the
+// first accepted answer wins and the others are dropped; a hedge is paid from the budget like a
+// retry (issue 15; `steps::start_alongside`, `steps::decide_copy`).
+
+/// The first attempt is slow: after 50 ms the second starts alongside it and answers first.
+pub fn hedge_slow_attempt() -> Scenario {
+    Scenario::new("hedge_slow_attempt")
+        .hedge_after(50)
+        .script([ok(1).after(1000), ok(2).after(10)])
+        .returns(Ok(2))
+        .attempts([(0, 1), (50, 2)])
+        .events([hedging(2)])
+        .ends_at(60)
+}
+
+/// An answer within `hedge_after`: no hedge.
+pub fn hedge_not_needed() -> Scenario {
+    Scenario::new("hedge_not_needed")
+        .hedge_after(50)
+        .script([ok(1).after(20)])
+        .returns(Ok(1))
+        .attempts([(0, 1)])
+        .ends_at(20)
+}
+
+/// Each hedge costs `retry_cost` (5): the budget pays the first, refuses the second (no event:
+/// the copies in flight go on), and a call that hedged deposits nothing.
+pub fn hedge_paid_by_the_budget() -> Scenario {
+    Scenario::new("hedge_paid_by_the_budget")
+        .hedge_after(20)
+        .budget(100, 5)
+        .script([ok(1).after(100), ok(2).after(100)])
+        .returns(Ok(1))
+        .attempts([(0, 1), (20, 2)])
+        .events([hedging(2)])
+        .budget_after(0)
         .ends_at(100)
 }

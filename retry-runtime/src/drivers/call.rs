@@ -110,6 +110,30 @@ pub trait LoggedError: Debug {}
 
 impl<E: Debug> LoggedError for E {}
 
+/// Called where a `#[retryable(policy = …)]` function whose attempts cannot overlap (blocking,
+/// `&mut self`, `self` or a `&mut` argument) makes a call: if the policy has `hedge_after`,
+/// which such a function cannot honour, the first call logs one `WARN` event (`once` is the
+/// function's own) naming the function; its attempts run one after another. Otherwise nothing.
+///
+/// ```
+/// use std::sync::Once;
+/// use std::time::Duration;
+/// use retry_runtime::{HedgeAfter, RetryPolicy};
+/// use retry_runtime::__private::hedge_ignored;
+///
+/// static WARNED: Once = Once::new();
+/// let policy = RetryPolicy::builder().hedge_after(HedgeAfter::Fixed(Duration::from_millis(50))).build().unwrap();
+/// hedge_ignored(&policy, &WARNED, "inventory::reserve"); // logs the warning
+/// hedge_ignored(&policy, &WARNED, "inventory::reserve"); // not again
+/// assert!(WARNED.is_completed());
+/// ```
+#[inline]
+pub fn hedge_ignored(policy: &RetryPolicy, once: &std::sync::Once, name: impl events::CallName) {
+    if let Some(hedge_after) = policy.hedge_after() {
+        once.call_once(|| events::hedge_ignored(name.name(), hedge_after));
+    }
+}
+
 /// One logical call: the engine's state. (The call's name for events is passed to
 /// [`decide`](Call::decide) as a constant, so that it takes no room in the call's future.)
 ///
@@ -231,6 +255,42 @@ impl<'p> Call<'p> {
     pub fn recover<F>(&mut self, fut: F) -> Recover<'_, 'p, F> {
         Recover {
             engine: &mut self.engine,
+            fut,
+        }
+    }
+
+    /// Runs the `#[recover]` fallback of a call made through the closure driver (a hedged
+    /// `#[retryable]` function) once `call` has returned, in that call's context, as
+    /// [`recover`](Self::recover) does for the loop: `context()` gives the key its attempts sent.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::future::IntoFuture;
+    /// use std::pin::pin;
+    /// use retry_runtime::{RetryPolicy, context};
+    /// use retry_runtime::__private::Call;
+    ///
+    /// let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+    /// let mut keys = vec![];
+    /// let mut call = pin!(policy
+    ///     .retry(|| {
+    ///         keys.push(context().unwrap().idempotency_key());
+    ///         async { Err::<(), std::io::Error>(std::io::ErrorKind::ConnectionReset.into()) }
+    ///     })
+    ///     .into_future());
+    /// assert!(call.as_mut().await.is_err());
+    /// let fallback = Call::recover_after(call.as_mut(), async { context().unwrap().idempotency_key() }).await;
+    /// drop(call);
+    /// assert_eq!(keys, [fallback, fallback]);
+    /// # }
+    /// ```
+    pub fn recover_after<'a, Op, Fut, K, B, C, F>(
+        call: Pin<&'a mut crate::drivers::closure::RetryFuture<'p, Op, Fut, K, B, C>>,
+        fut: F,
+    ) -> Recover<'a, 'p, F> {
+        Recover {
+            engine: call.engine(),
             fut,
         }
     }

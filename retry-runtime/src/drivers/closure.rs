@@ -652,6 +652,14 @@ pin_project! {
     }
 }
 
+impl<'p, Op, Fut, K, B, C> RetryFuture<'p, Op, Fut, K, B, C> {
+    /// The call's engine: its context (key, attempts made) for a `#[recover]` fallback run once
+    /// the call has ended (see [`Call::recover_after`](crate::__private::Call::recover_after)).
+    pub(crate) fn engine(self: Pin<&mut Self>) -> &mut Engine<'p> {
+        self.project().engine
+    }
+}
+
 impl<Op, Fut, T, E, K, B, C> Future for RetryFuture<'_, Op, Fut, K, B, C>
 where
     Op: FnMut() -> Fut,

@@ -233,6 +233,19 @@ pub(crate) fn retrying(name: &'static str, attempt: u32, delay: Duration, error:
     );
 }
 
+/// A `#[retryable(policy = …)]` function whose attempts cannot overlap (`&mut self`, a `&mut`
+/// argument, a blocking fn) was given a policy with `hedge_after`, which it ignores.
+#[cold]
+pub(crate) fn hedge_ignored(name: &'static str, hedge_after: crate::HedgeAfter) {
+    tracing::warn!(
+        target: "reattempt",
+        name,
+        hedge_after = %hedge_after,
+        "the policy's hedge_after is ignored: this fn's attempts cannot overlap (it is blocking, \
+         or takes &mut self, self or a &mut argument); its attempts run one after another"
+    );
+}
+
 /// A hedged call started attempt `attempt` alongside the ones in flight.
 pub(crate) fn hedging(name: &'static str, attempt: u32) {
     tracing::debug!(

@@ -15,6 +15,10 @@ pub enum Fault {
     LoseResponse,
     /// The side effect is applied, then the connection is reset instead of answering.
     CommitThenReset,
+    /// The side effect is applied (and stored under the key), then the answer comes only after
+    /// this delay: a replica in a GC pause or behind a slow disk, the straggler hedging is for.
+    /// A copy of the request sent meanwhile with the same key gets the stored answer at once.
+    SlowAnswer(Duration),
     /// The connection is reset before anything is done.
     Reset,
     /// `503 Service Unavailable` (a rolling deploy), nothing done.
@@ -40,6 +44,7 @@ impl std::fmt::Display for Fault {
             Fault::Hang => f.write_str("hang"),
             Fault::LoseResponse => f.write_str("commit, then lose the response"),
             Fault::CommitThenReset => f.write_str("commit, then reset the connection"),
+            Fault::SlowAnswer(d) => write!(f, "commit, then answer after {d:?}"),
             Fault::Reset => f.write_str("connection reset"),
             Fault::Unavailable => f.write_str("503"),
             Fault::RateLimited(RetryAfter::Seconds(s)) => write!(f, "429, Retry-After: {s}"),

@@ -146,6 +146,9 @@ pub(super) async fn price(
     if fault == Fault::CommitThenReset {
         return reset(&shared, &conn, seen, Outcome::Reset);
     }
+    if let Fault::SlowAnswer(delay) = fault {
+        tokio::time::sleep(delay).await;
+    }
     // Prices: a few cents per letter, stable.
     let cents: u64 = 100 + sku.bytes().map(u64::from).sum::<u64>() % 900;
     record(&shared, seen, Outcome::Read, None);
@@ -242,6 +245,10 @@ async fn handle(
             reset(shared, conn, seen, outcome)
         }
         _ => {
+            if let Fault::SlowAnswer(delay) = fault {
+                shared.say(format!("{did}; answering after {delay:?}"));
+                tokio::time::sleep(delay).await;
+            }
             shared.say(format!("{did}; {}", status_line(status)));
             let replayed = outcome == Outcome::Replayed;
             record(shared, seen, outcome, None);
@@ -340,7 +347,11 @@ async fn pre_app_fault(
             shared.say("reset the connection (nothing done)");
             Some(reset(shared, conn, seen, Outcome::Reset))
         }
-        Fault::Pass | Fault::Hang | Fault::LoseResponse | Fault::CommitThenReset => {
+        Fault::Pass
+        | Fault::Hang
+        | Fault::LoseResponse
+        | Fault::CommitThenReset
+        | Fault::SlowAnswer(_) => {
             // Let tokio run other tasks, as a real service would between accepting and handling.
             tokio::task::yield_now().await;
             None

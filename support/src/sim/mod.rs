@@ -3,6 +3,7 @@
 
 pub mod chain;
 pub mod chart;
+pub mod hedge;
 pub mod occ;
 pub mod overload;
 pub mod storm;

@@ -1,5 +1,7 @@
 //! The attribute: `#[retryable(policy = …, …)]` async fns taking the scenario's policy and
-//! guards as arguments. The `circuit_breaker`/`budget` keys take a `&CircuitBreaker`/
+//! guards as arguments. Their attempts may overlap (no `&mut`), so they expand through the
+//! closure driver, which honours the policy's `hedge_after` (see [`super::attribute_loop`] for
+//! the generated loop). The `circuit_breaker`/`budget` keys take a `&CircuitBreaker`/
 //! `&RetryBudget`, not an `Option`, so there is one fn per combination.
 
 use reattempt::{CircuitBreaker, RetryBudget, RetryPolicy, retryable};

@@ -3,6 +3,7 @@
 //! more module implementing [`Driver`] and one more entry in [`ALL`].
 
 pub mod attribute;
+pub mod attribute_loop;
 pub mod closure;
 #[cfg(feature = "tower")]
 pub mod tower;
@@ -50,6 +51,7 @@ pub trait Driver: Sync {
 /// Every driver, in report order.
 pub static ALL: &[&dyn Driver] = &[
     &attribute::Attribute,
+    &attribute_loop::AttributeLoop,
     &closure::Closure,
     #[cfg(feature = "tower")]
     &tower::Tower,
