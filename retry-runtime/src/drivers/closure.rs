@@ -983,8 +983,10 @@ where
             match steps::decide_copy(this.engine, *this.name, this.hooks, outcome, guards, others) {
                 CopyDecision::Stop(out) => {
                     // The losers are dropped (cancelled): their latency so far is a lower bound
-                    // of what they would have taken, and their permits go back unused.
+                    // of what they would have taken, and their permits go back unused. Each was
+                    // an attempt made (it reached the dependency): the attempts metric counts it.
                     for loser in hedged.copies.drain(..) {
+                        crate::engine::events::attempt_made(*this.name);
                         policy.latencies.record(loser.started.elapsed());
                         guards_of(breaker, loser.admission, None).release();
                     }
