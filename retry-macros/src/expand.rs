@@ -184,7 +184,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
 /// The parts of a hedged call's expansion.
 struct Hedged<'a> {
     per_attempt: &'a [TokenStream],
-    stmts: &'a [syn::Stmt],
+    stmts: &'a [TokenStream],
     pin: &'a TokenStream,
     as_result: &'a TokenStream,
     hooks: &'a TokenStream,
@@ -250,7 +250,7 @@ fn hedged_call(
 fn attempt_and_sleep(
     args: &RetryArgs,
     f: &RetryFn,
-    stmts: &[syn::Stmt],
+    stmts: &[TokenStream],
     p: &TokenStream,
     pin: &TokenStream,
     call: &syn::Ident,
