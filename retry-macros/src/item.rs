@@ -191,12 +191,18 @@ fn lint_attrs(attrs: &[Attribute]) -> Vec<Attribute> {
 /// Whether `ident` occurs in `tokens` (macro input included, and a format string's captures,
 /// `"{ident}"`, `"{ident:?}"`, in any literal).
 pub(crate) fn mentions(tokens: TokenStream, ident: &str) -> bool {
+    let captures = [format!("{{{ident}}}"), format!("{{{ident}:")];
+    mentioned(tokens, ident, &captures)
+}
+
+/// `mentions`, with the captures to look for in literals written once.
+fn mentioned(tokens: TokenStream, ident: &str, captures: &[String; 2]) -> bool {
     tokens.into_iter().any(|t| match t {
         proc_macro2::TokenTree::Ident(i) => i == ident,
-        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), ident),
+        proc_macro2::TokenTree::Group(g) => mentioned(g.stream(), ident, captures),
         proc_macro2::TokenTree::Literal(l) => {
             let text = l.to_string();
-            text.contains(&format!("{{{ident}}}")) || text.contains(&format!("{{{ident}:"))
+            text.contains('{') && captures.iter().any(|c| text.contains(c.as_str()))
         }
         proc_macro2::TokenTree::Punct(_) => false,
     })
