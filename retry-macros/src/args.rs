@@ -563,7 +563,10 @@ fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) -> Vec<Nest
 fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
     use crate::known_keys::{DURATION_KEYS, KEYS, duration_fix, render, unknown_key};
     let path = meta.path();
-    let key = render(path);
+    // A key is one word (rendered only when it is not, for the message).
+    let key = path
+        .get_ident()
+        .map_or_else(|| render(path), ToString::to_string);
     let key_span = path
         .segments
         .first()

@@ -60,7 +60,9 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     let res = format_ident!("__reattempt_res", span = Span::mixed_site());
     let ty = format_ident!("__reattempt_ty", span = Span::mixed_site());
     let delay = format_ident!("__reattempt_delay", span = Span::mixed_site());
-    let ret = &f.output;
+    // The return type's span, taken once (a type's `span()` prints the type each time); the
+    // `ret.span()` below are this span's own.
+    let ret = f.output.span();
     let (policy_item, policy_ref) = policy_source(args, &p, &mutably);
     let (name_item, name) = event_name(args, &p);
     let per_attempt = per_attempt_bindings(f, uses_self, &body, &p);
@@ -199,7 +201,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
 /// The parts of a hedged call's expansion.
 struct Hedged<'a> {
     per_attempt: &'a [TokenStream],
-    stmts: &'a [syn::Stmt],
+    stmts: &'a [TokenStream],
     pin: &'a TokenStream,
     as_result: &'a TokenStream,
     hooks: &'a TokenStream,
@@ -272,7 +274,7 @@ fn hedged_call(
 fn attempt_and_sleep(
     args: &RetryArgs,
     f: &RetryFn,
-    stmts: &[syn::Stmt],
+    stmts: &[TokenStream],
     p: &TokenStream,
     pin: &TokenStream,
     call: &syn::Ident,

@@ -96,10 +96,12 @@ pub(crate) enum Receiver {
 /// The function as written, described: its arguments classified, its body and its `Result`. A
 /// description only: `rewrite` writes the signature and body the expansion emits.
 pub(crate) struct RetryFn {
-    /// The function, unchanged.
+    /// The function, unchanged, but for its block: its statements are in `body`, as tokens, and
+    /// `item.block` is empty (syn parses a body only where it must look into it: async-trait's
+    /// boxed future, and `self` to rename in a method, see `rename`).
     pub(crate) item: ItemFn,
     /// The block the attempts run: the function's, or (see `boxed`) the inner async block's.
-    pub(crate) body: syn::Block,
+    pub(crate) body: Body,
     /// The outer attributes of the function (`item.attrs` without the inner ones).
     pub(crate) attrs: Vec<Attribute>,
     pub(crate) params: Vec<Param>,
@@ -122,6 +124,39 @@ impl RetryFn {
 
     pub(crate) fn has_receiver(&self) -> bool {
         self.receiver.is_some()
+    }
+}
+
+/// A block's contents as written, inner attributes excepted: tokens, not a syntax tree (the
+/// expansion only moves them; see `RetryFn::item`).
+#[derive(Clone)]
+pub(crate) struct Body {
+    /// The block's braces.
+    pub(crate) brace: syn::token::Brace,
+    /// The statements: one stream holding them all (a slice, for `#(#stmts)*`).
+    pub(crate) stmts: Vec<TokenStream>,
+}
+
+impl Body {
+    pub(crate) fn new(brace: syn::token::Brace, stmts: TokenStream) -> Self {
+        Body {
+            brace,
+            stmts: vec![stmts],
+        }
+    }
+
+    fn of(block: &syn::Block) -> Self {
+        let stmts = &block.stmts;
+        Body::new(block.brace_token, quote::quote!(#(#stmts)*))
+    }
+}
+
+impl quote::ToTokens for Body {
+    /// The block, braces included.
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let stmts = &self.stmts;
+        self.brace
+            .surround(tokens, |tokens| tokens.extend(stmts.iter().cloned()));
     }
 }
 
@@ -156,12 +191,18 @@ fn lint_attrs(attrs: &[Attribute]) -> Vec<Attribute> {
 /// Whether `ident` occurs in `tokens` (macro input included, and a format string's captures,
 /// `"{ident}"`, `"{ident:?}"`, in any literal).
 pub(crate) fn mentions(tokens: TokenStream, ident: &str) -> bool {
+    let captures = [format!("{{{ident}}}"), format!("{{{ident}:")];
+    mentioned(tokens, ident, &captures)
+}
+
+/// `mentions`, with the captures to look for in literals written once.
+fn mentioned(tokens: TokenStream, ident: &str, captures: &[String; 2]) -> bool {
     tokens.into_iter().any(|t| match t {
         proc_macro2::TokenTree::Ident(i) => i == ident,
-        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), ident),
+        proc_macro2::TokenTree::Group(g) => mentioned(g.stream(), ident, captures),
         proc_macro2::TokenTree::Literal(l) => {
             let text = l.to_string();
-            text.contains(&format!("{{{ident}}}")) || text.contains(&format!("{{{ident}:"))
+            text.contains('{') && captures.iter().any(|c| text.contains(c.as_str()))
         }
         proc_macro2::TokenTree::Punct(_) => false,
     })
@@ -170,18 +211,25 @@ pub(crate) fn mentions(tokens: TokenStream, ident: &str) -> bool {
 /// Describes the item under the attribute; fails only if it is not a function with a body (the
 /// rest is `valid`'s to check).
 pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
-    let Ok(item) = syn::parse2::<ItemFn>(item.clone()) else {
+    let Ok((item, stmts)) = syn::parse::Parser::parse2(parse_fn, item.clone()) else {
         return Err(not_a_function(item));
     };
     let (output, boxed, body) = if let Some((func, output, inner)) = async_trait_body(&item) {
-        (output, Some(func), inner)
+        (output, Some(func), Body::of(&inner))
     } else {
         let output = match &item.sig.output {
             ReturnType::Type(_, ty) => (**ty).clone(),
             ReturnType::Default => syn::parse_quote!(()),
         };
-        (output, None, (*item.block).clone())
+        let body = match stmts {
+            Some(stmts) => Body::new(item.block.brace_token, stmts),
+            None => Body::of(&item.block),
+        };
+        (output, None, body)
     };
+    // Only async-trait's shape is looked into: the block is the body's now.
+    let mut item = item;
+    item.block.stmts.clear();
     let (inner_attrs, attrs): (Vec<_>, Vec<_>) = item
         .attrs
         .iter()
@@ -257,6 +305,34 @@ pub(crate) fn parse(item: TokenStream) -> syn::Result<RetryFn> {
         inner_attrs,
         boxed,
     })
+}
+
+/// `ItemFn`'s own parse (syn's, step by step), except that the block's statements are kept as
+/// tokens (returned beside an empty block), unless the function may be async-trait's boxed
+/// future (which `async_trait_body` looks into): a body is not parsed only to be written out
+/// again.
+fn parse_fn(input: syn::parse::ParseStream<'_>) -> syn::Result<(ItemFn, Option<TokenStream>)> {
+    let mut attrs = input.call(Attribute::parse_outer)?;
+    let vis: syn::Visibility = input.parse()?;
+    let sig: syn::Signature = input.parse()?;
+    let content;
+    let brace_token = syn::braced!(content in input);
+    attrs.extend(content.call(Attribute::parse_inner)?);
+    let boxed_future = sig.asyncness.is_none()
+        && matches!(&sig.output, ReturnType::Type(_, ty) if future_output(ty).is_some());
+    let (stmts, tokens) = if boxed_future {
+        (content.call(syn::Block::parse_within)?, None)
+    } else {
+        (Vec::new(), Some(content.parse::<TokenStream>()?))
+    };
+    let item = ItemFn {
+        attrs,
+        vis,
+        modifiers: syn::FnModifiers::default(),
+        sig,
+        block: Box::new(syn::Block { brace_token, stmts }),
+    };
+    Ok((item, tokens))
 }
 
 fn receiver_kind(r: &syn::Receiver) -> Receiver {
@@ -429,8 +505,12 @@ mod tests {
             }
         );
         let f = parse(item.clone()).unwrap_or_else(|e| panic!("{e}"));
-        let written: ItemFn = syn::parse2(item).unwrap_or_else(|e| panic!("{e}"));
+        let mut written: ItemFn = syn::parse2(item).unwrap_or_else(|e| panic!("{e}"));
+        let stmts = std::mem::take(&mut written.block.stmts);
         assert_eq!(f.item, written);
+        // The statements are the body's, as written.
+        let got = &f.body.stmts;
+        assert_eq!(quote!(#(#stmts)*).to_string(), quote!(#(#got)*).to_string());
         assert_eq!(f.attrs.len(), 1);
         assert_eq!(f.inner_attrs.len(), 1);
     }

@@ -416,6 +416,10 @@ pub(crate) fn render(value: &impl ToTokens) -> String {
 
 /// Removes the spaces `TokenStream`'s `Display` puts around punctuation.
 pub(crate) fn tidy(text: &str) -> String {
+    // Every replacement below removes a space: a text without one (a key) is tidy already.
+    if !text.contains(' ') {
+        return text.to_owned();
+    }
     let mut s = text.to_owned();
     for (from, to) in [
         (" :: ", "::"),

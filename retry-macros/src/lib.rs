@@ -18,6 +18,8 @@
 mod args;
 mod expand;
 #[cfg(test)]
+mod expansion_bench;
+#[cfg(test)]
 mod fuzz;
 mod item;
 mod known_keys;

@@ -13,11 +13,58 @@
 use proc_macro2::{Group, Ident, TokenStream, TokenTree};
 use syn::visit_mut::{self, VisitMut};
 
-/// Renames `self` in `block`; whether there was any.
-pub(crate) fn rename_self(block: &mut syn::Block) -> bool {
+use crate::item::Body;
+
+/// Renames `self` in `body`; whether there was any. A body that names no `self` is left as it
+/// is. One without nested items (where every `self` that is not a module path is the receiver)
+/// is renamed token by token; one with a nested item (`fn`, `impl`…, which keep their own
+/// `self`) is parsed, to tell them apart.
+pub(crate) fn rename_self(body: &mut Body) -> bool {
+    if !body
+        .stmts
+        .iter()
+        .any(|s| crate::item::mentions(s.clone(), "self"))
+    {
+        return false;
+    }
+    let tokens: TokenStream = body.stmts.drain(..).collect();
+    let mut found = false;
+    if !has_item(&tokens) {
+        body.stmts = vec![self::tokens(tokens, &mut found)];
+        return found;
+    }
+    let Ok(mut stmts) = syn::parse::Parser::parse2(syn::Block::parse_within, tokens.clone()) else {
+        // Not Rust: left to rustc to say, with `self` renamed as in a macro's input.
+        body.stmts = vec![self::tokens(tokens, &mut found)];
+        return found;
+    };
     let mut v = RenameSelf { found: false };
-    v.visit_block_mut(block);
+    for stmt in &mut stmts {
+        v.visit_stmt_mut(stmt);
+    }
+    body.stmts = vec![quote::quote!(#(#stmts)*)];
     v.found
+}
+
+/// Whether the tokens may hold an item: an item's keyword (`fn` before a name; `impl`,
+/// `trait`, `use`…), at any depth, macro input included. Some of those words also start other
+/// things (`const { … }`, `union` as a name, an item in a macro's input, which is renamed the
+/// same either way): those only cost a parse.
+fn has_item(tokens: &TokenStream) -> bool {
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    trees.iter().enumerate().any(|(i, tree)| match tree {
+        TokenTree::Ident(ident) => {
+            let word = ident.to_string();
+            match word.as_str() {
+                "fn" => matches!(trees.get(i + 1), Some(TokenTree::Ident(_))),
+                "impl" | "trait" | "mod" | "use" | "struct" | "enum" | "union" | "extern"
+                | "static" | "const" | "type" | "pub" | "macro_rules" => true,
+                _ => false,
+            }
+        }
+        TokenTree::Group(g) => has_item(&g.stream()),
+        _ => false,
+    })
 }
 
 struct RenameSelf {
@@ -55,10 +102,12 @@ impl VisitMut for RenameSelf {
     }
 
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
-        let before = mac.tokens.to_string();
         let name = mac.path.segments.last().map(|s| s.ident.to_string());
-        mac.tokens = macro_input(name.as_deref(), std::mem::take(&mut mac.tokens));
-        self.found |= mac.tokens.to_string() != before;
+        mac.tokens = macro_input(
+            name.as_deref(),
+            std::mem::take(&mut mac.tokens),
+            &mut self.found,
+        );
         visit_mut::visit_path_mut(self, &mut mac.path);
     }
 }
@@ -87,9 +136,9 @@ fn format_string(name: &str) -> Option<FormatString> {
 }
 
 /// A macro's input: `self` renamed, and the format string's captures if the macro (by its
-/// last path segment) is a known formatting macro.
-fn macro_input(name: Option<&str>, input: TokenStream) -> TokenStream {
-    let mut trees: Vec<TokenTree> = tokens(input).into_iter().collect();
+/// last path segment) is a known formatting macro. Sets `found` if anything was renamed.
+fn macro_input(name: Option<&str>, input: TokenStream, found: &mut bool) -> TokenStream {
+    let mut trees: Vec<TokenTree> = tokens(input, found).into_iter().collect();
     let Some(at) = name.and_then(format_string) else {
         return trees.into_iter().collect();
     };
@@ -106,20 +155,21 @@ fn macro_input(name: Option<&str>, input: TokenStream) -> TokenStream {
             start = i + 1;
         }
     }
-    let found = match at {
+    let format = match at {
         FormatString::At(n) => lone.iter().find(|(index, _)| *index == n),
         FormatString::FirstLone => lone.first(),
     };
-    if let Some(&(_, i)) = found
+    if let Some(&(_, i)) = format
         && let TokenTree::Literal(lit) = &trees[i]
     {
-        trees[i] = TokenTree::Literal(format_literal(lit));
+        trees[i] = TokenTree::Literal(format_literal(lit, found));
     }
     trees.into_iter().collect()
 }
 
-/// `self` in macro input, except before `::`; a nested macro call's input by `macro_input`.
-fn tokens(input: TokenStream) -> TokenStream {
+/// `self` in macro input (or in a body without nested items), except before `::`; a nested
+/// macro call's input by `macro_input`. Sets `found` if anything was renamed.
+fn tokens(input: TokenStream, found: &mut bool) -> TokenStream {
     let trees: Vec<TokenTree> = input.into_iter().collect();
     let mut out = Vec::with_capacity(trees.len());
     for (i, tree) in trees.iter().enumerate() {
@@ -129,9 +179,13 @@ fn tokens(input: TokenStream) -> TokenStream {
                 if a.as_char() == ':' && b.as_char() == ':' && a.spacing() == proc_macro2::Spacing::Joint
         );
         out.push(match tree {
-            TokenTree::Ident(ident) if !next_is_path => {
-                TokenTree::Ident(renamed(ident).unwrap_or_else(|| ident.clone()))
-            }
+            TokenTree::Ident(ident) if !next_is_path => TokenTree::Ident(match renamed(ident) {
+                Some(new) => {
+                    *found = true;
+                    new
+                }
+                None => ident.clone(),
+            }),
             TokenTree::Group(g) => {
                 // `name!(…)`: a macro call inside this macro's input.
                 let called = match (
@@ -146,8 +200,8 @@ fn tokens(input: TokenStream) -> TokenStream {
                     _ => None,
                 };
                 let inner = match called {
-                    Some(name) => macro_input(Some(&name), g.stream()),
-                    None => tokens(g.stream()),
+                    Some(name) => macro_input(Some(&name), g.stream(), found),
+                    None => tokens(g.stream(), found),
                 };
                 let mut new = Group::new(g.delimiter(), inner);
                 new.set_span(g.span());
@@ -159,21 +213,26 @@ fn tokens(input: TokenStream) -> TokenStream {
     out.into_iter().collect()
 }
 
-/// A string literal (plain or raw) with `{self}` or `{self:…}` in it, with `__self` instead.
-fn format_literal(lit: &proc_macro2::Literal) -> proc_macro2::Literal {
+/// A string literal (plain or raw) with `{self}` or `{self:…}` in it, with `__self` instead;
+/// sets `found` if so.
+fn format_literal(lit: &proc_macro2::Literal, found: &mut bool) -> proc_macro2::Literal {
     let text = lit.to_string();
     let string = text.starts_with('"') || text.starts_with("r\"") || text.starts_with("r#");
     if !string || !(text.contains("{self}") || text.contains("{self:")) {
         return lit.clone();
     }
-    let text = text
+    let new_text = text
         .replace("{{self", "\u{0}")
         .replace("{self}", "{__self}")
         .replace("{self:", "{__self:")
         .replace('\u{0}', "{{self");
-    match text.parse::<proc_macro2::Literal>() {
+    if new_text == text {
+        return lit.clone();
+    }
+    match new_text.parse::<proc_macro2::Literal>() {
         Ok(mut new) => {
             new.set_span(lit.span());
+            *found = true;
             new
         }
         Err(_) => lit.clone(),
@@ -185,16 +244,20 @@ mod tests {
     use super::*;
     use quote::quote;
 
+    fn body(stmts: TokenStream) -> Body {
+        Body::new(syn::token::Brace::default(), stmts)
+    }
+
     #[test]
     fn renames_the_receiver_only() {
-        let mut block: syn::Block = syn::parse_quote!({
+        let mut block = body(quote!(
             let a = self.x + self::helper();
             println!("{} {self} {{self}}", self.y);
             fn nested(&self) -> u8 {
                 self.z
             }
             m!(self::path, self);
-        });
+        ));
         assert!(rename_self(&mut block));
         let text = quote!(#block).to_string();
         assert!(text.contains("__self . x"), "{text}");
@@ -209,7 +272,7 @@ mod tests {
 
     #[test]
     fn only_format_strings_of_formatting_macros_are_rewritten() {
-        let mut block: syn::Block = syn::parse_quote!({
+        let mut block = body(quote!(
             let v = vec![self.name, "{self}", "{self:?}"];
             let s = format!("{} {self:?}", "{self}");
             write!(f, "{self}", "{self}");
@@ -217,7 +280,7 @@ mod tests {
             tracing::info!(target: "{self}", field = "{self}", "{self}", "{self}");
             outer!(inner!(m, "{self}"), format!("{self}"));
             println!(r#"{self}"#);
-        });
+        ));
         assert!(rename_self(&mut block));
         let text = quote!(#block).to_string();
         for expected in [
@@ -231,5 +294,105 @@ mod tests {
         ] {
             assert!(text.contains(expected), "{expected} in {text}");
         }
+    }
+}
+
+#[cfg(test)]
+mod unparsed_tests {
+    use super::*;
+    use quote::quote;
+
+    #[test]
+    fn a_body_without_self_is_left_as_written() {
+        // `self::x` is a module path, and a literal without `{self` has nothing to rename.
+        let stmts = quote!(let a = self::helper(x); println!("{a}"););
+        let mut body = Body::new(syn::token::Brace::default(), stmts.clone());
+        assert!(!rename_self(&mut body));
+        let got = &body.stmts;
+        assert_eq!(quote!(#(#got)*).to_string(), stmts.to_string());
+    }
+}
+
+#[cfg(test)]
+mod token_path_tests {
+    //! A body without nested items is renamed token by token: the same as the parse would.
+    use super::*;
+    use quote::quote;
+
+    fn by_parse(stmts: &TokenStream) -> (bool, String) {
+        let mut parsed = syn::parse::Parser::parse2(syn::Block::parse_within, stmts.clone())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut v = RenameSelf { found: false };
+        for stmt in &mut parsed {
+            v.visit_stmt_mut(stmt);
+        }
+        (v.found, quote!(#(#parsed)*).to_string())
+    }
+
+    fn by_tokens(stmts: &TokenStream) -> (bool, String) {
+        assert!(!has_item(stmts), "{stmts}");
+        let mut body = Body::new(syn::token::Brace::default(), stmts.clone());
+        let found = rename_self(&mut body);
+        let got = &body.stmts;
+        (found, quote!(#(#got)*).to_string())
+    }
+
+    #[test]
+    fn tokens_and_the_parse_agree() {
+        for stmts in [
+            quote!(let a = self.x + self::helper(); Ok(a)),
+            quote!(match self.state {
+                s => {
+                    let b = &mut *self;
+                    b.go(s)
+                }
+            }),
+            quote!(let c = |x: u8| self.f(x); tracing::info!("{self:?}", x = self.y); c(1)),
+            quote!(println!("{{self}} {}", 1); Ok(())),
+            quote!(if !(self.ok) { return Err(E) } Ok(Self::new(self::X)) ),
+            quote!(let v = vec!["{self}"]; write!(f, "{self}")),
+        ] {
+            assert_eq!(by_tokens(&stmts), by_parse(&stmts), "{stmts}");
+        }
+    }
+
+    #[test]
+    fn nested_items_are_parsed() {
+        for stmts in [
+            quote!(
+                fn g(&self) -> u8 {
+                    self.z
+                },
+                g(self)
+            ),
+            quote!(impl X { fn h(&self) {} } self.h()),
+            quote!(use self::m::{self, n};, self.n()),
+            quote!(
+                struct S {
+                    pub(self) a: u8,
+                },
+                self.a
+            ),
+        ] {
+            assert!(has_item(&stmts), "{stmts}");
+        }
+        // `fn(u8)` is a type, not an item.
+        assert!(!has_item(&quote!(let f: fn(u8) -> u8 = self.f; f(1))));
+        let mut body = Body::new(
+            syn::token::Brace::default(),
+            quote!(
+                fn g(&self) -> u8 {
+                    self.z
+                },
+                g(self)
+            ),
+        );
+        assert!(rename_self(&mut body));
+        let got = &body.stmts;
+        let text = quote!(#(#got)*).to_string();
+        assert!(
+            text.contains("self . z") && text.contains("g (__self)"),
+            "{text}"
+        );
     }
 }

@@ -3,14 +3,14 @@
 
 use syn::{FnArg, Ident, Pat, PatIdent};
 
-use crate::item::{Param, Receiver, RetryFn};
+use crate::item::{Body, Param, Receiver, RetryFn};
 
 /// The signature and body the expansion emits.
 pub(crate) struct Rewritten {
     /// The signature, with each argument bound by a plain name the attempts copy from.
     pub(crate) sig: syn::Signature,
     /// The body, with `self` renamed `__self` if the function has a receiver.
-    pub(crate) body: syn::Block,
+    pub(crate) body: Body,
     /// Whether the body names the receiver (which then reaches the attempt as `__self`).
     pub(crate) uses_self: bool,
 }
