@@ -174,6 +174,58 @@ impl Bulkhead {
     }
 }
 
+/// The wait of a call for a slot (boxed: only a call that finds the bulkhead full waits).
+type SlotWait<'b> = std::pin::Pin<
+    Box<
+        dyn std::future::Future<Output = Result<BulkheadPermit<'b>, BulkheadFull>>
+            + Send
+            + Sync
+            + 'b,
+    >,
+>;
+
+/// A call's slot of its bulkhead, kept by the driver from before the first attempt to the
+/// call's end; taken by [`poll_slot`](crate::__private::poll_slot).
+#[derive(Default)]
+pub enum CallSlot<'b> {
+    /// Not asked for yet (or the call has no bulkhead).
+    #[default]
+    Untaken,
+    /// Waiting up to the bulkhead's `max_wait` for one.
+    Waiting(SlotWait<'b>),
+    /// Held: freed when the call ends (or this is dropped).
+    Held(BulkheadPermit<'b>),
+    /// None was free: the call is turned away.
+    Full,
+}
+
+impl std::fmt::Debug for CallSlot<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CallSlot::Untaken => "Untaken",
+            CallSlot::Waiting(_) => "Waiting",
+            CallSlot::Held(_) => "Held",
+            CallSlot::Full => "Full",
+        })
+    }
+}
+
+impl<'b> CallSlot<'b> {
+    /// The slot as a bulkhead's `acquire` (or `try_acquire`) gave it.
+    pub fn from_acquired(acquired: Result<BulkheadPermit<'b>, BulkheadFull>) -> Self {
+        match acquired {
+            Ok(permit) => CallSlot::Held(permit),
+            Err(_) => CallSlot::Full,
+        }
+    }
+
+    /// Whether the call was turned away.
+    #[inline]
+    pub fn full(&self) -> bool {
+        matches!(self, CallSlot::Full)
+    }
+}
+
 /// A waiter, counted while it waits.
 #[cfg(not(loom))]
 struct Waiting<'b>(&'b Bulkhead);
