@@ -24,7 +24,7 @@ use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine, GiveUpReason, Start};
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
-use crate::guards::bulkhead::{Bulkhead, CallSlot};
+use crate::guards::bulkhead::{CallSlot, SlotSource};
 use crate::guards::throttle::AdaptiveThrottle;
 use crate::guards::{Admission, Admitted, Guards, ThrottleAdmission};
 
@@ -103,9 +103,9 @@ pub fn admit(
 /// assert_eq!(bulkhead.in_flight(), 0);
 /// # }
 /// ```
-pub fn poll_slot<'b>(
-    bulkhead: &'b Bulkhead,
-    slot: &mut CallSlot<'b>,
+pub fn poll_slot<'b, S: SlotSource<'b>>(
+    bulkhead: S,
+    slot: &mut CallSlot<'b, S::Permit>,
     cx: &mut std::task::Context<'_>,
 ) -> std::task::Poll<bool> {
     loop {
@@ -113,9 +113,9 @@ pub fn poll_slot<'b>(
             CallSlot::Held(_) => return std::task::Poll::Ready(false),
             CallSlot::Full => return std::task::Poll::Ready(true),
             CallSlot::Untaken => {
-                *slot = match bulkhead.try_acquire() {
-                    Err(_) if bulkhead.max_wait().is_some() => {
-                        CallSlot::Waiting(Box::pin(bulkhead.acquire()))
+                *slot = match bulkhead.try_take() {
+                    Err(_) if bulkhead.bulkhead().max_wait().is_some() => {
+                        CallSlot::Waiting(bulkhead.wait())
                     }
                     taken => CallSlot::from_acquired(taken),
                 };
