@@ -582,6 +582,25 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
         retry
     }
 
+    /// Every guard at once, each if given (for a driver whose guards are known only at run
+    /// time, as the reqwest middleware's).
+    #[cfg(feature = "reqwest-middleware")]
+    pub(crate) fn guards<E: From<BreakerOpen> + From<Throttled> + From<BulkheadFull>>(
+        self,
+        breaker: Option<&'p CircuitBreaker>,
+        throttle: Option<&'p AdaptiveThrottle>,
+        bulkhead: Option<&'p Bulkhead>,
+    ) -> Retry<'p, Op, K, Breaker<'p, E>, C> {
+        let guards = Breaker {
+            breaker: breaker.map(|b| (b, E::from as fn(BreakerOpen) -> E)),
+            throttle: throttle.map(|t| (t, E::from as fn(Throttled) -> E)),
+            full: bulkhead.map(|_| E::from as fn(BulkheadFull) -> E),
+        };
+        let mut retry = self.map_guards(guards);
+        retry.bulkhead = bulkhead;
+        retry
+    }
+
     fn map_guards<G>(self, breaker: G) -> Retry<'p, Op, K, G, C> {
         Retry {
             policy: self.policy,
