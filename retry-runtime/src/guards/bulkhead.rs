@@ -209,22 +209,26 @@ impl<'b> SlotSource<'b> for &'b Bulkhead {
     }
 }
 
+#[cfg(feature = "tower")]
 /// The slots of a bulkhead reached through an owner (`Arc<Bulkhead>`, `&'static Bulkhead`):
 /// each slot holds a clone of the owner.
 #[derive(Debug, Clone, Copy)]
 pub struct OwnedSlots<P>(pub P);
 
+#[cfg(feature = "tower")]
 /// A slot taken through [`OwnedSlots`]; dropping it frees the slot.
 #[derive(Debug)]
 #[must_use = "the slot is freed when the permit is dropped"]
 pub struct OwnedPermit<P: std::ops::Deref<Target = Bulkhead>>(P);
 
+#[cfg(feature = "tower")]
 impl<P: std::ops::Deref<Target = Bulkhead>> Drop for OwnedPermit<P> {
     fn drop(&mut self) {
         self.0.release();
     }
 }
 
+#[cfg(feature = "tower")]
 impl<P> SlotSource<'static> for OwnedSlots<P>
 where
     P: std::ops::Deref<Target = Bulkhead> + Clone + Send + Sync + 'static,

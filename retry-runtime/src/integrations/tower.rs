@@ -51,10 +51,13 @@
 //! - the inner service's `call` and its future run inside the call's [`context()`](crate::context()),
 //!   so the service sees the attempt number and the call's idempotency key;
 //! - the per-attempt `timeout` covers both `poll_ready` and the response; `max_elapsed`, the
-//!   circuit breaker (one permit per attempt) and the budget work as for the attribute.
+//!   circuit breaker (one permit per attempt), the budget, the adaptive throttle (asked for
+//!   each attempt) and the bulkhead (one slot per call, taken before its first attempt) work
+//!   as for the attribute.
 //!
 //! The layer holds its settings behind one `Arc`: a call clones that `Arc`, the hooks and the
-//! inner service (as tower's own retry does), and allocates nothing else.
+//! inner service (as tower's own retry does), and allocates nothing else (a call that waits
+//! for a bulkhead's slot boxes its wait).
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -112,12 +115,13 @@ impl<Req: Clone> Replay<Req> for Cloned {
     }
 }
 
-/// No circuit breaker, or no budget (the layer's defaults).
+/// No circuit breaker, budget, throttle or bulkhead (the layer's defaults).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoGuard;
 
-/// A circuit breaker or a budget the layer's calls share: held by anything that points at one
-/// (`Arc<CircuitBreaker>`, `&'static CircuitBreaker`, a `LazyLock`…).
+/// A circuit breaker, a budget, a throttle or a bulkhead the layer's calls share: held by
+/// anything that points at one (`Arc<CircuitBreaker>`, `&'static CircuitBreaker`…; a bulkhead
+/// by an `Arc` or a `&'static`, which each call's slot keeps a clone of).
 #[derive(Debug, Clone, Copy)]
 pub struct Shared<P>(P);
 
@@ -342,7 +346,8 @@ struct Settings<R, B, G, Q, L> {
 /// [`retry_if_ok`](Self::retry_if_ok) (retry some responses, e.g. a 503), [`retry_after`](Self::retry_after)
 /// and [`retry_after_ok`](Self::retry_after_ok) (a server's hint, as a floor under the delay),
 /// [`on_retry`](Self::on_retry), [`timeout_if`](Self::timeout_if), [`circuit_breaker`](Self::circuit_breaker),
-/// [`budget`](Self::budget), [`name`](Self::name); the policy's `timeout` and `max_elapsed`.
+/// [`budget`](Self::budget), [`throttle`](Self::throttle), [`bulkhead`](Self::bulkhead),
+/// [`name`](Self::name); the policy's `timeout` and `max_elapsed`.
 /// With the feature `http`, [`http`](Self::http) is a ready HTTP classification.
 ///
 /// The policy's per-attempt `timeout` turns a slow attempt into `E::from(Elapsed)`, so by
