@@ -79,7 +79,7 @@ impl<'b, E> Breaker<'b, E> {
 }
 
 /// The breaker and the throttle of `guards`, and what they said: the `Guards` for `decide`.
-fn admitted_guards<'a, E>(guards: Option<Breaker<'a, E>>, admitted: Admitted) -> Guards<'a> {
+fn admitted_guards<E>(guards: Option<Breaker<'_, E>>, admitted: Admitted) -> Guards<'_> {
     let breaker = guards.and_then(Breaker::circuit);
     let throttle = guards.and_then(Breaker::throttle);
     Guards::NONE.admitted(breaker, throttle, admitted)

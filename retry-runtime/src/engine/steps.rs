@@ -103,6 +103,10 @@ pub fn admit(
 /// assert_eq!(bulkhead.in_flight(), 0);
 /// # }
 /// ```
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "a source is a reference, or a cheap clone of an owner"
+)]
 pub fn poll_slot<'b, S: SlotSource<'b>>(
     bulkhead: S,
     slot: &mut CallSlot<'b, S::Permit>,

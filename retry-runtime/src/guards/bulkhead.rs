@@ -253,8 +253,10 @@ where
 
 /// A call's slot of its bulkhead, kept by the driver from before the first attempt to the
 /// call's end; taken by [`poll_slot`](crate::__private::poll_slot).
+#[derive(Default)]
 pub enum CallSlot<'b, P = BulkheadPermit<'b>> {
     /// Not asked for yet (or the call has no bulkhead).
+    #[default]
     Untaken,
     /// Waiting up to the bulkhead's `max_wait` for one.
     Waiting(SlotWait<'b, P>),
@@ -262,12 +264,6 @@ pub enum CallSlot<'b, P = BulkheadPermit<'b>> {
     Held(P),
     /// None was free: the call is turned away.
     Full,
-}
-
-impl<P> Default for CallSlot<'_, P> {
-    fn default() -> Self {
-        CallSlot::Untaken
-    }
 }
 
 impl<P> std::fmt::Debug for CallSlot<'_, P> {
@@ -281,7 +277,7 @@ impl<P> std::fmt::Debug for CallSlot<'_, P> {
     }
 }
 
-impl<'b, P> CallSlot<'b, P> {
+impl<P> CallSlot<'_, P> {
     /// The slot as a bulkhead's `acquire` (or `try_acquire`) gave it.
     pub fn from_acquired(acquired: Result<P, BulkheadFull>) -> Self {
         match acquired {
