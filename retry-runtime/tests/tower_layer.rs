@@ -548,3 +548,22 @@ async fn a_call_waits_for_a_bulkhead_slot_up_to_max_wait() {
         "waited max_wait"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn with_one_layer_a_call_nested_in_a_retrying_call_leaves_the_retries_to_it() {
+    let script = (0..10).map(|_| (0, Err(Fail::Busy))).collect();
+    let inner = Scripted::new(script);
+    let seen = inner.seen.clone();
+    let svc = RetryLayer::new(policy(3).one_layer(true).build().unwrap()).layer(inner);
+    let outer = policy(3).build().unwrap();
+    let out = outer
+        .retry(|| {
+            let mut svc = svc.clone();
+            async move { call(&mut svc, "x").await }
+        })
+        .without_timeout()
+        .await;
+    assert_eq!(out, Err(Fail::Busy));
+    // One attempt under each of the outer call's first two attempts, three under its last.
+    assert_eq!(seen.lock().unwrap().len(), 5);
+}
