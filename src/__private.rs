@@ -4,11 +4,11 @@
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
 pub use retry_runtime::__private::{
-    Admission, Call, Decision, Guards, ThrottleAdmission, hedge_ignored,
+    Admission, Admitted, Call, Decision, Guards, ThrottleAdmission, hedge_ignored,
 };
 pub use retry_runtime::{
-    AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, HedgeAfter, Jitter, LogError,
-    RetryBudget, RetryContext, RetryPolicy, RetryPolicyBuilder,
+    AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, GiveUpReason, HedgeAfter, Jitter,
+    LogError, RetryBudget, RetryContext, RetryPolicy, RetryPolicyBuilder,
 };
 use retry_runtime::{FromBreakerOpen, Transient};
 pub use std::sync::Once;
@@ -264,19 +264,6 @@ pub fn throttled<E: retry_runtime::FromThrottled>() -> E {
 #[inline]
 pub fn bulkhead_full<E: retry_runtime::FromBulkheadFull>() -> E {
     E::from(retry_runtime::BulkheadFull::new())
-}
-
-/// The guards, and whether the bulkhead turned the call away.
-#[inline]
-pub fn bulkhead_guard<'b, P>(
-    guards: Guards<'b>,
-    slot: &Result<P, retry_runtime::BulkheadFull>,
-) -> Guards<'b> {
-    if slot.is_err() {
-        guards.bulkhead_full()
-    } else {
-        guards
-    }
 }
 
 /// The error of an attempt the breaker rejected.

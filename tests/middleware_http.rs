@@ -171,3 +171,69 @@ async fn custom_hooks_classify_and_are_told_of_each_retry() {
     );
     assert_eq!(service.effects("o-9"), 0);
 }
+
+/// A client whose middleware has a throttle and a bulkhead.
+fn guarded_client(
+    throttle: &std::sync::Arc<reattempt::AdaptiveThrottle>,
+    bulkhead: &std::sync::Arc<reattempt::Bulkhead>,
+) -> ClientWithMiddleware {
+    ClientBuilder::new(reqwest::Client::new())
+        .with(
+            RetryMiddleware::new(quick())
+                .throttle(throttle.clone())
+                .bulkhead(bulkhead.clone()),
+        )
+        .build()
+}
+
+#[tokio::test]
+async fn the_throttle_and_the_bulkhead_turn_requests_away_with_typed_errors() {
+    use std::sync::Arc;
+    let service = Service::start().await;
+    let throttle = Arc::new(reattempt::AdaptiveThrottle::builder().build().unwrap());
+    let bulkhead = Arc::new(
+        reattempt::Bulkhead::builder()
+            .max_concurrent(1)
+            .build()
+            .unwrap(),
+    );
+    let client = guarded_client(&throttle, &bulkhead);
+    let post = |order: &str| {
+        client
+            .post(format!("{}/charges", service.url()))
+            .header("content-type", "application/json")
+            .body(format!(r#"{{"order_id":"{order}","amount_cents":1}}"#))
+            .send()
+    };
+    let resp = post("o-1").await.expect("an answer");
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    assert_eq!(throttle.counts(), (1, 1), "asked, and heard the answer");
+    assert_eq!(bulkhead.in_flight(), 0, "the slot is freed");
+
+    // Another caller holds the only slot.
+    let held = bulkhead.try_acquire().unwrap();
+    let err = post("o-2").await.expect_err("bulkhead full");
+    let reqwest_middleware::Error::Middleware(e) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        e.downcast_ref::<reattempt::BulkheadFull>().is_some(),
+        "{err:?}"
+    );
+    drop(held);
+
+    // Everyone's requests were refused: the throttle sheds nearly all.
+    reattempt::seed_rng(3);
+    for _ in 0..10_000 {
+        let _ = throttle.try_acquire();
+    }
+    let err = post("o-3").await.expect_err("shed");
+    let reqwest_middleware::Error::Middleware(e) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        e.downcast_ref::<reattempt::Throttled>().is_some(),
+        "{err:?}"
+    );
+    assert_eq!(service.request_count(), 1, "nothing sent for either");
+}

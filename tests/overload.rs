@@ -130,3 +130,43 @@ async fn a_bulkhead_slot_is_held_through_the_sleep_and_a_rejection_reaches_recov
     assert_eq!(BULKHEAD.in_flight(), 0);
     assert_eq!(blocking_bulkheaded(), Ok(1));
 }
+
+static HEDGED_BULKHEAD: LazyLock<Bulkhead> =
+    LazyLock::new(|| Bulkhead::builder().max_concurrent(1).build().unwrap());
+static HEDGED_THROTTLE: LazyLock<AdaptiveThrottle> =
+    LazyLock::new(|| AdaptiveThrottle::builder().build().unwrap());
+static HEDGED_SENT: AtomicU32 = AtomicU32::new(0);
+
+/// Hedged after 50 ms; the first copy hangs for a second, the others answer in 10 ms.
+#[retryable(
+    max_attempts = 3,
+    hedge_after = "50ms",
+    throttle = HEDGED_THROTTLE,
+    bulkhead = HEDGED_BULKHEAD
+)]
+async fn hedged_guarded() -> Result<u32, ApiError> {
+    let n = HEDGED_SENT.fetch_add(1, SeqCst) + 1;
+    assert_eq!(HEDGED_BULKHEAD.in_flight(), 1, "one slot for every copy");
+    tokio::time::sleep(Duration::from_millis(if n == 1 { 1000 } else { 10 })).await;
+    Ok(n)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_function_honours_its_throttle_and_bulkhead() {
+    // A dependency that accepted what it was sent: nothing is shed.
+    for _ in 0..10 {
+        HEDGED_THROTTLE.try_acquire().unwrap();
+        HEDGED_THROTTLE.record(true);
+    }
+    assert_eq!(hedged_guarded().await, Ok(2), "the hedge answered first");
+    assert_eq!(
+        HEDGED_THROTTLE.counts(),
+        (12, 11),
+        "each copy asked the throttle"
+    );
+    assert_eq!(HEDGED_BULKHEAD.in_flight(), 0);
+    let held = HEDGED_BULKHEAD.try_acquire().unwrap();
+    assert_eq!(hedged_guarded().await, Err(ApiError::Busy));
+    assert_eq!(HEDGED_SENT.load(SeqCst), 2, "turned away: no attempt made");
+    drop(held);
+}

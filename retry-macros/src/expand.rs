@@ -535,7 +535,11 @@ fn guarded(
     let per_use = |e: &syn::Expr| mutably.iter().any(|n| item::mentions(quote!(#e), n));
     let mut guards = quote!(#p::Guards::NONE);
     let mut bind = quote!();
-    let (admit, run) = if let Some(b) = &args.circuit_breaker {
+    let none = quote!(::core::option::Option::None);
+    // Each guard's rejection as the function's error, spanned at its key's expression, so that
+    // a missing `From` is reported there.
+    let mut rejections = Vec::new();
+    let breaker = if let Some(b) = &args.circuit_breaker {
         // Spanned at the expression, so that a wrong type is reported there.
         let breaker = if per_use(b) {
             quote_spanned!(b.span()=> #p::breaker_ref(&#b))
@@ -543,20 +547,11 @@ fn guarded(
             bind.extend(quote_spanned!(b.span()=> let #breaker_ident: &#p::CircuitBreaker = &#b;));
             quote!(#breaker_ident)
         };
-        let rejected = quote_spanned!(b.span()=> #p::breaker_open());
-        guards = quote!(#p::Guards::breaker(#guards, #breaker, #permit));
-        (
-            quote!(let #permit = #p::Call::admit(&#call, #breaker, #timed);),
-            quote! {
-                if #p::Admission::rejected(&#permit) {
-                    ::core::result::Result::Err(#rejected)
-                } else {
-                    #run
-                }
-            },
-        )
+        let open = quote_spanned!(b.span()=> #p::breaker_open());
+        rejections.push((quote!(BreakerOpen), open));
+        quote!(::core::option::Option::Some(#breaker))
     } else {
-        (quote!(), run)
+        none.clone()
     };
     if let Some(g) = &args.budget {
         let budget = if per_use(g) {
@@ -567,11 +562,8 @@ fn guarded(
         };
         guards = quote!(#p::Guards::budget(#guards, #budget));
     }
-    // The throttle is asked after the breaker, and not when the breaker (or the bulkhead)
-    // already turned the attempt away.
-    let (admit, run) = if let Some(t) = &args.throttle {
+    let throttle = if let Some(t) = &args.throttle {
         let throttle_ident = format_ident!("__reattempt_throttle", span = Span::mixed_site());
-        let said = format_ident!("__reattempt_throttled", span = Span::mixed_site());
         let throttle = if per_use(t) {
             quote_spanned!(t.span()=> #p::throttle_ref(&#t))
         } else {
@@ -580,35 +572,15 @@ fn guarded(
             );
             quote!(#throttle_ident)
         };
-        let before = if args.circuit_breaker.is_some() {
-            quote!(#p::Admission::rejected(&#permit))
-        } else {
-            quote!(false)
-        };
         let shed = quote_spanned!(t.span()=> #p::throttled());
-        guards = quote!(#p::Guards::throttle(#guards, #throttle, #said));
-        (
-            quote! {
-                #admit
-                let #said = if #before {
-                    #p::ThrottleAdmission::NotAsked
-                } else {
-                    #p::Call::admit_throttle(&#call, #throttle, #timed)
-                };
-            },
-            quote! {
-                if #p::ThrottleAdmission::rejected(&#said) {
-                    ::core::result::Result::Err(#shed)
-                } else {
-                    #run
-                }
-            },
-        )
+        rejections.push((quote!(Throttled), shed));
+        quote!(::core::option::Option::Some(#throttle))
     } else {
-        (admit, run)
+        none.clone()
     };
-    // The bulkhead's slot is taken once, before the first attempt, and held to the call's end.
-    let run = if let Some(b) = &args.bulkhead {
+    // The bulkhead's slot is taken once, before the first attempt, and held to the call's end
+    // (an async function waits for one up to its `max_wait`, as `steps::poll_slot` does).
+    let full = if let Some(b) = &args.bulkhead {
         let slot = format_ident!("__reattempt_slot", span = Span::mixed_site());
         let acquire = if is_async {
             quote_spanned!(b.span()=> #p::Bulkhead::acquire(#p::bulkhead_ref(&#b)).await)
@@ -617,17 +589,38 @@ fn guarded(
         };
         bind.extend(quote!(let #slot = #acquire;));
         let full = quote_spanned!(b.span()=> #p::bulkhead_full());
-        guards = quote!(#p::bulkhead_guard(#guards, &#slot));
-        quote! {
-            if ::core::result::Result::is_err(&#slot) {
-                ::core::result::Result::Err(#full)
-            } else {
-                #run
-            }
-        }
+        rejections.push((quote!(BulkheadFull), full));
+        quote!(::core::result::Result::is_err(&#slot))
     } else {
-        run
+        quote!(false)
     };
+    if rejections.is_empty() {
+        return Guarded {
+            bind,
+            admit: quote!(),
+            run,
+            guards,
+        };
+    }
+    // The engine asks the guards, in its order (`steps::admit`): the bulkhead, the time left,
+    // the breaker, the throttle; a rejection is the attempt's error, never made.
+    let reason = format_ident!("__reattempt_reason", span = Span::mixed_site());
+    let arms = rejections
+        .iter()
+        .map(|(variant, error)| quote!(#p::GiveUpReason::#variant => #error,));
+    let admit = quote! {
+        let #permit = #p::Call::admit(&#call, #breaker, #throttle, #full, #timed);
+    };
+    let run = quote! {
+        match #p::Admitted::rejection(&#permit) {
+            ::core::option::Option::None => #run,
+            ::core::option::Option::Some(#reason) => ::core::result::Result::Err(match #reason {
+                #(#arms)*
+                _ => ::core::unreachable!("reattempt: a rejection without its guard"),
+            }),
+        }
+    };
+    let guards = quote!(#p::Guards::admitted(#guards, #breaker, #throttle, #permit));
     Guarded {
         bind,
         admit,

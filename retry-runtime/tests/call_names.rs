@@ -48,7 +48,7 @@ async fn one(
         .iter()
         .map(|o| o.as_ref().map(|v| *v).map_err(|_| Fail));
     loop {
-        let permit = breaker.map(|b| call.admit(b, true));
+        let permit = breaker.map(|b| call.admit(Some(b), None, false, true).breaker());
         let outcome = if permit.is_some_and(|p| p.rejected()) {
             Err(Fail)
         } else {

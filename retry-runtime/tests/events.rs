@@ -380,7 +380,7 @@ async fn a_rejection_names_the_attempt_it_refused_in_the_attributes_driver() {
     for name in ["opens", "open"] {
         let mut call = Call::new(&policy);
         let out: Result<(), Leaky> = loop {
-            let permit = call.admit(&breaker, false);
+            let permit = call.admit(Some(&breaker), None, false, false).breaker();
             let res = if permit.rejected() {
                 Err(Leaky)
             } else {

@@ -203,7 +203,7 @@ async fn a_spent_deadline_does_not_consume_a_half_open_probe_call_driver() {
             sleep(150 * MS).await; // the outer deadline is spent
             let mut call = Call::new(&inner);
             loop {
-                let permit = call.admit(&breaker, true); // as the generated code does
+                let permit = call.admit(Some(&breaker), None, false, true).breaker(); // as the generated code does
                 let res: Result<(), ApiError> = if permit.rejected() {
                     Err(ApiError::from(BreakerOpen::new()))
                 } else {

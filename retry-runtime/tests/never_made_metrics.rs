@@ -42,7 +42,7 @@ async fn call(name: &'static str, late_wake: bool) {
         .unwrap();
     let mut call = Call::new(&POLICY);
     loop {
-        let permit = call.admit(&breaker, true);
+        let permit = call.admit(Some(&breaker), None, false, true).breaker();
         let outcome: Result<(), Fail> = if permit.rejected() {
             Err(Fail)
         } else {

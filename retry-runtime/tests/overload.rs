@@ -330,3 +330,144 @@ async fn one_layer_keeps_the_success_rate_of_unlimited_retries_when_the_leaf_fai
     );
     assert!((unlimited - layered).abs() * 100.0 <= 0.5);
 }
+
+/// A hedged policy: a copy starts alongside when none answered within 50 ms.
+fn hedged(max_attempts: u32) -> RetryPolicy {
+    RetryPolicy::builder()
+        .max_attempts(max_attempts)
+        .delay(20 * MS)
+        .jitter(Jitter::None)
+        .hedge_after(retry_runtime::HedgeAfter::Fixed(50 * MS))
+        .build()
+        .unwrap()
+}
+
+/// An attempt that takes `took[attempt - 1]` ms and answers `Ok(attempt)`.
+async fn answer(took: &[u64], attempt: u32) -> Result<u32, Error> {
+    tokio::time::sleep(Duration::from_millis(took[attempt as usize - 1])).await;
+    Ok(attempt)
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_copy_of_a_hedged_call_asks_the_throttle() {
+    let throttle = AdaptiveThrottle::builder().build().unwrap();
+    // A dependency that accepted what it was sent: nothing is shed.
+    for _ in 0..10 {
+        throttle.try_acquire().unwrap();
+        throttle.record(true);
+    }
+    let out = hedged(3)
+        .retry(|| answer(&[1000, 10, 10], retry_runtime::context().unwrap().attempt()))
+        .without_timeout()
+        .throttle(&throttle)
+        .await;
+    assert_eq!(out, Ok(2), "the hedge answered first");
+    // Two more requests (the first copy, dropped, never answered), one more accepted.
+    assert_eq!(throttle.counts(), (12, 11));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_throttle_refusing_the_first_attempt_ends_a_hedged_call_with_throttled() {
+    retry_runtime::seed_rng(3);
+    let throttle = AdaptiveThrottle::builder().build().unwrap();
+    for _ in 0..10_000 {
+        let _ = throttle.try_acquire();
+    }
+    let calls = Cell::new(0);
+    let out = hedged(3)
+        .retry(|| {
+            calls.set(calls.get() + 1);
+            answer(&[10, 10, 10], retry_runtime::context().unwrap().attempt())
+        })
+        .without_timeout()
+        .throttle(&throttle)
+        .await;
+    assert_eq!(out, Err(Error::Shed));
+    assert_eq!(calls.get(), 0, "no attempt made");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_the_throttle_refuses_is_the_last() {
+    retry_runtime::seed_rng(3);
+    let throttle = AdaptiveThrottle::builder().build().unwrap();
+    let started = std::cell::RefCell::new(vec![]);
+    let out = hedged(3)
+        .retry(|| {
+            let n = retry_runtime::context().unwrap().attempt();
+            started.borrow_mut().push(n);
+            if n == 1 {
+                // Meanwhile the dependency refuses everyone else's requests.
+                for _ in 0..10_000 {
+                    let _ = throttle.try_acquire();
+                }
+            }
+            answer(&[1000, 10, 10], n)
+        })
+        .without_timeout()
+        .throttle(&throttle)
+        .await;
+    assert_eq!(out, Ok(1), "the first copy answers; no hedge was sent");
+    assert_eq!(*started.borrow(), [1]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_holds_one_bulkhead_slot_for_all_its_copies() {
+    let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
+    let in_flight = std::cell::RefCell::new(vec![]);
+    let out = hedged(3)
+        .retry(|| {
+            in_flight.borrow_mut().push(bulkhead.in_flight());
+            answer(
+                &[1000, 1000, 10],
+                retry_runtime::context().unwrap().attempt(),
+            )
+        })
+        .without_timeout()
+        .bulkhead(&bulkhead)
+        .await;
+    assert_eq!(out, Ok(3), "three copies under one slot");
+    assert_eq!(*in_flight.borrow(), [1, 1, 1]);
+    assert_eq!(bulkhead.in_flight(), 0, "freed when the call ends");
+
+    let _held = bulkhead.try_acquire().unwrap();
+    let calls = Cell::new(0);
+    let out = hedged(3)
+        .retry(|| {
+            calls.set(calls.get() + 1);
+            answer(&[10, 10, 10], 1)
+        })
+        .without_timeout()
+        .bulkhead(&bulkhead)
+        .await;
+    assert_eq!(out, Err(Error::Busy), "turned away, never retried");
+    assert_eq!(calls.get(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_waits_for_a_slot_up_to_max_wait() {
+    let bulkhead = Bulkhead::builder()
+        .max_concurrent(1)
+        .max_wait(30 * MS)
+        .build()
+        .unwrap();
+    let held = bulkhead.try_acquire().unwrap();
+    let t0 = tokio::time::Instant::now();
+    let policy = hedged(3);
+    let (out, ()) = tokio::join!(
+        policy
+            .retry(|| answer(&[10, 10, 10], 1))
+            .without_timeout()
+            .bulkhead(&bulkhead)
+            .into_future(),
+        async {
+            tokio::time::sleep(20 * MS).await;
+            drop(held);
+        }
+    );
+    assert_eq!(out, Ok(1));
+    assert_eq!(
+        t0.elapsed(),
+        30 * MS,
+        "20 ms for the slot, 10 ms for the answer"
+    );
+}

@@ -10,7 +10,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use retry_runtime::tower::RetryLayer;
-use retry_runtime::{BreakerOpen, CircuitBreaker, Elapsed, Jitter, RetryBudget, RetryPolicy};
+use retry_runtime::{
+    AdaptiveThrottle, BreakerOpen, Bulkhead, BulkheadFull, CircuitBreaker, Elapsed, Jitter,
+    RetryBudget, RetryPolicy, Throttled,
+};
 use tokio::time::Instant;
 use tower_layer::Layer;
 use tower_service::Service;
@@ -21,6 +24,20 @@ enum Fail {
     Bad,
     TimedOut,
     Rejected,
+    Shed,
+    Full,
+}
+
+impl From<Throttled> for Fail {
+    fn from(_: Throttled) -> Self {
+        Fail::Shed
+    }
+}
+
+impl From<BulkheadFull> for Fail {
+    fn from(_: BulkheadFull) -> Self {
+        Fail::Full
+    }
 }
 
 impl From<Elapsed> for Fail {
@@ -441,4 +458,112 @@ mod http {
         let keys: Vec<_> = sent.lock().unwrap().iter().map(|s| s.1.clone()).collect();
         assert_eq!(keys, [Some("mine".to_owned()), Some("mine".to_owned())]);
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_throttle_hears_each_attempt_and_sheds_when_the_service_refuses() {
+    let throttle = Arc::new(AdaptiveThrottle::builder().build().unwrap());
+    // A service that accepted what it was sent: nothing is shed.
+    for _ in 0..10 {
+        throttle.try_acquire().unwrap();
+        throttle.record(true);
+    }
+    let inner = Scripted::new(vec![(0, Err(Fail::Busy)), (0, Ok(7))]);
+    let seen = inner.seen.clone();
+    let mut svc = RetryLayer::new(policy(3).build().unwrap())
+        .throttle(throttle.clone())
+        .layer(inner);
+    assert_eq!(call(&mut svc, "x").await, Ok(7));
+    assert_eq!(
+        throttle.counts(),
+        (12, 11),
+        "two requests, the second accepted"
+    );
+    // Then everyone's requests are refused: the throttle sheds nearly all.
+    retry_runtime::seed_rng(3);
+    for _ in 0..10_000 {
+        let _ = throttle.try_acquire();
+    }
+    assert_eq!(call(&mut svc, "x").await, Err(Fail::Shed));
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        2,
+        "the shed attempt is not sent"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_slot_is_held_for_the_whole_call_and_a_full_one_turns_calls_away() {
+    static BULKHEAD: std::sync::LazyLock<Bulkhead> =
+        std::sync::LazyLock::new(|| Bulkhead::builder().max_concurrent(1).build().unwrap());
+    let bulkhead: &'static Bulkhead = &BULKHEAD;
+    let inner = Scripted::new(vec![(0, Err(Fail::Busy)), (0, Ok(7))]);
+    let seen = inner.seen.clone();
+    let mut svc = RetryLayer::new(policy(2).build().unwrap())
+        .bulkhead(bulkhead)
+        .layer(inner);
+    let mut other = svc.clone();
+    let (out, turned_away) = tokio::join!(call(&mut svc, "x"), async {
+        // While the first call sleeps before its retry, it holds the only slot.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(bulkhead.in_flight(), 1);
+        call(&mut other, "y").await
+    });
+    assert_eq!(out, Ok(7));
+    assert_eq!(turned_away, Err(Fail::Full), "never retried");
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        2,
+        "nothing sent for the call turned away"
+    );
+    assert_eq!(bulkhead.in_flight(), 0, "freed when the call ends");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_waits_for_a_bulkhead_slot_up_to_max_wait() {
+    let bulkhead = Arc::new(
+        Bulkhead::builder()
+            .max_concurrent(1)
+            .max_wait(Duration::from_millis(100))
+            .build()
+            .unwrap(),
+    );
+    let inner = Scripted::new(vec![(0, Ok(1)), (0, Ok(2))]);
+    let mut svc = RetryLayer::new(policy(1).build().unwrap())
+        .bulkhead(bulkhead.clone())
+        .layer(inner);
+    let held = bulkhead.try_acquire().unwrap();
+    let start = Instant::now();
+    let (out, ()) = tokio::join!(call(&mut svc, "x"), async {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        drop(held);
+    });
+    assert_eq!(out, Ok(1));
+    assert_eq!(start.elapsed(), Duration::from_millis(30));
+    let _held = bulkhead.try_acquire().unwrap();
+    assert_eq!(call(&mut svc, "x").await, Err(Fail::Full));
+    assert_eq!(
+        start.elapsed(),
+        Duration::from_millis(130),
+        "waited max_wait"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_one_layer_a_call_nested_in_a_retrying_call_leaves_the_retries_to_it() {
+    let script = (0..10).map(|_| (0, Err(Fail::Busy))).collect();
+    let inner = Scripted::new(script);
+    let seen = inner.seen.clone();
+    let svc = RetryLayer::new(policy(3).one_layer(true).build().unwrap()).layer(inner);
+    let outer = policy(3).build().unwrap();
+    let out = outer
+        .retry(|| {
+            let mut svc = svc.clone();
+            async move { call(&mut svc, "x").await }
+        })
+        .without_timeout()
+        .await;
+    assert_eq!(out, Err(Fail::Busy));
+    // One attempt under each of the outer call's first two attempts, three under its last.
+    assert_eq!(seen.lock().unwrap().len(), 5);
 }

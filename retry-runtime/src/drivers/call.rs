@@ -21,7 +21,7 @@ use crate::engine::steps;
 use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::throttle::AdaptiveThrottle;
-use crate::guards::{Admission, Guards, ThrottleAdmission};
+use crate::guards::{Admitted, Guards};
 use crate::schedule::policy::RetryPolicy;
 
 /// Errors that a timed-out attempt can turn into. Implemented for every `E: From<Elapsed>`: the
@@ -178,18 +178,18 @@ impl<'p> Call<'p> {
         Call { engine }
     }
 
-    /// Asks `breaker` for leave to make the next attempt (`timed`: whether it will be timed),
-    /// before the attempt begins; see [`admit`](crate::__private::admit).
+    /// Asks the call's guards for leave to make the next attempt (`timed`: whether it will be
+    /// timed), before the attempt begins: `full` when the call's bulkhead turned it away, then
+    /// `breaker`, then `throttle`; see [`admit`](crate::__private::admit).
     #[inline]
-    pub fn admit(&self, breaker: &CircuitBreaker, timed: bool) -> Admission {
-        steps::admit(&self.engine, breaker, timed)
-    }
-
-    /// Asks `throttle` whether to send the next attempt (after the breaker, if any); see
-    /// [`admit_throttle`](crate::__private::admit_throttle).
-    #[inline]
-    pub fn admit_throttle(&self, throttle: &AdaptiveThrottle, timed: bool) -> ThrottleAdmission {
-        steps::admit_throttle(&self.engine, throttle, timed)
+    pub fn admit(
+        &self,
+        breaker: Option<&CircuitBreaker>,
+        throttle: Option<&AdaptiveThrottle>,
+        full: bool,
+        timed: bool,
+    ) -> Admitted {
+        steps::admit(&self.engine, breaker, throttle, full, timed)
     }
 
     /// Runs one attempt: `context()` names this call while `fut` is polled.

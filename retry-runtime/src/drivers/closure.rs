@@ -15,16 +15,16 @@ use crate::drivers::call::{FromBreakerOpen, FromElapsed};
 use crate::drivers::timed::{poll_attempt, poll_copy};
 use crate::engine::context::{RetryContext, enter, enter_copy};
 use crate::engine::hooks::{FnHooks, Hooks};
+use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Engine, Start};
 use crate::engine::steps::{self, CopyDecision};
 use crate::error::{BreakerOpen, Elapsed};
 use crate::error::{BulkheadFull, Throttled};
-use crate::guards::ThrottleAdmission;
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
-use crate::guards::bulkhead::{Bulkhead, BulkheadPermit};
+use crate::guards::bulkhead::{Bulkhead, CallSlot};
 use crate::guards::throttle::AdaptiveThrottle;
-use crate::guards::{Admission, Guards};
+use crate::guards::{Admitted, Guards};
 use crate::schedule::policy::RetryPolicy;
 
 /// No shared guard (the default of a [`Retry`]; see [`Breaker`]).
@@ -55,6 +55,35 @@ impl<E> Clone for Breaker<'_, E> {
 }
 
 impl<E> Copy for Breaker<'_, E> {}
+
+impl<'b, E> Breaker<'b, E> {
+    /// The circuit breaker, if any.
+    fn circuit(self) -> Option<&'b CircuitBreaker> {
+        self.breaker.map(|(b, _)| b)
+    }
+
+    /// The adaptive throttle, if any.
+    fn throttle(self) -> Option<&'b AdaptiveThrottle> {
+        self.throttle.map(|(t, _)| t)
+    }
+
+    /// The call's error for an attempt a guard turned away for `reason` (see `steps::admit`).
+    fn reject(self, reason: GiveUpReason) -> E {
+        match (reason, self.breaker, self.throttle, self.full) {
+            (GiveUpReason::BreakerOpen, Some((_, reject)), _, _) => reject(BreakerOpen::new()),
+            (GiveUpReason::Throttled, _, Some((_, reject)), _) => reject(Throttled::new()),
+            (GiveUpReason::BulkheadFull, _, _, Some(reject)) => reject(BulkheadFull::new()),
+            _ => unreachable!("reattempt: a guard rejected an attempt without its conversion"),
+        }
+    }
+}
+
+/// The breaker and the throttle of `guards`, and what they said: the `Guards` for `decide`.
+fn admitted_guards<E>(guards: Option<Breaker<'_, E>>, admitted: Admitted) -> Guards<'_> {
+    let breaker = guards.and_then(Breaker::circuit);
+    let throttle = guards.and_then(Breaker::throttle);
+    Guards::NONE.admitted(breaker, throttle, admitted)
+}
 
 /// The shared guards of a [`Retry`], if any: [`NoBreaker`] or [`Breaker`].
 pub trait BreakerSlot<E> {
@@ -553,6 +582,25 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
         retry
     }
 
+    /// Every guard at once, each if given (for a driver whose guards are known only at run
+    /// time, as the reqwest middleware's).
+    #[cfg(feature = "reqwest-middleware")]
+    pub(crate) fn guards<E: From<BreakerOpen> + From<Throttled> + From<BulkheadFull>>(
+        self,
+        breaker: Option<&'p CircuitBreaker>,
+        throttle: Option<&'p AdaptiveThrottle>,
+        bulkhead: Option<&'p Bulkhead>,
+    ) -> Retry<'p, Op, K, Breaker<'p, E>, C> {
+        let guards = Breaker {
+            breaker: breaker.map(|b| (b, E::from as fn(BreakerOpen) -> E)),
+            throttle: throttle.map(|t| (t, E::from as fn(Throttled) -> E)),
+            full: bulkhead.map(|_| E::from as fn(BulkheadFull) -> E),
+        };
+        let mut retry = self.map_guards(guards);
+        retry.bulkhead = bulkhead;
+        retry
+    }
+
     fn map_guards<G>(self, breaker: G) -> Retry<'p, Op, K, G, C> {
         Retry {
             policy: self.policy,
@@ -602,10 +650,8 @@ where
             budget: self.budget,
             bulkhead: self.bulkhead,
             timeout: self.timeout,
-            admission: None,
-            throttled: None,
-            slot: None,
-            waiting: None,
+            admitted: Admitted::NOT_ASKED,
+            slot: CallSlot::Untaken,
             done: false,
             hedged: None,
             attempt: None,
@@ -630,14 +676,10 @@ pin_project! {
         budget: Option<&'p RetryBudget>,
         bulkhead: Option<&'p Bulkhead>,
         timeout: C,
-        // What the breaker said about the attempt running now.
-        admission: Option<Admission>,
-        // What the throttle said about it.
-        throttled: Option<ThrottleAdmission>,
+        // What the guards said about the attempt running now.
+        admitted: Admitted,
         // The bulkhead's slot, held from before the first attempt to the end of the call.
-        slot: Option<BulkheadPermit<'p>>,
-        // Waiting for a slot (boxed: only a call that finds the bulkhead full waits).
-        waiting: Option<Pin<Box<dyn Future<Output = Result<BulkheadPermit<'p>, BulkheadFull>> + Send + Sync + 'p>>>,
+        slot: CallSlot<'p>,
         // The call has returned: polling again is a bug, never another round of attempts.
         done: bool,
         // A hedged call's copies in flight (a policy with `hedge_after`); then `attempt` is
@@ -687,6 +729,8 @@ where
         if this.hedged.is_some() {
             let out = ready!(poll_hedged(&mut this, cx));
             this.timer.set(None);
+            // The call is over: its bulkhead slot (one for all its copies) is free for another.
+            *this.slot = CallSlot::Untaken;
             *this.done = true;
             return Poll::Ready(out);
         }
@@ -715,57 +759,22 @@ where
                         ready!(sleep.poll(cx));
                     }
                 }
+                // Ask the guards (`steps::admit`): the bulkhead's slot first, for the whole
+                // call (a wait for one is polled here), then the breaker and the throttle.
+                let full = match *this.bulkhead {
+                    Some(bulkhead) => ready!(steps::poll_slot(bulkhead, this.slot, cx)),
+                    None => false,
+                };
                 let guards = this.breaker.get();
-                // Before the first attempt: a slot of the bulkhead, for the whole call.
-                let mut full = false;
-                if let Some(bulkhead) = *this.bulkhead
-                    && this.slot.is_none()
-                {
-                    let taken = match this.waiting.as_mut() {
-                        Some(waiting) => {
-                            let taken = ready!(waiting.as_mut().poll(cx));
-                            *this.waiting = None;
-                            taken
-                        }
-                        None => match bulkhead.try_acquire() {
-                            Err(_) if bulkhead.max_wait().is_some() => {
-                                *this.waiting = Some(Box::pin(bulkhead.acquire()));
-                                continue;
-                            }
-                            taken => taken,
-                        },
-                    };
-                    match taken {
-                        Ok(slot) => *this.slot = Some(slot),
-                        Err(_) => full = true,
+                *this.admitted = match guards {
+                    Some(g) => {
+                        steps::admit(this.engine, g.circuit(), g.throttle(), full, C::APPLIES)
                     }
-                }
-                let admission = guards
-                    .and_then(|g| g.breaker)
-                    .filter(|_| !full)
-                    .map(|(b, reject)| (reject, steps::admit(this.engine, b, C::APPLIES)));
-                *this.admission = admission.map(|(_, a)| a);
-                let breaker_rejected = matches!(admission, Some((_, Admission::Rejected)));
-                let throttled = guards.and_then(|g| g.throttle).map(|(t, reject)| {
-                    let asked = if full || breaker_rejected {
-                        ThrottleAdmission::NotAsked
-                    } else {
-                        steps::admit_throttle(this.engine, t, C::APPLIES)
-                    };
-                    (reject, asked)
-                });
-                *this.throttled = throttled.map(|(_, a)| a);
-                if full {
+                    None => Admitted::NOT_ASKED,
+                };
+                if let (Some(reason), Some(g)) = (this.admitted.rejection(), guards) {
                     // Turned away: no attempt is made; `decide` ends the call.
-                    match guards.and_then(|g| g.full) {
-                        Some(reject) => Err(reject(BulkheadFull::new())),
-                        None => unreachable!("reattempt: a bulkhead is set with its rejection"),
-                    }
-                } else if let Some((reject, Admission::Rejected)) = admission {
-                    // Rejected: no attempt is made; `decide` ends the call.
-                    Err(reject(BreakerOpen::new()))
-                } else if let Some((reject, ThrottleAdmission::Rejected)) = throttled {
-                    Err(reject(Throttled::new()))
+                    Err(g.reject(reason))
                 } else {
                     let begun = if C::APPLIES {
                         steps::begin_timed(this.engine)
@@ -787,30 +796,7 @@ where
                     }
                 }
             };
-            let mut guards = Guards::NONE;
-            if let (
-                Some(Breaker {
-                    breaker: Some((breaker, _)),
-                    ..
-                }),
-                Some(admission),
-            ) = (this.breaker.get(), this.admission.take())
-            {
-                guards = guards.breaker(breaker, admission);
-            }
-            if let (
-                Some(Breaker {
-                    throttle: Some((throttle, _)),
-                    ..
-                }),
-                Some(admission),
-            ) = (this.breaker.get(), this.throttled.take())
-            {
-                guards = guards.throttle(throttle, admission);
-            }
-            if this.bulkhead.is_some() && this.slot.is_none() {
-                guards = guards.bulkhead_full();
-            }
+            let mut guards = admitted_guards(this.breaker.get(), *this.admitted);
             if let Some(budget) = *this.budget {
                 guards = guards.budget(budget);
             }
@@ -818,7 +804,7 @@ where
                 Decision::Stop(outcome) => {
                     this.timer.set(None);
                     // The call is over: its bulkhead slot is free for another.
-                    *this.slot = None;
+                    *this.slot = CallSlot::Untaken;
                     *this.done = true;
                     return Poll::Ready(outcome);
                 }
@@ -863,7 +849,8 @@ struct HedgeCopy<Fut> {
     /// Its attempt number, which its `context()` reports.
     number: u32,
     started: Instant,
-    admission: Option<Admission>,
+    /// What the guards said about it.
+    admitted: Admitted,
 }
 
 /// What the timer of a hedged call waits for.
@@ -882,7 +869,8 @@ enum Next {
 struct Hedged<Fut> {
     copies: Vec<HedgeCopy<Fut>>,
     next: Next,
-    /// No hedge may start any more in this call (the budget or the breaker refused one).
+    /// No hedge may start any more in this call (the budget, the breaker or the throttle refused
+    /// one).
     no_more_hedges: bool,
 }
 
@@ -896,27 +884,17 @@ impl<Fut> Default for Hedged<Fut> {
     }
 }
 
-/// The guards of an attempt made under `admission`.
+/// The guards of an attempt made under `admitted`.
 fn guards_of<'a, E>(
     breaker: Option<Breaker<'a, E>>,
-    admission: Option<Admission>,
+    admitted: Admitted,
     budget: Option<&'a RetryBudget>,
 ) -> Guards<'a> {
-    let mut guards = Guards::NONE;
-    if let (
-        Some(Breaker {
-            breaker: Some((breaker, _)),
-            ..
-        }),
-        Some(admission),
-    ) = (breaker, admission)
-    {
-        guards = guards.breaker(breaker, admission);
+    let guards = admitted_guards(breaker, admitted);
+    match budget {
+        Some(budget) => guards.budget(budget),
+        None => guards,
     }
-    if let Some(budget) = budget {
-        guards = guards.budget(budget);
-    }
-    guards
 }
 
 /// A hedged call's loop: start the attempts that are due, poll every copy in flight, hand each
@@ -952,6 +930,14 @@ where
             None
         };
         if let Some(kind) = due {
+            // Before the first attempt: the bulkhead's slot, one for every copy of the call.
+            if this.engine.attempt() == 0
+                && let Some(bulkhead) = *this.bulkhead
+                && steps::poll_slot(bulkhead, this.slot, cx).is_pending()
+            {
+                *this.hedged = Some(hedged);
+                return Poll::Pending;
+            }
             hedged.next = Next::Nothing;
             if let ControlFlow::Break(out) = start_next(this, &mut hedged, kind) {
                 match out {
@@ -978,7 +964,7 @@ where
             let copy = hedged.copies.swap_remove(i);
             policy.latencies.record(copy.started.elapsed());
             let outcome = outcome.unwrap_or_else(|| Err(this.timeout.timed_out(Elapsed::new())));
-            let guards = guards_of(breaker, copy.admission, budget);
+            let guards = guards_of(breaker, copy.admitted, budget);
             let others = !hedged.copies.is_empty();
             match steps::decide_copy(this.engine, *this.name, this.hooks, outcome, guards, others) {
                 CopyDecision::Stop(out) => {
@@ -988,7 +974,7 @@ where
                     for loser in hedged.copies.drain(..) {
                         crate::engine::events::attempt_made(*this.name);
                         policy.latencies.record(loser.started.elapsed());
-                        guards_of(breaker, loser.admission, None).release();
+                        guards_of(breaker, loser.admitted, None).release();
                     }
                     return Poll::Ready(out);
                 }
@@ -1046,40 +1032,43 @@ where
     B: BreakerSlot<E>,
     C: TimeoutInto<E>,
 {
-    let breaker = this.breaker.get();
+    let guards = this.breaker.get();
+    let (breaker, throttle) = (
+        guards.and_then(Breaker::circuit),
+        guards.and_then(Breaker::throttle),
+    );
     let budget = *this.budget;
     if !hedged.copies.is_empty() {
         let is_hedge = kind == Next::Hedge;
-        let b = breaker.and_then(|b| b.breaker).map(|(b, _)| b);
-        match steps::start_alongside(this.engine, b, budget, C::APPLIES, is_hedge) {
-            Some((admission, limit)) => {
+        match steps::start_alongside(this.engine, breaker, throttle, budget, C::APPLIES, is_hedge) {
+            Some((admitted, limit)) => {
                 if is_hedge {
                     crate::engine::events::hedging(this.name, this.engine.attempt());
                 }
                 hedged
                     .copies
-                    .push(start_copy(this.engine, this.op, admission, limit));
+                    .push(start_copy(this.engine, this.op, admitted, limit));
             }
             None => hedged.no_more_hedges |= is_hedge,
         }
         return ControlFlow::Continue(());
     }
-    let circuit = breaker.and_then(|b| b.breaker);
-    let admission = circuit.map(|(b, _)| steps::admit(this.engine, b, C::APPLIES));
-    let outcome = if let (Some((_, reject)), Some(Admission::Rejected)) = (circuit, admission) {
-        Err(reject(BreakerOpen::new()))
+    let full = this.slot.full();
+    let admitted = steps::admit(this.engine, breaker, throttle, full, C::APPLIES);
+    let outcome = if let (Some(reason), Some(g)) = (admitted.rejection(), guards) {
+        Err(g.reject(reason))
     } else {
         match steps::begin(this.engine, C::APPLIES) {
             Start::NotMade => Err(this.timeout.timed_out(Elapsed::new())),
             Start::Run(limit) => {
                 hedged
                     .copies
-                    .push(start_copy(this.engine, this.op, admission, limit));
+                    .push(start_copy(this.engine, this.op, admitted, limit));
                 return ControlFlow::Continue(());
             }
         }
     };
-    let guards = guards_of(breaker, admission, budget);
+    let guards = guards_of(guards, admitted, budget);
     match steps::decide(this.engine, *this.name, this.hooks, outcome, guards) {
         Decision::Stop(out) => ControlFlow::Break(Some(out)),
         Decision::Retry(delay) => {
@@ -1094,7 +1083,7 @@ where
 fn start_copy<Op, Fut>(
     engine: &Engine<'_>,
     op: &mut Op,
-    admission: Option<Admission>,
+    admitted: Admitted,
     limit: Option<Duration>,
 ) -> HedgeCopy<Fut>
 where
@@ -1107,6 +1096,6 @@ where
         limit: limit.map(|d| Box::pin(tokio::time::sleep(d))),
         number,
         started: Instant::now(),
-        admission,
+        admitted,
     }
 }

@@ -24,33 +24,111 @@ use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine, GiveUpReason, Start};
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
+use crate::guards::bulkhead::{CallSlot, SlotSource};
 use crate::guards::throttle::AdaptiveThrottle;
-use crate::guards::{Admission, Guards, ThrottleAdmission};
+use crate::guards::{Admission, Admitted, Guards, ThrottleAdmission};
 
-/// Asks `breaker` for leave to make the next attempt, unless that attempt cannot be made anyway
-/// (a `timed` attempt with no time left: see [`Engine::would_run`]), which then takes no permit.
+/// Asks a call's guards, in order, for leave to make the next attempt: the bulkhead first
+/// (`full`: the call holds no slot, see [`poll_slot`]; then nothing else is asked); then,
+/// unless the attempt cannot be made anyway (a `timed` attempt with no time left: see
+/// [`Engine::would_run`], which then takes no permit and ends the call as `DeadlineReached`),
+/// the circuit breaker, and the adaptive throttle unless the breaker rejected it.
+///
+/// The answer either lets the attempt run ([`Admitted::rejection`] is `None`: [`begin`] it) or
+/// turns it away with a reason, which the driver converts into the call's error and hands to
+/// [`decide`] (with [`Guards::admitted`]): the call ends with it, never retried.
+///
+/// ```
+/// use retry_runtime::{AdaptiveThrottle, CircuitBreaker, GiveUpReason, RetryPolicy};
+/// use retry_runtime::__private::{Engine, admit};
+///
+/// let policy = RetryPolicy::builder().build().unwrap();
+/// let engine = Engine::new(&policy);
+/// let breaker = CircuitBreaker::builder().build().unwrap();
+/// let throttle = AdaptiveThrottle::builder().build().unwrap();
+/// assert_eq!(admit(&engine, Some(&breaker), Some(&throttle), false, false).rejection(), None);
+/// assert_eq!(throttle.counts(), (1, 0), "asked");
+/// let full = admit(&engine, Some(&breaker), Some(&throttle), true, false);
+/// assert_eq!(full.rejection(), Some(GiveUpReason::BulkheadFull));
+/// assert_eq!(throttle.counts(), (1, 0), "not asked for a call the bulkhead turned away");
+/// ```
 #[inline]
-pub fn admit(engine: &Engine<'_>, breaker: &CircuitBreaker, timed: bool) -> Admission {
-    if engine.would_run(timed, Instant::now, inherited_for(timed)) {
-        Admission::from(breaker.try_acquire())
-    } else {
-        Admission::NotAsked
+pub fn admit(
+    engine: &Engine<'_>,
+    breaker: Option<&CircuitBreaker>,
+    throttle: Option<&AdaptiveThrottle>,
+    full: bool,
+    timed: bool,
+) -> Admitted {
+    if full {
+        return Admitted::FULL;
     }
+    if (breaker.is_none() && throttle.is_none())
+        || !engine.would_run(timed, Instant::now, inherited_for(timed))
+    {
+        return Admitted::NOT_ASKED;
+    }
+    let admission = match breaker {
+        Some(breaker) => Admission::from(breaker.try_acquire()),
+        None => Admission::NotAsked,
+    };
+    let throttled = match throttle {
+        Some(throttle) if !admission.rejected() => ThrottleAdmission::from(throttle.try_acquire()),
+        _ => ThrottleAdmission::NotAsked,
+    };
+    Admitted::asked(admission, throttled)
 }
 
-/// Asks `throttle` whether to send the next attempt, unless that attempt cannot be made anyway
-/// (no time left, as for [`admit`]); ask it after the breaker, and not at all when the breaker
-/// rejected the attempt (pass [`ThrottleAdmission::NotAsked`] to the guards then).
-#[inline]
-pub fn admit_throttle(
-    engine: &Engine<'_>,
-    throttle: &AdaptiveThrottle,
-    timed: bool,
-) -> ThrottleAdmission {
-    if engine.would_run(timed, Instant::now, context::inherited_deadline()) {
-        ThrottleAdmission::from(throttle.try_acquire())
-    } else {
-        ThrottleAdmission::NotAsked
+/// Takes the call's slot of `bulkhead` before its first attempt (a call already holding one, or
+/// turned away, is left as it is): at once if one is free; otherwise, with the bulkhead's
+/// `max_wait`, the driver polls the wait (`Pending` until a slot comes free or the wait ends);
+/// without one, the call is turned away at once. `Ready(full)`: whether the call was turned
+/// away (pass it to [`admit`]). The slot is held until the driver drops `slot`, at the call's
+/// end, its sleeps included.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use retry_runtime::Bulkhead;
+/// use retry_runtime::__private::{CallSlot, poll_slot};
+///
+/// let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
+/// let mut slot = CallSlot::default();
+/// let full = std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut slot, cx)).await;
+/// assert!(!full);
+/// assert_eq!(bulkhead.in_flight(), 1);
+/// let mut other = CallSlot::default();
+/// assert!(std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut other, cx)).await);
+/// drop(slot);
+/// assert_eq!(bulkhead.in_flight(), 0);
+/// # }
+/// ```
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "a source is a reference, or a cheap clone of an owner"
+)]
+pub fn poll_slot<'b, S: SlotSource<'b>>(
+    bulkhead: S,
+    slot: &mut CallSlot<'b, S::Permit>,
+    cx: &mut std::task::Context<'_>,
+) -> std::task::Poll<bool> {
+    loop {
+        match slot {
+            CallSlot::Held(_) => return std::task::Poll::Ready(false),
+            CallSlot::Full => return std::task::Poll::Ready(true),
+            CallSlot::Untaken => {
+                *slot = match bulkhead.try_take() {
+                    Err(_) if bulkhead.bulkhead().max_wait().is_some() => {
+                        CallSlot::Waiting(bulkhead.wait())
+                    }
+                    taken => CallSlot::from_acquired(taken),
+                };
+            }
+            CallSlot::Waiting(wait) => {
+                let taken = std::task::ready!(wait.as_mut().poll(cx));
+                *slot = CallSlot::from_acquired(taken);
+            }
+        }
     }
 }
 
@@ -373,10 +451,12 @@ pub fn decide_copy<T, E: Debug>(
 
 /// Starts an attempt alongside the copies of a hedged call in flight, if it may start: attempts
 /// are left, time remains (see [`Engine::would_run`]), `budget` pays for it when `hedge` (a
-/// retry was paid by [`decide_copy`]; if it cannot start, that payment comes back), and
-/// `breaker` gives it its own permit. `None`: it does not start, and the copies in flight go on.
-/// `Some((admission, limit))`: it started (it is attempt `engine.attempt()`), under that permit
-/// and time limit.
+/// retry was paid by [`decide_copy`]; if it cannot start, that payment comes back), and the
+/// guards let it through: `breaker` gives it its own permit and `throttle` is asked for it, as
+/// for any attempt ([`admit`]; the call's bulkhead slot covers every copy). `None`: it does not
+/// start, and the copies in flight go on (a refused hedge is the call's last: the driver starts
+/// no more). `Some((admitted, limit))`: it started (it is attempt `engine.attempt()`), under
+/// those admissions and that time limit.
 ///
 /// ```
 /// use retry_runtime::{RetryBudget, RetryPolicy};
@@ -386,18 +466,19 @@ pub fn decide_copy<T, E: Debug>(
 /// let budget = RetryBudget::builder().max_tokens(10).retry_cost(5).build().unwrap();
 /// let mut engine = Engine::new(&policy);
 /// begin(&mut engine, false);
-/// assert!(start_alongside(&mut engine, None, Some(&budget), false, true).is_some());
-/// assert!(start_alongside(&mut engine, None, Some(&budget), false, true).is_some());
+/// assert!(start_alongside(&mut engine, None, None, Some(&budget), false, true).is_some());
+/// assert!(start_alongside(&mut engine, None, None, Some(&budget), false, true).is_some());
 /// assert_eq!(engine.attempt(), 3);
-/// assert!(start_alongside(&mut engine, None, Some(&budget), false, true).is_none(), "no attempt left");
+/// assert!(start_alongside(&mut engine, None, None, Some(&budget), false, true).is_none(), "no attempt left");
 /// ```
 pub fn start_alongside(
     engine: &mut Engine<'_>,
     breaker: Option<&CircuitBreaker>,
+    throttle: Option<&AdaptiveThrottle>,
     budget: Option<&RetryBudget>,
     timed: bool,
     hedge: bool,
-) -> Option<(Option<Admission>, Option<Duration>)> {
+) -> Option<(Admitted, Option<Duration>)> {
     let refund = |engine: &Engine<'_>| {
         if let Some(budget) = budget {
             engine.unmade(budget);
@@ -417,21 +498,18 @@ pub fn start_alongside(
     {
         return None;
     }
-    let admission = match breaker.map(CircuitBreaker::try_acquire) {
-        None => None,
-        Some(Ok(permit)) => Some(Admission::Admitted(permit)),
-        Some(Err(_)) => {
-            refund(engine);
-            return None;
-        }
-    };
+    let admitted = admit(engine, breaker, throttle, false, timed);
+    let guards = Guards::NONE.admitted(breaker, throttle, admitted);
+    if admitted.rejection().is_some() {
+        // A breaker's permit taken for an attempt the throttle then shed goes back unused.
+        guards.release();
+        refund(engine);
+        return None;
+    }
     match begin(engine, timed) {
-        Start::Run(limit) => Some((admission, limit)),
+        Start::Run(limit) => Some((admitted, limit)),
         Start::NotMade => {
-            if let (Some(breaker), Some(permit)) = (breaker, admission.and_then(Admission::permit))
-            {
-                breaker.release(permit);
-            }
+            guards.release();
             engine.forget_not_made();
             refund(engine);
             None

@@ -167,12 +167,131 @@ impl Bulkhead {
         self.try_acquire()
     }
 
-    fn release(&self) {
+    pub(crate) fn release(&self) {
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         if self.waiters.load(Ordering::SeqCst) > 0 {
             #[cfg(not(loom))]
             self.freed.notify_one();
         }
+    }
+}
+
+/// The wait of a call for a slot (boxed: only a call that finds the bulkhead full waits).
+pub type SlotWait<'b, P> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<P, BulkheadFull>> + Send + Sync + 'b>,
+>;
+
+/// Where a call takes its slot from: a borrowed `&Bulkhead` (its permits borrow it), or an
+/// owner of one ([`OwnedSlots`]: an `Arc<Bulkhead>`, a `&'static Bulkhead`) for a call that
+/// keeps it in a future of its own, as tower's.
+pub trait SlotSource<'b> {
+    /// The slot a call holds.
+    type Permit;
+    /// The bulkhead.
+    fn bulkhead(&self) -> &Bulkhead;
+    /// Takes a slot if one is free.
+    ///
+    /// # Errors
+    /// [`BulkheadFull`] when every slot is taken.
+    fn try_take(&self) -> Result<Self::Permit, BulkheadFull>;
+    /// Waits up to `max_wait` for a slot.
+    fn wait(&self) -> SlotWait<'b, Self::Permit>;
+}
+
+impl<'b> SlotSource<'b> for &'b Bulkhead {
+    type Permit = BulkheadPermit<'b>;
+    fn bulkhead(&self) -> &Bulkhead {
+        self
+    }
+    fn try_take(&self) -> Result<BulkheadPermit<'b>, BulkheadFull> {
+        self.try_acquire()
+    }
+    fn wait(&self) -> SlotWait<'b, BulkheadPermit<'b>> {
+        Box::pin(self.acquire())
+    }
+}
+
+#[cfg(feature = "tower")]
+/// The slots of a bulkhead reached through an owner (`Arc<Bulkhead>`, `&'static Bulkhead`):
+/// each slot holds a clone of the owner.
+#[derive(Debug, Clone, Copy)]
+pub struct OwnedSlots<P>(pub P);
+
+#[cfg(feature = "tower")]
+/// A slot taken through [`OwnedSlots`]; dropping it frees the slot.
+#[derive(Debug)]
+#[must_use = "the slot is freed when the permit is dropped"]
+pub struct OwnedPermit<P: std::ops::Deref<Target = Bulkhead>>(P);
+
+#[cfg(feature = "tower")]
+impl<P: std::ops::Deref<Target = Bulkhead>> Drop for OwnedPermit<P> {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+#[cfg(feature = "tower")]
+impl<P> SlotSource<'static> for OwnedSlots<P>
+where
+    P: std::ops::Deref<Target = Bulkhead> + Clone + Send + Sync + 'static,
+{
+    type Permit = OwnedPermit<P>;
+    fn bulkhead(&self) -> &Bulkhead {
+        &self.0
+    }
+    fn try_take(&self) -> Result<OwnedPermit<P>, BulkheadFull> {
+        // The slot outlives this borrow: the owner the permit keeps frees it.
+        std::mem::forget(self.0.try_acquire()?);
+        Ok(OwnedPermit(self.0.clone()))
+    }
+    fn wait(&self) -> SlotWait<'static, OwnedPermit<P>> {
+        let owner = self.0.clone();
+        Box::pin(async move {
+            std::mem::forget(owner.acquire().await?);
+            Ok(OwnedPermit(owner))
+        })
+    }
+}
+
+/// A call's slot of its bulkhead, kept by the driver from before the first attempt to the
+/// call's end; taken by [`poll_slot`](crate::__private::poll_slot).
+#[derive(Default)]
+pub enum CallSlot<'b, P = BulkheadPermit<'b>> {
+    /// Not asked for yet (or the call has no bulkhead).
+    #[default]
+    Untaken,
+    /// Waiting up to the bulkhead's `max_wait` for one.
+    Waiting(SlotWait<'b, P>),
+    /// Held: freed when the call ends (or this is dropped).
+    Held(P),
+    /// None was free: the call is turned away.
+    Full,
+}
+
+impl<P> std::fmt::Debug for CallSlot<'_, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CallSlot::Untaken => "Untaken",
+            CallSlot::Waiting(_) => "Waiting",
+            CallSlot::Held(_) => "Held",
+            CallSlot::Full => "Full",
+        })
+    }
+}
+
+impl<P> CallSlot<'_, P> {
+    /// The slot as a bulkhead's `acquire` (or `try_acquire`) gave it.
+    pub fn from_acquired(acquired: Result<P, BulkheadFull>) -> Self {
+        match acquired {
+            Ok(permit) => CallSlot::Held(permit),
+            Err(_) => CallSlot::Full,
+        }
+    }
+
+    /// Whether the call was turned away.
+    #[inline]
+    pub fn full(&self) -> bool {
+        matches!(self, CallSlot::Full)
     }
 }
 

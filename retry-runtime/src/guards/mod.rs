@@ -132,6 +132,79 @@ impl<E> From<Result<Permit, E>> for Admission {
     }
 }
 
+/// What a call's guards said about its next attempt, asked in the engine's order by
+/// [`admit`](crate::__private::admit): the bulkhead (whether the call holds a slot), the time
+/// left, the circuit breaker, the adaptive throttle. Either the attempt runs under these
+/// admissions ([`rejection`](Self::rejection) is `None`), or it is not made and the call ends
+/// with the rejection's reason (the driver turns it into the call's error). It holds no guard:
+/// the driver names them again in [`Guards::admitted`] for `decide`.
+///
+/// ```
+/// use retry_runtime::GiveUpReason;
+/// use retry_runtime::__private::Admitted;
+///
+/// assert_eq!(Admitted::NOT_ASKED.rejection(), None);
+/// assert_eq!(Admitted::FULL.rejection(), Some(GiveUpReason::BulkheadFull));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admitted {
+    full: bool,
+    breaker: Admission,
+    throttle: ThrottleAdmission,
+}
+
+impl Admitted {
+    /// No guard was asked (none is set, or no time is left for the attempt).
+    pub const NOT_ASKED: Admitted = Admitted {
+        full: false,
+        breaker: Admission::NotAsked,
+        throttle: ThrottleAdmission::NotAsked,
+    };
+
+    /// The call's bulkhead had no slot for it: nothing else was asked.
+    pub const FULL: Admitted = Admitted {
+        full: true,
+        ..Admitted::NOT_ASKED
+    };
+
+    /// What the breaker and the throttle said.
+    #[inline]
+    pub(crate) fn asked(breaker: Admission, throttle: ThrottleAdmission) -> Self {
+        Admitted {
+            full: false,
+            breaker,
+            throttle,
+        }
+    }
+
+    /// What the circuit breaker said.
+    #[inline]
+    pub fn breaker(&self) -> Admission {
+        self.breaker
+    }
+
+    /// What the adaptive throttle said.
+    #[inline]
+    pub fn throttle(&self) -> ThrottleAdmission {
+        self.throttle
+    }
+
+    /// Which guard turned the attempt away, if one did: the bulkhead, the breaker, the
+    /// throttle (`None`: run it).
+    #[inline]
+    pub fn rejection(&self) -> Option<GiveUpReason> {
+        if self.full {
+            Some(GiveUpReason::BulkheadFull)
+        } else if let Admission::Rejected = self.breaker {
+            Some(GiveUpReason::BreakerOpen)
+        } else if let ThrottleAdmission::Rejected = self.throttle {
+            Some(GiveUpReason::Throttled)
+        } else {
+            None
+        }
+    }
+}
+
 /// The breaker permit an attempt was made under, and the budget its retry is paid from.
 ///
 /// ```
@@ -208,6 +281,32 @@ impl<'b> Guards<'b> {
         }
     }
 
+    /// The attempt went through `breaker` and `throttle` (those the call has), which said
+    /// `admitted` (see [`admit`](crate::__private::admit)); with the bulkhead's answer.
+    ///
+    /// ```
+    /// use retry_runtime::{AdaptiveThrottle, GiveUpReason};
+    /// use retry_runtime::__private::{Admitted, Guards};
+    ///
+    /// let throttle = AdaptiveThrottle::builder().build().unwrap();
+    /// let guards = Guards::NONE.admitted(None, Some(&throttle), Admitted::FULL);
+    /// assert_eq!(guards.rejection(), Some(GiveUpReason::BulkheadFull));
+    /// ```
+    #[inline]
+    pub fn admitted(
+        self,
+        breaker: Option<&'b CircuitBreaker>,
+        throttle: Option<&'b AdaptiveThrottle>,
+        admitted: Admitted,
+    ) -> Self {
+        Guards {
+            breaker: breaker.map(|b| (b, admitted.breaker)),
+            throttle: throttle.map(|t| (t, admitted.throttle)),
+            bulkhead_full: admitted.full,
+            ..self
+        }
+    }
+
     /// Which guard turned the attempt away, if one did: the bulkhead, the breaker, the
     /// throttle.
     ///
@@ -218,6 +317,7 @@ impl<'b> Guards<'b> {
     /// assert_eq!(Guards::NONE.rejection(), None);
     /// assert_eq!(Guards::NONE.bulkhead_full().rejection(), Some(GiveUpReason::BulkheadFull));
     /// ```
+    #[inline]
     pub fn rejection(&self) -> Option<GiveUpReason> {
         if self.bulkhead_full {
             Some(GiveUpReason::BulkheadFull)

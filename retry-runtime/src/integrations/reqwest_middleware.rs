@@ -39,8 +39,9 @@
 //! anything is sent, rather than being sent once without retries.
 //!
 //! A timed-out attempt's error is `reqwest_middleware::Error::Middleware` holding
-//! [`Elapsed`]; a circuit breaker's rejection, one holding [`BreakerOpen`]
-//! (`err.downcast_ref` through `anyhow`).
+//! [`Elapsed`]; a circuit breaker's rejection, one holding [`BreakerOpen`]; the adaptive
+//! throttle's, one holding [`Throttled`](crate::Throttled); a full bulkhead's, one holding
+//! [`BulkheadFull`](crate::BulkheadFull) (`err.downcast_ref` through `anyhow`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,9 +53,11 @@ use reqwest_middleware::{Error, Middleware, Next, Result};
 
 use crate::engine::context::RetryContext;
 use crate::engine::hooks::Hooks;
-use crate::error::{BreakerOpen, Elapsed};
+use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
+use crate::guards::bulkhead::Bulkhead;
+use crate::guards::throttle::AdaptiveThrottle;
 use crate::integrations::classify::Transient;
 use crate::schedule::policy::RetryPolicy;
 
@@ -91,6 +94,8 @@ pub struct RetryMiddleware<H = HttpClassify> {
     hooks: H,
     breaker: Option<Arc<CircuitBreaker>>,
     budget: Option<Arc<RetryBudget>>,
+    throttle: Option<Arc<AdaptiveThrottle>>,
+    bulkhead: Option<Arc<Bulkhead>>,
     name: &'static str,
     idempotency_key: bool,
 }
@@ -104,6 +109,8 @@ impl RetryMiddleware {
             hooks: HttpClassify,
             breaker: None,
             budget: None,
+            throttle: None,
+            bulkhead: None,
             name: "retry",
             idempotency_key: false,
         }
@@ -151,6 +158,8 @@ impl<H> RetryMiddleware<H> {
             hooks,
             breaker: self.breaker,
             budget: self.budget,
+            throttle: self.throttle,
+            bulkhead: self.bulkhead,
             name: self.name,
             idempotency_key: self.idempotency_key,
         }
@@ -168,6 +177,45 @@ impl<H> RetryMiddleware<H> {
     #[must_use]
     pub fn budget(mut self, budget: Arc<RetryBudget>) -> Self {
         self.budget = Some(budget);
+        self
+    }
+
+    /// Passes every attempt (retries included) through the client-side adaptive `throttle`
+    /// (after the breaker, if any): an attempt it sheds is not sent, and the request fails at
+    /// once with [`Throttled`] (inside `Error::Middleware`), never retried.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
+    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    ///
+    /// let throttle = Arc::new(AdaptiveThrottle::builder().build().unwrap());
+    /// let middleware = RetryMiddleware::new(RetryPolicy::builder().build().unwrap()).throttle(throttle);
+    /// # let _ = middleware;
+    /// ```
+    #[must_use]
+    pub fn throttle(mut self, throttle: Arc<AdaptiveThrottle>) -> Self {
+        self.throttle = Some(throttle);
+        self
+    }
+
+    /// Holds a slot of `bulkhead` for each request, from before its first attempt to its end,
+    /// its sleeps included: when every slot is taken (for the bulkhead's `max_wait`, if it has
+    /// one) nothing is sent, and the request fails at once with [`BulkheadFull`] (inside
+    /// `Error::Middleware`), never retried.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use retry_runtime::{Bulkhead, RetryPolicy};
+    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    ///
+    /// let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(10).build().unwrap());
+    /// let middleware = RetryMiddleware::new(RetryPolicy::builder().build().unwrap()).bulkhead(bulkhead);
+    /// # let _ = middleware;
+    /// ```
+    #[must_use]
+    pub fn bulkhead(mut self, bulkhead: Arc<Bulkhead>) -> Self {
+        self.bulkhead = Some(bulkhead);
         self
     }
 
@@ -241,6 +289,18 @@ impl From<BreakerOpen> for Rejected {
     }
 }
 
+impl From<Throttled> for Rejected {
+    fn from(shed: Throttled) -> Self {
+        Rejected(Error::middleware(shed))
+    }
+}
+
+impl From<BulkheadFull> for Rejected {
+    fn from(full: BulkheadFull) -> Self {
+        Rejected(Error::middleware(full))
+    }
+}
+
 #[async_trait::async_trait]
 impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for RetryMiddleware<H> {
     async fn handle(
@@ -280,11 +340,20 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
             .hooks(Unwrap(self.hooks.clone()))
             .timeout_into(|e| Rejected(Error::middleware(e)))
             .name(self.name);
-        let out = match (&self.breaker, &self.budget) {
-            (None, None) => call.await,
-            (Some(b), None) => call.circuit_breaker::<Rejected>(b).await,
-            (None, Some(g)) => call.budget(g).await,
-            (Some(b), Some(g)) => call.circuit_breaker::<Rejected>(b).budget(g).await,
+        let out = match (&self.breaker, &self.throttle, &self.bulkhead, &self.budget) {
+            (None, None, None, None) => call.await,
+            (None, None, None, Some(g)) => call.budget(g).await,
+            (breaker, throttle, bulkhead, budget) => {
+                let call = call.guards::<Rejected>(
+                    breaker.as_deref(),
+                    throttle.as_deref(),
+                    bulkhead.as_deref(),
+                );
+                match budget {
+                    Some(g) => call.budget(g).await,
+                    None => call.await,
+                }
+            }
         };
         if let Some(ext) = written
             .lock()

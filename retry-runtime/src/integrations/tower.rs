@@ -51,10 +51,13 @@
 //! - the inner service's `call` and its future run inside the call's [`context()`](crate::context()),
 //!   so the service sees the attempt number and the call's idempotency key;
 //! - the per-attempt `timeout` covers both `poll_ready` and the response; `max_elapsed`, the
-//!   circuit breaker (one permit per attempt) and the budget work as for the attribute.
+//!   circuit breaker (one permit per attempt), the budget, the adaptive throttle (asked for
+//!   each attempt) and the bulkhead (one slot per call, taken before its first attempt) work
+//!   as for the attribute.
 //!
 //! The layer holds its settings behind one `Arc`: a call clones that `Arc`, the hooks and the
-//! inner service (as tower's own retry does), and allocates nothing else.
+//! inner service (as tower's own retry does), and allocates nothing else (a call that waits
+//! for a bulkhead's slot boxes its wait).
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -73,12 +76,15 @@ use crate::drivers::closure::{ElapsedInto, NoTimeout, TimeoutInto};
 use crate::drivers::timed::poll_copy;
 use crate::engine::context::{RetryContext, enter};
 use crate::engine::hooks::{ErrorHook, Hooks, OkHook, OnRetryHook, Unset};
+use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Detached, Engine, Start};
 use crate::engine::steps;
-use crate::error::{BreakerOpen, Elapsed};
+use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
-use crate::guards::{Admission, Guards};
+use crate::guards::bulkhead::{Bulkhead, CallSlot, OwnedSlots, SlotSource};
+use crate::guards::throttle::AdaptiveThrottle;
+use crate::guards::{Admitted, Guards};
 use crate::schedule::policy::RetryPolicy;
 
 /// How a request is copied for each attempt.
@@ -109,12 +115,13 @@ impl<Req: Clone> Replay<Req> for Cloned {
     }
 }
 
-/// No circuit breaker, or no budget (the layer's defaults).
+/// No circuit breaker, budget, throttle or bulkhead (the layer's defaults).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoGuard;
 
-/// A circuit breaker or a budget the layer's calls share: held by anything that points at one
-/// (`Arc<CircuitBreaker>`, `&'static CircuitBreaker`, a `LazyLock`…).
+/// A circuit breaker, a budget, a throttle or a bulkhead the layer's calls share: held by
+/// anything that points at one (`Arc<CircuitBreaker>`, `&'static CircuitBreaker`…; a bulkhead
+/// by an `Arc` or a `&'static`, which each call's slot keeps a clone of).
 #[derive(Debug, Clone, Copy)]
 pub struct Shared<P>(P);
 
@@ -168,6 +175,95 @@ impl<E: From<BreakerOpen>, P: Deref<Target = CircuitBreaker>> BreakerFor<E> for 
     }
     fn rejection(&self) -> E {
         E::from(BreakerOpen::new())
+    }
+}
+
+/// The layer's throttle slot: [`NoGuard`] or [`Shared`], whose rejection is the service's
+/// error `E::from(Throttled)`.
+#[diagnostic::on_unimplemented(
+    message = "an attempt the adaptive throttle sheds must become the service's error `{E}`, which lacks `From<reattempt::Throttled>`",
+    note = "map the inner service's error into one that has it (`tower::ServiceBuilder::map_err(BoxError::from)`)"
+)]
+pub trait ThrottleFor<E> {
+    /// The throttle, if any.
+    fn throttle(&self) -> Option<&AdaptiveThrottle>;
+    /// The error of a shed attempt.
+    fn shed(&self) -> E;
+}
+
+impl<E> ThrottleFor<E> for NoGuard {
+    #[inline]
+    fn throttle(&self) -> Option<&AdaptiveThrottle> {
+        None
+    }
+    fn shed(&self) -> E {
+        unreachable!("reattempt: no throttle, no rejection")
+    }
+}
+
+impl<E: From<Throttled>, P: Deref<Target = AdaptiveThrottle>> ThrottleFor<E> for Shared<P> {
+    #[inline]
+    fn throttle(&self) -> Option<&AdaptiveThrottle> {
+        Some(&self.0)
+    }
+    fn shed(&self) -> E {
+        E::from(Throttled::new())
+    }
+}
+
+/// The layer's bulkhead slot: [`NoGuard`] or [`Shared`] (an `Arc<Bulkhead>`, a
+/// `&'static Bulkhead`), where each call takes its slot.
+pub trait BulkheadSlot {
+    /// Where a call's slot is taken from.
+    type Slots: SlotSource<'static>;
+    /// The bulkhead's slots, if any.
+    fn slots(&self) -> Option<Self::Slots>;
+}
+
+/// A call's slot of the layer's bulkhead `L`.
+type SlotOf<L> = CallSlot<'static, <<L as BulkheadSlot>::Slots as SlotSource<'static>>::Permit>;
+
+impl BulkheadSlot for NoGuard {
+    type Slots = OwnedSlots<&'static Bulkhead>;
+    #[inline]
+    fn slots(&self) -> Option<Self::Slots> {
+        None
+    }
+}
+
+impl<P> BulkheadSlot for Shared<P>
+where
+    P: Deref<Target = Bulkhead> + Clone + Send + Sync + 'static,
+{
+    type Slots = OwnedSlots<P>;
+    #[inline]
+    fn slots(&self) -> Option<Self::Slots> {
+        Some(OwnedSlots(self.0.clone()))
+    }
+}
+
+/// The layer's bulkhead slot, whose rejection is the service's error `E::from(BulkheadFull)`.
+#[diagnostic::on_unimplemented(
+    message = "a call the full bulkhead turns away must become the service's error `{E}`, which lacks `From<reattempt::BulkheadFull>` (or the bulkhead is not held by an `Arc` or a `&'static`)",
+    note = "map the inner service's error into one that has it (`tower::ServiceBuilder::map_err(BoxError::from)`)"
+)]
+pub trait BulkheadFor<E>: BulkheadSlot {
+    /// The error of a call turned away.
+    fn full(&self) -> E;
+}
+
+impl<E> BulkheadFor<E> for NoGuard {
+    fn full(&self) -> E {
+        unreachable!("reattempt: no bulkhead, no rejection")
+    }
+}
+
+impl<E: From<BulkheadFull>, P> BulkheadFor<E> for Shared<P>
+where
+    P: Deref<Target = Bulkhead> + Clone + Send + Sync + 'static,
+{
+    fn full(&self) -> E {
+        E::from(BulkheadFull::new())
     }
 }
 
@@ -233,12 +329,14 @@ where
 
 /// What every call of a layer shares.
 #[derive(Debug, Clone)]
-struct Settings<R, B, G> {
+struct Settings<R, B, G, Q, L> {
     policy: RetryPolicy,
     name: &'static str,
     replay: R,
     breaker: B,
     budget: G,
+    throttle: Q,
+    bulkhead: L,
 }
 
 /// A tower [`Layer`] that retries the service it wraps under a [`RetryPolicy`]; see the
@@ -248,7 +346,8 @@ struct Settings<R, B, G> {
 /// [`retry_if_ok`](Self::retry_if_ok) (retry some responses, e.g. a 503), [`retry_after`](Self::retry_after)
 /// and [`retry_after_ok`](Self::retry_after_ok) (a server's hint, as a floor under the delay),
 /// [`on_retry`](Self::on_retry), [`timeout_if`](Self::timeout_if), [`circuit_breaker`](Self::circuit_breaker),
-/// [`budget`](Self::budget), [`name`](Self::name); the policy's `timeout` and `max_elapsed`.
+/// [`budget`](Self::budget), [`throttle`](Self::throttle), [`bulkhead`](Self::bulkhead),
+/// [`name`](Self::name); the policy's `timeout` and `max_elapsed`.
 /// With the feature `http`, [`http`](Self::http) is a ready HTTP classification.
 ///
 /// The policy's per-attempt `timeout` turns a slow attempt into `E::from(Elapsed)`, so by
@@ -277,13 +376,21 @@ struct Settings<R, B, G> {
 /// # let _ = layer;
 /// ```
 #[derive(Debug)]
-pub struct RetryLayer<H = Classify, C = ElapsedInto, R = Cloned, B = NoGuard, G = NoGuard> {
-    settings: Arc<Settings<R, B, G>>,
+pub struct RetryLayer<
+    H = Classify,
+    C = ElapsedInto,
+    R = Cloned,
+    B = NoGuard,
+    G = NoGuard,
+    Q = NoGuard,
+    L = NoGuard,
+> {
+    settings: Arc<Settings<R, B, G, Q, L>>,
     hooks: H,
     timeout: C,
 }
 
-impl<H: Clone, C: Clone, R, B, G> Clone for RetryLayer<H, C, R, B, G> {
+impl<H: Clone, C: Clone, R, B, G, Q, L> Clone for RetryLayer<H, C, R, B, G, Q, L> {
     fn clone(&self) -> Self {
         RetryLayer {
             settings: Arc::clone(&self.settings),
@@ -304,6 +411,8 @@ impl RetryLayer {
                 replay: Cloned,
                 breaker: NoGuard,
                 budget: NoGuard,
+                throttle: NoGuard,
+                bulkhead: NoGuard,
             }),
             hooks: Classify::default(),
             timeout: ElapsedInto,
@@ -311,17 +420,17 @@ impl RetryLayer {
     }
 }
 
-impl<H, C, R: Clone, B: Clone, G: Clone> RetryLayer<H, C, R, B, G> {
+impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, R, B, G, Q, L> {
     /// The policy the layer's calls follow.
     pub fn policy(&self) -> &RetryPolicy {
         &self.settings.policy
     }
 
     /// Rebuilds the shared settings with one changed (a layer already cloned keeps its own).
-    fn map_settings<R2, B2, G2>(
+    fn map_settings<R2, B2, G2, Q2, L2>(
         self,
-        f: impl FnOnce(Settings<R, B, G>) -> Settings<R2, B2, G2>,
-    ) -> RetryLayer<H, C, R2, B2, G2> {
+        f: impl FnOnce(Settings<R, B, G, Q, L>) -> Settings<R2, B2, G2, Q2, L2>,
+    ) -> RetryLayer<H, C, R2, B2, G2, Q2, L2> {
         let settings = Arc::unwrap_or_clone(self.settings);
         RetryLayer {
             settings: Arc::new(f(settings)),
@@ -341,13 +450,15 @@ impl<H, C, R: Clone, B: Clone, G: Clone> RetryLayer<H, C, R, B, G> {
     pub fn circuit_breaker<P: Deref<Target = CircuitBreaker>>(
         self,
         breaker: P,
-    ) -> RetryLayer<H, C, R, Shared<P>, G> {
+    ) -> RetryLayer<H, C, R, Shared<P>, G, Q, L> {
         self.map_settings(|s| Settings {
             policy: s.policy,
             name: s.name,
             replay: s.replay,
             breaker: Shared(breaker),
             budget: s.budget,
+            throttle: s.throttle,
+            bulkhead: s.bulkhead,
         })
     }
 
@@ -356,31 +467,93 @@ impl<H, C, R: Clone, B: Clone, G: Clone> RetryLayer<H, C, R, B, G> {
     pub fn budget<P: Deref<Target = RetryBudget>>(
         self,
         budget: P,
-    ) -> RetryLayer<H, C, R, B, Shared<P>> {
+    ) -> RetryLayer<H, C, R, B, Shared<P>, Q, L> {
         self.map_settings(|s| Settings {
             policy: s.policy,
             name: s.name,
             replay: s.replay,
             breaker: s.breaker,
             budget: Shared(budget),
+            throttle: s.throttle,
+            bulkhead: s.bulkhead,
+        })
+    }
+
+    /// Passes every attempt (retries included) through the client-side adaptive `throttle` (an
+    /// `Arc<AdaptiveThrottle>`, a `&'static` one…), after the breaker if any: an attempt it
+    /// sheds is not sent, and the call ends at once with `E::from(Throttled)`, never retried.
+    /// The throttle hears whether the service accepted each attempt it let through.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
+    /// use retry_runtime::tower::RetryLayer;
+    ///
+    /// let throttle = Arc::new(AdaptiveThrottle::builder().build().unwrap());
+    /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap()).throttle(throttle);
+    /// # let _ = layer;
+    /// ```
+    pub fn throttle<P: Deref<Target = AdaptiveThrottle>>(
+        self,
+        throttle: P,
+    ) -> RetryLayer<H, C, R, B, G, Shared<P>, L> {
+        self.map_settings(|s| Settings {
+            policy: s.policy,
+            name: s.name,
+            replay: s.replay,
+            breaker: s.breaker,
+            budget: s.budget,
+            throttle: Shared(throttle),
+            bulkhead: s.bulkhead,
+        })
+    }
+
+    /// Holds a slot of `bulkhead` (an `Arc<Bulkhead>`, a `&'static` one) for each call, from
+    /// before its first attempt to its end, its sleeps included. When every slot is taken (for
+    /// the bulkhead's `max_wait`, if it has one) nothing is sent and the call ends at once with
+    /// `E::from(BulkheadFull)`, never retried.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use retry_runtime::{Bulkhead, RetryPolicy};
+    /// use retry_runtime::tower::RetryLayer;
+    ///
+    /// let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(10).build().unwrap());
+    /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap()).bulkhead(bulkhead);
+    /// # let _ = layer;
+    /// ```
+    pub fn bulkhead<P>(self, bulkhead: P) -> RetryLayer<H, C, R, B, G, Q, Shared<P>>
+    where
+        P: Deref<Target = Bulkhead> + Clone + Send + Sync + 'static,
+    {
+        self.map_settings(|s| Settings {
+            policy: s.policy,
+            name: s.name,
+            replay: s.replay,
+            breaker: s.breaker,
+            budget: s.budget,
+            throttle: s.throttle,
+            bulkhead: Shared(bulkhead),
         })
     }
 
     /// Copies each attempt's request with `replay` (see [`Replay`]).
-    pub fn replay<R2>(self, replay: R2) -> RetryLayer<H, C, R2, B, G> {
+    pub fn replay<R2>(self, replay: R2) -> RetryLayer<H, C, R2, B, G, Q, L> {
         self.map_settings(|s| Settings {
             policy: s.policy,
             name: s.name,
             replay,
             breaker: s.breaker,
             budget: s.budget,
+            throttle: s.throttle,
+            bulkhead: s.bulkhead,
         })
     }
 
     /// All the hooks at once, as one [`Hooks`] value (a classification shared by many layers),
     /// in place of `retry_if`, `retry_if_ok`, `retry_after`, `on_retry` and `timeout_if`. Each
     /// call works on its own clone of it.
-    pub fn hooks<H2>(self, hooks: H2) -> RetryLayer<H2, C, R, B, G> {
+    pub fn hooks<H2>(self, hooks: H2) -> RetryLayer<H2, C, R, B, G, Q, L> {
         RetryLayer {
             settings: self.settings,
             hooks,
@@ -393,7 +566,7 @@ impl<H, C, R: Clone, B: Clone, G: Clone> RetryLayer<H, C, R, B, G> {
     pub fn timeout_into<F: FnMut(Elapsed) -> E + Clone, E>(
         self,
         f: F,
-    ) -> RetryLayer<H, F, R, B, G> {
+    ) -> RetryLayer<H, F, R, B, G, Q, L> {
         RetryLayer {
             settings: self.settings,
             hooks: self.hooks,
@@ -403,7 +576,7 @@ impl<H, C, R: Clone, B: Clone, G: Clone> RetryLayer<H, C, R, B, G> {
 
     /// Runs the attempts without a per-attempt time limit, even if the policy sets `timeout`
     /// (for an error type that cannot hold a timeout); `max_elapsed` still bounds the sleeps.
-    pub fn without_timeout(self) -> RetryLayer<H, NoTimeout, R, B, G> {
+    pub fn without_timeout(self) -> RetryLayer<H, NoTimeout, R, B, G, Q, L> {
         RetryLayer {
             settings: self.settings,
             hooks: self.hooks,
@@ -414,13 +587,13 @@ impl<H, C, R: Clone, B: Clone, G: Clone> RetryLayer<H, C, R, B, G> {
 
 // Each hook method changes one slot of the hooks' type.
 #[allow(clippy::type_complexity, reason = "one type parameter per hook")]
-impl<RI, RO, RA, RAO, OR, TI, C, R, B, G>
-    RetryLayer<Classify<RI, RO, RA, RAO, OR, TI>, C, R, B, G>
+impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
+    RetryLayer<Classify<RI, RO, RA, RAO, OR, TI>, C, R, B, G, Q, L>
 {
     fn map_hooks<RI2, RO2, RA2, RAO2, OR2, TI2>(
         self,
         f: impl FnOnce(Classify<RI, RO, RA, RAO, OR, TI>) -> Classify<RI2, RO2, RA2, RAO2, OR2, TI2>,
-    ) -> RetryLayer<Classify<RI2, RO2, RA2, RAO2, OR2, TI2>, C, R, B, G> {
+    ) -> RetryLayer<Classify<RI2, RO2, RA2, RAO2, OR2, TI2>, C, R, B, G, Q, L> {
         RetryLayer {
             settings: self.settings,
             hooks: f(self.hooks),
@@ -432,7 +605,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G>
     pub fn retry_if<E, P: FnMut(&E) -> bool + Clone>(
         self,
         predicate: P,
-    ) -> RetryLayer<Classify<P, RO, RA, RAO, OR, TI>, C, R, B, G> {
+    ) -> RetryLayer<Classify<P, RO, RA, RAO, OR, TI>, C, R, B, G, Q, L> {
         self.map_hooks(|h| Classify {
             retry_if: predicate,
             retry_if_ok: h.retry_if_ok,
@@ -448,7 +621,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G>
     pub fn retry_if_ok<T, P: FnMut(&T) -> bool + Clone>(
         self,
         predicate: P,
-    ) -> RetryLayer<Classify<RI, P, RA, RAO, OR, TI>, C, R, B, G> {
+    ) -> RetryLayer<Classify<RI, P, RA, RAO, OR, TI>, C, R, B, G, Q, L> {
         self.map_hooks(|h| Classify {
             retry_if: h.retry_if,
             retry_if_ok: predicate,
@@ -464,7 +637,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G>
     pub fn retry_after<E, F: FnMut(&E) -> Option<Duration> + Clone>(
         self,
         hint: F,
-    ) -> RetryLayer<Classify<RI, RO, F, RAO, OR, TI>, C, R, B, G> {
+    ) -> RetryLayer<Classify<RI, RO, F, RAO, OR, TI>, C, R, B, G, Q, L> {
         self.map_hooks(|h| Classify {
             retry_if: h.retry_if,
             retry_if_ok: h.retry_if_ok,
@@ -480,7 +653,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G>
     pub fn retry_after_ok<T, F: FnMut(&T) -> Option<Duration> + Clone>(
         self,
         hint: F,
-    ) -> RetryLayer<Classify<RI, RO, RA, F, OR, TI>, C, R, B, G> {
+    ) -> RetryLayer<Classify<RI, RO, RA, F, OR, TI>, C, R, B, G, Q, L> {
         self.map_hooks(|h| Classify {
             retry_if: h.retry_if,
             retry_if_ok: h.retry_if_ok,
@@ -496,7 +669,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G>
     pub fn on_retry<E, F: FnMut(&E, &RetryContext, Duration) + Clone>(
         self,
         f: F,
-    ) -> RetryLayer<Classify<RI, RO, RA, RAO, F, TI>, C, R, B, G> {
+    ) -> RetryLayer<Classify<RI, RO, RA, RAO, F, TI>, C, R, B, G, Q, L> {
         self.map_hooks(|h| Classify {
             retry_if: h.retry_if,
             retry_if_ok: h.retry_if_ok,
@@ -512,7 +685,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G>
     pub fn timeout_if<E, F: FnMut(&E) -> bool + Clone>(
         self,
         predicate: F,
-    ) -> RetryLayer<Classify<RI, RO, RA, RAO, OR, F>, C, R, B, G> {
+    ) -> RetryLayer<Classify<RI, RO, RA, RAO, OR, F>, C, R, B, G, Q, L> {
         self.map_hooks(|h| Classify {
             retry_if: h.retry_if,
             retry_if_ok: h.retry_if_ok,
@@ -524,8 +697,8 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G>
     }
 }
 
-impl<S, H: Clone, C: Clone, R, B, G> Layer<S> for RetryLayer<H, C, R, B, G> {
-    type Service = RetryService<S, H, C, R, B, G>;
+impl<S, H: Clone, C: Clone, R, B, G, Q, L> Layer<S> for RetryLayer<H, C, R, B, G, Q, L> {
+    type Service = RetryService<S, H, C, R, B, G, Q, L>;
 
     fn layer(&self, inner: S) -> Self::Service {
         RetryService {
@@ -539,14 +712,23 @@ impl<S, H: Clone, C: Clone, R, B, G> Layer<S> for RetryLayer<H, C, R, B, G> {
 
 /// The service a [`RetryLayer`] makes: each call is retried under the layer's policy.
 #[derive(Debug)]
-pub struct RetryService<S, H = Classify, C = ElapsedInto, R = Cloned, B = NoGuard, G = NoGuard> {
+pub struct RetryService<
+    S,
+    H = Classify,
+    C = ElapsedInto,
+    R = Cloned,
+    B = NoGuard,
+    G = NoGuard,
+    Q = NoGuard,
+    L = NoGuard,
+> {
     inner: S,
-    settings: Arc<Settings<R, B, G>>,
+    settings: Arc<Settings<R, B, G, Q, L>>,
     hooks: H,
     timeout: C,
 }
 
-impl<S: Clone, H: Clone, C: Clone, R, B, G> Clone for RetryService<S, H, C, R, B, G> {
+impl<S: Clone, H: Clone, C: Clone, R, B, G, Q, L> Clone for RetryService<S, H, C, R, B, G, Q, L> {
     fn clone(&self) -> Self {
         RetryService {
             inner: self.inner.clone(),
@@ -557,7 +739,7 @@ impl<S: Clone, H: Clone, C: Clone, R, B, G> Clone for RetryService<S, H, C, R, B
     }
 }
 
-impl<S, Req, H, C, R, B, G> Service<Req> for RetryService<S, H, C, R, B, G>
+impl<S, Req, H, C, R, B, G, Q, L> Service<Req> for RetryService<S, H, C, R, B, G, Q, L>
 where
     S: Service<Req> + Clone,
     S::Error: Debug,
@@ -566,10 +748,12 @@ where
     R: Replay<Req>,
     B: BreakerFor<S::Error>,
     G: BudgetSlot,
+    Q: ThrottleFor<S::Error>,
+    L: BulkheadFor<S::Error>,
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = ResponseFuture<S, Req, H, C, R, B, G>;
+    type Future = ResponseFuture<S, Req, H, C, R, B, G, Q, L>;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
@@ -589,7 +773,8 @@ where
             request,
             pending: None,
             ready: true,
-            admission: None,
+            admitted: Admitted::NOT_ASKED,
+            slot: CallSlot::Untaken,
             running: false,
             done: false,
             attempt: None,
@@ -602,11 +787,12 @@ pin_project! {
     /// The future of a [`RetryService`] call. While an attempt runs, `timer` is its time limit
     /// (if any); between attempts it is the backoff sleep.
     #[must_use = "futures do nothing unless awaited"]
-    pub struct ResponseFuture<S, Req, H, C, R, B, G>
+    pub struct ResponseFuture<S, Req, H, C, R, B, G, Q, L>
     where
         S: Service<Req>,
+        L: BulkheadSlot,
     {
-        settings: Arc<Settings<R, B, G>>,
+        settings: Arc<Settings<R, B, G, Q, L>>,
         engine: Detached,
         hooks: H,
         timeout: C,
@@ -618,7 +804,10 @@ pin_project! {
         // The service said it is ready and has not been called since (the caller's
         // `poll_ready` readied it for the first attempt).
         ready: bool,
-        admission: Option<Admission>,
+        // What the guards said about the attempt in progress.
+        admitted: Admitted,
+        // The bulkhead's slot, held from before the first attempt to the end of the call.
+        slot: SlotOf<L>,
         // An attempt is in progress (readying the service, or awaiting its response).
         running: bool,
         done: bool,
@@ -665,7 +854,7 @@ impl<S: Service<Req>, Req> Future for AttemptPoll<'_, S, Req> {
     }
 }
 
-impl<S, Req, H, C, R, B, G> Future for ResponseFuture<S, Req, H, C, R, B, G>
+impl<S, Req, H, C, R, B, G, Q, L> Future for ResponseFuture<S, Req, H, C, R, B, G, Q, L>
 where
     S: Service<Req>,
     S::Error: Debug,
@@ -674,6 +863,8 @@ where
     R: Replay<Req>,
     B: BreakerFor<S::Error>,
     G: BudgetSlot,
+    Q: ThrottleFor<S::Error>,
+    L: BulkheadFor<S::Error>,
 {
     type Output = Result<S::Response, S::Error>;
 
@@ -691,7 +882,8 @@ where
             this.request,
             this.pending,
             this.ready,
-            this.admission,
+            this.admitted,
+            this.slot,
             this.running,
             this.attempt,
             this.timer,
@@ -712,16 +904,17 @@ where
     reason = "the projected fields of the future"
 )]
 #[inline]
-fn drive<S, Req, H, C, R, B, G>(
+fn drive<S, Req, H, C, R, B, G, Q, L>(
     engine: &mut Engine<'_>,
-    settings: &Settings<R, B, G>,
+    settings: &Settings<R, B, G, Q, L>,
     hooks: &mut H,
     timeout: &mut C,
     service: &mut S,
     request: &Req,
     pending: &mut Option<Req>,
     ready: &mut bool,
-    admission: &mut Option<Admission>,
+    admitted: &mut Admitted,
+    slot: &mut SlotOf<L>,
     running: &mut bool,
     mut attempt: Pin<&mut Option<S::Future>>,
     mut timer: Pin<&mut Option<Sleep>>,
@@ -735,6 +928,8 @@ where
     R: Replay<Req>,
     B: BreakerFor<S::Error>,
     G: BudgetSlot,
+    Q: ThrottleFor<S::Error>,
+    L: BulkheadFor<S::Error>,
 {
     loop {
         let outcome = if *running {
@@ -761,11 +956,21 @@ where
                 // Between attempts: the timer is the backoff sleep.
                 ready!(sleep.poll(cx));
             }
-            let breaker = settings.breaker.breaker();
-            *admission = breaker.map(|b| steps::admit(engine, b, C::APPLIES));
-            if admission.is_some_and(|a| a.rejected()) {
-                // Rejected: no attempt is made; `decide` ends the call.
-                Err(settings.breaker.rejection())
+            // Ask the guards (`steps::admit`): the bulkhead's slot first, for the whole call
+            // (a wait for one is polled here), then the breaker and the throttle.
+            let full = match settings.bulkhead.slots() {
+                Some(slots) => ready!(steps::poll_slot(slots, slot, cx)),
+                None => false,
+            };
+            let (breaker, throttle) = (settings.breaker.breaker(), settings.throttle.throttle());
+            *admitted = steps::admit(engine, breaker, throttle, full, C::APPLIES);
+            if let Some(reason) = admitted.rejection() {
+                // Turned away: no attempt is made; `decide` ends the call.
+                Err(match reason {
+                    GiveUpReason::BulkheadFull => settings.bulkhead.full(),
+                    GiveUpReason::BreakerOpen => settings.breaker.rejection(),
+                    _ => settings.throttle.shed(),
+                })
             } else {
                 match steps::begin(engine, C::APPLIES) {
                     Start::NotMade => Err(timeout.timed_out(Elapsed::new())),
@@ -781,16 +986,16 @@ where
                 }
             }
         };
-        let mut guards = Guards::NONE;
-        if let (Some(breaker), Some(admission)) = (settings.breaker.breaker(), admission.take()) {
-            guards = guards.breaker(breaker, admission);
-        }
+        let (breaker, throttle) = (settings.breaker.breaker(), settings.throttle.throttle());
+        let mut guards = Guards::NONE.admitted(breaker, throttle, *admitted);
         if let Some(budget) = settings.budget.budget() {
             guards = guards.budget(budget);
         }
         match steps::decide(engine, settings.name, hooks, outcome, guards) {
             Decision::Stop(outcome) => {
                 timer.set(None);
+                // The call is over: its bulkhead slot is free for another.
+                *slot = CallSlot::Untaken;
                 return Poll::Ready(outcome);
             }
             Decision::Retry(delay) => set_timer(timer.as_mut(), delay),
@@ -882,7 +1087,7 @@ mod http {
     /// their `Retry-After` honoured.
     pub type HttpHooks = Classify<Unset, TransientStatus, Unset, RetryAfterHeader>;
 
-    impl<C, B: Clone, G: Clone> RetryLayer<Classify, C, super::Cloned, B, G> {
+    impl<C, B: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<Classify, C, super::Cloned, B, G, Q, L> {
         /// The ready HTTP classification, for a service of `http::Request<Body>` (hyper's,
         /// hyper-util's, tonic's clients): each attempt sends a copy of the request (its body
         /// must be `Clone`: `Full<Bytes>`, `String`; a streaming body does not compile); every
@@ -901,7 +1106,7 @@ mod http {
         ///     .name("payments");
         /// # let _ = layer;
         /// ```
-        pub fn http(self) -> RetryLayer<HttpHooks, C, HttpRequests, B, G> {
+        pub fn http(self) -> RetryLayer<HttpHooks, C, HttpRequests, B, G, Q, L> {
             self.replay(HttpRequests::default())
                 .map_hooks(|h| Classify {
                     retry_if: h.retry_if,
@@ -914,7 +1119,7 @@ mod http {
         }
     }
 
-    impl<H, C, B: Clone, G: Clone> RetryLayer<H, C, HttpRequests, B, G> {
+    impl<H, C, B: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, HttpRequests, B, G, Q, L> {
         /// Sets an `Idempotency-Key` header, the call's key
         /// ([`RetryContext::idempotency_key`](crate::RetryContext::idempotency_key)), on every
         /// attempt's request, unless the request has one: the server can tell a retry from a

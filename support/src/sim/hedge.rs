@@ -303,7 +303,7 @@ pub fn simulate(scenario: &Scenario, strategy: Strategy) -> Outcome {
                 if c.done {
                     continue;
                 }
-                if start_alongside(&mut c.engine, None, budget, false, true).is_none() {
+                if start_alongside(&mut c.engine, None, None, budget, false, true).is_none() {
                     continue;
                 }
                 let first = c.copies[0].map_or(0, |(_, r)| r);

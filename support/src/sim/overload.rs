@@ -3,7 +3,7 @@
 //! fraction of serving one, so requests it turns away eat into what it can serve. Every decision
 //! is the runtime's own, as in [`storm`](super::storm): [`decide`] with a real [`Engine`] per
 //! logical call, and the real shared guards — [`RetryBudget`], [`CircuitBreaker`],
-//! [`AdaptiveThrottle`] (asked through [`admit_throttle`], told through [`Guards::throttle`]) and
+//! [`AdaptiveThrottle`] (asked through [`admit`], told through [`Guards::throttle`]) and
 //! [`Bulkhead`] (a slot per call, held through its sleeps) — on a paused tokio clock.
 //!
 //! The backend is a work bucket refilled at `capacity` units per second (0.1 s of burst): an
@@ -23,7 +23,7 @@ use reattempt::runtime::BulkheadPermit;
 use reattempt::runtime::Permit;
 use reattempt::{AdaptiveThrottle, Bulkhead, FnHooks, RetryPolicy};
 use retry_runtime::__private::{
-    Admission, Decision, Engine, Guards, ThrottleAdmission, admit_throttle, begin, decide,
+    Admission, Decision, Engine, Guards, ThrottleAdmission, admit, begin, decide,
 };
 use tokio::time::Instant;
 
@@ -443,7 +443,7 @@ pub async fn simulate(scenario: &Scenario, strategy: Strategy) -> Trace {
             }
         }
         if use_throttle && !rejected {
-            let admission = admit_throttle(&c.engine, &throttle, false);
+            let admission = admit(&c.engine, None, Some(&throttle), false, false).throttle();
             if admission.rejected() {
                 rejection = rejection.throttle(&throttle, admission);
                 rejected = true;
