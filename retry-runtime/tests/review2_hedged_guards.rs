@@ -1,0 +1,109 @@
+//! Hostile review (issues 15/17): a hedged call through the closure driver and the guards of
+//! issue 17 (bulkhead, throttle), and a hedge's start against `max_elapsed`.
+
+use std::cell::Cell;
+use std::io;
+use std::time::Duration;
+
+use retry_runtime::{AdaptiveThrottle, Bulkhead, HedgeAfter, RetryPolicy};
+
+const MS: Duration = Duration::from_millis(1);
+
+fn hedged() -> RetryPolicy {
+    RetryPolicy::builder()
+        .max_attempts(3)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
+        .build()
+        .unwrap()
+}
+
+/// The bulkhead's only slot is taken: the call must be turned away, as without hedging.
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_is_turned_away_by_a_full_bulkhead() {
+    let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
+    let _held = bulkhead.try_acquire().unwrap();
+    // Without hedging: turned away.
+    let plain = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    let out: io::Result<u32> = plain.retry(|| async { Ok(7) }).bulkhead(&bulkhead).await;
+    assert_eq!(out.unwrap_err().to_string(), "bulkhead full");
+    // With hedging: the same.
+    let calls = Cell::new(0);
+    let out: io::Result<u32> = hedged()
+        .retry(|| {
+            calls.set(calls.get() + 1);
+            async { Ok(7) }
+        })
+        .bulkhead(&bulkhead)
+        .await;
+    assert_eq!(calls.get(), 0, "no attempt is made past a full bulkhead");
+    assert_eq!(out.unwrap_err().to_string(), "bulkhead full");
+}
+
+/// A hedged call holds a slot while it runs.
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_holds_a_bulkhead_slot() {
+    let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
+    let policy = hedged();
+    let seen = Cell::new(u32::MAX);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            seen.set(bulkhead.in_flight());
+            async { Ok(7) }
+        })
+        .bulkhead(&bulkhead)
+        .await;
+    assert_eq!(out.unwrap(), 7);
+    assert_eq!(seen.get(), 1, "the call held the slot during its attempt");
+    assert_eq!(bulkhead.in_flight(), 0);
+}
+
+/// The throttle counts the hedged call's attempts and their answers, as a plain call's.
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_goes_through_the_throttle() {
+    let throttle = AdaptiveThrottle::builder().build().unwrap();
+    let plain = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    let out: io::Result<u32> = plain.retry(|| async { Ok(7) }).throttle(&throttle).await;
+    assert_eq!(out.unwrap(), 7);
+    assert_eq!(throttle.counts(), (1, 1));
+    let out: io::Result<u32> = hedged().retry(|| async { Ok(7) }).throttle(&throttle).await;
+    assert_eq!(out.unwrap(), 7);
+    assert_eq!(
+        throttle.counts(),
+        (2, 2),
+        "the hedged call's attempt counted"
+    );
+}
+
+/// A hedge is an attempt like a retry: none starts at or past the call's `max_elapsed`
+/// (a retry's sleep never ends past it), even without a per-attempt timeout.
+#[tokio::test(start_paused = true)]
+async fn no_hedge_starts_past_max_elapsed() {
+    let policy = RetryPolicy::builder()
+        .max_attempts(10)
+        .max_elapsed(100 * MS)
+        .hedge_after(HedgeAfter::Fixed(40 * MS))
+        .build()
+        .unwrap();
+    let t0 = tokio::time::Instant::now();
+    let starts = std::cell::RefCell::new(Vec::new());
+    let out: Result<u32, String> = policy
+        .retry(|| {
+            starts.borrow_mut().push(t0.elapsed());
+            let n = starts.borrow().len();
+            async move {
+                if n < 4 {
+                    std::future::pending::<()>().await;
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Ok(1)
+            }
+        })
+        .without_timeout()
+        .await;
+    assert!(out.is_ok());
+    let starts = starts.into_inner();
+    assert!(
+        starts.iter().all(|s| *s < 100 * MS),
+        "attempts started at {starts:?}, past max_elapsed (100 ms)"
+    );
+}
