@@ -685,8 +685,29 @@ where
             *this.hedged = Some(Box::default());
         }
         if this.hedged.is_some() {
+            // Before the first attempt: a slot of the bulkhead, for the whole call (as below).
+            if this.bulkhead.is_some() && this.slot.is_none() && ready!(poll_slot(&mut this, cx)) {
+                let reject = this.breaker.get().and_then(|g| g.full);
+                let Some(reject) = reject else {
+                    unreachable!("reattempt: a bulkhead is set with its rejection")
+                };
+                let mut guards = Guards::NONE.bulkhead_full();
+                if let Some(budget) = *this.budget {
+                    guards = guards.budget(budget);
+                }
+                let outcome = Err(reject(BulkheadFull::new()));
+                let out = match steps::decide(this.engine, *this.name, this.hooks, outcome, guards)
+                {
+                    Decision::Stop(out) => out,
+                    Decision::Retry(_) => unreachable!("reattempt: a rejection is never retried"),
+                };
+                *this.done = true;
+                return Poll::Ready(out);
+            }
             let out = ready!(poll_hedged(&mut this, cx));
             this.timer.set(None);
+            // The call is over: its bulkhead slot is free for another.
+            *this.slot = None;
             *this.done = true;
             return Poll::Ready(out);
         }
@@ -715,31 +736,11 @@ where
                         ready!(sleep.poll(cx));
                     }
                 }
-                let guards = this.breaker.get();
                 // Before the first attempt: a slot of the bulkhead, for the whole call.
-                let mut full = false;
-                if let Some(bulkhead) = *this.bulkhead
+                let full = this.bulkhead.is_some()
                     && this.slot.is_none()
-                {
-                    let taken = match this.waiting.as_mut() {
-                        Some(waiting) => {
-                            let taken = ready!(waiting.as_mut().poll(cx));
-                            *this.waiting = None;
-                            taken
-                        }
-                        None => match bulkhead.try_acquire() {
-                            Err(_) if bulkhead.max_wait().is_some() => {
-                                *this.waiting = Some(Box::pin(bulkhead.acquire()));
-                                continue;
-                            }
-                            taken => taken,
-                        },
-                    };
-                    match taken {
-                        Ok(slot) => *this.slot = Some(slot),
-                        Err(_) => full = true,
-                    }
-                }
+                    && ready!(poll_slot(&mut this, cx));
+                let guards = this.breaker.get();
                 let admission = guards
                     .and_then(|g| g.breaker)
                     .filter(|_| !full)
@@ -828,6 +829,46 @@ where
     }
 }
 
+/// Takes a slot of the call's bulkhead, waiting for one (up to its `max_wait`) if every slot is
+/// taken: `Ready(true)` when the call is turned away, `Ready(false)` when it holds a slot.
+fn poll_slot<Op, Fut, K, B, C>(
+    this: &mut RetryFutureProj<'_, '_, Op, Fut, K, B, C>,
+    cx: &mut Context<'_>,
+) -> Poll<bool> {
+    let Some(bulkhead) = *this.bulkhead else {
+        return Poll::Ready(false);
+    };
+    let taken = match this.waiting.as_mut() {
+        Some(waiting) => {
+            let taken = ready!(waiting.as_mut().poll(cx));
+            *this.waiting = None;
+            taken
+        }
+        None => match bulkhead.try_acquire() {
+            Err(_) if bulkhead.max_wait().is_some() => {
+                let mut waiting: Pin<Box<dyn Future<Output = _> + Send + Sync + '_>> =
+                    Box::pin(bulkhead.acquire());
+                let polled = waiting.as_mut().poll(cx);
+                match polled {
+                    Poll::Pending => {
+                        *this.waiting = Some(waiting);
+                        return Poll::Pending;
+                    }
+                    Poll::Ready(taken) => taken,
+                }
+            }
+            taken => taken,
+        },
+    };
+    match taken {
+        Ok(slot) => {
+            *this.slot = Some(slot);
+            Poll::Ready(false)
+        }
+        Err(_) => Poll::Ready(true),
+    }
+}
+
 /// An attempt's time limit in a [`RetryFuture`]: none, a deadline the timer is not armed for yet
 /// (the attempt has not answered `Pending`), or the timer armed for it.
 #[derive(Debug, Clone, Copy)]
@@ -864,6 +905,8 @@ struct HedgeCopy<Fut> {
     number: u32,
     started: Instant,
     admission: Option<Admission>,
+    /// What the throttle said about it.
+    throttled: Option<ThrottleAdmission>,
 }
 
 /// What the timer of a hedged call waits for.
@@ -900,9 +943,20 @@ impl<Fut> Default for Hedged<Fut> {
 fn guards_of<'a, E>(
     breaker: Option<Breaker<'a, E>>,
     admission: Option<Admission>,
+    throttled: Option<ThrottleAdmission>,
     budget: Option<&'a RetryBudget>,
 ) -> Guards<'a> {
     let mut guards = Guards::NONE;
+    if let (
+        Some(Breaker {
+            throttle: Some((throttle, _)),
+            ..
+        }),
+        Some(throttled),
+    ) = (breaker, throttled)
+    {
+        guards = guards.throttle(throttle, throttled);
+    }
     if let (
         Some(Breaker {
             breaker: Some((breaker, _)),
@@ -978,7 +1032,7 @@ where
             let copy = hedged.copies.swap_remove(i);
             policy.latencies.record(copy.started.elapsed());
             let outcome = outcome.unwrap_or_else(|| Err(this.timeout.timed_out(Elapsed::new())));
-            let guards = guards_of(breaker, copy.admission, budget);
+            let guards = guards_of(breaker, copy.admission, copy.throttled, budget);
             let others = !hedged.copies.is_empty();
             match steps::decide_copy(this.engine, *this.name, this.hooks, outcome, guards, others) {
                 CopyDecision::Stop(out) => {
@@ -986,7 +1040,7 @@ where
                     // of what they would have taken, and their permits go back unused.
                     for loser in hedged.copies.drain(..) {
                         policy.latencies.record(loser.started.elapsed());
-                        guards_of(breaker, loser.admission, None).release();
+                        guards_of(breaker, loser.admission, None, None).release();
                     }
                     return Poll::Ready(out);
                 }
@@ -1048,15 +1102,31 @@ where
     let budget = *this.budget;
     if !hedged.copies.is_empty() {
         let is_hedge = kind == Next::Hedge;
+        // The throttle sees every attempt, hedges included: one it sheds is not started.
+        let throttled = breaker
+            .and_then(|b| b.throttle)
+            .map(|(t, _)| steps::admit_throttle(this.engine, t, C::APPLIES));
+        if throttled.is_some_and(|t| t.rejected()) {
+            if !is_hedge && let Some(budget) = budget {
+                // The retry `decide_copy` paid for is not made.
+                this.engine.unmade(budget);
+            }
+            hedged.no_more_hedges |= is_hedge;
+            return ControlFlow::Continue(());
+        }
         let b = breaker.and_then(|b| b.breaker).map(|(b, _)| b);
         match steps::start_alongside(this.engine, b, budget, C::APPLIES, is_hedge) {
             Some((admission, limit)) => {
                 if is_hedge {
                     crate::engine::events::hedging(this.name, this.engine.attempt());
                 }
-                hedged
-                    .copies
-                    .push(start_copy(this.engine, this.op, admission, limit));
+                hedged.copies.push(start_copy(
+                    this.engine,
+                    this.op,
+                    admission,
+                    throttled,
+                    limit,
+                ));
             }
             None => hedged.no_more_hedges |= is_hedge,
         }
@@ -1064,20 +1134,36 @@ where
     }
     let circuit = breaker.and_then(|b| b.breaker);
     let admission = circuit.map(|(b, _)| steps::admit(this.engine, b, C::APPLIES));
+    let breaker_rejected = matches!(admission, Some(Admission::Rejected));
+    // The throttle after the breaker, and not at all when the breaker rejected the attempt.
+    let shed = breaker.and_then(|b| b.throttle);
+    let throttled = shed.map(|(t, _)| {
+        if breaker_rejected {
+            ThrottleAdmission::NotAsked
+        } else {
+            steps::admit_throttle(this.engine, t, C::APPLIES)
+        }
+    });
     let outcome = if let (Some((_, reject)), Some(Admission::Rejected)) = (circuit, admission) {
         Err(reject(BreakerOpen::new()))
+    } else if let (Some((_, reject)), Some(ThrottleAdmission::Rejected)) = (shed, throttled) {
+        Err(reject(Throttled::new()))
     } else {
         match steps::begin(this.engine, C::APPLIES) {
             Start::NotMade => Err(this.timeout.timed_out(Elapsed::new())),
             Start::Run(limit) => {
-                hedged
-                    .copies
-                    .push(start_copy(this.engine, this.op, admission, limit));
+                hedged.copies.push(start_copy(
+                    this.engine,
+                    this.op,
+                    admission,
+                    throttled,
+                    limit,
+                ));
                 return ControlFlow::Continue(());
             }
         }
     };
-    let guards = guards_of(breaker, admission, budget);
+    let guards = guards_of(breaker, admission, throttled, budget);
     match steps::decide(this.engine, *this.name, this.hooks, outcome, guards) {
         Decision::Stop(out) => ControlFlow::Break(Some(out)),
         Decision::Retry(delay) => {
@@ -1093,6 +1179,7 @@ fn start_copy<Op, Fut>(
     engine: &Engine<'_>,
     op: &mut Op,
     admission: Option<Admission>,
+    throttled: Option<ThrottleAdmission>,
     limit: Option<Duration>,
 ) -> HedgeCopy<Fut>
 where
@@ -1106,5 +1193,6 @@ where
         number,
         started: Instant::now(),
         admission,
+        throttled,
     }
 }
