@@ -91,11 +91,9 @@ async fn no_hedge_starts_past_max_elapsed() {
             starts.borrow_mut().push(t0.elapsed());
             let n = starts.borrow().len();
             async move {
-                if n < 4 {
-                    std::future::pending::<()>().await;
-                }
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                Ok(1)
+                // Every copy takes 500 ms: hedges at 40, 80 ms, and none at or past 100 ms.
+                tokio::time::sleep(500 * MS).await;
+                Ok(u32::try_from(n).unwrap())
             }
         })
         .without_timeout()

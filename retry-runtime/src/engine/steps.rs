@@ -403,8 +403,20 @@ pub fn start_alongside(
             engine.unmade(budget);
         }
     };
+    // A hedge is an attempt started while others run: none starts once the call's deadline (or
+    // an enclosing call's) has passed, even an untimed one, which `would_run` lets through
+    // (a retry's sleep never ends past the deadline; a hedge's timer is not clipped to it).
+    let past_deadline = || {
+        let inherited = context::inherited_deadline();
+        let deadline = match (engine.deadline(), inherited) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        deadline.is_some_and(|d| Instant::now() >= d)
+    };
     if engine.attempt() >= engine.policy().max_attempts()
         || !engine.would_run(timed, Instant::now, context::inherited_deadline())
+        || past_deadline()
     {
         if !hedge {
             refund(engine);
