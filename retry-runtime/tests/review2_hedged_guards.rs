@@ -105,3 +105,52 @@ async fn no_hedge_starts_past_max_elapsed() {
         "attempts started at {starts:?}, past max_elapsed (100 ms)"
     );
 }
+
+/// `one_layer` holds for a hedged call nested in a retrying call: a copy's retryable failure
+/// while another copy runs does not start a retry (the outer call retries), as without hedging.
+#[tokio::test(start_paused = true)]
+async fn one_layer_holds_for_a_nested_hedged_call_with_copies_in_flight() {
+    let outer = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(MS)
+        .build()
+        .unwrap();
+    let inner = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(MS)
+        .one_layer(true)
+        .hedge_after(HedgeAfter::Fixed(10 * MS))
+        .build()
+        .unwrap();
+    let inner_starts = Cell::new(0u32);
+    let out: io::Result<u32> = outer
+        .retry(|| {
+            let inner = &inner;
+            let inner_starts = &inner_starts;
+            async move {
+                inner
+                    .retry(|| {
+                        inner_starts.set(inner_starts.get() + 1);
+                        let n = inner_starts.get();
+                        async move {
+                            if n == 1 {
+                                // The first copy is slow, then answers.
+                                tokio::time::sleep(100 * MS).await;
+                                Ok(n)
+                            } else {
+                                // The hedge fails at once with a retryable error.
+                                Err(io::ErrorKind::ConnectionReset.into())
+                            }
+                        }
+                    })
+                    .await
+            }
+        })
+        .await;
+    assert_eq!(out.unwrap(), 1);
+    assert_eq!(
+        inner_starts.get(),
+        2,
+        "the inner call hedged once and, one_layer, did not retry the hedge's failure itself"
+    );
+}
