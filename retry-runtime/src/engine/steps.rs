@@ -354,6 +354,11 @@ pub fn decide_copy<T, E: Debug>(
             Some(error)
         }
     };
+    // The one-layer rule, as in `decide`: a call nested in an attempt of a call that will still
+    // retry does not retry itself; the copies in flight may still answer.
+    if engine.defers_to_outer(context::outer_retries()) {
+        return CopyDecision::Wait;
+    }
     let hint = retry_error.as_ref().and_then(|e| hooks.retry_after(e));
     let inherited = context::inherited_deadline();
     match engine.after_failure_within(true, hint, Instant::now(), inherited, guards.budget_ref()) {
