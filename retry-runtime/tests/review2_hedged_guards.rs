@@ -158,3 +158,18 @@ async fn one_layer_holds_for_a_nested_hedged_call_with_copies_in_flight() {
         "hedges only: one_layer, the inner call does not retry a copy's failure itself"
     );
 }
+
+/// The throttle's buckets are compared by wrapping difference: a slot last written more than
+/// 2^31 buckets ago (24.9 days of a 20 ms window's 1 ms buckets) must still be started afresh,
+/// not mistaken for a newer bucket and left unwritten.
+#[tokio::test(start_paused = true)]
+async fn the_throttle_counts_after_a_long_idle_spell() {
+    let t = AdaptiveThrottle::builder().window(20 * MS).build().unwrap();
+    t.try_acquire().unwrap();
+    t.record(true);
+    assert_eq!(t.counts(), (1, 1));
+    tokio::time::advance(MS * (1 << 31) + 20 * MS).await;
+    let _ = t.try_acquire();
+    t.record(true);
+    assert_eq!(t.counts(), (1, 1), "the request and accept made now are counted");
+}
