@@ -171,5 +171,9 @@ async fn the_throttle_counts_after_a_long_idle_spell() {
     tokio::time::advance(MS * (1 << 31) + 20 * MS).await;
     let _ = t.try_acquire();
     t.record(true);
-    assert_eq!(t.counts(), (1, 1), "the request and accept made now are counted");
+    assert_eq!(
+        t.counts(),
+        (1, 1),
+        "the request and accept made now are counted"
+    );
 }
