@@ -177,3 +177,45 @@ async fn the_throttle_counts_after_a_long_idle_spell() {
         "the request and accept made now are counted"
     );
 }
+
+/// A call that retried and then hedged, and succeeded: the retry's cost comes back (as in a call
+/// that only retried), the hedge's does not. (Paying the hedge must not forget the retry's.)
+#[tokio::test(start_paused = true)]
+async fn a_hedge_does_not_cancel_the_refund_of_the_retry_before_it() {
+    let budget = retry_runtime::RetryBudget::builder()
+        .max_tokens(100)
+        .retry_cost(10)
+        .build()
+        .unwrap();
+    let policy = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(MS)
+        .jitter(retry_runtime::Jitter::None)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
+        .build()
+        .unwrap();
+    let n = Cell::new(0u32);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            n.set(n.get() + 1);
+            let n = n.get();
+            async move {
+                match n {
+                    1 => Err(io::ErrorKind::ConnectionReset.into()),
+                    2 => {
+                        tokio::time::sleep(100 * MS).await;
+                        Ok(2)
+                    }
+                    _ => {
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        Ok(n)
+                    }
+                }
+            }
+        })
+        .budget(&budget)
+        .await;
+    assert_eq!(out.unwrap(), 2);
+    assert_eq!(n.get(), 3, "a retry, then a hedge");
+    assert_eq!(budget.available(), 90, "the retry refunded, the hedge paid");
+}
