@@ -403,9 +403,15 @@ pub fn start_alongside(
     timed: bool,
     hedge: bool,
 ) -> Option<(Option<Admission>, Option<Duration>)> {
+    // What was paid for this attempt goes back: the retry `decide_copy` paid, or the hedge's
+    // cost (paid here, without forgetting a retry paid before it).
     let refund = |engine: &Engine<'_>| {
         if let Some(budget) = budget {
-            engine.unmade(budget);
+            if hedge {
+                budget.refund(false);
+            } else {
+                engine.unmade(budget);
+            }
         }
     };
     // A hedge is an attempt started while others run: none starts once the call's deadline (or
