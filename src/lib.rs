@@ -111,7 +111,7 @@ pub mod __private;
 /// | `one_layer` | `true` or `false`: retry at one layer (see `RetryPolicyBuilder::one_layer`) | `false` |
 /// | `throttle` | expression giving `&AdaptiveThrottle`; needs `E: From<reattempt::Throttled>` | none |
 /// | `bulkhead` | expression giving `&Bulkhead`, held for the whole call; needs `E: From<reattempt::BulkheadFull>` | none |
-/// | `policy` | expression giving `&RetryPolicy`: the whole schedule at run time; no schedule key nor `log_error` beside it; an `async fn` needs `E: From<reattempt::Elapsed>` (see below); the policy's `hedge_after` is honoured by an `async fn` whose attempts may overlap (no `&mut self`, `self` or `&mut` argument), and ignored elsewhere with one `WARN` event at the function's first call | none |
+/// | `policy` | expression giving `&RetryPolicy`: the whole schedule at run time; no schedule key nor `log_error` beside it; an `async fn` needs `E: From<reattempt::Elapsed>` (see below); the policy's `hedge_after` is honoured by an `async fn` whose arguments are all shared references (`&self`, `&T`), and ignored elsewhere (`&mut self`, `self`, `&mut` or by-value arguments) with one `WARN` event at the function's first call | none |
 ///
 /// With `policy = …`, the attempts of an `async fn` are always timed, since a policy chosen at run
 /// time may hold a `timeout`: the error type needs `From<reattempt::Elapsed>` whether or not the

@@ -176,10 +176,11 @@ static HEDGING: LazyLock<RetryPolicy> = LazyLock::new(|| {
 });
 
 impl Gateway {
+    // Borrowed arguments only: a `policy` fn with a by-value one keeps the loop (and warns).
     #[retryable(policy = HEDGING)]
-    async fn charge_by_policy(&self, order: String) -> Result<String, PayError> {
+    async fn charge_by_policy(&self, order: &str) -> Result<String, PayError> {
         let n = context().unwrap().attempt();
-        self.seen.lock().unwrap().push((n, order.clone()));
+        self.seen.lock().unwrap().push((n, order.to_owned()));
         sleep(Duration::from_millis(self.took[n as usize - 1])).await;
         self.charged.fetch_add(1, Ordering::SeqCst);
         Ok(format!("{order} by attempt {n}"))
@@ -190,7 +191,7 @@ impl Gateway {
 async fn a_policy_with_hedge_after_hedges_an_async_fn_that_can_overlap() {
     let g = Gateway::new(&[1000, 10, 10]);
     let t0 = Instant::now();
-    let out = g.charge_by_policy("order-7".to_owned()).await;
+    let out = g.charge_by_policy("order-7").await;
     assert_eq!(out.unwrap(), "order-7 by attempt 2");
     assert_eq!(t0.elapsed(), 60 * MS);
     sleep(Duration::from_secs(2)).await;

@@ -80,8 +80,10 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     // Through the closure driver: a `hedge_after` key, or a run-time `policy` (which may hedge)
     // on a function whose attempts may overlap. The driver branches on the policy's
     // `hedge_after` at run time, so the body is expanded once either way.
+    // A `policy` fn with a by-value argument keeps the loop: the driver's closure would borrow
+    // the argument across the call, and a `Send` but not `Sync` one would make it not `Send`.
     let hedged = args.schedule.settings.hedge_after.is_some()
-        || (args.policy.is_some() && valid::can_overlap(f));
+        || (args.policy.is_some() && valid::can_overlap(f) && valid::borrows_only(f));
     let tail = if let Some(path) = &args.recover {
         recover_call(path, f, &out, &call, hedged, &p)
     } else {

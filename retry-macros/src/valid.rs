@@ -89,6 +89,19 @@ pub(crate) fn can_overlap(f: &RetryFn) -> bool {
         && unique_param(f).is_none()
 }
 
+/// Whether every argument is a shared reference (or unused): nothing is cloned per attempt, so
+/// the closure driver borrows only what the attribute's own loop borrows.
+pub(crate) fn borrows_only(f: &RetryFn) -> bool {
+    f.params.iter().all(|a| match a {
+        Param::Borrowed { unique, .. } => !unique,
+        Param::Ignored { .. } => true,
+        Param::Pattern { ty, .. } => {
+            matches!(ungroup(ty), Type::Reference(r) if r.mutability.is_none())
+        }
+        Param::Owned { .. } => false,
+    })
+}
+
 /// The first argument the attempts would borrow mutably, as written.
 fn unique_param(f: &RetryFn) -> Option<String> {
     f.params.iter().find_map(|a| match a {

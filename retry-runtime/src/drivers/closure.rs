@@ -872,6 +872,9 @@ struct Hedged<Fut> {
     /// No hedge may start any more in this call (the budget, the breaker or the throttle refused
     /// one).
     no_more_hedges: bool,
+    /// When the last attempt started (the next hedge is `hedge_after` after it, even if that
+    /// attempt has ended since).
+    last_start: Option<Instant>,
 }
 
 impl<Fut> Default for Hedged<Fut> {
@@ -880,6 +883,7 @@ impl<Fut> Default for Hedged<Fut> {
             copies: Vec::with_capacity(2),
             next: Next::Nothing,
             no_more_hedges: false,
+            last_start: None,
         }
     }
 }
@@ -999,7 +1003,7 @@ where
             && let Some(hedge_after) = policy.hedge_after()
         {
             let last = hedged.copies.iter().map(|c| c.started).max();
-            if let Some(last) = last {
+            if let Some(last) = last.max(hedged.last_start) {
                 let delay = hedge_after.delay(&policy.latencies);
                 let at = last.checked_add(delay).unwrap_or(last);
                 match this.timer.as_mut().as_pin_mut() {
@@ -1045,9 +1049,9 @@ where
                 if is_hedge {
                     crate::engine::events::hedging(this.name, this.engine.attempt());
                 }
-                hedged
-                    .copies
-                    .push(start_copy(this.engine, this.op, admitted, limit));
+                let copy = start_copy(this.engine, this.op, admitted, limit);
+                hedged.last_start = Some(copy.started);
+                hedged.copies.push(copy);
             }
             None => hedged.no_more_hedges |= is_hedge,
         }
@@ -1061,9 +1065,9 @@ where
         match steps::begin(this.engine, C::APPLIES) {
             Start::NotMade => Err(this.timeout.timed_out(Elapsed::new())),
             Start::Run(limit) => {
-                hedged
-                    .copies
-                    .push(start_copy(this.engine, this.op, admitted, limit));
+                let copy = start_copy(this.engine, this.op, admitted, limit);
+                hedged.last_start = Some(copy.started);
+                hedged.copies.push(copy);
                 return ControlFlow::Continue(());
             }
         }

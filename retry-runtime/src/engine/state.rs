@@ -338,7 +338,8 @@ impl<'p> Engine<'p> {
     /// no hedge starts. Unlike a retry's, a hedge's cost is not paid back when the call succeeds
     /// (its copy did load the dependency), and a call that hedged deposits nothing: hedges are
     /// funded by calls that succeed at once, so they stop when the dependency is saturated.
-    /// Given back by [`unmade`](Self::unmade) if the hedge is then not made.
+    /// A retry paid before it stays paid for: its cost still comes back when the call succeeds.
+    /// If the hedge is then not made, give its cost back with the budget's `refund(false)`.
     ///
     /// ```
     /// use retry_runtime::{RetryBudget, RetryPolicy};
@@ -353,7 +354,10 @@ impl<'p> Engine<'p> {
     /// ```
     pub fn pay_hedge(&self, budget: &RetryBudget) -> bool {
         if budget.try_withdraw(false) {
-            self.set_paid(PAID_HEDGE);
+            // The last retry's payment, if any, is kept: it is refunded on success.
+            if self.paid() == 0 {
+                self.set_paid(PAID_HEDGE);
+            }
             true
         } else {
             false

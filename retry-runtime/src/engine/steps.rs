@@ -432,6 +432,11 @@ pub fn decide_copy<T, E: Debug>(
             Some(error)
         }
     };
+    // The one-layer rule, as in `decide`: a call nested in an attempt of a call that will still
+    // retry does not retry itself; the copies in flight may still answer.
+    if engine.defers_to_outer(context::outer_retries()) {
+        return CopyDecision::Wait;
+    }
     let hint = retry_error.as_ref().and_then(|e| hooks.retry_after(e));
     let inherited = context::inherited_deadline();
     match engine.after_failure_within(true, hint, Instant::now(), inherited, guards.budget_ref()) {
@@ -479,13 +484,31 @@ pub fn start_alongside(
     timed: bool,
     hedge: bool,
 ) -> Option<(Admitted, Option<Duration>)> {
+    // What was paid for this attempt goes back: the retry `decide_copy` paid, or the hedge's
+    // cost (paid here, without forgetting a retry paid before it).
     let refund = |engine: &Engine<'_>| {
         if let Some(budget) = budget {
-            engine.unmade(budget);
+            if hedge {
+                budget.refund(false);
+            } else {
+                engine.unmade(budget);
+            }
         }
+    };
+    // A hedge is an attempt started while others run: none starts once the call's deadline (or
+    // an enclosing call's) has passed, even an untimed one, which `would_run` lets through
+    // (a retry's sleep never ends past the deadline; a hedge's timer is not clipped to it).
+    let past_deadline = || {
+        let inherited = context::inherited_deadline();
+        let deadline = match (engine.deadline(), inherited) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        deadline.is_some_and(|d| Instant::now() >= d)
     };
     if engine.attempt() >= engine.policy().max_attempts()
         || !engine.would_run(timed, Instant::now, context::inherited_deadline())
+        || past_deadline()
     {
         if !hedge {
             refund(engine);

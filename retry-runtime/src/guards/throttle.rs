@@ -167,12 +167,13 @@ fn bump(slot: &AtomicU64, tick: u32) {
         if t == tick {
             let n = (w & 0xFFFF_FFFF).saturating_add(1).min(0xFFFF_FFFF);
             Some(u64::from(tick) << 32 | n)
-        } else if tick.wrapping_sub(t) < u32::MAX / 2 {
-            Some(u64::from(tick) << 32 | 1)
-        } else {
+        } else if t.wrapping_sub(tick) < BUCKETS_U32 {
             // The slot already holds a newer bucket (this thread was descheduled across a
-            // bucket's end): the count belongs to a bucket that is gone.
+            // bucket's end): the count belongs to a bucket that is gone. (Only a bucket less
+            // than a window ahead is newer: one written 2^31 buckets ago is old, not ahead.)
             None
+        } else {
+            Some(u64::from(tick) << 32 | 1)
         }
     });
 }
