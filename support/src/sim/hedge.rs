@@ -3,7 +3,7 @@
 //! Each strategy's decisions are the runtime's own: a real [`Engine`] per call, whose first
 //! attempt is [`begin`], whose hedge is [`start_alongside`] (paid from a real [`RetryBudget`] when
 //! the strategy has one), whose answers go through [`decide_copy`]; the hedge delay is the policy's
-//! [`HedgeAfter`] over the policy's own [`Latencies`](reattempt::Latencies), fed as the closure
+//! [`HedgeAfter`] over the policy's own `Latencies`, fed as the closure
 //! driver feeds it (each copy's latency; a dropped copy's time so far). None of those steps reads a
 //! clock here (no timeout, no `max_elapsed`), so simulated time is a plain number and the loop runs
 //! without tokio.

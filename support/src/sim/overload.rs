@@ -1,8 +1,8 @@
 //! Partial overload, simulated: many clients call one backend of fixed capacity, offer it three
 //! times that for a minute, then 0.8 times it. Rejecting a request still costs the backend a
 //! fraction of serving one, so requests it turns away eat into what it can serve. Every decision
-//! is the runtime's own, as in [`storm`](super::storm): [`decide`] with a real [`Engine`] per
-//! logical call, and the real shared guards — [`RetryBudget`], [`CircuitBreaker`],
+//! is the runtime's own, as in [`storm`]: [`decide`] with a real [`Engine`] per
+//! logical call, and the real shared guards — [`RetryBudget`](reattempt::RetryBudget), [`CircuitBreaker`](reattempt::CircuitBreaker),
 //! [`AdaptiveThrottle`] (asked through [`admit`], told through [`Guards::throttle`]) and
 //! [`Bulkhead`] (a slot per call, held through its sleeps) — on a paused tokio clock.
 //!
