@@ -21,7 +21,7 @@ use crate::drivers::timed::deadline_after;
 use crate::engine::context::{self, RetryContext};
 use crate::engine::events::{self, CallName, Logged};
 use crate::engine::hooks::Hooks;
-use crate::engine::state::{Decision, Engine, GiveUpReason, Start};
+use crate::engine::state::{self, Decision, Engine, GiveUpReason, Start};
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
 use crate::guards::bulkhead::{CallSlot, SlotSource};
@@ -498,16 +498,11 @@ pub fn start_alongside(
     // A hedge is an attempt started while others run: none starts once the call's deadline (or
     // an enclosing call's) has passed, even an untimed one, which `would_run` lets through
     // (a retry's sleep never ends past the deadline; a hedge's timer is not clipped to it).
-    let past_deadline = || {
-        let inherited = context::inherited_deadline();
-        let deadline = match (engine.deadline(), inherited) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        deadline.is_some_and(|d| Instant::now() >= d)
-    };
+    let inherited = context::inherited_deadline();
+    let past_deadline =
+        || state::earliest(engine.deadline(), inherited).is_some_and(|d| Instant::now() >= d);
     if engine.attempt() >= engine.policy().max_attempts()
-        || !engine.would_run(timed, Instant::now, context::inherited_deadline())
+        || !engine.would_run(timed, Instant::now, inherited)
         || past_deadline()
     {
         if !hedge {
