@@ -8,6 +8,14 @@
 //! nesting: a future polled inside an attempt sees them, but a task spawned from an attempt
 //! (`tokio::spawn`, `spawn_blocking`, another thread) is polled elsewhere and inherits neither:
 //! `context()` is `None` there, and a retrying call in it has only its own deadline.
+//!
+//! A call made in another process (a client retrying an HTTP request to this service) is not in
+//! the frames either. A server-side layer that reads "the caller still has attempts left" from
+//! the request (`http::OUTER_ATTEMPTS_LEFT`) polls the handler inside an *outer frame*
+//! ([`enter_outer`]; `http::OuterCall` runs a future in one): a frame with no engine that says "a call around this one has
+//! `n` attempts left". `one_layer` calls made in the handler then leave the retrying to that
+//! caller ([`outer_retries`]), and the handler's own requests say so in turn
+//! ([`outer_attempts_left`]).
 
 use std::cell::Cell;
 use std::time::Duration;
@@ -22,9 +30,12 @@ use crate::engine::state::Engine;
 /// entering a call is two stores and a thread-local swap; the inherited deadline is worked out
 /// from them only when it is asked for.
 struct Frame {
+    /// The call's engine; null for an outer frame ([`enter_outer`]): a call made elsewhere (the
+    /// client of a request this thread serves) that has attempts left.
     engine: *const Engine<'static>,
     /// The number of the attempt being polled when the call's attempts overlap (a hedged call's
-    /// copy; 0: the engine's current attempt).
+    /// copy; 0: the engine's current attempt). In an outer frame: the outer call's attempts left
+    /// (at least 1).
     attempt: u32,
     /// The call's attempts are over: this is its `#[recover]` fallback.
     recovering: bool,
@@ -84,20 +95,55 @@ fn enter_frame<R>(engine: &Engine<'_>, attempt: u32, recovering: bool, f: impl F
 /// Whether a call whose attempt is being polled on this thread (however deep) still has attempts
 /// left after it: a call with `one_layer` made here leaves the retrying to it. Worked out from
 /// the frames when asked (after a failure, with `one_layer`), so entering a call costs nothing
-/// more.
+/// more. An outer frame ([`enter_outer`]) counts: its call has attempts left.
 pub(crate) fn outer_retries() -> bool {
+    outer_attempts_left().is_some()
+}
+
+/// The attempts left after the current one of the innermost call being polled on this thread
+/// that has any (an outer frame's count for a call made elsewhere), or `None` when no call
+/// around this point will retry: what a request made here tells the service it calls
+/// (`http::OUTER_ATTEMPTS_LEFT`). A `#[recover]` fallback's call has none left.
+pub(crate) fn outer_attempts_left() -> Option<u32> {
     let mut frame = CURRENT.get();
     // SAFETY: as in `earliest_enclosing`.
     #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
     while let Some(f) = unsafe { frame.as_ref() } {
+        if f.engine.is_null() {
+            return Some(f.attempt);
+        }
         #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
         let engine = unsafe { &*f.engine };
-        if !f.recovering && engine.attempt() < engine.policy().max_attempts() {
-            return true;
+        let max = engine.policy().max_attempts();
+        if !f.recovering && engine.attempt() < max {
+            return Some(max - engine.attempt());
         }
         frame = f.parent;
     }
-    false
+    None
+}
+
+/// Runs `f` inside an outer frame: a call made elsewhere that has `attempts_left` attempts left
+/// after the one that sent the request being served (see the [module](self)). With 0 it runs `f`
+/// as it is: a caller on its last attempt leaves the retrying to the calls made here.
+#[cfg_attr(
+    not(feature = "http"),
+    allow(dead_code, reason = "used by the HTTP server side, and tests")
+)]
+#[inline]
+pub(crate) fn enter_outer<R>(attempts_left: u32, f: impl FnOnce() -> R) -> R {
+    if attempts_left == 0 {
+        return f();
+    }
+    let frame = Frame {
+        engine: std::ptr::null(),
+        attempt: attempts_left,
+        recovering: false,
+        parent: CURRENT.get(),
+    };
+    CURRENT.set(&raw const frame);
+    let _restore = Restore(frame.parent);
+    f()
 }
 
 /// The earliest `max_elapsed` deadline of the calls whose attempts are being polled on this
@@ -120,7 +166,11 @@ fn earliest_enclosing(mut frame: *const Frame) -> Option<Instant> {
     #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
     while let Some(f) = unsafe { frame.as_ref() } {
         #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
-        let engine = unsafe { &*f.engine };
+        let Some(engine) = (unsafe { f.engine.as_ref() }) else {
+            // An outer frame: its call's deadline is its own process's.
+            frame = f.parent;
+            continue;
+        };
         if let Some(own) = engine.deadline() {
             earliest = Some(earliest.map_or(own, |e| e.min(own)));
         }
@@ -130,16 +180,23 @@ fn earliest_enclosing(mut frame: *const Frame) -> Option<Instant> {
 }
 
 /// Runs `f` with the engine of the innermost attempt being polled on this thread, if any, and
-/// the attempt's number when it is a hedged call's copy (else 0).
+/// the attempt's number when it is a hedged call's copy (else 0). Outer frames are passed over:
+/// they have no engine here.
 pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>, u32) -> T) -> Option<T> {
-    let frame = CURRENT.get();
+    let mut frame = CURRENT.get();
     // SAFETY: the pointer is non-null only while the `enter` that made the frame runs, inside
     // the poll (or the blocking call) of an attempt that borrows the engine for that whole time;
     // the engine is only read here, through `Cell`s, on this same thread. The lifetime is erased
     // in the pointer and does not escape `f`.
     #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
-    unsafe { frame.as_ref().map(|frame| (&*frame.engine, frame.attempt)) }
-        .map(|(engine, attempt)| f(engine, attempt))
+    while let Some(current) = unsafe { frame.as_ref() } {
+        #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
+        if let Some(engine) = unsafe { current.engine.as_ref() } {
+            return Some(f(engine, current.attempt));
+        }
+        frame = current.parent;
+    }
+    None
 }
 
 /// What an attempt knows about its call: a snapshot taken by [`context()`] (or handed to an
@@ -308,6 +365,65 @@ mod tests {
         enter_recovering(&Engine::new(&three), || {
             assert!(!outer_retries(), "a fallback's attempts are over");
         });
+    }
+
+    #[test]
+    fn an_outer_frame_says_a_caller_elsewhere_retries_and_has_no_context() {
+        let three = RetryPolicy::builder().max_attempts(3).build().unwrap();
+        assert_eq!(outer_attempts_left(), None);
+        enter_outer(0, || {
+            assert!(!outer_retries(), "a caller on its last attempt: no frame");
+            assert_eq!(outer_attempts_left(), None);
+        });
+        enter_outer(2, || {
+            assert!(outer_retries(), "the caller has 2 attempts left");
+            assert_eq!(outer_attempts_left(), Some(2));
+            assert!(context().is_none(), "no attempt of this process");
+            assert_eq!(inherited_deadline(), None, "no deadline of this process");
+            let mut inner = Engine::new(&three);
+            inner.begin(false, Instant::now, None);
+            enter(&inner, || {
+                assert_eq!(context().unwrap().attempt(), 1);
+                assert_eq!(outer_attempts_left(), Some(2), "the call's own: 3 − 1");
+            });
+            inner.begin(false, Instant::now, None);
+            inner.begin(false, Instant::now, None);
+            enter(&inner, || {
+                assert_eq!(
+                    outer_attempts_left(),
+                    Some(2),
+                    "its last attempt: the caller's, passed on"
+                );
+            });
+            enter_recovering(&inner, || assert_eq!(outer_attempts_left(), Some(2)));
+        });
+        assert!(!outer_retries(), "restored");
+    }
+
+    #[test]
+    fn an_outer_frame_inside_an_attempt_shows_the_attempt_through() {
+        let ms = Duration::from_millis(1);
+        let p = RetryPolicy::builder()
+            .max_attempts(3)
+            .max_elapsed(100 * ms)
+            .build()
+            .unwrap();
+        let t0 = Instant::now();
+        let mut e = Engine::new(&p);
+        e.begin(false, || t0, None);
+        e.begin(false, || t0, None);
+        e.begin(false, || t0, None);
+        enter(&e, || {
+            assert_eq!(outer_attempts_left(), None, "the last of 3");
+            enter_outer(1, || {
+                assert_eq!(context().unwrap().attempt(), 3, "the enclosing attempt's");
+                assert_eq!(inherited_deadline(), Some(t0 + 100 * ms));
+                assert_eq!(outer_attempts_left(), Some(1));
+            });
+        });
+        let r = std::panic::catch_unwind(|| enter_outer(5, || panic!("boom")));
+        assert!(r.is_err());
+        assert!(!outer_retries(), "restored after a panic");
     }
 
     #[test]
