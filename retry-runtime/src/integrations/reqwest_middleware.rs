@@ -36,7 +36,10 @@
 //! Each attempt sends a copy of the request ([`reqwest::Request::try_clone`]) and a copy of the
 //! caller's `Extensions` (those of the last attempt that ended are written back). A request whose
 //! body is a stream cannot be copied: the call fails at once with [`NotReplayable`], before
-//! anything is sent, rather than being sent once without retries.
+//! anything is sent, rather than being sent once without retries. An attempt that has attempts
+//! left after it (or whose call is nested in one that has) carries
+//! [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT), so that a service behind
+//! `tower::OuterRetryLayer` leaves the retrying of its `one_layer` calls to this one.
 //!
 //! A timed-out attempt's error is `reqwest_middleware::Error::Middleware` holding
 //! [`Elapsed`]; a circuit breaker's rejection, one holding [`BreakerOpen`]; the adaptive
@@ -323,6 +326,11 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
                 && let Ok(value) = HeaderValue::from_str(&ctx.idempotency_key().to_string())
             {
                 copy.headers_mut().insert(IDEMPOTENCY_KEY.clone(), value);
+            }
+            // Retrying at one layer across HTTP: this call, or one around it, will retry.
+            if let Some(left) = crate::http::outer_header() {
+                copy.headers_mut()
+                    .insert(crate::http::OUTER_ATTEMPTS_LEFT, left);
             }
             let mut ext = template.clone();
             let next = next.clone();

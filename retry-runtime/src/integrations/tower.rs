@@ -1016,6 +1016,9 @@ fn set_timer(mut timer: Pin<&mut Option<Sleep>>, delay: Duration) {
 
 #[cfg(feature = "http")]
 pub use self::http::{HttpHooks, HttpRequests, RetryAfterHeader, TransientStatus};
+// The server side of `http::OUTER_ATTEMPTS_LEFT` (integrations/outer.rs).
+#[cfg(feature = "http")]
+pub use crate::integrations::outer::{OuterRetryLayer, OuterRetryService};
 
 /// The ready HTTP classification (feature `http`).
 #[cfg(feature = "http")]
@@ -1035,7 +1038,10 @@ mod http {
     /// Copies an `http::Request<B>` with a `Clone` body for each attempt (method, URI, version,
     /// headers, extensions and body), and with [`RetryLayer::idempotency_key_header`] sets its
     /// `Idempotency-Key` header to the call's key (the same on every attempt) unless the
-    /// request has one.
+    /// request has one. While the call (or one around it) has attempts left after this one, it
+    /// sets [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT) to how many, so that a
+    /// server behind [`OuterRetryLayer`](super::OuterRetryLayer) leaves the retrying to this call
+    /// (`one_layer`).
     #[derive(Debug, Clone, Copy, Default)]
     pub struct HttpRequests {
         idempotency_key: bool,
@@ -1055,6 +1061,11 @@ mod http {
                 && let Ok(value) = HeaderValue::from_str(&ctx.idempotency_key().to_string())
             {
                 copy.headers_mut().insert(IDEMPOTENCY_KEY.clone(), value);
+            }
+            // Retrying at one layer across HTTP: this call, or one around it, will retry.
+            if let Some(left) = crate::http::outer_header() {
+                copy.headers_mut()
+                    .insert(crate::http::OUTER_ATTEMPTS_LEFT, left);
             }
             copy
         }
@@ -1094,6 +1105,9 @@ mod http {
         /// error is retried (a connection reset, a response lost); a response with a transient
         /// status (408, 429, 500, 502, 503, 504) is retried, after at least the delay its
         /// `Retry-After` asks for (both forms), and when no retry is left, returned as it is.
+        /// Each attempt that has attempts left after it (or whose call is nested in one that
+        /// has) carries [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT), for
+        /// `one_layer` across services ([`OuterRetryLayer`](super::OuterRetryLayer)).
         /// The other settings still apply (`.retry_if` narrows the errors retried).
         ///
         /// ```
