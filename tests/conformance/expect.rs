@@ -51,6 +51,7 @@ impl Scenario {
                 timeout_ms: None,
                 max_elapsed_ms: None,
                 hedge_after_ms: None,
+                one_layer: false,
             },
             script: vec![],
             breaker: None,
@@ -115,8 +116,23 @@ impl Scenario {
     }
     pub fn inherited(mut self, max_elapsed_ms: u64, spent_ms: u64) -> Self {
         self.inherited = Some(Inherited {
-            max_elapsed_ms,
+            max_elapsed_ms: Some(max_elapsed_ms),
             spent_ms,
+            outer_max_attempts: 1,
+        });
+        self
+    }
+    pub fn one_layer(mut self) -> Self {
+        self.policy.one_layer = true;
+        self
+    }
+    /// The call runs in the first attempt of an outer call of `outer_max_attempts` (no
+    /// `max_elapsed`): 1, its last; more, it has attempts left.
+    pub fn nested_in(mut self, outer_max_attempts: u32) -> Self {
+        self.inherited = Some(Inherited {
+            max_elapsed_ms: None,
+            spent_ms: 0,
+            outer_max_attempts,
         });
         self
     }
@@ -180,8 +196,8 @@ impl Scenario {
     /// metric (`retry-runtime/src/engine/events.rs`): `attempts_total` counts attempts that
     /// ended (an attempt cut by a cancellation never reports); `calls_total` one outcome per call
     /// that returned (`successful`/`failed` by the result, an `Ok` returned because retries ran
-    /// out being failed; `with_retry` when more than one attempt was made); a rejection and a
-    /// budget refusal count once each; the histogram holds each retry's delay.
+    /// out being failed; `with_retry` when more than one attempt was made); a rejection, a
+    /// budget refusal and a `one_layer` deferral count once each; the histogram holds each retry's delay.
     pub fn observed(&self, with_metrics: bool) -> Observed {
         let x = &self.expected;
         let metrics = with_metrics.then(|| {
@@ -208,6 +224,7 @@ impl Scenario {
             }
             m.breaker_rejections = u64::from(gave_up(GiveUpReason::BreakerOpen));
             m.budget_refusals = u64::from(gave_up(GiveUpReason::BudgetExhausted));
+            m.one_layer_deferrals = u64::from(gave_up(GiveUpReason::OuterRetries));
             m.delays_ms = x
                 .events
                 .iter()

@@ -94,7 +94,7 @@ fn policy(p: PolicySpec) -> RetryPolicy {
     if let Some(h) = p.hedge_after_ms {
         b = b.hedge_after(reattempt::HedgeAfter::Fixed(ms(h)));
     }
-    b.build().expect("a valid policy")
+    b.one_layer(p.one_layer).build().expect("a valid policy")
 }
 
 /// A breaker in its starting state (moving the paused clock when it must have expired).
@@ -143,16 +143,17 @@ fn budget(spec: BudgetSpec) -> RetryBudget {
     b
 }
 
-/// The call made inside the one attempt of an outer call with `max_elapsed`, after that attempt
-/// spent `spent_ms`. The outer call hands back the inner result as its `Ok`, so it reports
-/// nothing itself.
+/// The call made inside the first attempt of an outer call with `max_elapsed` (if any) and
+/// `outer_max_attempts`, after that attempt spent `spent_ms`. The outer call hands back the
+/// inner result as its `Ok`, so it makes one attempt and reports nothing itself.
 async fn nested(inner: CallFuture<'_>, inherited: Inherited) -> Result<u32, TestError> {
-    let outer = RetryPolicy::builder()
-        .max_attempts(1)
-        .max_elapsed(ms(inherited.max_elapsed_ms))
-        .jitter(Jitter::None)
-        .build()
-        .expect("a valid outer policy");
+    let mut outer = RetryPolicy::builder()
+        .max_attempts(inherited.outer_max_attempts)
+        .jitter(Jitter::None);
+    if let Some(max_elapsed) = inherited.max_elapsed_ms {
+        outer = outer.max_elapsed(ms(max_elapsed));
+    }
+    let outer = outer.build().expect("a valid outer policy");
     let mut inner = Some(inner);
     let out: Result<Result<u32, TestError>, TestError> = outer
         .retry(|| {
@@ -267,6 +268,9 @@ fn metrics_of(snapshotter: &metrics_util::debugging::Snapshotter) -> crate::mode
                 m.breaker_rejections += n;
             }
             ("reattempt_budget_refusals_total", DebugValue::Counter(n)) => m.budget_refusals += n,
+            ("reattempt_one_layer_deferrals_total", DebugValue::Counter(n)) => {
+                m.one_layer_deferrals += n;
+            }
             ("reattempt_retry_delay_seconds", DebugValue::Histogram(values)) => {
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 m.delays_ms.extend(

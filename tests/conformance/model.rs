@@ -146,6 +146,8 @@ pub struct PolicySpec {
     pub max_elapsed_ms: Option<u64>,
     /// `hedge_after`, a fixed delay.
     pub hedge_after_ms: Option<u64>,
+    /// `one_layer`.
+    pub one_layer: bool,
 }
 
 /// Where the breaker starts. Its name in events is [`BREAKER`].
@@ -180,12 +182,14 @@ pub struct BudgetSpec {
     pub start: u32,
 }
 
-/// The call runs inside the attempt of an outer call with this `max_elapsed`, after the outer
-/// attempt spent `spent_ms` of it.
+/// The call runs inside the first attempt of an outer call with this `max_elapsed` (if any) and
+/// `outer_max_attempts`, after the outer attempt spent `spent_ms` of it.
 #[derive(Debug, Clone, Copy)]
 pub struct Inherited {
-    pub max_elapsed_ms: u64,
+    pub max_elapsed_ms: Option<u64>,
     pub spent_ms: u64,
+    /// 1: the outer attempt is its call's last; more: the outer call has attempts left.
+    pub outer_max_attempts: u32,
 }
 
 /// How the call ended.
@@ -222,6 +226,7 @@ pub struct Metrics {
     pub attempts: u64,
     pub breaker_rejections: u64,
     pub budget_refusals: u64,
+    pub one_layer_deferrals: u64,
     /// `reattempt_retry_delay_seconds`, in ms.
     pub delays_ms: Vec<u64>,
 }

@@ -255,6 +255,60 @@ pub fn inherited_deadline_clips_timeout() -> Scenario {
         .ends_at(200)
 }
 
+// Retrying at one layer (`one_layer`; README, "Retry at one layer"): a call nested in an attempt
+// of a call that has attempts left makes one attempt and leaves the retrying to it; on the outer
+// call's last attempt it retries normally.
+
+/// The outer attempt is 1 of 3: the failure goes back to the outer call after one attempt, no
+/// sleep; a give-up that is the rule working, at DEBUG.
+pub fn one_layer_defers_to_an_outer_call_with_attempts_left() -> Scenario {
+    Scenario::new("one_layer_defers_to_an_outer_call_with_attempts_left")
+        .one_layer()
+        .nested_in(3)
+        .script([err(1), ok(2)])
+        .returns(Err(e(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::OuterRetries)])
+        .ends_at(0)
+}
+
+/// The outer attempt is its call's last (1 of 1): the nested call retries as if it were alone.
+pub fn one_layer_retries_on_the_outer_calls_last_attempt() -> Scenario {
+    Scenario::new("one_layer_retries_on_the_outer_calls_last_attempt")
+        .one_layer()
+        .nested_in(1)
+        .script([err(1), ok(2)])
+        .returns(Ok(2))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100)])
+        .ends_at(100)
+}
+
+/// Without `one_layer` the nested call retries whatever the outer call has left.
+pub fn without_one_layer_a_nested_call_retries() -> Scenario {
+    Scenario::new("without_one_layer_a_nested_call_retries")
+        .nested_in(3)
+        .script([err(1), ok(2)])
+        .returns(Ok(2))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100)])
+        .ends_at(100)
+}
+
+/// A non-retryable error ends the call as it would anyway: the rule changes only retries.
+pub fn one_layer_non_retryable_is_not_a_deferral() -> Scenario {
+    Scenario::new("one_layer_non_retryable_is_not_a_deferral")
+        .one_layer()
+        .nested_in(3)
+        .script([fatal(1)])
+        .returns(Err(Fatal(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::NotRetryable)])
+        .ends_at(0)
+}
+
 // The circuit breaker: each attempt is one call through it; a rejection is never retried, is
 // not an attempt made, and refunds what the budget paid for it.
 
