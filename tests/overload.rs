@@ -176,7 +176,6 @@ async fn a_hedged_function_honours_its_throttle_and_bulkhead() {
 /// `outer_header`), read back by `OuterRetryLayer` / `outer_call`.
 #[cfg(feature = "http")]
 mod across_tasks {
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 
     use reattempt::RetryPolicy;
@@ -267,6 +266,7 @@ mod across_tasks {
         use std::convert::Infallible;
         use std::future::Future;
         use std::pin::Pin;
+        use std::sync::Arc;
         use std::task::{Context, Poll};
 
         use http::{Request, Response, StatusCode};
@@ -389,7 +389,7 @@ mod across_tasks {
     /// The reqwest-middleware client writes the header on each attempt that has attempts left.
     #[cfg(feature = "reqwest-middleware")]
     mod middleware {
-        use std::sync::Mutex;
+        use std::sync::{Arc, Mutex};
 
         use reattempt::reqwest_middleware::RetryMiddleware;
         use reqwest_middleware::{ClientBuilder, Middleware, Next};
