@@ -310,17 +310,27 @@ impl Service<String> for ReadyOnce {
     }
 }
 
+/// tower's contract: a service whose `poll_ready` returned an error has failed and must not be
+/// polled again. The layer ends the call with that error, as tower's own `Retry` does (issue 16,
+/// finding 3: it used to ask `poll_ready` again for each later attempt).
 #[tokio::test(start_paused = true)]
-async fn a_poll_ready_error_is_the_attempts_error() {
+async fn a_poll_ready_error_ends_the_call_and_is_not_polled_again() {
     let (polls, calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
-    let mut svc = RetryLayer::new(policy(3).build().unwrap())
+    let mut svc = RetryLayer::new(policy(5).build().unwrap())
         .without_timeout()
         .layer(ReadyOnce(polls.clone(), calls.clone()));
+    let t0 = Instant::now();
     let out = call(&mut svc, "x").await;
     assert_eq!(out.unwrap_err().kind(), io::ErrorKind::ConnectionRefused);
-    // The caller's poll_ready readied the first attempt; each later one asked again.
-    assert_eq!(polls.load(Ordering::SeqCst), 3);
+    // The caller's poll_ready readied the first attempt; the second asked once, got an error,
+    // and the call ended there: no backoff, no third poll_ready.
+    assert_eq!(polls.load(Ordering::SeqCst), 2);
     assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        t0.elapsed(),
+        Duration::from_millis(100),
+        "one backoff, before attempt 2"
+    );
 }
 
 #[cfg(feature = "http")]
