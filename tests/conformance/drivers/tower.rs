@@ -48,13 +48,6 @@ impl Driver for Tower {
         "tower"
     }
 
-    fn unsupported(&self, scenario: &crate::expect::Scenario) -> Option<&'static str> {
-        scenario
-            .policy
-            .hedge_after_ms
-            .map(|_| "the tower layer does not hedge")
-    }
-
     fn call<'a>(&self, env: Env<'a>) -> CallFuture<'a> {
         let Env {
             policy,
