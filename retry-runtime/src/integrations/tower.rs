@@ -74,6 +74,7 @@ use std::future::Future;
 use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -826,7 +827,8 @@ pin_project! {
         // A hedged call's copies in flight (a policy with `hedge_after`); then `pending`,
         // `running` and `attempt` are unused and `timer` is the next start's (a hedge or a
         // retry).
-        hedged: Option<Box<Hedged<CopyAttempt<S, Req>>>>,
+        // With the flag its copies set when a `poll_ready` failed.
+        hedged: Option<Box<(Hedged<CopyAttempt<S, Req>>, Arc<AtomicBool>)>>,
         #[pin]
         attempt: Option<S::Future>,
         #[pin]
@@ -841,10 +843,12 @@ struct AttemptPoll<'a, S: Service<Req>, Req> {
     pending: &'a mut Option<Req>,
     ready: &'a mut bool,
     future: Pin<&'a mut Option<S::Future>>,
+    /// Set when the service's `poll_ready` failed (see [`ReadyAware`]).
+    failed: &'a AtomicBool,
 }
 
 impl<S: Service<Req>, Req> Future for AttemptPoll<'_, S, Req> {
-    type Output = Result<S::Response, AttemptError<S::Error>>;
+    type Output = Result<S::Response, S::Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
@@ -856,7 +860,10 @@ impl<S: Service<Req>, Req> Future for AttemptPoll<'_, S, Req> {
                         return Poll::Pending;
                     }
                     // The service has failed (tower's contract): it is not asked again.
-                    Poll::Ready(Err(e)) => return Poll::Ready(Err(AttemptError::Ready(e))),
+                    Poll::Ready(Err(e)) => {
+                        this.failed.store(true, Ordering::Relaxed);
+                        return Poll::Ready(Err(e));
+                    }
                     Poll::Ready(Ok(())) => {}
                 }
             }
@@ -865,95 +872,57 @@ impl<S: Service<Req>, Req> Future for AttemptPoll<'_, S, Req> {
             this.future.set(Some(this.service.call(request)));
         }
         match this.future.as_mut().as_pin_mut() {
-            Some(future) => future.poll(cx).map_err(AttemptError::Call),
+            Some(future) => future.poll(cx),
             None => unreachable!("reattempt: an attempt without a request or a response"),
         }
     }
 }
 
-/// The error of an attempt: the service's answer, or its `poll_ready`'s error. A service whose
+/// The layer's hooks: the user's, except after a `poll_ready` error (`failed`). A service whose
 /// `poll_ready` failed has failed for good (tower's contract: it must not be polled again), so
-/// the call ends with that error, as tower's own `Retry` does: [`ReadyAware`] never retries it,
-/// and the breaker counts it as a failure.
-enum AttemptError<E> {
-    Call(E),
-    Ready(E),
+/// the call ends with that error, as tower's own `Retry` does: it is never retried, and counts
+/// as a failure for the breaker (as a timeout does: the dependency did not answer).
+struct ReadyAware<'h, H> {
+    hooks: &'h mut H,
+    failed: &'h AtomicBool,
 }
 
-impl<E> AttemptError<E> {
+impl<H> ReadyAware<'_, H> {
     #[inline]
-    fn into_inner(self) -> E {
-        match self {
-            AttemptError::Call(e) | AttemptError::Ready(e) => e,
-        }
+    fn failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
     }
 }
 
-impl<E: Debug> Debug for AttemptError<E> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AttemptError::Call(e) | AttemptError::Ready(e) => e.fmt(f),
-        }
-    }
-}
-
-/// The layer's hooks over [`AttemptError`]: the hooks decide about the service's errors; a
-/// `poll_ready` error is never retried and counts as a failure (as a timeout does: the
-/// dependency did not answer).
-struct ReadyAware<'h, H>(&'h mut H);
-
-impl<T, E, H: Hooks<T, E>> Hooks<T, AttemptError<E>> for ReadyAware<'_, H> {
+impl<T, E, H: Hooks<T, E>> Hooks<T, E> for ReadyAware<'_, H> {
     #[inline]
-    fn retry_if(&mut self, error: &AttemptError<E>) -> bool {
-        match error {
-            AttemptError::Call(e) => self.0.retry_if(e),
-            AttemptError::Ready(_) => false,
-        }
+    fn retry_if(&mut self, error: &E) -> bool {
+        !self.failed() && self.hooks.retry_if(error)
     }
 
     #[inline]
     fn retry_if_ok(&mut self, value: &T) -> bool {
-        self.0.retry_if_ok(value)
+        self.hooks.retry_if_ok(value)
     }
 
     #[inline]
-    fn retry_after(&mut self, error: &AttemptError<E>) -> Option<Duration> {
-        match error {
-            AttemptError::Call(e) => self.0.retry_after(e),
-            AttemptError::Ready(_) => None,
-        }
+    fn retry_after(&mut self, error: &E) -> Option<Duration> {
+        self.hooks.retry_after(error)
     }
 
     #[inline]
     fn retry_after_ok(&mut self, value: &T) -> Option<Duration> {
-        self.0.retry_after_ok(value)
+        self.hooks.retry_after_ok(value)
     }
 
     #[inline]
-    fn on_retry(&mut self, error: &AttemptError<E>, context: &RetryContext, delay: Duration) {
-        if let AttemptError::Call(e) = error {
-            self.0.on_retry(e, context, delay);
-        }
+    fn on_retry(&mut self, error: &E, context: &RetryContext, delay: Duration) {
+        self.hooks.on_retry(error, context, delay);
     }
 
     #[inline]
-    fn is_timeout(&mut self, error: &AttemptError<E>) -> bool {
-        match error {
-            AttemptError::Call(e) => self.0.is_timeout(e),
-            AttemptError::Ready(_) => true,
-        }
-    }
-}
-
-/// The layer's conversion of a timeout, into an [`AttemptError`].
-struct WrapTimeout<'c, C>(&'c mut C);
-
-impl<E, C: TimeoutInto<E>> TimeoutInto<AttemptError<E>> for WrapTimeout<'_, C> {
-    const APPLIES: bool = C::APPLIES;
-
-    #[inline]
-    fn timed_out(&mut self, elapsed: Elapsed) -> AttemptError<E> {
-        AttemptError::Call(self.0.timed_out(elapsed))
+    fn is_timeout(&mut self, error: &E) -> bool {
+        self.failed() || self.hooks.is_timeout(error)
     }
 }
 
@@ -967,13 +936,15 @@ pin_project! {
         service: S,
         pending: Option<Req>,
         ready: bool,
+        // The call's flag: set when this copy's `poll_ready` failed.
+        failed: Arc<AtomicBool>,
         #[pin]
         future: Option<S::Future>,
     }
 }
 
 impl<S: Service<Req>, Req> Future for CopyAttempt<S, Req> {
-    type Output = Result<S::Response, AttemptError<S::Error>>;
+    type Output = Result<S::Response, S::Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
@@ -982,6 +953,7 @@ impl<S: Service<Req>, Req> Future for CopyAttempt<S, Req> {
             pending: this.pending,
             ready: this.ready,
             future: this.future,
+            failed: this.failed,
         };
         std::pin::pin!(attempt).poll(cx)
     }
@@ -1089,6 +1061,8 @@ where
     L: BulkheadFor<S::Error>,
 {
     loop {
+        // Set (by the attempt that ends in this poll) when `poll_ready` failed.
+        let failed = AtomicBool::new(false);
         let outcome = if *running {
             let limit = timer.as_mut().as_pin_mut();
             let attempt_poll = AttemptPoll {
@@ -1096,11 +1070,12 @@ where
                 pending: &mut *pending,
                 ready: &mut *ready,
                 future: attempt.as_mut(),
+                failed: &failed,
             };
             let polled = poll_copy(engine, 0, std::pin::pin!(attempt_poll), limit, cx);
             let outcome = match ready!(polled) {
                 Some(outcome) => outcome,
-                None => Err(AttemptError::Call(timeout.timed_out(Elapsed::new()))),
+                None => Err(timeout.timed_out(Elapsed::new())),
             };
             attempt.set(None);
             *pending = None;
@@ -1123,10 +1098,10 @@ where
             *admitted = steps::admit(engine, breaker, throttle, full, C::APPLIES);
             if let Some(reason) = admitted.rejection() {
                 // Turned away: no attempt is made; `decide` ends the call.
-                Err(AttemptError::Call(rejection(settings, reason)))
+                Err(rejection(settings, reason))
             } else {
                 match steps::begin(engine, C::APPLIES) {
-                    Start::NotMade => Err(AttemptError::Call(timeout.timed_out(Elapsed::new()))),
+                    Start::NotMade => Err(timeout.timed_out(Elapsed::new())),
                     Start::Run(limit) => {
                         *pending = enter(engine, || Some(settings.replay.replay(request)));
                         *running = true;
@@ -1144,18 +1119,16 @@ where
         if let Some(budget) = settings.budget.budget() {
             guards = guards.budget(budget);
         }
-        match steps::decide(
-            engine,
-            settings.name,
-            &mut ReadyAware(hooks),
-            outcome,
-            guards,
-        ) {
+        let mut hooks = ReadyAware {
+            hooks: &mut *hooks,
+            failed: &failed,
+        };
+        match steps::decide(engine, settings.name, &mut hooks, outcome, guards) {
             Decision::Stop(outcome) => {
                 timer.set(None);
                 // The call is over: its bulkhead slot is free for another.
                 *slot = CallSlot::Untaken;
-                return Poll::Ready(outcome.map_err(AttemptError::into_inner));
+                return Poll::Ready(outcome);
             }
             Decision::Retry(delay) => set_timer(timer.as_mut(), delay),
         }
@@ -1194,7 +1167,7 @@ fn drive_hedged<S, Req, H, C, R, B, G, Q, L>(
     request: &Req,
     ready: &mut bool,
     slot: &mut SlotOf<L>,
-    hedged: &mut Hedged<CopyAttempt<S, Req>>,
+    (hedged, failed): &mut (Hedged<CopyAttempt<S, Req>>, Arc<AtomicBool>),
     mut timer: Pin<&mut Option<Sleep>>,
     cx: &mut Context<'_>,
 ) -> Poll<Result<S::Response, S::Error>>
@@ -1222,6 +1195,7 @@ where
             service: copy,
             pending: Some(settings.replay.replay(request)),
             ready: readied,
+            failed: Arc::clone(failed),
             future: None,
         }
     };
@@ -1229,12 +1203,15 @@ where
         engine,
         name: settings.name,
         op: &mut op,
-        hooks: &mut ReadyAware(hooks),
+        hooks: &mut ReadyAware {
+            hooks,
+            failed: &**failed,
+        },
         breaker: settings.breaker.breaker(),
         throttle: settings.throttle.throttle(),
-        reject: |reason| AttemptError::Call(rejection(settings, reason)),
+        reject: |reason| rejection(settings, reason),
         budget: settings.budget.budget(),
-        timeout: &mut WrapTimeout(timeout),
+        timeout,
         timer: timer.as_mut(),
     };
     let poll_slot = |cx: &mut Context<'_>| match settings.bulkhead.slots() {
@@ -1245,7 +1222,7 @@ where
     timer.set(None);
     // The call is over: its bulkhead slot (one for all its copies) is free for another.
     *slot = CallSlot::Untaken;
-    Poll::Ready(out.map_err(AttemptError::into_inner))
+    Poll::Ready(out)
 }
 
 /// Points the one timer at `now + delay`, reusing its registration when it exists.
