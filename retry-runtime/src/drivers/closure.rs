@@ -582,19 +582,26 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
         retry
     }
 
-    /// Every guard at once, each if given (for a driver whose guards are known only at run
-    /// time, as the reqwest middleware's).
+    /// Every guard at once, each if given, with the conversion of each rejection into `E` (for
+    /// a driver whose guards are known only at run time, and whose error type cannot implement
+    /// `From` for them, as the reqwest middleware's `reqwest_middleware::Error`).
     #[cfg(feature = "reqwest-middleware")]
-    pub(crate) fn guards<E: From<BreakerOpen> + From<Throttled> + From<BulkheadFull>>(
+    #[allow(clippy::type_complexity, reason = "one conversion per guard")]
+    pub(crate) fn guards<E>(
         self,
         breaker: Option<&'p CircuitBreaker>,
         throttle: Option<&'p AdaptiveThrottle>,
         bulkhead: Option<&'p Bulkhead>,
+        (open, shed, full): (
+            fn(BreakerOpen) -> E,
+            fn(Throttled) -> E,
+            fn(BulkheadFull) -> E,
+        ),
     ) -> Retry<'p, Op, K, Breaker<'p, E>, C> {
         let guards = Breaker {
-            breaker: breaker.map(|b| (b, E::from as fn(BreakerOpen) -> E)),
-            throttle: throttle.map(|t| (t, E::from as fn(Throttled) -> E)),
-            full: bulkhead.map(|_| E::from as fn(BulkheadFull) -> E),
+            breaker: breaker.map(|b| (b, open)),
+            throttle: throttle.map(|t| (t, shed)),
+            full: bulkhead.map(|_| full),
         };
         let mut retry = self.map_guards(guards);
         retry.bulkhead = bulkhead;

@@ -39,7 +39,7 @@
 //! anything is sent, rather than being sent once without retries.
 //!
 //! A timed-out attempt's error is `reqwest_middleware::Error::Middleware` holding
-//! [`Elapsed`]; a circuit breaker's rejection, one holding [`BreakerOpen`]; the adaptive
+//! [`Elapsed`]; a circuit breaker's rejection, one holding [`BreakerOpen`](crate::BreakerOpen); the adaptive
 //! throttle's, one holding [`Throttled`](crate::Throttled); a full bulkhead's, one holding
 //! [`BulkheadFull`](crate::BulkheadFull) (`err.downcast_ref` through `anyhow`).
 
@@ -53,7 +53,7 @@ use reqwest_middleware::{Error, Middleware, Next, Result};
 
 use crate::engine::context::RetryContext;
 use crate::engine::hooks::Hooks;
-use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
+use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
 use crate::guards::bulkhead::Bulkhead;
@@ -166,7 +166,7 @@ impl<H> RetryMiddleware<H> {
     }
 
     /// Passes every attempt through `breaker`: while it is open, a request fails at once with
-    /// [`BreakerOpen`] (inside `Error::Middleware`), never retried.
+    /// [`BreakerOpen`](crate::BreakerOpen) (inside `Error::Middleware`), never retried.
     #[must_use]
     pub fn circuit_breaker(mut self, breaker: Arc<CircuitBreaker>) -> Self {
         self.breaker = Some(breaker);
@@ -276,31 +276,6 @@ impl Hooks<Response, Error> for HttpClassify {
     fn on_retry(&mut self, _: &Error, _: &RetryContext, _: Duration) {}
 }
 
-fn rejected(_: BreakerOpen) -> Error {
-    Error::middleware(BreakerOpen::new())
-}
-
-/// A breaker's rejection as the closure API makes it (`E: From<BreakerOpen>`).
-struct Rejected(Error);
-
-impl From<BreakerOpen> for Rejected {
-    fn from(open: BreakerOpen) -> Self {
-        Rejected(rejected(open))
-    }
-}
-
-impl From<Throttled> for Rejected {
-    fn from(shed: Throttled) -> Self {
-        Rejected(Error::middleware(shed))
-    }
-}
-
-impl From<BulkheadFull> for Rejected {
-    fn from(full: BulkheadFull) -> Self {
-        Rejected(Error::middleware(full))
-    }
-}
-
 #[async_trait::async_trait]
 impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for RetryMiddleware<H> {
     async fn handle(
@@ -331,23 +306,28 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
                 *written
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(ext);
-                out.map_err(Rejected)
+                out
             }
         };
         let call = self
             .policy
             .retry(op)
-            .hooks(Unwrap(self.hooks.clone()))
-            .timeout_into(|e| Rejected(Error::middleware(e)))
+            .hooks(self.hooks.clone())
+            .timeout_into(|e| Error::middleware(e))
             .name(self.name);
         let out = match (&self.breaker, &self.throttle, &self.bulkhead, &self.budget) {
             (None, None, None, None) => call.await,
             (None, None, None, Some(g)) => call.budget(g).await,
             (breaker, throttle, bulkhead, budget) => {
-                let call = call.guards::<Rejected>(
+                let call = call.guards(
                     breaker.as_deref(),
                     throttle.as_deref(),
                     bulkhead.as_deref(),
+                    (
+                        |open| Error::middleware(open),
+                        |shed| Error::middleware(shed),
+                        |full| Error::middleware(full),
+                    ),
                 );
                 match budget {
                     Some(g) => call.budget(g).await,
@@ -362,36 +342,6 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
         {
             *extensions = ext;
         }
-        out.map_err(|Rejected(e)| e)
-    }
-}
-
-impl std::fmt::Debug for Rejected {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// The classification over the wrapper the closure API sees.
-struct Unwrap<H>(H);
-
-impl<H: Hooks<Response, Error>> Hooks<Response, Rejected> for Unwrap<H> {
-    fn retry_if(&mut self, error: &Rejected) -> bool {
-        self.0.retry_if(&error.0)
-    }
-    fn retry_if_ok(&mut self, response: &Response) -> bool {
-        self.0.retry_if_ok(response)
-    }
-    fn retry_after(&mut self, error: &Rejected) -> Option<Duration> {
-        self.0.retry_after(&error.0)
-    }
-    fn retry_after_ok(&mut self, response: &Response) -> Option<Duration> {
-        self.0.retry_after_ok(response)
-    }
-    fn on_retry(&mut self, error: &Rejected, context: &RetryContext, delay: Duration) {
-        self.0.on_retry(&error.0, context, delay);
-    }
-    fn is_timeout(&mut self, error: &Rejected) -> bool {
-        self.0.is_timeout(&error.0)
+        out
     }
 }
