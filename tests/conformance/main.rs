@@ -132,6 +132,12 @@ rows! {
     hedge_slow_attempt,
     hedge_not_needed,
     hedge_paid_by_the_budget,
+    throttle_sheds_the_first_attempt,
+    throttle_sheds_a_retry,
+    throttle_hears_an_accepted_attempt,
+    bulkhead_full_turns_the_call_away,
+    bulkhead_waits_for_a_slot,
+    bulkhead_wait_runs_out,
 }
 
 #[test]
