@@ -650,7 +650,8 @@ pub fn throttle_sheds_the_first_attempt() -> Scenario {
 }
 
 /// A fresh throttle lets the first attempt through (nothing counted yet); its retryable error
-/// is a refusal, so the retry is asked with probability 1/2 of being shed, and is (seed 5: its first draw is below 1/2).
+/// is a refusal, so the retry is shed with probability 1/2, and is (seed 5: its first draw is
+/// below 1/2).
 pub fn throttle_sheds_a_retry() -> Scenario {
     Scenario::new("throttle_sheds_a_retry")
         .throttle(0, 5)
