@@ -593,14 +593,17 @@ mod hedging {
         }
     }
 
+    /// One call as [`Copies`] saw it: ms since the start, `context().attempt()`, the key.
+    type CopySeen = (u64, u32, Option<u128>);
+
     /// A service playing a script of (delay ms, outcome) in call order, recording each call
     /// (ms, `context().attempt()`, key); `poll_ready` is counted, and fails from its
     /// `fail_from`-th poll on (counting every clone's).
     #[derive(Clone)]
     struct Copies {
         t0: Instant,
-        script: Arc<Mutex<Vec<(u64, Result<u32, Fail>)>>>,
-        seen: Arc<Mutex<Vec<(u64, u32, Option<u128>)>>>,
+        script: Script,
+        seen: Arc<Mutex<Vec<CopySeen>>>,
         ready_polls: Arc<AtomicU32>,
         live: Arc<AtomicU32>,
         fail_from: u32,
@@ -610,7 +613,8 @@ mod hedging {
         fn new(script: Vec<(u64, Result<u32, Fail>)>) -> Self {
             Copies {
                 t0: Instant::now(),
-                script: Arc::new(Mutex::new(script)),
+                // `Script` plays its last entry first.
+                script: Arc::new(Mutex::new(script.into_iter().rev().collect())),
                 seen: Arc::default(),
                 ready_polls: Arc::default(),
                 live: Arc::default(),
@@ -618,7 +622,7 @@ mod hedging {
             }
         }
 
-        fn seen(&self) -> Vec<(u64, u32, Option<u128>)> {
+        fn seen(&self) -> Vec<CopySeen> {
             self.seen.lock().unwrap().clone()
         }
     }
@@ -645,7 +649,12 @@ mod hedging {
                 ctx.map_or(0, |c| c.attempt()),
                 ctx.map(|c| c.idempotency_key().as_u128()),
             ));
-            let (after, out) = self.script.lock().unwrap().remove(0);
+            let (after, out) = self
+                .script
+                .lock()
+                .unwrap()
+                .pop()
+                .expect("script long enough");
             self.live.fetch_add(1, Ordering::SeqCst);
             let live = Live(self.live.clone());
             Box::pin(async move {

@@ -737,7 +737,7 @@ where
             let guards = this.breaker.get();
             let mut call = HedgeCall {
                 engine: &mut *this.engine,
-                name: *this.name,
+                name: this.name,
                 op: &mut *this.op,
                 hooks: &mut *this.hooks,
                 breaker: guards.and_then(Breaker::circuit),

@@ -313,7 +313,7 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
             .policy
             .retry(op)
             .hooks(self.hooks.clone())
-            .timeout_into(|e| Error::middleware(e))
+            .timeout_into(Error::middleware)
             .name(self.name);
         let out = match (&self.breaker, &self.throttle, &self.bulkhead, &self.budget) {
             (None, None, None, None) => call.await,

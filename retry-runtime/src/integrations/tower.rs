@@ -1203,10 +1203,7 @@ where
         engine,
         name: settings.name,
         op: &mut op,
-        hooks: &mut ReadyAware {
-            hooks,
-            failed: &**failed,
-        },
+        hooks: &mut ReadyAware { hooks, failed },
         breaker: settings.breaker.breaker(),
         throttle: settings.throttle.throttle(),
         reject: |reason| rejection(settings, reason),

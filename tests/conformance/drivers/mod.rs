@@ -40,10 +40,15 @@ impl Scenario {
     /// attribute drivers have one fn per combination, and none for these).
     pub fn mixes_overload_guards(&self) -> bool {
         let overload = self.throttle.is_some() || self.bulkhead.is_some();
-        let others = self.breaker.is_some() as u8
-            + self.budget.is_some() as u8
-            + self.throttle.is_some() as u8
-            + self.bulkhead.is_some() as u8;
+        let others = [
+            self.breaker.is_some(),
+            self.budget.is_some(),
+            self.throttle.is_some(),
+            self.bulkhead.is_some(),
+        ]
+        .into_iter()
+        .filter(|&g| g)
+        .count();
         overload && others > 1
     }
 }
