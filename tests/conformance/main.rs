@@ -138,6 +138,8 @@ rows! {
     bulkhead_full_turns_the_call_away,
     bulkhead_waits_for_a_slot,
     bulkhead_wait_runs_out,
+    hedge_copies_cut_by_their_timeouts,
+    hedge_shed_by_the_throttle,
 }
 
 #[test]

@@ -709,3 +709,33 @@ pub fn bulkhead_wait_runs_out() -> Scenario {
         .bulkhead_after(0)
         .ends_at(100)
 }
+
+// Hedging with the other rules: each copy has its own timeout and passes the throttle.
+
+/// Each copy is cut by its own timeout: the first at 100 ms (attempts are used up, but the
+/// hedge may still answer: the call waits), the hedge at 130 ms, which ends the call.
+pub fn hedge_copies_cut_by_their_timeouts() -> Scenario {
+    Scenario::new("hedge_copies_cut_by_their_timeouts")
+        .max_attempts(2)
+        .timeout(100)
+        .hedge_after(30)
+        .script([hang(), hang()])
+        .returns(Err(TimedOut))
+        .attempts([(0, 1), (30, 2)])
+        .events([hedging(2), give_up(2, R::Exhausted)])
+        .ends_at(130)
+}
+
+/// The throttle is asked for the hedge as for any attempt: after the first request (no answer
+/// yet) it sheds the hedge with probability 1/2, and does (seed 5); no hedge follows a shed one,
+/// and the first copy's answer is the call's.
+pub fn hedge_shed_by_the_throttle() -> Scenario {
+    Scenario::new("hedge_shed_by_the_throttle")
+        .hedge_after(50)
+        .throttle(0, 5)
+        .script([ok(1).after(300), ok(2)])
+        .returns(Ok(1))
+        .attempts([(0, 1)])
+        .throttle_after(2, 1)
+        .ends_at(300)
+}
