@@ -182,7 +182,7 @@ impl<H> RetryMiddleware<H> {
 
     /// Passes every attempt (retries included) through the client-side adaptive `throttle`
     /// (after the breaker, if any): an attempt it sheds is not sent, and the request fails at
-    /// once with [`Throttled`] (inside `Error::Middleware`), never retried.
+    /// once with [`Throttled`](crate::Throttled) (inside `Error::Middleware`), never retried.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -201,7 +201,7 @@ impl<H> RetryMiddleware<H> {
 
     /// Holds a slot of `bulkhead` for each request, from before its first attempt to its end,
     /// its sleeps included: when every slot is taken (for the bulkhead's `max_wait`, if it has
-    /// one) nothing is sent, and the request fails at once with [`BulkheadFull`] (inside
+    /// one) nothing is sent, and the request fails at once with [`BulkheadFull`](crate::BulkheadFull) (inside
     /// `Error::Middleware`), never retried.
     ///
     /// ```
