@@ -777,6 +777,26 @@ mod hedging {
         assert!(t0.elapsed() < Duration::from_millis(100));
     }
 
+    /// Without hedging too: a `poll_ready` error ends the call, and the breaker counts it as a
+    /// failure (the dependency did not answer), not as an answer.
+    #[tokio::test(start_paused = true)]
+    async fn a_poll_ready_error_is_a_breaker_failure() {
+        let breaker = Arc::new(
+            CircuitBreaker::builder()
+                .failure_threshold(2)
+                .build()
+                .unwrap(),
+        );
+        let mut inner = Copies::new(vec![(0, Err(Fail::Busy))]);
+        inner.fail_from = 2;
+        let mut svc = RetryLayer::new(policy(3).build().unwrap())
+            .circuit_breaker(breaker.clone())
+            .layer(inner.clone());
+        assert_eq!(call(&mut svc, "x").await, Err(Fail::Bad));
+        assert_eq!(inner.seen().len(), 1);
+        assert_eq!(breaker.state(), BreakerState::Open, "two failures");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_hedge_whose_poll_ready_fails_ends_the_call() {
         let mut inner = Copies::new(vec![(1000, Ok(1))]);
