@@ -818,3 +818,33 @@ mod hedging {
         );
     }
 }
+
+/// `hedge_after` at `Duration::MAX` (a config's "never, in practice") never hedges: the time of
+/// the hedge, past what an `Instant` holds, used to fall back to the last start, so the call
+/// hedged at once, as with `hedge_after = 0` (which the builder refuses).
+#[tokio::test(start_paused = true)]
+async fn a_hedge_after_past_the_instants_range_never_hedges() {
+    let never = policy(3)
+        .hedge_after(retry_runtime::HedgeAfter::Fixed(Duration::MAX))
+        .build()
+        .unwrap();
+    let inner = Scripted::new(vec![(100, Ok(1)), (0, Ok(2)), (0, Ok(3))]);
+    let seen = inner.seen.clone();
+    let mut svc = RetryLayer::new(never.clone()).layer(inner);
+    assert_eq!(call(&mut svc, "x").await, Ok(1));
+    assert_eq!(seen.lock().unwrap().len(), 1, "the layer hedged");
+
+    let mut attempts = 0;
+    let out = never
+        .retry(|| {
+            attempts += 1;
+            let n = attempts;
+            async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Ok::<_, Fail>(n)
+            }
+        })
+        .await;
+    assert_eq!(out, Ok(1));
+    assert_eq!(attempts, 1, "the closure API hedged");
+}

@@ -206,7 +206,9 @@ where
             let last = hedged.copies.iter().map(|c| c.started).max();
             if let Some(last) = last.max(hedged.last_start) {
                 let delay = hedge_after.delay(&policy.latencies);
-                let at = last.checked_add(delay).unwrap_or(last);
+                // Past what an `Instant` holds (`Duration::MAX` from a config): never, in
+                // practice, as `tokio::time::sleep` reads it; not at once.
+                let at = last.checked_add(delay).unwrap_or_else(|| far_future(last));
                 match call.timer.as_mut().as_pin_mut() {
                     Some(sleep) => sleep.reset(at),
                     None => call.timer.set(Some(tokio::time::sleep_until(at))),
@@ -298,6 +300,13 @@ where
         started: Instant::now(),
         admitted,
     }
+}
+
+/// An instant about 30 years after `from` (tokio's own "far future"), for a delay past the
+/// range of `Instant`.
+fn far_future(from: Instant) -> Instant {
+    const THIRTY_YEARS: Duration = Duration::from_secs(86_400 * 365 * 30);
+    from.checked_add(THIRTY_YEARS).unwrap_or(from)
 }
 
 /// Points the one timer at `now + delay`, reusing its registration when it exists.
