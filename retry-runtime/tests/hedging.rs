@@ -371,3 +371,54 @@ async fn a_per_attempt_timeout_cuts_each_copy_on_its_own() {
         [(1, Duration::ZERO), (2, 60 * MS), (3, 120 * MS)]
     );
 }
+
+/// Two copies fail one after the other while attempts are left: the first failure schedules
+/// the retry; the second, while that retry waits for its backoff, must not schedule another
+/// over it (one timer): one retry starts, so one `on_retry`, one payment from the budget, and
+/// it starts at the end of the first failure's backoff.
+#[tokio::test(start_paused = true)]
+async fn a_second_copy_failing_while_a_retry_waits_does_not_pay_or_delay_it_again() {
+    let policy = hedged(50 * MS, 4);
+    let budget = RetryBudget::builder()
+        .max_tokens(100)
+        .retry_cost(10)
+        .build()
+        .unwrap();
+    let t0 = Instant::now();
+    let started = RefCell::new(vec![]);
+    let retries = Cell::new(0);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            started.borrow_mut().push((n, t0.elapsed()));
+            async move {
+                match n {
+                    // Fails at 70 ms: the retry is due at 90 ms.
+                    1 => {
+                        sleep(70 * MS).await;
+                        Err(io::ErrorKind::ConnectionReset.into())
+                    }
+                    // Started at 50 ms, fails at 80 ms, while the retry waits.
+                    2 => {
+                        sleep(30 * MS).await;
+                        Err(io::ErrorKind::ConnectionReset.into())
+                    }
+                    _ => {
+                        sleep(10 * MS).await;
+                        Ok(n)
+                    }
+                }
+            }
+        })
+        .on_retry(|_: &io::Error, _, _| retries.set(retries.get() + 1))
+        .budget(&budget)
+        .await;
+    assert_eq!(out.unwrap(), 3);
+    assert_eq!(
+        *started.borrow(),
+        [(1, Duration::ZERO), (2, 50 * MS), (3, 90 * MS)]
+    );
+    assert_eq!(retries.get(), 1, "one retry was made");
+    // The hedge paid 10; the one retry paid 10 and was refunded by its success.
+    assert_eq!(budget.available(), 90);
+}

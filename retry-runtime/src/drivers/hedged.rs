@@ -171,7 +171,11 @@ where
             let outcome = outcome.unwrap_or_else(|| Err(call.timeout.timed_out(Elapsed::new())));
             let guards = guards_of(breaker, throttle, copy.admitted, budget);
             let others = !hedged.copies.is_empty();
-            match steps::decide_copy(call.engine, call.name, call.hooks, outcome, guards, others) {
+            // An earlier copy's failure already decided a retry, which waits for its backoff.
+            let pending = hedged.next == Next::Retry;
+            let (engine, name, hooks) = (&mut *call.engine, call.name, &mut *call.hooks);
+            match steps::decide_copy_pending(engine, name, hooks, outcome, guards, others, pending)
+            {
                 CopyDecision::Stop(out) => {
                     // The losers are dropped (cancelled): their latency so far is a lower bound
                     // of what they would have taken, and their permits go back unused. Each was

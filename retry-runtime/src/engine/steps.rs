@@ -396,11 +396,28 @@ pub fn decide_copy<T, E: Debug>(
     guards: Guards<'_>,
     others: bool,
 ) -> CopyDecision<Result<T, E>> {
+    decide_copy_pending(engine, name, hooks, outcome, guards, others, false)
+}
+
+/// As [`decide_copy`], and `retry_pending`: a retry is already decided and waits for its backoff
+/// (an earlier copy's failure). Then a retryable failure buys no second retry (the call has one
+/// timer, and that retry is the one this failure would start): it is recorded as made and
+/// failed, nothing is paid, no `on_retry`, and the call goes on ([`CopyDecision::Wait`]) to the
+/// retry already due.
+pub(crate) fn decide_copy_pending<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: impl CallName,
+    hooks: &mut impl Hooks<T, E>,
+    outcome: Result<T, E>,
+    guards: Guards<'_>,
+    others: bool,
+    retry_pending: bool,
+) -> CopyDecision<Result<T, E>> {
     let to_copy = |d: Decision<Result<T, E>>| match d {
         Decision::Stop(r) => CopyDecision::Stop(r),
         Decision::Retry(d) => CopyDecision::Retry(d),
     };
-    if !others {
+    if !others && !retry_pending {
         return to_copy(decide(engine, name, hooks, outcome, guards));
     }
     let retry_error = match outcome {
@@ -432,6 +449,10 @@ pub fn decide_copy<T, E: Debug>(
             Some(error)
         }
     };
+    // The retry already decided is the one this failure would start.
+    if retry_pending {
+        return CopyDecision::Wait;
+    }
     // The one-layer rule, as in `decide`: a call nested in an attempt of a call that will still
     // retry does not retry itself; the copies in flight may still answer.
     if engine.defers_to_outer(context::outer_retries()) {
