@@ -694,6 +694,24 @@ mod hedging {
         );
     }
 
+    /// A copy's retried `Ok` (a 503) with a server hint (its `Retry-After`), while another copy
+    /// is in flight: the retry waits for the hint, as without hedging (a floor under the delay).
+    #[tokio::test(start_paused = true)]
+    async fn a_copys_retried_ok_hint_is_honoured_with_copies_in_flight() {
+        // 1503 stands for a 503 response asking for 500 ms (above the 100 ms delay).
+        let inner = Copies::new(vec![(1000, Ok(1)), (10, Ok(1503)), (10, Ok(3))]);
+        let mut svc = RetryLayer::new(hedged(3, 50))
+            .retry_if_ok(|v: &u32| *v >= 1000)
+            .retry_after_ok(|v: &u32| (*v == 1503).then_some(Duration::from_millis(500)))
+            .layer(inner.clone());
+        let t0 = Instant::now();
+        assert_eq!(call(&mut svc, "x").await, Ok(3));
+        let starts: Vec<_> = inner.seen().iter().map(|s| (s.0, s.1)).collect();
+        // The hedge answers at 60 ms asking for 500 ms: the retry starts at 560 ms.
+        assert_eq!(starts, [(0, 1), (50, 2), (560, 3)]);
+        assert_eq!(t0.elapsed(), Duration::from_millis(570));
+    }
+
     #[tokio::test(start_paused = true)]
     async fn max_attempts_counts_every_copy() {
         let inner = Copies::new(vec![(1000, Err(Fail::Busy)), (1000, Err(Fail::Busy))]);

@@ -371,7 +371,8 @@ pub enum CopyDecision<R> {
 ///
 /// Without others, the rules of [`decide`]. With others: an accepted `Ok` ends the call (the
 /// others are dropped by the driver); a non-retryable error ends the call; a retryable error (or
-/// an `Ok` that `retry_if_ok` retries) leads to a retry after the usual backoff when one is
+/// an `Ok` that `retry_if_ok` retries) leads to a retry after the usual backoff (no earlier than
+/// its hint, `retry_after` or `retry_after_ok`, as in [`decide`]) when one is
 /// allowed (attempts left, deadline, budget), and otherwise to [`CopyDecision::Wait`]: the
 /// copies in flight may still answer, and the call gives up only when the last one failed.
 ///
@@ -420,13 +421,16 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     if !others && !retry_pending {
         return to_copy(decide(engine, name, hooks, outcome, guards));
     }
+    // A retried `Ok`'s hint (its `Retry-After`), read before the value is dropped.
+    let mut ok_hint = None;
     let retry_error = match outcome {
         Ok(value) if !hooks.retry_if_ok(&value) => {
             return to_copy(decide(engine, name, hooks, Ok(value), guards));
         }
-        Ok(_) => {
+        Ok(value) => {
             events::attempt_made(name);
             guards.record(false);
+            ok_hint = hooks.retry_after_ok(&value);
             None
         }
         Err(error) => {
@@ -458,7 +462,10 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     if engine.defers_to_outer(context::outer_retries()) {
         return CopyDecision::Wait;
     }
-    let hint = retry_error.as_ref().and_then(|e| hooks.retry_after(e));
+    let hint = match &retry_error {
+        Some(error) => hooks.retry_after(error),
+        None => ok_hint,
+    };
     let inherited = context::inherited_deadline();
     match engine.after_failure_within(true, hint, Instant::now(), inherited, guards.budget_ref()) {
         Decision::Retry(delay) => {
