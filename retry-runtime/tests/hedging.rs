@@ -422,3 +422,44 @@ async fn a_second_copy_failing_while_a_retry_waits_does_not_pay_or_delay_it_agai
     // The hedge paid 10; the one retry paid 10 and was refunded by its success.
     assert_eq!(budget.available(), 90);
 }
+
+/// As above, but the second failure carries a server hint (a `Retry-After`): the retry already
+/// due starts no earlier than that hint asks, a floor as for any failure.
+#[tokio::test(start_paused = true)]
+async fn a_second_copys_hint_is_a_floor_under_the_retry_already_due() {
+    let policy = hedged(50 * MS, 4);
+    let t0 = Instant::now();
+    let started = RefCell::new(vec![]);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            started.borrow_mut().push((n, t0.elapsed()));
+            async move {
+                match n {
+                    // Fails at 70 ms: the retry is due at 90 ms.
+                    1 => {
+                        sleep(70 * MS).await;
+                        Err(io::ErrorKind::ConnectionReset.into())
+                    }
+                    // Fails at 80 ms asking for 100 ms: not before 180 ms.
+                    2 => {
+                        sleep(30 * MS).await;
+                        Err(io::ErrorKind::ConnectionRefused.into())
+                    }
+                    _ => {
+                        sleep(10 * MS).await;
+                        Ok(n)
+                    }
+                }
+            }
+        })
+        .retry_after(|e: &io::Error| {
+            (e.kind() == io::ErrorKind::ConnectionRefused).then_some(100 * MS)
+        })
+        .await;
+    assert_eq!(out.unwrap(), 3);
+    assert_eq!(
+        *started.borrow(),
+        [(1, Duration::ZERO), (2, 50 * MS), (3, 180 * MS)]
+    );
+}

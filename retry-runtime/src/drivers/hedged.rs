@@ -188,7 +188,16 @@ where
                     return Poll::Ready(out);
                 }
                 CopyDecision::Retry(delay) => {
-                    set_timer(call.timer.as_mut(), delay);
+                    match call.timer.as_mut().as_pin_mut() {
+                        // The retry already due, no earlier than this failure's hint.
+                        Some(sleep) if pending => {
+                            let floor = Instant::now().checked_add(delay);
+                            if let Some(floor) = floor.filter(|f| *f > sleep.deadline()) {
+                                sleep.reset(floor);
+                            }
+                        }
+                        _ => set_timer(call.timer.as_mut(), delay),
+                    }
                     hedged.next = Next::Retry;
                     decided_retry = true;
                 }

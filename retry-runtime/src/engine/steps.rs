@@ -403,8 +403,9 @@ pub fn decide_copy<T, E: Debug>(
 /// As [`decide_copy`], and `retry_pending`: a retry is already decided and waits for its backoff
 /// (an earlier copy's failure). Then a retryable failure buys no second retry (the call has one
 /// timer, and that retry is the one this failure would start): it is recorded as made and
-/// failed, nothing is paid, no `on_retry`, and the call goes on ([`CopyDecision::Wait`]) to the
-/// retry already due.
+/// failed, nothing is paid, no `on_retry`, and the call goes on to the retry already due
+/// ([`CopyDecision::Wait`]), or, when the failure carries a hint within `max_delay`, to that
+/// retry no earlier than the hint ([`CopyDecision::Retry`]: the driver keeps the later start).
 pub(crate) fn decide_copy_pending<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: impl CallName,
@@ -453,9 +454,17 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
             Some(error)
         }
     };
-    // The retry already decided is the one this failure would start.
+    // The retry already decided is the one this failure would start; the hint this failure
+    // carries (within `max_delay`) is a floor under its start: `Retry(hint)`, no earlier than.
     if retry_pending {
-        return CopyDecision::Wait;
+        let hint = match &retry_error {
+            Some(error) => hooks.retry_after(error),
+            None => ok_hint,
+        };
+        return match hint {
+            Some(hint) if hint <= engine.policy().max_delay() => CopyDecision::Retry(hint),
+            _ => CopyDecision::Wait,
+        };
     }
     // The one-layer rule, as in `decide`: a call nested in an attempt of a call that will still
     // retry does not retry itself; the copies in flight may still answer.
