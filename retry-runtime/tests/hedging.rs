@@ -463,3 +463,42 @@ async fn a_second_copys_hint_is_a_floor_under_the_retry_already_due() {
         [(1, Duration::ZERO), (2, 50 * MS), (3, 180 * MS)]
     );
 }
+
+/// A retry decided (and paid) while another copy runs, that never starts because that copy's
+/// non-retryable error ends the call first: an attempt never made costs nothing, its payment
+/// comes back (the hedge's, made, does not).
+#[tokio::test(start_paused = true)]
+async fn a_retry_paid_but_never_made_is_refunded_when_another_copy_ends_the_call() {
+    let policy = hedged(50 * MS, 4);
+    let budget = RetryBudget::builder()
+        .max_tokens(100)
+        .retry_cost(10)
+        .build()
+        .unwrap();
+    let started = Cell::new(0);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            started.set(n);
+            async move {
+                match n {
+                    // Fails at 70 ms: a retry is paid, due at 90 ms.
+                    1 => {
+                        sleep(70 * MS).await;
+                        Err(io::ErrorKind::ConnectionReset.into())
+                    }
+                    // Started at 50 ms (the hedge, paid), fails for good at 80 ms.
+                    _ => {
+                        sleep(30 * MS).await;
+                        Err(io::ErrorKind::PermissionDenied.into())
+                    }
+                }
+            }
+        })
+        .retry_if(|e: &io::Error| e.kind() != io::ErrorKind::PermissionDenied)
+        .budget(&budget)
+        .await;
+    assert_eq!(out.unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+    assert_eq!(started.get(), 2, "the retry was never made");
+    assert_eq!(budget.available(), 90, "only the hedge is paid for");
+}

@@ -406,6 +406,8 @@ pub fn decide_copy<T, E: Debug>(
 /// failed, nothing is paid, no `on_retry`, and the call goes on to the retry already due
 /// ([`CopyDecision::Wait`]), or, when the failure carries a hint within `max_delay`, to that
 /// retry no earlier than the hint ([`CopyDecision::Retry`]: the driver keeps the later start).
+/// A non-retryable failure ends the call, and the retry it will not make is refunded to the
+/// budget (an attempt never made costs nothing).
 pub(crate) fn decide_copy_pending<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: impl CallName,
@@ -441,6 +443,10 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
             }
             if !hooks.retry_if(&error) {
                 guards.record(!engine.timed_out());
+                // The retry already decided will not be made: what it was paid comes back.
+                if retry_pending && let Some(budget) = guards.budget_ref() {
+                    engine.unmade(budget);
+                }
                 let logged = Logged::new(&error, engine.policy().log_error);
                 events::giving_up(
                     name.name(),
