@@ -502,3 +502,58 @@ async fn a_retry_paid_but_never_made_is_refunded_when_another_copy_ends_the_call
     assert_eq!(started.get(), 2, "the retry was never made");
     assert_eq!(budget.available(), 90, "only the hedge is paid for");
 }
+
+/// A hedge the budget paid for but the breaker then turned away is not made: its cost comes
+/// back, and the call, which made one attempt and succeeded, is a first-try success that
+/// deposits `success_deposit` (only a call that hedged deposits nothing).
+#[tokio::test(start_paused = true)]
+async fn a_hedge_turned_away_after_its_payment_leaves_a_first_try_success() {
+    let policy = hedged(50 * MS, 3);
+    let budget = RetryBudget::builder()
+        .max_tokens(100)
+        .retry_cost(10)
+        .success_deposit(1)
+        .build()
+        .unwrap();
+    assert!(budget.try_withdraw(false));
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .reset_timeout(Duration::from_secs(1))
+        .half_open_probes(1)
+        .build()
+        .unwrap();
+    breaker.record(breaker.try_acquire().unwrap(), false);
+    sleep(Duration::from_secs(1)).await;
+    let started = Cell::new(0);
+    let out: Result<u32, Fails> = policy
+        .retry(|| {
+            started.set(started.get() + 1);
+            async {
+                sleep(100 * MS).await;
+                Ok(1)
+            }
+        })
+        .circuit_breaker(&breaker)
+        .budget(&budget)
+        .await;
+    assert_eq!(out.unwrap(), 1);
+    assert_eq!(started.get(), 1, "the hedge was turned away by the breaker");
+    assert_eq!(
+        budget.available(),
+        91,
+        "refunded, and a first-try success's deposit"
+    );
+}
+
+#[derive(Debug)]
+struct Fails;
+impl From<retry_runtime::BreakerOpen> for Fails {
+    fn from(_: retry_runtime::BreakerOpen) -> Self {
+        Fails
+    }
+}
+impl From<retry_runtime::Elapsed> for Fails {
+    fn from(_: retry_runtime::Elapsed) -> Self {
+        Fails
+    }
+}

@@ -364,6 +364,22 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// Whether the call's last payment was for a hedge (see [`pay_hedge`](Self::pay_hedge)).
+    #[inline]
+    pub(crate) fn paid_hedge(&self) -> bool {
+        self.paid() == PAID_HEDGE
+    }
+
+    /// Forgets the payment [`pay_hedge`](Self::pay_hedge) noted for a hedge that was not made
+    /// after all (its cost given back): unless an earlier hedge was made (`hedged_before`), the
+    /// call has not hedged, and a first-try success still deposits.
+    #[inline]
+    pub(crate) fn hedge_not_made(&self, hedged_before: bool) {
+        if !hedged_before && self.paid() == PAID_HEDGE {
+            self.set_paid(0);
+        }
+    }
+
     /// Gives back what the budget was paid for the retry about to be made, when its attempt is
     /// not made after all (the circuit breaker rejected it): an attempt never made costs nothing.
     pub fn unmade(&self, budget: &RetryBudget) {

@@ -529,10 +529,12 @@ pub fn start_alongside(
 ) -> Option<(Admitted, Option<Duration>)> {
     // What was paid for this attempt goes back: the retry `decide_copy` paid, or the hedge's
     // cost (paid here, without forgetting a retry paid before it).
+    let hedged_before = engine.paid_hedge();
     let refund = |engine: &Engine<'_>| {
         if let Some(budget) = budget {
             if hedge {
                 budget.refund(false);
+                engine.hedge_not_made(hedged_before);
             } else {
                 engine.unmade(budget);
             }
