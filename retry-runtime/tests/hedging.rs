@@ -481,17 +481,14 @@ async fn a_retry_paid_but_never_made_is_refunded_when_another_copy_ends_the_call
             let n = context().unwrap().attempt();
             started.set(n);
             async move {
-                match n {
+                if n == 1 {
                     // Fails at 70 ms: a retry is paid, due at 90 ms.
-                    1 => {
-                        sleep(70 * MS).await;
-                        Err(io::ErrorKind::ConnectionReset.into())
-                    }
+                    sleep(70 * MS).await;
+                    Err(io::ErrorKind::ConnectionReset.into())
+                } else {
                     // Started at 50 ms (the hedge, paid), fails for good at 80 ms.
-                    _ => {
-                        sleep(30 * MS).await;
-                        Err(io::ErrorKind::PermissionDenied.into())
-                    }
+                    sleep(30 * MS).await;
+                    Err(io::ErrorKind::PermissionDenied.into())
                 }
             }
         })
