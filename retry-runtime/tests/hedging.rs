@@ -554,3 +554,52 @@ impl From<retry_runtime::Elapsed> for Fails {
         Fails
     }
 }
+
+/// As above, with a hint whose wait would end past `max_elapsed`: the retry already due is not
+/// pushed past the call's deadline (no attempt starts after it); it starts when it was due.
+#[tokio::test(start_paused = true)]
+async fn a_second_copys_hint_never_pushes_the_retry_past_the_deadline() {
+    let policy = RetryPolicy::builder()
+        .max_attempts(4)
+        .delay(20 * MS)
+        .backoff(Backoff::Fixed)
+        .jitter(Jitter::None)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
+        .max_elapsed(150 * MS)
+        .build()
+        .unwrap();
+    let t0 = Instant::now();
+    let started = RefCell::new(vec![]);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            started.borrow_mut().push((n, t0.elapsed()));
+            async move {
+                match n {
+                    1 => {
+                        sleep(70 * MS).await;
+                        Err(io::ErrorKind::ConnectionReset.into())
+                    }
+                    // Fails at 80 ms asking for 100 ms: past the 150 ms deadline.
+                    2 => {
+                        sleep(30 * MS).await;
+                        Err(io::ErrorKind::ConnectionRefused.into())
+                    }
+                    _ => {
+                        sleep(10 * MS).await;
+                        Ok(n)
+                    }
+                }
+            }
+        })
+        .retry_after(|e: &io::Error| {
+            (e.kind() == io::ErrorKind::ConnectionRefused).then_some(100 * MS)
+        })
+        .without_timeout()
+        .await;
+    assert_eq!(out.unwrap(), 3);
+    assert_eq!(
+        *started.borrow(),
+        [(1, Duration::ZERO), (2, 50 * MS), (3, 90 * MS)]
+    );
+}

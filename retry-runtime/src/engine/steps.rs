@@ -404,7 +404,8 @@ pub fn decide_copy<T, E: Debug>(
 /// (an earlier copy's failure). Then a retryable failure buys no second retry (the call has one
 /// timer, and that retry is the one this failure would start): it is recorded as made and
 /// failed, nothing is paid, no `on_retry`, and the call goes on to the retry already due
-/// ([`CopyDecision::Wait`]), or, when the failure carries a hint within `max_delay`, to that
+/// ([`CopyDecision::Wait`]), or, when the failure carries a hint within `max_delay` and the
+/// call's deadline, to that
 /// retry no earlier than the hint ([`CopyDecision::Retry`]: the driver keeps the later start).
 /// A non-retryable failure ends the call, and the retry it will not make is refunded to the
 /// budget (an attempt never made costs nothing).
@@ -467,8 +468,16 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
             Some(error) => hooks.retry_after(error),
             None => ok_hint,
         };
+        // Never past the call's deadline (or an enclosing call's): the retry then starts when
+        // it was due.
+        let deadline = state::earliest(engine.deadline(), context::inherited_deadline());
+        let within = |hint: Duration| {
+            deadline.is_none_or(|d| Instant::now().checked_add(hint).is_some_and(|at| at <= d))
+        };
         return match hint {
-            Some(hint) if hint <= engine.policy().max_delay() => CopyDecision::Retry(hint),
+            Some(hint) if hint <= engine.policy().max_delay() && within(hint) => {
+                CopyDecision::Retry(hint)
+            }
             _ => CopyDecision::Wait,
         };
     }
