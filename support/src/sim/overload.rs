@@ -51,8 +51,10 @@ pub struct Scenario {
     pub overload_len: Duration,
     /// When clients stop starting calls (the calls under way still finish).
     pub end: Duration,
-    /// The throttle's sliding window.
+    /// The throttle's sliding window (its longest: see `throttle_window_requests`).
     pub throttle_window: Duration,
+    /// The bound on the requests in the throttle's window.
+    pub throttle_window_requests: u32,
     /// The seed of the arrivals (the same for every strategy), the network and the jitter.
     pub seed: u64,
 }
@@ -60,7 +62,7 @@ pub struct Scenario {
 impl Scenario {
     /// The scenario: 2000 clients, a backend of 2000/s whose rejections cost a tenth of a
     /// request; 0.8× capacity for 10 s, 3× for 60 s, then 0.8× for 120 s; the throttle's default
-    /// window (120 s, the SRE book's two minutes).
+    /// window (120 s, the SRE book's two minutes, or the last 1024 requests if fewer).
     pub fn standard() -> Scenario {
         Scenario {
             clients: 2000,
@@ -72,6 +74,7 @@ impl Scenario {
             overload_len: Duration::from_secs(60),
             end: Duration::from_secs(190),
             throttle_window: Duration::from_secs(120),
+            throttle_window_requests: AdaptiveThrottle::DEFAULT_WINDOW_REQUESTS,
             seed: 2017,
         }
     }
@@ -164,6 +167,7 @@ pub fn throttle(scenario: &Scenario) -> AdaptiveThrottle {
     AdaptiveThrottle::builder()
         .k(K)
         .window(scenario.throttle_window)
+        .window_requests(scenario.throttle_window_requests)
         .name("backend")
         .build()
         .expect("valid throttle")
