@@ -436,6 +436,8 @@ impl AdaptiveThrottleBuilder {
 #[cfg(all(test, not(loom)))]
 #[allow(clippy::float_cmp, reason = "exact zeros")]
 mod tests {
+    use proptest::prelude::Strategy as _;
+
     use super::*;
 
     #[test]
@@ -549,6 +551,117 @@ mod tests {
             tokio::time::advance(Duration::from_millis(500)).await;
         }
         assert_eq!(t.counts(), (120, 0));
+    }
+
+    /// What the throttle is asked or told, and the clock moving on.
+    #[derive(Debug, Clone, Copy)]
+    enum Op {
+        Acquire,
+        Record(bool),
+        Advance(u64),
+        Counts,
+    }
+
+    /// The window as specified, one bucket after another in a list: a bucket ends when its
+    /// tick is over or it holds `per_bucket` requests; the window is the last 32 buckets, less
+    /// those started 32 ticks ago or more. Bucket 0 starts at tick 0, the first use.
+    struct Model {
+        tick_ns: u64,
+        per_bucket: u64,
+        /// (tick it started in, requests, accepts), oldest first.
+        buckets: Vec<(u64, u64, u64)>,
+    }
+
+    impl Model {
+        fn current(&mut self, tick: u64) -> &mut (u64, u64, u64) {
+            let (started, requests, _) = *self.buckets.last().unwrap();
+            if started != tick || requests >= self.per_bucket {
+                self.buckets.push((tick, 0, 0));
+            }
+            self.buckets.last_mut().unwrap()
+        }
+
+        fn counts(&self, tick: u64) -> (u64, u64) {
+            self.buckets
+                .iter()
+                .rev()
+                .take(BUCKETS)
+                .filter(|b| tick - b.0 < BUCKETS as u64)
+                .fold((0, 0), |(r, a), b| (r + b.1, a + b.2))
+        }
+    }
+
+    proptest::proptest! {
+        /// After every step of a random sequence of requests, answers and waits, the throttle
+        /// counts what the list model of its window counts, never more than its request bound,
+        /// and its probability is the book's formula over those counts.
+        #[test]
+        fn the_window_counts_what_its_model_counts(
+            window_ms in 20..=2_000u64,
+            window_requests in proptest::prop_oneof![1..=300u32, proptest::prelude::Just(u32::MAX)],
+            ops in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => proptest::prelude::Just(Op::Acquire),
+                    3 => proptest::prelude::any::<bool>().prop_map(Op::Record),
+                    2 => (0..=200u64).prop_map(Op::Advance),
+                    1 => proptest::prelude::Just(Op::Counts),
+                ],
+                1..600,
+            ),
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                crate::seed_rng(7);
+                let t = AdaptiveThrottle::builder()
+                    .window(Duration::from_millis(window_ms))
+                    .window_requests(window_requests)
+                    .build()
+                    .unwrap();
+                let mut model = Model {
+                    tick_ns: t.bucket,
+                    per_bucket: u64::from(t.per_bucket),
+                    buckets: vec![(0, 0, 0)],
+                };
+                // The first use starts the throttle's clock.
+                assert_eq!(t.counts(), (0, 0));
+                let origin = Instant::now();
+                let tick_ns = model.tick_ns;
+                let tick = || {
+                    u64::try_from(Instant::now().duration_since(origin).as_nanos()).unwrap()
+                        / tick_ns
+                };
+                for op in ops {
+                    match op {
+                        Op::Acquire => {
+                            let now = tick();
+                            let _ = t.try_acquire();
+                            model.current(now).1 += 1;
+                        }
+                        Op::Record(accepted) => {
+                            let now = tick();
+                            t.record(accepted);
+                            if accepted {
+                                model.current(now).2 += 1;
+                            }
+                        }
+                        Op::Advance(ms) => tokio::time::advance(Duration::from_millis(ms)).await,
+                        Op::Counts => {}
+                    }
+                    let expected = model.counts(tick());
+                    proptest::prop_assert_eq!(t.counts(), expected, "after {:?}", op);
+                    proptest::prop_assert!(expected.0 <= t.window_requests());
+                    proptest::prop_assert_eq!(
+                        t.rejection_probability(),
+                        probability(expected.0, expected.1, t.k())
+                    );
+                }
+                Ok(())
+            })?;
+        }
     }
 
     #[test]
