@@ -35,20 +35,21 @@ const BUCKETS_U32: u32 = BUCKETS as u32;
 ///
 /// **The window** is the last [`window`](AdaptiveThrottleBuilder::window) (default 2 minutes,
 /// the SRE book's) *or* the last [`window_requests`](AdaptiveThrottleBuilder::window_requests)
-/// requests (default 1024), whichever is shorter — as Netflix's `concurrency-limits` closes a
-/// sample window on time or on a sample count, and as circuit breakers offer count-based windows.
+/// requests (default 512), whichever is shorter: the two sliding windows circuit breakers offer
+/// (Resilience4j's count-based "last N calls" and time-based "last N seconds") in one.
 /// A client sending a few requests a second keeps the whole two minutes; one sending thousands a
 /// second (a throttle shared by many callers) looks back a fraction of a second, so it starts
 /// shedding within a fraction of a second of an overload and stops as soon after its end, instead
-/// of averaging over two minutes of history that no longer describes the dependency. 1024
-/// requests with K = 2 estimate the accepted share to about ±3 % (one standard deviation).
+/// of averaging over two minutes of history that no longer describes the dependency. 512
+/// requests estimate the accepted share to ±2.2 % at worst (one standard deviation).
 ///
 /// The window is cut into 32 buckets; a bucket ends when its time (a 32nd of the window) is up
 /// or when it holds a 32nd of the request bound. Each bucket is one atomic word per counter (the
 /// bucket's number and its count) plus one for the tick it started in: recording is one
-/// compare-and-swap (two when it starts a bucket), reading sums the buckets. No lock. Under
-/// concurrent use the counts are exact; which bucket a count lands in when a bucket ends while
-/// it is recorded is not (it may land in the next one, or count toward a full bucket's bound).
+/// compare-and-swap (a few more when it starts a bucket), reading sums the buckets. No lock.
+/// Concurrent counts are not lost (a count whose writer was descheduled across 32 bucket ends
+/// is dropped: its bucket has left the window); which bucket a count lands in when a bucket ends
+/// while it is recorded is not exact (a full bucket may take a few more than its share).
 ///
 /// ```
 /// use retry_runtime::AdaptiveThrottle;
@@ -99,9 +100,9 @@ impl AdaptiveThrottle {
     /// let throttle = AdaptiveThrottle::builder().build().unwrap();
     /// assert_eq!(throttle.window_requests(), u64::from(AdaptiveThrottle::DEFAULT_WINDOW_REQUESTS));
     /// ```
-    pub const DEFAULT_WINDOW_REQUESTS: u32 = 1024;
+    pub const DEFAULT_WINDOW_REQUESTS: u32 = 512;
 
-    /// A builder with the SRE book's defaults: K = 2, a two-minute window (bounded at 1024
+    /// A builder with the SRE book's defaults: K = 2, a two-minute window (bounded at 512
     /// requests).
     pub fn builder() -> AdaptiveThrottleBuilder {
         AdaptiveThrottleBuilder::default()
@@ -362,10 +363,11 @@ impl AdaptiveThrottleBuilder {
     }
 
     /// How many of the last requests are counted at most (≥ 1, rounded up to a multiple of 32;
-    /// default 1024): the window is the last [`window`](Self::window) or the last
+    /// default 512): the window is the last [`window`](Self::window) or the last
     /// `window_requests` requests, whichever is shorter. Fewer adapt faster to a change in what
     /// the dependency accepts, more estimate it more precisely (the noise on the accepted share
-    /// is about `1 / √window_requests`). `u32::MAX` leaves the time window alone.
+    /// is at most `1 / (2 √window_requests)`, one standard deviation). `u32::MAX` leaves the
+    /// time window alone.
     ///
     /// ```
     /// use std::time::Duration;
@@ -502,18 +504,20 @@ mod tests {
     }
 
     /// Drives `t` for `secs` seconds at `rate` requests per second (paused clock), the
-    /// dependency accepting the first `capacity` requests it is sent in each second.
+    /// dependency accepting `capacity` a second, evenly (a bucket of at most five).
     async fn drive(t: &AdaptiveThrottle, secs: u32, rate: u32, capacity: u32) {
         let gap = Duration::from_secs(1) / rate;
-        for _ in 0..secs {
-            let mut sent = 0;
-            for _ in 0..rate {
-                if t.try_acquire().is_ok() {
-                    t.record(sent < capacity);
-                    sent += 1;
+        let mut credit = 0.0;
+        for _ in 0..secs * rate {
+            credit = (credit + f64::from(capacity) / f64::from(rate)).min(5.0);
+            if t.try_acquire().is_ok() {
+                let accepted = credit >= 1.0;
+                if accepted {
+                    credit -= 1.0;
                 }
-                tokio::time::advance(gap).await;
+                t.record(accepted);
             }
+            tokio::time::advance(gap).await;
         }
     }
 

@@ -62,7 +62,7 @@ pub struct Scenario {
 impl Scenario {
     /// The scenario: 2000 clients, a backend of 2000/s whose rejections cost a tenth of a
     /// request; 0.8× capacity for 10 s, 3× for 60 s, then 0.8× for 120 s; the throttle's default
-    /// window (120 s, the SRE book's two minutes, or the last 1024 requests if fewer).
+    /// window (120 s, the SRE book's two minutes, or the last 512 requests if fewer).
     pub fn standard() -> Scenario {
         Scenario {
             clients: 2000,
