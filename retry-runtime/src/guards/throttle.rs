@@ -43,8 +43,9 @@ const BUCKETS_U32: u32 = BUCKETS as u32;
 /// of averaging over two minutes of history that no longer describes the dependency. 512
 /// requests estimate the accepted share to ±2.2 % at worst (one standard deviation).
 ///
-/// The window is cut into 32 buckets; a bucket ends when its time (a 32nd of the window) is up
-/// or when it holds a 32nd of the request bound. Each bucket is one atomic word per counter (the
+/// The window is cut into 32 buckets; a bucket ends with its tick (the window's time cut into
+/// 32 ticks) or when it holds a 32nd of the request bound, and the window is the last 32 buckets
+/// less those started 32 ticks ago or more. Each bucket is one atomic word per counter (the
 /// bucket's number and its count) plus one for the tick it started in: recording is one
 /// compare-and-swap (a few more when it starts a bucket), reading sums the buckets. No lock.
 /// Concurrent counts are not lost (a count whose writer was descheduled across 32 bucket ends
