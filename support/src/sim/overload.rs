@@ -570,3 +570,57 @@ impl Summary {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The issue's scenario at a tenth of the scale and a third of the length.
+    fn small(throttle_window_requests: u32) -> Scenario {
+        Scenario {
+            clients: 200,
+            capacity: 200,
+            overload_start: Duration::from_secs(5),
+            overload_len: Duration::from_secs(20),
+            end: Duration::from_secs(45),
+            throttle_window_requests,
+            ..Scenario::standard()
+        }
+    }
+
+    fn run(scenario: &Scenario) -> Summary {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let trace = runtime.block_on(simulate(scenario, Strategy::Throttle));
+        Summary::of(scenario, &trace)
+    }
+
+    /// Issue 17's goals over the whole overload, its onset included: goodput ≥ 90 % of
+    /// capacity, arrivals ≤ K × served + 5 %, a short recovery. The default window (120 s or
+    /// 512 requests) meets them; the 120 s window alone did not (the onset and the release).
+    #[test]
+    fn the_default_throttle_meets_the_goals_over_the_whole_overload() {
+        let default = run(&small(AdaptiveThrottle::DEFAULT_WINDOW_REQUESTS));
+        assert!(default.goodput >= 0.90, "{default:?}");
+        assert!(default.arrivals_per_accept <= K * 1.05, "{default:?}");
+        assert!(
+            default
+                .recovery
+                .is_some_and(|r| r <= Duration::from_secs(3)),
+            "{default:?}"
+        );
+
+        let time_only = run(&small(u32::MAX));
+        assert!(time_only.goodput < 0.90, "{time_only:?}");
+        assert!(time_only.arrivals_per_accept > K * 1.05, "{time_only:?}");
+        assert!(
+            time_only
+                .recovery
+                .is_none_or(|r| r > Duration::from_secs(10)),
+            "{time_only:?}"
+        );
+    }
+}
