@@ -1,8 +1,9 @@
 //! Layered amplification over real HTTP: three axum services on loopback, each a
 //! `#[retryable(max_attempts = 3)]` client of the next, in front of a leaf that is dead, then
 //! fails 10 % of requests. Leaf requests per top-level call and top-level success, for every layer
-//! retrying, `one_layer = true` on the inner two, and the outer call's state carried in a header
-//! (`reattempt_support::sim::chain`).
+//! retrying, and `one_layer = true` on the inner two with the caller's attempts left carried in
+//! `reattempt::http::OUTER_ATTEMPTS_LEFT` and read by `reattempt::tower::OuterRetryLayer` (and,
+//! to compare, without that server layer) (`reattempt_support::sim::chain`).
 //!
 //! ```text
 //! cargo run --release --example http_chain            # 200 calls to a dead leaf, 20 000 to a flaky one
@@ -21,8 +22,11 @@ async fn main() -> Result<(), Box<dyn Error>> {
     };
     let modes = [
         ("every layer retries", Layering::Every),
-        ("one_layer on the inner two", Layering::OneLayer),
-        ("outer-attempts header", Layering::Hint),
+        ("one_layer + OuterRetryLayer", Layering::OneLayer),
+        (
+            "one_layer, no server layer",
+            Layering::OneLayerNoServerLayer,
+        ),
     ];
     println!(
         "{:<28} {:>16} {:>16} {:>14}",

@@ -108,7 +108,7 @@ pub mod __private;
 /// | `crate` | path of this crate, if renamed | `"::reattempt"` |
 /// | `circuit_breaker` | expression giving `&CircuitBreaker`; needs `E: From<reattempt::BreakerOpen>` | none |
 /// | `budget` | expression giving `&RetryBudget` | none |
-/// | `one_layer` | `true` or `false`: retry at one layer (see `RetryPolicyBuilder::one_layer`) | `false` |
+/// | `one_layer` | `true` or `false`: retry at one layer (see `RetryPolicyBuilder::one_layer`; across HTTP, `http::OUTER_ATTEMPTS_LEFT` and `tower::OuterRetryLayer`) | `false` |
 /// | `throttle` | expression giving `&AdaptiveThrottle`; needs `E: From<reattempt::Throttled>` | none |
 /// | `bulkhead` | expression giving `&Bulkhead`, held for the whole call; needs `E: From<reattempt::BulkheadFull>` | none |
 /// | `policy` | expression giving `&RetryPolicy`: the whole schedule at run time; no schedule key nor `log_error` beside it; an `async fn` needs `E: From<reattempt::Elapsed>` (see below); the policy's `hedge_after` is honoured by an `async fn` whose arguments are all shared references (`&self`, `&T`), and ignored elsewhere (`&mut self`, `self`, `&mut` or by-value arguments) with one `WARN` event at the function's first call | none |

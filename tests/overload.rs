@@ -170,3 +170,280 @@ async fn a_hedged_function_honours_its_throttle_and_bulkhead() {
     assert_eq!(HEDGED_SENT.load(SeqCst), 2, "turned away: no attempt made");
     drop(held);
 }
+
+/// `one_layer` across a task boundary, as between services: the caller's attempts left travel
+/// in `reattempt::http::OUTER_ATTEMPTS_LEFT`, written by the client integrations (or
+/// `outer_header`), read back by `OuterRetryLayer` / `outer_call`.
+#[cfg(feature = "http")]
+mod across_tasks {
+    use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+
+    use reattempt::RetryPolicy;
+    use reattempt::http::{OUTER_ATTEMPTS_LEFT, outer_attempts_left, outer_call, outer_header};
+    use reattempt::retryable;
+
+    use super::ApiError;
+
+    /// A handler's call to a dead dependency: counts the attempts that reach it.
+    #[retryable(max_attempts = 3, delay = "1ms", one_layer = true)]
+    async fn dead_dependency(hits: &AtomicU32) -> Result<(), ApiError> {
+        hits.fetch_add(1, SeqCst);
+        Err(ApiError::Down)
+    }
+
+    fn policy(one_layer: bool) -> RetryPolicy {
+        RetryPolicy::builder()
+            .max_attempts(3)
+            .delay(std::time::Duration::from_millis(1))
+            .one_layer(one_layer)
+            .build()
+            .unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_attribute_inside_outer_call_defers_while_the_caller_has_attempts_left() {
+        let hits = AtomicU32::new(0);
+        for (left, expected) in [(Some(2), 1), (Some(1), 1), (Some(0), 3), (None, 3)] {
+            hits.store(0, SeqCst);
+            let out = outer_call(left, dead_dependency(&hits)).await;
+            assert_eq!(out, Err(ApiError::Down));
+            assert_eq!(
+                hits.load(SeqCst),
+                expected,
+                "caller's attempts left: {left:?}"
+            );
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_closure_api_inside_outer_call_defers_and_passes_the_header_on() {
+        let attempts = AtomicU32::new(0);
+        let mut sent = vec![];
+        let one_layer = policy(true);
+        let call = one_layer.retry(|| {
+            attempts.fetch_add(1, SeqCst);
+            sent.push(outer_header().map(|v| v.to_str().unwrap().to_owned()));
+            async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }
+        });
+        assert!(outer_call(Some(4), call).await.is_err());
+        assert_eq!(attempts.load(SeqCst), 1);
+        assert_eq!(sent, [Some("2".to_owned())], "its own attempts left first");
+
+        // On the caller's last attempt: three attempts, the last one says nothing.
+        let (attempts, mut sent) = (AtomicU32::new(0), vec![]);
+        let call = one_layer.retry(|| {
+            attempts.fetch_add(1, SeqCst);
+            sent.push(outer_header().map(|v| v.to_str().unwrap().to_owned()));
+            async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }
+        });
+        assert!(outer_call(Some(0), call).await.is_err());
+        assert_eq!(attempts.load(SeqCst), 3);
+        assert_eq!(sent, [Some("2".to_owned()), Some("1".to_owned()), None]);
+
+        // Without one_layer, a call retries whatever its caller has left.
+        let attempts = AtomicU32::new(0);
+        let every = policy(false);
+        let call = every.retry(|| {
+            attempts.fetch_add(1, SeqCst);
+            async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }
+        });
+        assert!(outer_call(Some(2), call).await.is_err());
+        assert_eq!(attempts.load(SeqCst), 3);
+    }
+
+    #[test]
+    fn a_garbled_header_is_ignored() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(OUTER_ATTEMPTS_LEFT, http::HeaderValue::from_static("-1"));
+        assert_eq!(outer_attempts_left(&headers), None);
+    }
+
+    /// A client `RetryLayer::new(..).http()` whose transport hands each request to a server
+    /// task (`tokio::spawn`, as a network would: the server polls no attempt of the client),
+    /// where `OuterRetryLayer` runs a handler making a `one_layer` call to a dead dependency.
+    #[cfg(feature = "tower")]
+    mod tower_layers {
+        use std::convert::Infallible;
+        use std::future::Future;
+        use std::pin::Pin;
+        use std::sync::Arc;
+        use std::task::{Context, Poll};
+
+        use http::{Request, Response, StatusCode};
+        use reattempt::tower::{OuterRetryLayer, RetryLayer};
+        use tower::{Layer, Service, ServiceExt};
+
+        use super::*;
+
+        type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+        /// The server's handler: one `one_layer` call, 503 when it fails. Records the header it
+        /// received.
+        #[derive(Clone)]
+        struct Handler {
+            hits: Arc<AtomicU32>,
+            seen: Arc<std::sync::Mutex<Vec<Option<String>>>>,
+        }
+
+        impl Service<Request<String>> for Handler {
+            type Response = Response<String>;
+            type Error = Infallible;
+            type Future = BoxFuture<Result<Response<String>, Infallible>>;
+            fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+                Poll::Ready(Ok(()))
+            }
+            fn call(&mut self, request: Request<String>) -> Self::Future {
+                let header = request
+                    .headers()
+                    .get(OUTER_ATTEMPTS_LEFT)
+                    .map(|v| v.to_str().unwrap().to_owned());
+                self.seen.lock().unwrap().push(header);
+                let hits = Arc::clone(&self.hits);
+                Box::pin(async move {
+                    let status = match dead_dependency(&hits).await {
+                        Ok(()) => StatusCode::OK,
+                        Err(_) => StatusCode::SERVICE_UNAVAILABLE,
+                    };
+                    let mut response = Response::new(String::new());
+                    *response.status_mut() = status;
+                    Ok(response)
+                })
+            }
+        }
+
+        /// The "network": each request served on its own task.
+        #[derive(Clone)]
+        struct Spawn<S>(S);
+
+        impl<S> Service<Request<String>> for Spawn<S>
+        where
+            S: Service<Request<String>, Response = Response<String>, Error = Infallible>
+                + Clone
+                + Send
+                + 'static,
+            S::Future: Send,
+        {
+            type Response = Response<String>;
+            type Error = Infallible;
+            type Future = BoxFuture<Result<Response<String>, Infallible>>;
+            fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+                Poll::Ready(Ok(()))
+            }
+            fn call(&mut self, request: Request<String>) -> Self::Future {
+                let server = self.0.clone();
+                Box::pin(async move {
+                    tokio::spawn(server.oneshot(request))
+                        .await
+                        .expect("the server task")
+                })
+            }
+        }
+
+        async fn run(server_layer: bool) -> (u32, Vec<Option<String>>) {
+            let hits = Arc::new(AtomicU32::new(0));
+            let seen = Arc::new(std::sync::Mutex::new(vec![]));
+            let handler = Handler {
+                hits: Arc::clone(&hits),
+                seen: Arc::clone(&seen),
+            };
+            let client = RetryLayer::new(policy(false)).http().without_timeout();
+            let response = if server_layer {
+                let server = OuterRetryLayer::new().layer(handler);
+                client
+                    .layer(Spawn(server))
+                    .oneshot(Request::new(String::new()))
+                    .await
+            } else {
+                client
+                    .layer(Spawn(handler))
+                    .oneshot(Request::new(String::new()))
+                    .await
+            };
+            assert_eq!(response.unwrap().status(), StatusCode::SERVICE_UNAVAILABLE);
+            let seen = seen.lock().unwrap().clone();
+            (hits.load(SeqCst), seen)
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn the_client_layer_writes_the_header_and_the_server_layer_reads_it() {
+            let (hits, seen) = run(true).await;
+            assert_eq!(
+                seen,
+                [Some("2".to_owned()), Some("1".to_owned()), None],
+                "attempts left after each of the client's 3"
+            );
+            assert_eq!(
+                hits,
+                1 + 1 + 3,
+                "one attempt while the client retries, then 3"
+            );
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn without_the_server_layer_the_header_is_not_read() {
+            let (hits, _) = run(false).await;
+            assert_eq!(hits, 3 * 3);
+        }
+    }
+
+    /// The reqwest-middleware client writes the header on each attempt that has attempts left.
+    #[cfg(feature = "reqwest-middleware")]
+    mod middleware {
+        use std::sync::{Arc, Mutex};
+
+        use reattempt::reqwest_middleware::RetryMiddleware;
+        use reqwest_middleware::{ClientBuilder, Middleware, Next};
+
+        use super::*;
+
+        /// In place of the network: records the header and answers 503.
+        struct Answer(Arc<Mutex<Vec<Option<String>>>>);
+
+        #[async_trait::async_trait]
+        impl Middleware for Answer {
+            async fn handle(
+                &self,
+                req: reqwest::Request,
+                _: &mut http::Extensions,
+                _: Next<'_>,
+            ) -> reqwest_middleware::Result<reqwest::Response> {
+                let header = req
+                    .headers()
+                    .get(OUTER_ATTEMPTS_LEFT)
+                    .map(|v| v.to_str().unwrap().to_owned());
+                self.0.lock().unwrap().push(header);
+                let mut response = http::Response::new("busy");
+                *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+                Ok(reqwest::Response::from(response))
+            }
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn the_middleware_writes_the_header_and_passes_an_outer_one_on() {
+            let seen = Arc::new(Mutex::new(vec![]));
+            let client = ClientBuilder::new(reqwest::Client::new())
+                .with(RetryMiddleware::new(policy(false)))
+                .with(Answer(Arc::clone(&seen)))
+                .build();
+            let response = client.get("http://localhost/").send().await.unwrap();
+            assert_eq!(response.status(), 503);
+            let got = std::mem::take(&mut *seen.lock().unwrap());
+            assert_eq!(got, [Some("2".to_owned()), Some("1".to_owned()), None]);
+
+            // Serving a request whose caller has 5 attempts left: the last attempt says so.
+            let response = outer_call(Some(5), client.get("http://localhost/").send())
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 503);
+            let got = std::mem::take(&mut *seen.lock().unwrap());
+            assert_eq!(
+                got,
+                [
+                    Some("2".to_owned()),
+                    Some("1".to_owned()),
+                    Some("5".to_owned())
+                ]
+            );
+        }
+    }
+}

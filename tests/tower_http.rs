@@ -2,6 +2,8 @@
 //! in `RetryLayer::new(policy).http().idempotency_key_header()`, against the fault-injecting
 //! service. Whatever a charge meets — a lost response, a 503, a 429 with `Retry-After` — the
 //! card is charged exactly once, every attempt carrying the call's one key; a 400 is sent once.
+//! With `hedge_after`, a slow replica is hedged: the copy carries the same key, gets the stored
+//! answer, and the charge is made once (the layer's version of `http_hedging.rs`).
 
 use std::time::Duration;
 
@@ -11,6 +13,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use reattempt::tower::RetryLayer;
+use reattempt::{HedgeAfter, Jitter, RetryPolicy};
 use reattempt_support::payments::quick;
 use reattempt_support::{Fault, Outcome, RetryAfter, Service};
 use tower::{BoxError, ServiceBuilder, ServiceExt};
@@ -23,10 +26,22 @@ fn client() -> impl tower::Service<
     Error = BoxError,
     Future: Send,
 > + Clone {
+    client_with(quick())
+}
+
+/// As [`client`], under `policy`.
+fn client_with(
+    policy: RetryPolicy,
+) -> impl tower::Service<
+    Request<Full<Bytes>>,
+    Response = Response<hyper::body::Incoming>,
+    Error = BoxError,
+    Future: Send,
+> + Clone {
     let http = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     ServiceBuilder::new()
         .layer(
-            RetryLayer::new(quick())
+            RetryLayer::new(policy)
                 .http()
                 .idempotency_key_header()
                 .name("tower-charge"),
@@ -113,4 +128,44 @@ async fn a_400_is_sent_once() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(service.seen_for("o-bad").len(), 1);
     assert_eq!(service.effects("o-bad"), 0);
+}
+
+/// The pause of the slow replica: far longer than the hedge delay plus a fast answer.
+const PAUSE: Duration = Duration::from_secs(5);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_answer_is_hedged_and_charged_once() {
+    let service = Service::start().await;
+    service.script_for("o-h", [Fault::SlowAnswer(PAUSE)]);
+    let policy = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(Duration::from_millis(10))
+        .jitter(Jitter::None)
+        .timeout(Duration::from_secs(10))
+        .hedge_after(HedgeAfter::Fixed(Duration::from_millis(100)))
+        .build()
+        .expect("a valid policy");
+    let t0 = std::time::Instant::now();
+    let resp = client_with(policy)
+        .oneshot(charge(&service, "o-h", 1250))
+        .await
+        .expect("the hedge's answer");
+    let took = t0.elapsed();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    assert_eq!(service.effects("o-h"), 1, "charged exactly once");
+    let seen = service.seen_for("o-h");
+    assert_eq!(seen.len(), 2, "the first request and one hedge: {seen:?}");
+    assert!(
+        seen[0].key.is_some() && seen[0].key == seen[1].key,
+        "one key"
+    );
+    assert_eq!(
+        seen[1].outcome,
+        Outcome::Replayed,
+        "the hedge got the stored answer"
+    );
+    assert!(
+        took < PAUSE / 2,
+        "answered by the hedge (100 ms + a fast answer), not after the pause: {took:?}"
+    );
 }

@@ -310,17 +310,27 @@ impl Service<String> for ReadyOnce {
     }
 }
 
+/// tower's contract: a service whose `poll_ready` returned an error has failed and must not be
+/// polled again. The layer ends the call with that error, as tower's own `Retry` does (issue 16,
+/// finding 3: it used to ask `poll_ready` again for each later attempt).
 #[tokio::test(start_paused = true)]
-async fn a_poll_ready_error_is_the_attempts_error() {
+async fn a_poll_ready_error_ends_the_call_and_is_not_polled_again() {
     let (polls, calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
-    let mut svc = RetryLayer::new(policy(3).build().unwrap())
+    let mut svc = RetryLayer::new(policy(5).build().unwrap())
         .without_timeout()
         .layer(ReadyOnce(polls.clone(), calls.clone()));
+    let t0 = Instant::now();
     let out = call(&mut svc, "x").await;
     assert_eq!(out.unwrap_err().kind(), io::ErrorKind::ConnectionRefused);
-    // The caller's poll_ready readied the first attempt; each later one asked again.
-    assert_eq!(polls.load(Ordering::SeqCst), 3);
+    // The caller's poll_ready readied the first attempt; the second asked once, got an error,
+    // and the call ended there: no backoff, no third poll_ready.
+    assert_eq!(polls.load(Ordering::SeqCst), 2);
     assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        t0.elapsed(),
+        Duration::from_millis(100),
+        "one backoff, before attempt 2"
+    );
 }
 
 #[cfg(feature = "http")]
@@ -566,4 +576,245 @@ async fn with_one_layer_a_call_nested_in_a_retrying_call_leaves_the_retries_to_i
     assert_eq!(out, Err(Fail::Busy));
     // One attempt under each of the outer call's first two attempts, three under its last.
     assert_eq!(seen.lock().unwrap().len(), 5);
+}
+
+/// Hedging (`hedge_after`): the closure driver's loop, each copy on its own clone of the
+/// service, which it asks `poll_ready` first.
+mod hedging {
+    use super::*;
+    use retry_runtime::{BreakerState, HedgeAfter};
+
+    /// Counts the attempts in flight: each call's future holds one.
+    struct Live(Arc<AtomicU32>);
+
+    impl Drop for Live {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// One call as [`Copies`] saw it: ms since the start, `context().attempt()`, the key.
+    type CopySeen = (u64, u32, Option<u128>);
+
+    /// A service playing a script of (delay ms, outcome) in call order, recording each call
+    /// (ms, `context().attempt()`, key); `poll_ready` is counted, and fails from its
+    /// `fail_from`-th poll on (counting every clone's).
+    #[derive(Clone)]
+    struct Copies {
+        t0: Instant,
+        script: Script,
+        seen: Arc<Mutex<Vec<CopySeen>>>,
+        ready_polls: Arc<AtomicU32>,
+        live: Arc<AtomicU32>,
+        fail_from: u32,
+    }
+
+    impl Copies {
+        fn new(script: Vec<(u64, Result<u32, Fail>)>) -> Self {
+            Copies {
+                t0: Instant::now(),
+                // `Script` plays its last entry first.
+                script: Arc::new(Mutex::new(script.into_iter().rev().collect())),
+                seen: Arc::default(),
+                ready_polls: Arc::default(),
+                live: Arc::default(),
+                fail_from: u32::MAX,
+            }
+        }
+
+        fn seen(&self) -> Vec<CopySeen> {
+            self.seen.lock().unwrap().clone()
+        }
+    }
+
+    impl Service<String> for Copies {
+        type Response = u32;
+        type Error = Fail;
+        type Future = std::pin::Pin<Box<dyn Future<Output = Result<u32, Fail>> + Send>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Fail>> {
+            let n = self.ready_polls.fetch_add(1, Ordering::SeqCst) + 1;
+            if n >= self.fail_from {
+                Poll::Ready(Err(Fail::Bad))
+            } else {
+                Poll::Ready(Ok(()))
+            }
+        }
+
+        fn call(&mut self, _: String) -> Self::Future {
+            let ctx = retry_runtime::context();
+            let at = u64::try_from(self.t0.elapsed().as_millis()).unwrap();
+            self.seen.lock().unwrap().push((
+                at,
+                ctx.map_or(0, |c| c.attempt()),
+                ctx.map(|c| c.idempotency_key().as_u128()),
+            ));
+            let (after, out) = self
+                .script
+                .lock()
+                .unwrap()
+                .pop()
+                .expect("script long enough");
+            self.live.fetch_add(1, Ordering::SeqCst);
+            let live = Live(self.live.clone());
+            Box::pin(async move {
+                let _live = live;
+                tokio::time::sleep(Duration::from_millis(after)).await;
+                out
+            })
+        }
+    }
+
+    fn hedged(attempts: u32, after_ms: u64) -> RetryPolicy {
+        policy(attempts)
+            .hedge_after(HedgeAfter::Fixed(Duration::from_millis(after_ms)))
+            .build()
+            .unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_attempt_is_hedged_on_a_clone_and_the_first_answer_wins() {
+        let inner = Copies::new(vec![(1000, Ok(1)), (10, Ok(2))]);
+        let mut svc = RetryLayer::new(hedged(3, 50)).layer(inner.clone());
+        let t0 = Instant::now();
+        assert_eq!(call(&mut svc, "x").await, Ok(2));
+        assert_eq!(t0.elapsed(), Duration::from_millis(60));
+        let seen = inner.seen();
+        assert_eq!(
+            seen.iter().map(|s| (s.0, s.1)).collect::<Vec<_>>(),
+            [(0, 1), (50, 2)]
+        );
+        assert!(seen[0].2.is_some() && seen[0].2 == seen[1].2, "one key");
+        // The caller readied the first copy's service; the hedge asked its own clone.
+        assert_eq!(inner.ready_polls.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            inner.live.load(Ordering::SeqCst),
+            0,
+            "the loser was dropped"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn max_attempts_counts_every_copy() {
+        let inner = Copies::new(vec![(1000, Err(Fail::Busy)), (1000, Err(Fail::Busy))]);
+        let mut svc = RetryLayer::new(hedged(2, 20)).layer(inner.clone());
+        let t0 = Instant::now();
+        assert_eq!(call(&mut svc, "x").await, Err(Fail::Busy));
+        assert_eq!(t0.elapsed(), Duration::from_millis(1020));
+        assert_eq!(inner.seen().len(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hedge_is_paid_from_the_budget_and_the_call_holds_one_bulkhead_slot() {
+        let inner = Copies::new(vec![(100, Ok(1)), (100, Ok(2)), (100, Ok(3))]);
+        // 5 tokens: the first hedge is paid, the second refused.
+        let budget = Arc::new(
+            RetryBudget::builder()
+                .max_tokens(5)
+                .retry_cost(5)
+                .build()
+                .unwrap(),
+        );
+        let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(1).build().unwrap());
+        let mut svc = RetryLayer::new(hedged(3, 20))
+            .budget(budget.clone())
+            .bulkhead(bulkhead.clone())
+            .layer(inner.clone());
+        let task = tokio::spawn(async move { call(&mut svc, "x").await });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(inner.live.load(Ordering::SeqCst), 2, "two copies in flight");
+        assert_eq!(bulkhead.in_flight(), 1, "one slot for the call");
+        assert_eq!(task.await.unwrap(), Ok(1));
+        assert_eq!(inner.seen().len(), 2, "the second hedge was not paid for");
+        assert_eq!(budget.available(), 0, "a call that hedged deposits nothing");
+        assert_eq!(bulkhead.in_flight(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_copy_takes_a_breaker_permit_and_a_loser_gives_its_back() {
+        let breaker = Arc::new(
+            CircuitBreaker::builder()
+                .failure_threshold(1)
+                .reset_timeout(Duration::from_secs(1))
+                .half_open_probes(2)
+                .build()
+                .unwrap(),
+        );
+        breaker.record(breaker.try_acquire().unwrap(), false);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let inner = Copies::new(vec![(1000, Ok(1)), (10, Ok(2))]);
+        let mut svc = RetryLayer::new(hedged(3, 50))
+            .circuit_breaker(breaker.clone())
+            .layer(inner.clone());
+        assert_eq!(call(&mut svc, "x").await, Ok(2));
+        // Two probes went out; one succeeded and the loser's came back unused.
+        assert_eq!(breaker.state(), BreakerState::HalfOpen);
+        assert!(
+            breaker.try_acquire().is_ok(),
+            "the loser's probe is free again"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_quantile_hedge_after_learns_from_the_layers_calls() {
+        let mut script = vec![(10, Ok(0)); 30];
+        script.extend([(1000, Ok(1)), (10, Ok(2))]);
+        let inner = Copies::new(script);
+        let p95 = policy(3)
+            .hedge_after(HedgeAfter::quantile(95.0))
+            .build()
+            .unwrap();
+        let mut svc = RetryLayer::new(p95).layer(inner.clone());
+        for _ in 0..30 {
+            assert_eq!(call(&mut svc, "x").await, Ok(0));
+        }
+        let t0 = Instant::now();
+        assert_eq!(call(&mut svc, "x").await, Ok(2));
+        let seen = inner.seen();
+        let hedge_at = seen[31].0 - seen[30].0;
+        // Before the 100 ms a quantile waits without latencies: learnt from ~10 ms answers.
+        assert!((10..50).contains(&hedge_at), "hedged after {hedge_at} ms");
+        assert!(t0.elapsed() < Duration::from_millis(100));
+    }
+
+    /// Without hedging too: a `poll_ready` error ends the call, and the breaker counts it as a
+    /// failure (the dependency did not answer), not as an answer.
+    #[tokio::test(start_paused = true)]
+    async fn a_poll_ready_error_is_a_breaker_failure() {
+        let breaker = Arc::new(
+            CircuitBreaker::builder()
+                .failure_threshold(2)
+                .build()
+                .unwrap(),
+        );
+        let mut inner = Copies::new(vec![(0, Err(Fail::Busy))]);
+        inner.fail_from = 2;
+        let mut svc = RetryLayer::new(policy(3).build().unwrap())
+            .circuit_breaker(breaker.clone())
+            .layer(inner.clone());
+        assert_eq!(call(&mut svc, "x").await, Err(Fail::Bad));
+        assert_eq!(inner.seen().len(), 1);
+        assert_eq!(breaker.state(), BreakerState::Open, "two failures");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hedge_whose_poll_ready_fails_ends_the_call() {
+        let mut inner = Copies::new(vec![(1000, Ok(1))]);
+        inner.fail_from = 2;
+        let mut svc = RetryLayer::new(hedged(3, 50)).layer(inner.clone());
+        let t0 = Instant::now();
+        assert_eq!(call(&mut svc, "x").await, Err(Fail::Bad));
+        assert_eq!(t0.elapsed(), Duration::from_millis(50));
+        assert_eq!(
+            inner.ready_polls.load(Ordering::SeqCst),
+            2,
+            "not asked again"
+        );
+        assert_eq!(inner.seen().len(), 1);
+        assert_eq!(
+            inner.live.load(Ordering::SeqCst),
+            0,
+            "the first copy was dropped"
+        );
+    }
 }

@@ -5,8 +5,9 @@
 use reattempt::{BreakerState, GiveUpReason};
 
 use crate::model::{
-    AttemptSeen, BREAKER, BreakerSeen, BreakerSpec, BreakerStart, BudgetSpec, CallResult, Ev,
-    Inherited, Metrics, Observed, PolicySpec, RetrySeen, Step, TestError,
+    AttemptSeen, BREAKER, BreakerSeen, BreakerSpec, BreakerStart, BudgetSpec, BulkheadSpec,
+    CallResult, Ev, Inherited, Metrics, Observed, PolicySpec, RetrySeen, Step, TestError,
+    ThrottleSpec,
 };
 
 /// The name every driver gives the call (`name = "…"`, `.name(…)`).
@@ -20,6 +21,8 @@ pub struct Scenario {
     pub script: Vec<Step>,
     pub breaker: Option<BreakerSpec>,
     pub budget: Option<BudgetSpec>,
+    pub throttle: Option<ThrottleSpec>,
+    pub bulkhead: Option<BulkheadSpec>,
     pub inherited: Option<Inherited>,
     /// Drop the call's future after this many ms.
     pub cancel_at_ms: Option<u64>,
@@ -35,6 +38,8 @@ pub struct Expected {
     pub events: Vec<Ev>,
     pub breaker: Option<BreakerSeen>,
     pub budget: Option<u32>,
+    pub throttle: Option<(u64, u64)>,
+    pub bulkhead: Option<u32>,
     pub ended_ms: u64,
 }
 
@@ -51,10 +56,13 @@ impl Scenario {
                 timeout_ms: None,
                 max_elapsed_ms: None,
                 hedge_after_ms: None,
+                one_layer: false,
             },
             script: vec![],
             breaker: None,
             budget: None,
+            throttle: None,
+            bulkhead: None,
             inherited: None,
             cancel_at_ms: None,
             expected: Expected {
@@ -64,6 +72,8 @@ impl Scenario {
                 events: vec![],
                 breaker: None,
                 budget: None,
+                throttle: None,
+                bulkhead: None,
                 ended_ms: 0,
             },
         }
@@ -113,10 +123,39 @@ impl Scenario {
         });
         self
     }
+    /// An adaptive throttle (K = 1) that counted `requests` requests and no accept, its draws
+    /// seeded with `seed`.
+    pub fn throttle(mut self, requests: u32, seed: u64) -> Self {
+        self.throttle = Some(ThrottleSpec { requests, seed });
+        self
+    }
+    /// A bulkhead of one slot, held by another call until `held_ms` (if any), with `max_wait`.
+    pub fn bulkhead(mut self, max_wait_ms: Option<u64>, held_ms: Option<u64>) -> Self {
+        self.bulkhead = Some(BulkheadSpec {
+            max_wait_ms,
+            held_ms,
+        });
+        self
+    }
     pub fn inherited(mut self, max_elapsed_ms: u64, spent_ms: u64) -> Self {
         self.inherited = Some(Inherited {
-            max_elapsed_ms,
+            max_elapsed_ms: Some(max_elapsed_ms),
             spent_ms,
+            outer_max_attempts: 1,
+        });
+        self
+    }
+    pub fn one_layer(mut self) -> Self {
+        self.policy.one_layer = true;
+        self
+    }
+    /// The call runs in the first attempt of an outer call of `outer_max_attempts` (no
+    /// `max_elapsed`): 1, its last; more, it has attempts left.
+    pub fn nested_in(mut self, outer_max_attempts: u32) -> Self {
+        self.inherited = Some(Inherited {
+            max_elapsed_ms: None,
+            spent_ms: 0,
+            outer_max_attempts,
         });
         self
     }
@@ -152,6 +191,14 @@ impl Scenario {
         self.expected.breaker = Some((state, admits));
         self
     }
+    pub fn throttle_after(mut self, requests: u64, accepts: u64) -> Self {
+        self.expected.throttle = Some((requests, accepts));
+        self
+    }
+    pub fn bulkhead_after(mut self, in_flight: u32) -> Self {
+        self.expected.bulkhead = Some(in_flight);
+        self
+    }
     pub fn budget_after(mut self, tokens: u32) -> Self {
         self.expected.budget = Some(tokens);
         self
@@ -180,8 +227,8 @@ impl Scenario {
     /// metric (`retry-runtime/src/engine/events.rs`): `attempts_total` counts attempts that
     /// ended (an attempt cut by a cancellation never reports); `calls_total` one outcome per call
     /// that returned (`successful`/`failed` by the result, an `Ok` returned because retries ran
-    /// out being failed; `with_retry` when more than one attempt was made); a rejection and a
-    /// budget refusal count once each; the histogram holds each retry's delay.
+    /// out being failed; `with_retry` when more than one attempt was made); a rejection, a
+    /// budget refusal and a `one_layer` deferral count once each; the histogram holds each retry's delay.
     pub fn observed(&self, with_metrics: bool) -> Observed {
         let x = &self.expected;
         let metrics = with_metrics.then(|| {
@@ -208,6 +255,9 @@ impl Scenario {
             }
             m.breaker_rejections = u64::from(gave_up(GiveUpReason::BreakerOpen));
             m.budget_refusals = u64::from(gave_up(GiveUpReason::BudgetExhausted));
+            m.one_layer_deferrals = u64::from(gave_up(GiveUpReason::OuterRetries));
+            m.throttle_rejections = u64::from(gave_up(GiveUpReason::Throttled));
+            m.bulkhead_rejections = u64::from(gave_up(GiveUpReason::BulkheadFull));
             m.delays_ms = x
                 .events
                 .iter()
@@ -233,6 +283,8 @@ impl Scenario {
             events: x.events.clone(),
             breaker: x.breaker,
             budget: x.budget,
+            throttle: x.throttle,
+            bulkhead: x.bulkhead,
             ended_ms: x.ended_ms,
             metrics,
         }
@@ -331,13 +383,18 @@ pub fn give_up(attempt: u32, reason: GiveUpReason) -> Ev {
 
 /// The breaker rejected attempt `attempt` (1 + the attempts made): DEBUG, routine in an outage.
 pub fn rejected(attempt: u32) -> Ev {
+    rejected_by(attempt, GiveUpReason::BreakerOpen)
+}
+
+/// A guard (`reason`: the breaker, the throttle, the bulkhead) turned attempt `attempt` away.
+pub fn rejected_by(attempt: u32, reason: GiveUpReason) -> Ev {
     ev(
         tracing::Level::DEBUG,
         "not retrying",
         &[
             ("name", NAME.to_owned()),
             ("attempt", attempt.to_string()),
-            ("reason", GiveUpReason::BreakerOpen.to_string()),
+            ("reason", reason.to_string()),
             ("error_type", error_type()),
         ],
     )

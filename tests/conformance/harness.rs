@@ -2,10 +2,10 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::sync::Once;
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
-use reattempt::{CircuitBreaker, Jitter, RetryBudget, RetryPolicy};
+use reattempt::{AdaptiveThrottle, Bulkhead, CircuitBreaker, Jitter, RetryBudget, RetryPolicy};
 use tokio::time::Instant;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
@@ -14,8 +14,9 @@ use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use crate::drivers::{CallFuture, Driver, Env};
 use crate::expect::Scenario;
 use crate::model::{
-    AttemptSeen, BREAKER, BreakerSpec, BreakerStart, BudgetSpec, CallResult, Ev, Inherited,
-    Observed, Outcome, PolicySpec, RetrySeen, SCRIPT_EXHAUSTED, Step, TestError,
+    AttemptSeen, BREAKER, BreakerSpec, BreakerStart, BudgetSpec, BulkheadSpec, CallResult, Ev,
+    Inherited, Observed, Outcome, PolicySpec, RetrySeen, SCRIPT_EXHAUSTED, Step, TestError,
+    ThrottleSpec,
 };
 
 const fn ms(n: u64) -> Duration {
@@ -27,23 +28,24 @@ fn ms_since(t0: Instant) -> u64 {
 }
 
 /// The body of every driver's attempts and its `on_retry` hook: plays the script and records
-/// what each attempt saw.
+/// what each attempt saw. `Sync` (its records behind locks), so that a driver that needs
+/// `'static + Send + Sync` hooks (the reqwest middleware) can share it through an `Arc`.
 pub struct Probe {
     t0: Instant,
-    script: RefCell<VecDeque<Step>>,
-    attempts: RefCell<Vec<AttemptSeen>>,
-    keys: RefCell<Vec<Option<u128>>>,
-    on_retry: RefCell<Vec<RetrySeen>>,
+    script: Mutex<VecDeque<Step>>,
+    attempts: Mutex<Vec<AttemptSeen>>,
+    keys: Mutex<Vec<Option<u128>>>,
+    on_retry: Mutex<Vec<RetrySeen>>,
 }
 
 impl Probe {
     fn new(t0: Instant, script: &[Step]) -> Self {
         Probe {
             t0,
-            script: RefCell::new(script.iter().copied().collect()),
-            attempts: RefCell::default(),
-            keys: RefCell::default(),
-            on_retry: RefCell::default(),
+            script: Mutex::new(script.iter().copied().collect()),
+            attempts: Mutex::default(),
+            keys: Mutex::default(),
+            on_retry: Mutex::default(),
         }
     }
 
@@ -51,12 +53,14 @@ impl Probe {
     pub async fn attempt(&self) -> Result<u32, TestError> {
         let ctx = reattempt::context();
         self.attempts
-            .borrow_mut()
+            .lock()
+            .unwrap()
             .push((ms_since(self.t0), ctx.map_or(0, |c| c.attempt())));
         self.keys
-            .borrow_mut()
+            .lock()
+            .unwrap()
             .push(ctx.map(|c| c.idempotency_key().as_u128()));
-        let step = self.script.borrow_mut().pop_front();
+        let step = self.script.lock().unwrap().pop_front();
         let outcome = match step {
             None => Outcome::Err(SCRIPT_EXHAUSTED),
             Some(Step::Now(o)) => o,
@@ -75,7 +79,7 @@ impl Probe {
     /// The `on_retry` hook.
     pub fn on_retry(&self, error: &TestError, attempt: u32, delay: Duration) {
         let delay = u64::try_from(delay.as_millis()).expect("small delays");
-        self.on_retry.borrow_mut().push((*error, attempt, delay));
+        self.on_retry.lock().unwrap().push((*error, attempt, delay));
     }
 }
 
@@ -94,7 +98,7 @@ fn policy(p: PolicySpec) -> RetryPolicy {
     if let Some(h) = p.hedge_after_ms {
         b = b.hedge_after(reattempt::HedgeAfter::Fixed(ms(h)));
     }
-    b.build().expect("a valid policy")
+    b.one_layer(p.one_layer).build().expect("a valid policy")
 }
 
 /// A breaker in its starting state (moving the paused clock when it must have expired).
@@ -143,16 +147,38 @@ fn budget(spec: BudgetSpec) -> RetryBudget {
     b
 }
 
-/// The call made inside the one attempt of an outer call with `max_elapsed`, after that attempt
-/// spent `spent_ms`. The outer call hands back the inner result as its `Ok`, so it reports
-/// nothing itself.
-async fn nested(inner: CallFuture<'_>, inherited: Inherited) -> Result<u32, TestError> {
-    let outer = RetryPolicy::builder()
-        .max_attempts(1)
-        .max_elapsed(ms(inherited.max_elapsed_ms))
-        .jitter(Jitter::None)
+/// A throttle that counted `spec.requests` requests and no accept (K = 1: it sheds with
+/// probability requests / (requests + 1)).
+fn throttle(spec: ThrottleSpec) -> AdaptiveThrottle {
+    let t = AdaptiveThrottle::builder()
+        .k(1.0)
         .build()
-        .expect("a valid outer policy");
+        .expect("a valid throttle");
+    for _ in 0..spec.requests {
+        let _ = t.try_acquire();
+    }
+    t
+}
+
+fn bulkhead(spec: BulkheadSpec) -> Bulkhead {
+    let mut b = Bulkhead::builder().max_concurrent(1);
+    if let Some(w) = spec.max_wait_ms {
+        b = b.max_wait(ms(w));
+    }
+    b.build().expect("a valid bulkhead")
+}
+
+/// The call made inside the first attempt of an outer call with `max_elapsed` (if any) and
+/// `outer_max_attempts`, after that attempt spent `spent_ms`. The outer call hands back the
+/// inner result as its `Ok`, so it makes one attempt and reports nothing itself.
+async fn nested(inner: CallFuture<'_>, inherited: Inherited) -> Result<u32, TestError> {
+    let mut outer = RetryPolicy::builder()
+        .max_attempts(inherited.outer_max_attempts)
+        .jitter(Jitter::None);
+    if let Some(max_elapsed) = inherited.max_elapsed_ms {
+        outer = outer.max_elapsed(ms(max_elapsed));
+    }
+    let outer = outer.build().expect("a valid outer policy");
     let mut inner = Some(inner);
     let out: Result<Result<u32, TestError>, TestError> = outer
         .retry(|| {
@@ -173,19 +199,37 @@ async fn nested(inner: CallFuture<'_>, inherited: Inherited) -> Result<u32, Test
 pub async fn run(scenario: &Scenario, driver: &dyn Driver) -> Observed {
     install_capture();
     let policy = policy(scenario.policy);
+    // The harness owns the guards and the probe behind `Arc`s: a driver borrows them, or clones
+    // an `Arc` when it must own one (the reqwest middleware's `'static` guards and hooks).
     let breaker = match scenario.breaker {
-        Some(spec) => Some(breaker(spec).await),
+        Some(spec) => Some(Arc::new(breaker(spec).await)),
         None => None,
     };
-    let budget = scenario.budget.map(budget);
+    let budget = scenario.budget.map(budget).map(Arc::new);
+    let throttle = scenario.throttle.map(throttle).map(Arc::new);
+    let bulkhead = scenario.bulkhead.map(bulkhead).map(Arc::new);
     let t0 = Instant::now();
-    let probe = Probe::new(t0, &scenario.script);
+    let probe = Arc::new(Probe::new(t0, &scenario.script));
     let env = Env {
         policy: &policy,
         breaker: breaker.as_ref(),
         budget: budget.as_ref(),
+        throttle: throttle.as_ref(),
+        bulkhead: bulkhead.as_ref(),
         probe: &probe,
     };
+    // Another call's slot, held from before the call until `held_ms` (or to the end).
+    let held = scenario
+        .bulkhead
+        .zip(bulkhead.as_ref())
+        .and_then(|(spec, b)| {
+            let held_ms = spec.held_ms?;
+            let permit = b.try_acquire().expect("a free bulkhead");
+            Some(async move {
+                tokio::time::sleep(ms(held_ms)).await;
+                drop(permit);
+            })
+        });
 
     EVENTS.with_borrow_mut(|e| *e = Some(vec![]));
     #[cfg(feature = "metrics")]
@@ -195,9 +239,24 @@ pub async fn run(scenario: &Scenario, driver: &dyn Driver) -> Observed {
     #[cfg(feature = "metrics")]
     let local = metrics::set_default_local_recorder(&recorder);
 
+    if let Some(spec) = scenario.throttle {
+        // The throttle's draws (and nothing else: no jitter) come from this seed.
+        reattempt::seed_rng(spec.seed);
+    }
     let call = driver.call(env);
     let call: CallFuture<'_> = match scenario.inherited {
         Some(inherited) => Box::pin(nested(call, inherited)),
+        None => call,
+    };
+    let call: CallFuture<'_> = match held {
+        // The holder gives its slot back at `held_ms`, or when the call ends.
+        Some(held) => Box::pin(async move {
+            let (mut call, mut held) = (call, std::pin::pin!(held));
+            tokio::select! {
+                out = &mut call => out,
+                () = &mut held => call.await,
+            }
+        }),
         None => call,
     };
     let result = match scenario.cancel_at_ms {
@@ -224,15 +283,17 @@ pub async fn run(scenario: &Scenario, driver: &dyn Driver) -> Observed {
         };
         (state, admits)
     });
-    let keys = probe.keys.borrow();
+    let keys = probe.keys.lock().unwrap().clone();
     Observed {
         result,
-        attempts: probe.attempts.borrow().clone(),
+        attempts: probe.attempts.lock().unwrap().clone(),
         one_key: keys.iter().all(|k| k.is_some() && *k == keys[0]),
-        on_retry: probe.on_retry.borrow().clone(),
-        events,
+        on_retry: probe.on_retry.lock().unwrap().clone(),
+        events: driver.normalized(events),
         breaker,
-        budget: budget.as_ref().map(RetryBudget::available),
+        budget: budget.as_deref().map(RetryBudget::available),
+        throttle: throttle.as_deref().map(AdaptiveThrottle::counts),
+        bulkhead: bulkhead.as_deref().map(Bulkhead::in_flight),
         ended_ms,
         #[cfg(feature = "metrics")]
         metrics: Some(metrics_of(&snapshotter)),
@@ -267,6 +328,15 @@ fn metrics_of(snapshotter: &metrics_util::debugging::Snapshotter) -> crate::mode
                 m.breaker_rejections += n;
             }
             ("reattempt_budget_refusals_total", DebugValue::Counter(n)) => m.budget_refusals += n,
+            ("reattempt_one_layer_deferrals_total", DebugValue::Counter(n)) => {
+                m.one_layer_deferrals += n;
+            }
+            ("reattempt_throttle_rejections_total", DebugValue::Counter(n)) => {
+                m.throttle_rejections += n;
+            }
+            ("reattempt_bulkhead_rejections_total", DebugValue::Counter(n)) => {
+                m.bulkhead_rejections += n;
+            }
             ("reattempt_retry_delay_seconds", DebugValue::Histogram(values)) => {
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 m.delays_ms.extend(

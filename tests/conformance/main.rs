@@ -1,6 +1,7 @@
 //! The conformance suite (issue 13): one table of scripted scenarios ([`table`]), each run
-//! through every driver ([`drivers::ALL`]: the attribute with `policy = …`, the closure API,
-//! and with `--features tower` the tower layer)
+//! through every driver ([`drivers::ALL`]: the attribute with `policy = …` (through the closure
+//! driver, and through the generated loop), the closure API, with `--features tower` the tower
+//! layer, and with `--features reqwest-middleware` the reqwest middleware)
 //! under tokio's paused clock, asserting that each driver shows what the engine's rules say
 //! (the row's expected value, written from the README and the runtime's rustdoc) and that the
 //! drivers agree with each other: the result, the attempts the body ran (start time,
@@ -10,7 +11,9 @@
 //!
 //! A row fails with one line per field that differs, naming every driver's value and the
 //! expected one. A driver that lacks a setting a row needs may skip that row
-//! ([`drivers::Driver::unsupported`]), and the report says so; both drivers today run every row.
+//! ([`drivers::Driver::unsupported`]), and the report says so: the generated loop skips the
+//! hedging rows (its attempts cannot overlap). The harness owns the guards and the probe behind
+//! `Arc`s, so that a driver needing `'static` guards and hooks (the middleware) clones them.
 //!
 //! Where the drivers once disagreed, the engine's rule now decides for both, and the rows say
 //! so: the deadline is checked before the breaker (`deadline_spent_with_*_breaker`), and an
@@ -102,6 +105,10 @@ rows! {
     deadline_spent_on_entry_without_timeout,
     inherited_deadline_bounds_sleeps,
     inherited_deadline_clips_timeout,
+    one_layer_defers_to_an_outer_call_with_attempts_left,
+    one_layer_retries_on_the_outer_calls_last_attempt,
+    without_one_layer_a_nested_call_retries,
+    one_layer_non_retryable_is_not_a_deferral,
     breaker_open_rejects,
     breaker_opens_mid_call_refunds_the_retry,
     half_open_probe_success,
@@ -129,6 +136,14 @@ rows! {
     hedge_slow_attempt,
     hedge_not_needed,
     hedge_paid_by_the_budget,
+    throttle_sheds_the_first_attempt,
+    throttle_sheds_a_retry,
+    throttle_hears_an_accepted_attempt,
+    bulkhead_full_turns_the_call_away,
+    bulkhead_waits_for_a_slot,
+    bulkhead_wait_runs_out,
+    hedge_copies_cut_by_their_timeouts,
+    hedge_shed_by_the_throttle,
 }
 
 #[test]

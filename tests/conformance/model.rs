@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use reattempt::{BreakerOpen, BreakerState, Elapsed, Transient};
+use reattempt::{BreakerOpen, BreakerState, BulkheadFull, Elapsed, Throttled, Transient};
 
 /// The error of every scripted attempt. `id` tells the attempts' errors apart in results and in
 /// `on_retry` calls.
@@ -19,6 +19,31 @@ pub enum TestError {
     TimedOut,
     /// The circuit breaker rejected the attempt (`From<BreakerOpen>`).
     Rejected,
+    /// The adaptive throttle shed the attempt (`From<Throttled>`).
+    Shed,
+    /// The bulkhead turned the call away (`From<BulkheadFull>`).
+    Full,
+}
+
+impl std::fmt::Display for TestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self:?}")
+    }
+}
+
+/// So that a driver over an HTTP client's error type (the reqwest middleware) can carry it.
+impl std::error::Error for TestError {}
+
+impl From<Throttled> for TestError {
+    fn from(_: Throttled) -> Self {
+        TestError::Shed
+    }
+}
+
+impl From<BulkheadFull> for TestError {
+    fn from(_: BulkheadFull) -> Self {
+        TestError::Full
+    }
 }
 
 impl From<Elapsed> for TestError {
@@ -49,7 +74,7 @@ pub fn retryable(e: &TestError) -> bool {
     match e {
         TestError::Retryable { .. } | TestError::TimedOut => true,
         TestError::SaysTimeout { retryable, .. } => *retryable,
-        TestError::Fatal(_) | TestError::Rejected => false,
+        TestError::Fatal(_) | TestError::Rejected | TestError::Shed | TestError::Full => false,
     }
 }
 
@@ -146,6 +171,8 @@ pub struct PolicySpec {
     pub max_elapsed_ms: Option<u64>,
     /// `hedge_after`, a fixed delay.
     pub hedge_after_ms: Option<u64>,
+    /// `one_layer`.
+    pub one_layer: bool,
 }
 
 /// Where the breaker starts. Its name in events is [`BREAKER`].
@@ -180,12 +207,31 @@ pub struct BudgetSpec {
     pub start: u32,
 }
 
-/// The call runs inside the attempt of an outer call with this `max_elapsed`, after the outer
-/// attempt spent `spent_ms` of it.
+/// An adaptive throttle (K = 1, a 2-minute window) that has counted `requests` requests and no
+/// accept before the call, and whose random draws start from `seed` (`reattempt::seed_rng`, set
+/// just before the call): with no request counted it sheds nothing at first.
+#[derive(Debug, Clone, Copy)]
+pub struct ThrottleSpec {
+    pub requests: u32,
+    pub seed: u64,
+}
+
+/// A bulkhead of one slot, `max_wait` if any, whose slot another call holds from before the
+/// call until `held_ms` (`None`: free from the start).
+#[derive(Debug, Clone, Copy)]
+pub struct BulkheadSpec {
+    pub max_wait_ms: Option<u64>,
+    pub held_ms: Option<u64>,
+}
+
+/// The call runs inside the first attempt of an outer call with this `max_elapsed` (if any) and
+/// `outer_max_attempts`, after the outer attempt spent `spent_ms` of it.
 #[derive(Debug, Clone, Copy)]
 pub struct Inherited {
-    pub max_elapsed_ms: u64,
+    pub max_elapsed_ms: Option<u64>,
     pub spent_ms: u64,
+    /// 1: the outer attempt is its call's last; more: the outer call has attempts left.
+    pub outer_max_attempts: u32,
 }
 
 /// How the call ended.
@@ -222,6 +268,9 @@ pub struct Metrics {
     pub attempts: u64,
     pub breaker_rejections: u64,
     pub budget_refusals: u64,
+    pub one_layer_deferrals: u64,
+    pub throttle_rejections: u64,
+    pub bulkhead_rejections: u64,
     /// `reattempt_retry_delay_seconds`, in ms.
     pub delays_ms: Vec<u64>,
 }
@@ -237,6 +286,10 @@ pub struct Observed {
     pub events: Vec<Ev>,
     pub breaker: Option<BreakerSeen>,
     pub budget: Option<u32>,
+    /// The throttle's `counts()` (requests, accepts) after the call.
+    pub throttle: Option<(u64, u64)>,
+    /// The bulkhead's `in_flight()` after the call (the holder's slot included, if still held).
+    pub bulkhead: Option<u32>,
     /// When the call ended (returned or was dropped), ms since the run began.
     pub ended_ms: u64,
     /// Only compared with `--features metrics`.
@@ -253,6 +306,8 @@ pub fn fields(o: &Observed) -> Vec<(&'static str, String)> {
         ("events", format!("{:?}", o.events)),
         ("breaker", format!("{:?}", o.breaker)),
         ("budget", format!("{:?}", o.budget)),
+        ("throttle", format!("{:?}", o.throttle)),
+        ("bulkhead", format!("{:?}", o.bulkhead)),
         ("ended_ms", format!("{:?}", o.ended_ms)),
     ];
     if let Some(m) = &o.metrics {

@@ -8,11 +8,11 @@ use reattempt::GiveUpReason as R;
 
 use crate::expect::{
     Closed, HalfOpen, Open, OpenExpired, Scenario, gave_up_ok, give_up, hedging, rejected,
-    retrying, retrying_ok, transition,
+    rejected_by, retrying, retrying_ok, transition,
 };
 use crate::model::{TestError, e, eh, err, fatal, hang, hinted, ok, ok_retry, says_timeout};
 
-use TestError::{Fatal, Rejected, SaysTimeout, TimedOut};
+use TestError::{Fatal, Full, Rejected, SaysTimeout, Shed, TimedOut};
 
 // Results, attempts, sleeps.
 
@@ -253,6 +253,60 @@ pub fn inherited_deadline_clips_timeout() -> Scenario {
         .attempts([(0, 1)])
         .events([give_up(1, R::DeadlineReached)])
         .ends_at(200)
+}
+
+// Retrying at one layer (`one_layer`; README, "Retry at one layer"): a call nested in an attempt
+// of a call that has attempts left makes one attempt and leaves the retrying to it; on the outer
+// call's last attempt it retries normally.
+
+/// The outer attempt is 1 of 3: the failure goes back to the outer call after one attempt, no
+/// sleep; a give-up that is the rule working, at DEBUG.
+pub fn one_layer_defers_to_an_outer_call_with_attempts_left() -> Scenario {
+    Scenario::new("one_layer_defers_to_an_outer_call_with_attempts_left")
+        .one_layer()
+        .nested_in(3)
+        .script([err(1), ok(2)])
+        .returns(Err(e(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::OuterRetries)])
+        .ends_at(0)
+}
+
+/// The outer attempt is its call's last (1 of 1): the nested call retries as if it were alone.
+pub fn one_layer_retries_on_the_outer_calls_last_attempt() -> Scenario {
+    Scenario::new("one_layer_retries_on_the_outer_calls_last_attempt")
+        .one_layer()
+        .nested_in(1)
+        .script([err(1), ok(2)])
+        .returns(Ok(2))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100)])
+        .ends_at(100)
+}
+
+/// Without `one_layer` the nested call retries whatever the outer call has left.
+pub fn without_one_layer_a_nested_call_retries() -> Scenario {
+    Scenario::new("without_one_layer_a_nested_call_retries")
+        .nested_in(3)
+        .script([err(1), ok(2)])
+        .returns(Ok(2))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100)])
+        .ends_at(100)
+}
+
+/// A non-retryable error ends the call as it would anyway: the rule changes only retries.
+pub fn one_layer_non_retryable_is_not_a_deferral() -> Scenario {
+    Scenario::new("one_layer_non_retryable_is_not_a_deferral")
+        .one_layer()
+        .nested_in(3)
+        .script([fatal(1)])
+        .returns(Err(Fatal(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::NotRetryable)])
+        .ends_at(0)
 }
 
 // The circuit breaker: each attempt is one call through it; a rejection is never retried, is
@@ -631,4 +685,111 @@ pub fn hedge_paid_by_the_budget() -> Scenario {
         .events([hedging(2)])
         .budget_after(0)
         .ends_at(100)
+}
+
+// The adaptive throttle (`throttle`, K = 1 here): each attempt (retries included) is a request
+// it may shed, with probability (requests − K × accepts) / (requests + 1) over its window; a
+// shed attempt is not made, and the call ends at once with `E::from(Throttled)`, never retried
+// (`steps::admit`). The throttle's draws are seeded, so that a row sheds deterministically.
+
+/// A throttle that counted 999 refused requests sheds with probability 0.999: the first attempt
+/// is shed, nothing is sent; the rejection is reported as the breaker's is.
+pub fn throttle_sheds_the_first_attempt() -> Scenario {
+    Scenario::new("throttle_sheds_the_first_attempt")
+        .throttle(999, 1)
+        .script([ok(1)])
+        .returns(Err(Shed))
+        .events([rejected_by(1, R::Throttled)])
+        .throttle_after(1000, 0)
+}
+
+/// A fresh throttle lets the first attempt through (nothing counted yet); its retryable error
+/// is a refusal, so the retry is shed with probability 1/2, and is (seed 5: its first draw is
+/// below 1/2).
+pub fn throttle_sheds_a_retry() -> Scenario {
+    Scenario::new("throttle_sheds_a_retry")
+        .throttle(0, 5)
+        .script([err(1), ok(2)])
+        .returns(Err(Shed))
+        .attempts([(0, 1)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100), rejected_by(2, R::Throttled)])
+        .throttle_after(2, 0)
+        .ends_at(100)
+}
+
+/// An answered attempt is an accept: the throttle counts one request, one accept.
+pub fn throttle_hears_an_accepted_attempt() -> Scenario {
+    Scenario::new("throttle_hears_an_accepted_attempt")
+        .throttle(0, 3)
+        .script([ok(4)])
+        .returns(Ok(4))
+        .attempts([(0, 1)])
+        .throttle_after(1, 1)
+}
+
+// The bulkhead (`bulkhead`, one slot here, which another call holds): a call takes its slot
+// before its first attempt and holds it to its end; when none is free (for `max_wait`, if set)
+// nothing is sent and the call ends at once with `E::from(BulkheadFull)`, never retried.
+
+/// No slot, no wait: turned away at once, no attempt made.
+pub fn bulkhead_full_turns_the_call_away() -> Scenario {
+    Scenario::new("bulkhead_full_turns_the_call_away")
+        .bulkhead(None, Some(1000))
+        .script([ok(1)])
+        .returns(Err(Full))
+        .events([rejected_by(1, R::BulkheadFull)])
+        .bulkhead_after(0)
+}
+
+/// The slot comes free at 40 ms, within the 100 ms `max_wait`: the first attempt starts then.
+pub fn bulkhead_waits_for_a_slot() -> Scenario {
+    Scenario::new("bulkhead_waits_for_a_slot")
+        .bulkhead(Some(100), Some(40))
+        .script([ok(1)])
+        .returns(Ok(1))
+        .attempts([(40, 1)])
+        .bulkhead_after(0)
+        .ends_at(40)
+}
+
+/// The slot is held past the 100 ms `max_wait`: the call is turned away when the wait ends.
+pub fn bulkhead_wait_runs_out() -> Scenario {
+    Scenario::new("bulkhead_wait_runs_out")
+        .bulkhead(Some(100), Some(300))
+        .script([ok(1)])
+        .returns(Err(Full))
+        .events([rejected_by(1, R::BulkheadFull)])
+        .bulkhead_after(0)
+        .ends_at(100)
+}
+
+// Hedging with the other rules: each copy has its own timeout and passes the throttle.
+
+/// Each copy is cut by its own timeout: the first at 100 ms (attempts are used up, but the
+/// hedge may still answer: the call waits), the hedge at 130 ms, which ends the call.
+pub fn hedge_copies_cut_by_their_timeouts() -> Scenario {
+    Scenario::new("hedge_copies_cut_by_their_timeouts")
+        .max_attempts(2)
+        .timeout(100)
+        .hedge_after(30)
+        .script([hang(), hang()])
+        .returns(Err(TimedOut))
+        .attempts([(0, 1), (30, 2)])
+        .events([hedging(2), give_up(2, R::Exhausted)])
+        .ends_at(130)
+}
+
+/// The throttle is asked for the hedge as for any attempt: after the first request (no answer
+/// yet) it sheds the hedge with probability 1/2, and does (seed 5); no hedge follows a shed one,
+/// and the first copy's answer is the call's.
+pub fn hedge_shed_by_the_throttle() -> Scenario {
+    Scenario::new("hedge_shed_by_the_throttle")
+        .hedge_after(50)
+        .throttle(0, 5)
+        .script([ok(1).after(300), ok(2)])
+        .returns(Ok(1))
+        .attempts([(0, 1)])
+        .throttle_after(2, 1)
+        .ends_at(300)
 }

@@ -3,7 +3,6 @@
 
 use std::fmt::Debug;
 use std::future::{Future, IntoFuture};
-use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
@@ -12,12 +11,13 @@ use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 use crate::drivers::call::{FromBreakerOpen, FromElapsed};
-use crate::drivers::timed::{poll_attempt, poll_copy};
-use crate::engine::context::{RetryContext, enter, enter_copy};
+use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
+use crate::drivers::timed::poll_attempt;
+use crate::engine::context::{RetryContext, enter};
 use crate::engine::hooks::{FnHooks, Hooks};
 use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Engine, Start};
-use crate::engine::steps::{self, CopyDecision};
+use crate::engine::steps;
 use crate::error::{BreakerOpen, Elapsed};
 use crate::error::{BulkheadFull, Throttled};
 use crate::guards::breaker::CircuitBreaker;
@@ -582,19 +582,26 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
         retry
     }
 
-    /// Every guard at once, each if given (for a driver whose guards are known only at run
-    /// time, as the reqwest middleware's).
+    /// Every guard at once, each if given, with the conversion of each rejection into `E` (for
+    /// a driver whose guards are known only at run time, and whose error type cannot implement
+    /// `From` for them, as the reqwest middleware's `reqwest_middleware::Error`).
     #[cfg(feature = "reqwest-middleware")]
-    pub(crate) fn guards<E: From<BreakerOpen> + From<Throttled> + From<BulkheadFull>>(
+    #[allow(clippy::type_complexity, reason = "one conversion per guard")]
+    pub(crate) fn guards<E>(
         self,
         breaker: Option<&'p CircuitBreaker>,
         throttle: Option<&'p AdaptiveThrottle>,
         bulkhead: Option<&'p Bulkhead>,
+        (open, shed, full): (
+            fn(BreakerOpen) -> E,
+            fn(Throttled) -> E,
+            fn(BulkheadFull) -> E,
+        ),
     ) -> Retry<'p, Op, K, Breaker<'p, E>, C> {
         let guards = Breaker {
-            breaker: breaker.map(|b| (b, E::from as fn(BreakerOpen) -> E)),
-            throttle: throttle.map(|t| (t, E::from as fn(Throttled) -> E)),
-            full: bulkhead.map(|_| E::from as fn(BulkheadFull) -> E),
+            breaker: breaker.map(|b| (b, open)),
+            throttle: throttle.map(|t| (t, shed)),
+            full: bulkhead.map(|_| full),
         };
         let mut retry = self.map_guards(guards);
         retry.bulkhead = bulkhead;
@@ -726,8 +733,29 @@ where
         {
             *this.hedged = Some(Box::default());
         }
-        if this.hedged.is_some() {
-            let out = ready!(poll_hedged(&mut this, cx));
+        if let Some(hedged) = this.hedged.as_deref_mut() {
+            let guards = this.breaker.get();
+            let mut call = HedgeCall {
+                engine: &mut *this.engine,
+                name: this.name,
+                op: &mut *this.op,
+                hooks: &mut *this.hooks,
+                breaker: guards.and_then(Breaker::circuit),
+                throttle: guards.and_then(Breaker::throttle),
+                reject: |reason| match guards {
+                    Some(g) => g.reject(reason),
+                    None => unreachable!("reattempt: a rejection without a guard"),
+                },
+                budget: *this.budget,
+                timeout: &mut *this.timeout,
+                timer: this.timer.as_mut(),
+            };
+            let (bulkhead, slot) = (*this.bulkhead, &mut *this.slot);
+            let poll_slot = |cx: &mut Context<'_>| match bulkhead {
+                Some(bulkhead) => steps::poll_slot(bulkhead, slot, cx),
+                None => Poll::Ready(false),
+            };
+            let out = ready!(poll_hedged(&mut call, hedged, poll_slot, cx));
             this.timer.set(None);
             // The call is over: its bulkhead slot (one for all its copies) is free for another.
             *this.slot = CallSlot::Untaken;
@@ -839,267 +867,5 @@ fn set_timer(mut timer: Pin<&mut Option<Sleep>>, delay: Duration) {
             None => timer.set(Some(tokio::time::sleep(delay))),
         },
         None => timer.set(Some(tokio::time::sleep(delay))),
-    }
-}
-
-/// One copy of a hedged call in flight.
-struct HedgeCopy<Fut> {
-    fut: Pin<Box<Fut>>,
-    limit: Option<Pin<Box<Sleep>>>,
-    /// Its attempt number, which its `context()` reports.
-    number: u32,
-    started: Instant,
-    /// What the guards said about it.
-    admitted: Admitted,
-}
-
-/// What the timer of a hedged call waits for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum Next {
-    /// Nothing: a hedge timer is set when a copy is in flight and hedges may start.
-    #[default]
-    Nothing,
-    /// The start of a hedge.
-    Hedge,
-    /// The start of a retry, at the end of its backoff.
-    Retry,
-}
-
-/// The copies of a hedged call, and what its timer waits for.
-struct Hedged<Fut> {
-    copies: Vec<HedgeCopy<Fut>>,
-    next: Next,
-    /// No hedge may start any more in this call (the budget, the breaker or the throttle refused
-    /// one).
-    no_more_hedges: bool,
-    /// When the last attempt started (the next hedge is `hedge_after` after it, even if that
-    /// attempt has ended since).
-    last_start: Option<Instant>,
-}
-
-impl<Fut> Default for Hedged<Fut> {
-    fn default() -> Self {
-        Hedged {
-            copies: Vec::with_capacity(2),
-            next: Next::Nothing,
-            no_more_hedges: false,
-            last_start: None,
-        }
-    }
-}
-
-/// The guards of an attempt made under `admitted`.
-fn guards_of<'a, E>(
-    breaker: Option<Breaker<'a, E>>,
-    admitted: Admitted,
-    budget: Option<&'a RetryBudget>,
-) -> Guards<'a> {
-    let guards = admitted_guards(breaker, admitted);
-    match budget {
-        Some(budget) => guards.budget(budget),
-        None => guards,
-    }
-}
-
-/// A hedged call's loop: start the attempts that are due, poll every copy in flight, hand each
-/// outcome to `steps::decide_copy`, and set the timer for the next start (a hedge, `hedge_after`
-/// after the last start; or a retry, after its backoff). Dropping the call drops every copy.
-fn poll_hedged<Op, Fut, T, E, K, B, C>(
-    this: &mut RetryFutureProj<'_, '_, Op, Fut, K, B, C>,
-    cx: &mut Context<'_>,
-) -> Poll<Result<T, E>>
-where
-    Op: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-    E: Debug,
-    K: Hooks<T, E>,
-    B: BreakerSlot<E>,
-    C: TimeoutInto<E>,
-{
-    // Held here while the call is polled (so that `this` can be lent), put back when pending.
-    let Some(mut hedged) = this.hedged.take() else {
-        unreachable!("a hedged call")
-    };
-    let policy = this.engine.policy();
-    let budget = *this.budget;
-    loop {
-        // Start what is due: the first attempt, a retry after its backoff, a hedge.
-        let due = if this.engine.attempt() == 0 {
-            Some(Next::Retry)
-        } else if hedged.next == Next::Nothing {
-            None
-        } else if let Some(timer) = this.timer.as_mut().as_pin_mut() {
-            timer.poll(cx).is_ready().then_some(hedged.next)
-        } else {
-            None
-        };
-        if let Some(kind) = due {
-            // Before the first attempt: the bulkhead's slot, one for every copy of the call.
-            if this.engine.attempt() == 0
-                && let Some(bulkhead) = *this.bulkhead
-                && steps::poll_slot(bulkhead, this.slot, cx).is_pending()
-            {
-                *this.hedged = Some(hedged);
-                return Poll::Pending;
-            }
-            hedged.next = Next::Nothing;
-            if let ControlFlow::Break(out) = start_next(this, &mut hedged, kind) {
-                match out {
-                    Some(out) => return Poll::Ready(out),
-                    // A retry's backoff: poll its timer.
-                    None => continue,
-                }
-            }
-        }
-
-        // Poll every copy; the first outcome that ends the call wins.
-        let breaker = this.breaker.get();
-        let mut i = 0;
-        let mut decided_retry = false;
-        while i < hedged.copies.len() {
-            let copy = &mut hedged.copies[i];
-            let limit = copy.limit.as_mut().map(Pin::as_mut);
-            let Poll::Ready(outcome) =
-                poll_copy(this.engine, copy.number, copy.fut.as_mut(), limit, cx)
-            else {
-                i += 1;
-                continue;
-            };
-            let copy = hedged.copies.swap_remove(i);
-            policy.latencies.record(copy.started.elapsed());
-            let outcome = outcome.unwrap_or_else(|| Err(this.timeout.timed_out(Elapsed::new())));
-            let guards = guards_of(breaker, copy.admitted, budget);
-            let others = !hedged.copies.is_empty();
-            match steps::decide_copy(this.engine, *this.name, this.hooks, outcome, guards, others) {
-                CopyDecision::Stop(out) => {
-                    // The losers are dropped (cancelled): their latency so far is a lower bound
-                    // of what they would have taken, and their permits go back unused. Each was
-                    // an attempt made (it reached the dependency): the attempts metric counts it.
-                    for loser in hedged.copies.drain(..) {
-                        crate::engine::events::attempt_made(*this.name);
-                        policy.latencies.record(loser.started.elapsed());
-                        guards_of(breaker, loser.admitted, None).release();
-                    }
-                    return Poll::Ready(out);
-                }
-                CopyDecision::Retry(delay) => {
-                    set_timer(this.timer.as_mut(), delay);
-                    hedged.next = Next::Retry;
-                    decided_retry = true;
-                }
-                CopyDecision::Wait => {}
-            }
-        }
-        if decided_retry {
-            // Poll the backoff timer, so that it wakes the task.
-            continue;
-        }
-
-        // The next hedge, `hedge_after` after the last start.
-        if hedged.next == Next::Nothing
-            && !hedged.no_more_hedges
-            && !hedged.copies.is_empty()
-            && this.engine.attempt() < policy.max_attempts()
-            && let Some(hedge_after) = policy.hedge_after()
-        {
-            let last = hedged.copies.iter().map(|c| c.started).max();
-            if let Some(last) = last.max(hedged.last_start) {
-                let delay = hedge_after.delay(&policy.latencies);
-                let at = last.checked_add(delay).unwrap_or(last);
-                match this.timer.as_mut().as_pin_mut() {
-                    Some(sleep) => sleep.reset(at),
-                    None => this.timer.set(Some(tokio::time::sleep_until(at))),
-                }
-                hedged.next = Next::Hedge;
-                continue;
-            }
-        }
-        *this.hedged = Some(hedged);
-        return Poll::Pending;
-    }
-}
-
-/// Starts the attempt that is due (`kind`). Alone (no copy in flight), the rules of a call
-/// without hedging: a breaker's rejection or no time left ends the call (`Break(Some(out))`), or
-/// leads to a retry after a backoff (`Break(None)`). Alongside copies in flight, an attempt that
-/// may not start (see `steps::start_alongside`) is skipped, and a refused hedge is the last.
-fn start_next<Op, Fut, T, E, K, B, C>(
-    this: &mut RetryFutureProj<'_, '_, Op, Fut, K, B, C>,
-    hedged: &mut Hedged<Fut>,
-    kind: Next,
-) -> ControlFlow<Option<Result<T, E>>>
-where
-    Op: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-    E: Debug,
-    K: Hooks<T, E>,
-    B: BreakerSlot<E>,
-    C: TimeoutInto<E>,
-{
-    let guards = this.breaker.get();
-    let (breaker, throttle) = (
-        guards.and_then(Breaker::circuit),
-        guards.and_then(Breaker::throttle),
-    );
-    let budget = *this.budget;
-    if !hedged.copies.is_empty() {
-        let is_hedge = kind == Next::Hedge;
-        match steps::start_alongside(this.engine, breaker, throttle, budget, C::APPLIES, is_hedge) {
-            Some((admitted, limit)) => {
-                if is_hedge {
-                    crate::engine::events::hedging(this.name, this.engine.attempt());
-                }
-                let copy = start_copy(this.engine, this.op, admitted, limit);
-                hedged.last_start = Some(copy.started);
-                hedged.copies.push(copy);
-            }
-            None => hedged.no_more_hedges |= is_hedge,
-        }
-        return ControlFlow::Continue(());
-    }
-    let full = this.slot.full();
-    let admitted = steps::admit(this.engine, breaker, throttle, full, C::APPLIES);
-    let outcome = if let (Some(reason), Some(g)) = (admitted.rejection(), guards) {
-        Err(g.reject(reason))
-    } else {
-        match steps::begin(this.engine, C::APPLIES) {
-            Start::NotMade => Err(this.timeout.timed_out(Elapsed::new())),
-            Start::Run(limit) => {
-                let copy = start_copy(this.engine, this.op, admitted, limit);
-                hedged.last_start = Some(copy.started);
-                hedged.copies.push(copy);
-                return ControlFlow::Continue(());
-            }
-        }
-    };
-    let guards = guards_of(guards, admitted, budget);
-    match steps::decide(this.engine, *this.name, this.hooks, outcome, guards) {
-        Decision::Stop(out) => ControlFlow::Break(Some(out)),
-        Decision::Retry(delay) => {
-            set_timer(this.timer.as_mut(), delay);
-            hedged.next = Next::Retry;
-            ControlFlow::Break(None)
-        }
-    }
-}
-
-/// Makes the next attempt's future in its own context (it is attempt `engine.attempt()`).
-fn start_copy<Op, Fut>(
-    engine: &Engine<'_>,
-    op: &mut Op,
-    admitted: Admitted,
-    limit: Option<Duration>,
-) -> HedgeCopy<Fut>
-where
-    Op: FnMut() -> Fut,
-{
-    let number = engine.attempt();
-    let fut = enter_copy(engine, number, || Box::pin(op()));
-    HedgeCopy {
-        fut,
-        limit: limit.map(|d| Box::pin(tokio::time::sleep(d))),
-        number,
-        started: Instant::now(),
-        admitted,
     }
 }

@@ -1,7 +1,9 @@
 //! What runs the attempts: the driver of the code `#[retryable]` generates (`call`) and the
-//! closure API (`closure`). Drivers only poll futures (with `timed`, the one timed poll) and
+//! closure API (`closure`); the loop of a hedged call (`hedged`), which the closure API and the
+//! tower layer share. Drivers only poll futures (with `timed`, the one timed poll) and
 //! sleep; every rule is the engine's (`engine::steps`).
 
 pub(crate) mod call;
 pub(crate) mod closure;
+pub(crate) mod hedged;
 pub(crate) mod timed;

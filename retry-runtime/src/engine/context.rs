@@ -8,6 +8,14 @@
 //! nesting: a future polled inside an attempt sees them, but a task spawned from an attempt
 //! (`tokio::spawn`, `spawn_blocking`, another thread) is polled elsewhere and inherits neither:
 //! `context()` is `None` there, and a retrying call in it has only its own deadline.
+//!
+//! A call made in another process (a client retrying an HTTP request to this service) is not in
+//! the frames either. A server-side layer that reads "the caller still has attempts left" from
+//! the request (`http::OUTER_ATTEMPTS_LEFT`) polls the handler inside an *outer frame*
+//! ([`enter_outer`]; `http::OuterCall` runs a future in one): a frame with no engine that says "a call around this one has
+//! `n` attempts left". `one_layer` calls made in the handler then leave the retrying to that
+//! caller ([`outer_retries`]), and the handler's own requests say so in turn
+//! ([`outer_attempts_left`]).
 
 use std::cell::Cell;
 use std::time::Duration;
@@ -24,18 +32,21 @@ use crate::engine::state::Engine;
 #[repr(C)]
 struct Frame {
     /// The call's engine; the lowest bit of its address set when this frame begins a
-    /// [`TaggedFrame`] (an engine is aligned to 8 bytes: the bit is free).
+    /// [`TaggedFrame`] (an engine is aligned to 8 bytes: the bit is free). Null (but for that
+    /// bit) for an outer frame ([`enter_outer`]): a call made elsewhere (the client of a request
+    /// this thread serves) that has attempts left.
     engine: *const Engine<'static>,
     parent: *const Frame,
 }
 
-/// A frame that says more than its engine (the copy of a hedged call, or a `#[recover]`
-/// fallback), so that the common frame stays two words.
+/// A frame that says more than its engine (the copy of a hedged call, a `#[recover]` fallback,
+/// or an outer frame), so that the common frame stays two words.
 #[repr(C)]
 struct TaggedFrame {
     frame: Frame,
     /// The number of the attempt being polled when the call's attempts overlap (a hedged call's
-    /// copy), 0 for the engine's current attempt, or [`RECOVERING`].
+    /// copy), 0 for the engine's current attempt, or [`RECOVERING`]. In an outer frame: the
+    /// outer call's attempts left (at least 1).
     tag: u32,
 }
 
@@ -48,7 +59,8 @@ const _: () = assert!(align_of::<Engine<'static>>() > TAGGED);
 /// 2^28 - 1.
 const RECOVERING: u32 = u32::MAX;
 
-/// The engine of `frame` and its tag (0 for an untagged frame).
+/// The engine of `frame` (`None` for an outer frame), its tag (0 for an untagged frame) and its
+/// parent.
 ///
 /// # Safety
 ///
@@ -58,7 +70,7 @@ const RECOVERING: u32 = u32::MAX;
 /// pointer is the `TaggedFrame`'s own (its provenance covers the tag). The engines are only
 /// read, through `Cell`s; the lifetime erased in the pointer does not escape the caller.
 #[allow(unsafe_code, reason = "the frames of `enter`: see Safety")]
-unsafe fn read<'a>(frame: *const Frame) -> (&'a Engine<'static>, u32, *const Frame) {
+unsafe fn read<'a>(frame: *const Frame) -> (Option<&'a Engine<'static>>, u32, *const Frame) {
     // SAFETY: per this fn's contract.
     unsafe {
         let engine = (*frame).engine;
@@ -67,7 +79,11 @@ unsafe fn read<'a>(frame: *const Frame) -> (&'a Engine<'static>, u32, *const Fra
         } else {
             (*frame.cast::<TaggedFrame>()).tag
         };
-        (&*engine.map_addr(|a| a & !TAGGED), tag, (*frame).parent)
+        (
+            engine.map_addr(|a| a & !TAGGED).as_ref(),
+            tag,
+            (*frame).parent,
+        )
     }
 }
 
@@ -109,7 +125,7 @@ pub(crate) fn enter_copy<R>(engine: &Engine<'_>, attempt: u32, f: impl FnOnce() 
         // A constant where a driver runs one attempt at a time: the common two-word frame.
         enter(engine, f)
     } else {
-        enter_tagged(engine, attempt, f)
+        enter_tagged(std::ptr::from_ref(engine).cast(), attempt, f)
     }
 }
 
@@ -117,17 +133,15 @@ pub(crate) fn enter_copy<R>(engine: &Engine<'_>, attempt: u32, f: impl FnOnce() 
 /// made in it sees only the calls enclosing this one as retrying (see [`outer_retries`]).
 #[inline]
 pub(crate) fn enter_recovering<R>(engine: &Engine<'_>, f: impl FnOnce() -> R) -> R {
-    enter_tagged(engine, RECOVERING, f)
+    enter_tagged(std::ptr::from_ref(engine).cast(), RECOVERING, f)
 }
 
 #[inline]
-fn enter_tagged<R>(engine: &Engine<'_>, tag: u32, f: impl FnOnce() -> R) -> R {
+fn enter_tagged<R>(engine: *const Engine<'static>, tag: u32, f: impl FnOnce() -> R) -> R {
     let parent = CURRENT.get();
     let frame = TaggedFrame {
         frame: Frame {
-            engine: std::ptr::from_ref(engine)
-                .cast::<Engine<'static>>()
-                .map_addr(|a| a | TAGGED),
+            engine: engine.map_addr(|a| a | TAGGED),
             parent,
         },
         tag,
@@ -140,19 +154,46 @@ fn enter_tagged<R>(engine: &Engine<'_>, tag: u32, f: impl FnOnce() -> R) -> R {
 /// Whether a call whose attempt is being polled on this thread (however deep) still has attempts
 /// left after it: a call with `one_layer` made here leaves the retrying to it. Worked out from
 /// the frames when asked (after a failure, with `one_layer`), so entering a call costs nothing
-/// more.
+/// more. An outer frame ([`enter_outer`]) counts: its call has attempts left.
 pub(crate) fn outer_retries() -> bool {
+    outer_attempts_left().is_some()
+}
+
+/// The attempts left after the current one of the innermost call being polled on this thread
+/// that has any (an outer frame's count for a call made elsewhere), or `None` when no call
+/// around this point will retry: what a request made here tells the service it calls
+/// (`http::OUTER_ATTEMPTS_LEFT`). A `#[recover]` fallback's call has none left.
+pub(crate) fn outer_attempts_left() -> Option<u32> {
     let mut frame = CURRENT.get();
     while !frame.is_null() {
         // SAFETY: a current frame or its parent (see `read`).
         #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
         let (engine, tag, parent) = unsafe { read(frame) };
-        if tag != RECOVERING && engine.attempt() < engine.policy().max_attempts() {
-            return true;
+        let Some(engine) = engine else {
+            return Some(tag);
+        };
+        let max = engine.policy().max_attempts();
+        if tag != RECOVERING && engine.attempt() < max {
+            return Some(max - engine.attempt());
         }
         frame = parent;
     }
-    false
+    None
+}
+
+/// Runs `f` inside an outer frame: a call made elsewhere that has `attempts_left` attempts left
+/// after the one that sent the request being served (see the [module](self)). With 0 it runs `f`
+/// as it is: a caller on its last attempt leaves the retrying to the calls made here.
+#[cfg_attr(
+    not(feature = "http"),
+    allow(dead_code, reason = "used by the HTTP server side, and tests")
+)]
+#[inline]
+pub(crate) fn enter_outer<R>(attempts_left: u32, f: impl FnOnce() -> R) -> R {
+    if attempts_left == 0 {
+        return f();
+    }
+    enter_tagged(std::ptr::null(), attempts_left, f)
 }
 
 /// The earliest `max_elapsed` deadline of the calls whose attempts are being polled on this
@@ -173,7 +214,8 @@ fn earliest_enclosing(mut frame: *const Frame) -> Option<Instant> {
         // SAFETY: a current frame or its parent (see `read`).
         #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
         let (engine, _, parent) = unsafe { read(frame) };
-        if let Some(own) = engine.deadline() {
+        // An outer frame has no engine: its call's deadline is its own process's.
+        if let Some(own) = engine.and_then(Engine::deadline) {
             earliest = Some(earliest.map_or(own, |e| e.min(own)));
         }
         frame = parent;
@@ -182,17 +224,22 @@ fn earliest_enclosing(mut frame: *const Frame) -> Option<Instant> {
 }
 
 /// Runs `f` with the engine of the innermost attempt being polled on this thread, if any, and
-/// the attempt's number when it is a hedged call's copy (else 0).
+/// the attempt's number when it is a hedged call's copy (else 0). Outer frames are passed over:
+/// they have no engine here.
 pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>, u32) -> T) -> Option<T> {
-    let frame = CURRENT.get();
-    if frame.is_null() {
-        return None;
+    let mut frame = CURRENT.get();
+    while !frame.is_null() {
+        // SAFETY: a current frame or its parent (see `read`), inside the poll (or the blocking
+        // call) of an attempt that borrows the engine for that whole time; the engine does not
+        // escape `f`.
+        #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
+        let (engine, tag, parent) = unsafe { read(frame) };
+        if let Some(engine) = engine {
+            return Some(f(engine, if tag == RECOVERING { 0 } else { tag }));
+        }
+        frame = parent;
     }
-    // SAFETY: the current frame (see `read`), inside the poll (or the blocking call) of an
-    // attempt that borrows the engine for that whole time; the engine does not escape `f`.
-    #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
-    let (engine, tag, _) = unsafe { read(frame) };
-    Some(f(engine, if tag == RECOVERING { 0 } else { tag }))
+    None
 }
 
 /// What an attempt knows about its call: a snapshot taken by [`context()`] (or handed to an
@@ -384,6 +431,65 @@ mod tests {
         enter_recovering(&Engine::new(&three), || {
             assert!(!outer_retries(), "a fallback's attempts are over");
         });
+    }
+
+    #[test]
+    fn an_outer_frame_says_a_caller_elsewhere_retries_and_has_no_context() {
+        let three = RetryPolicy::builder().max_attempts(3).build().unwrap();
+        assert_eq!(outer_attempts_left(), None);
+        enter_outer(0, || {
+            assert!(!outer_retries(), "a caller on its last attempt: no frame");
+            assert_eq!(outer_attempts_left(), None);
+        });
+        enter_outer(2, || {
+            assert!(outer_retries(), "the caller has 2 attempts left");
+            assert_eq!(outer_attempts_left(), Some(2));
+            assert!(context().is_none(), "no attempt of this process");
+            assert_eq!(inherited_deadline(), None, "no deadline of this process");
+            let mut inner = Engine::new(&three);
+            inner.begin(false, Instant::now, None);
+            enter(&inner, || {
+                assert_eq!(context().unwrap().attempt(), 1);
+                assert_eq!(outer_attempts_left(), Some(2), "the call's own: 3 − 1");
+            });
+            inner.begin(false, Instant::now, None);
+            inner.begin(false, Instant::now, None);
+            enter(&inner, || {
+                assert_eq!(
+                    outer_attempts_left(),
+                    Some(2),
+                    "its last attempt: the caller's, passed on"
+                );
+            });
+            enter_recovering(&inner, || assert_eq!(outer_attempts_left(), Some(2)));
+        });
+        assert!(!outer_retries(), "restored");
+    }
+
+    #[test]
+    fn an_outer_frame_inside_an_attempt_shows_the_attempt_through() {
+        let ms = Duration::from_millis(1);
+        let p = RetryPolicy::builder()
+            .max_attempts(3)
+            .max_elapsed(100 * ms)
+            .build()
+            .unwrap();
+        let t0 = Instant::now();
+        let mut e = Engine::new(&p);
+        e.begin(false, || t0, None);
+        e.begin(false, || t0, None);
+        e.begin(false, || t0, None);
+        enter(&e, || {
+            assert_eq!(outer_attempts_left(), None, "the last of 3");
+            enter_outer(1, || {
+                assert_eq!(context().unwrap().attempt(), 3, "the enclosing attempt's");
+                assert_eq!(inherited_deadline(), Some(t0 + 100 * ms));
+                assert_eq!(outer_attempts_left(), Some(1));
+            });
+        });
+        let r = std::panic::catch_unwind(|| enter_outer(5, || panic!("boom")));
+        assert!(r.is_err());
+        assert!(!outer_retries(), "restored after a panic");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! HTTP helpers (feature `http`): the server's requested delay from a `Retry-After` header, and
 //! which status codes are worth retrying. With the feature `reqwest`, also which
-//! `reqwest::Error`s are.
+//! `reqwest::Error`s are. And the header that carries `one_layer` across services,
+//! [`OUTER_ATTEMPTS_LEFT`] ([`outer_header`] on the client, [`outer_call`] or
+//! `tower::OuterRetryLayer` on the server).
 //!
 //! ```
 //! use std::time::Duration;
@@ -19,6 +21,11 @@ use std::time::{Duration, SystemTime};
 use http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
 
 use crate::integrations::classify::Transient;
+
+// Retrying at one layer across HTTP: the header and its server side (integrations/outer.rs).
+pub use crate::integrations::outer::{
+    OUTER_ATTEMPTS_LEFT, OuterCall, outer_attempts_left, outer_call, outer_header,
+};
 
 /// The delay a response's `Retry-After` header asks for, measured from now.
 ///

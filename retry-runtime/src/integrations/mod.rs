@@ -8,6 +8,8 @@ pub(crate) mod classify;
 pub(crate) mod config;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "http")]
+pub(crate) mod outer;
 #[cfg(feature = "reqwest-middleware")]
 pub mod reqwest_middleware;
 #[cfg(feature = "tower")]

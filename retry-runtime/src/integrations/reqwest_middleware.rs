@@ -36,10 +36,13 @@
 //! Each attempt sends a copy of the request ([`reqwest::Request::try_clone`]) and a copy of the
 //! caller's `Extensions` (those of the last attempt that ended are written back). A request whose
 //! body is a stream cannot be copied: the call fails at once with [`NotReplayable`], before
-//! anything is sent, rather than being sent once without retries.
+//! anything is sent, rather than being sent once without retries. An attempt that has attempts
+//! left after it (or whose call is nested in one that has) carries
+//! [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT), so that a service behind
+//! `tower::OuterRetryLayer` leaves the retrying of its `one_layer` calls to this one.
 //!
 //! A timed-out attempt's error is `reqwest_middleware::Error::Middleware` holding
-//! [`Elapsed`]; a circuit breaker's rejection, one holding [`BreakerOpen`]; the adaptive
+//! [`Elapsed`]; a circuit breaker's rejection, one holding [`BreakerOpen`](crate::BreakerOpen); the adaptive
 //! throttle's, one holding [`Throttled`](crate::Throttled); a full bulkhead's, one holding
 //! [`BulkheadFull`](crate::BulkheadFull) (`err.downcast_ref` through `anyhow`).
 
@@ -53,7 +56,7 @@ use reqwest_middleware::{Error, Middleware, Next, Result};
 
 use crate::engine::context::RetryContext;
 use crate::engine::hooks::Hooks;
-use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
+use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
 use crate::guards::bulkhead::Bulkhead;
@@ -166,7 +169,7 @@ impl<H> RetryMiddleware<H> {
     }
 
     /// Passes every attempt through `breaker`: while it is open, a request fails at once with
-    /// [`BreakerOpen`] (inside `Error::Middleware`), never retried.
+    /// [`BreakerOpen`](crate::BreakerOpen) (inside `Error::Middleware`), never retried.
     #[must_use]
     pub fn circuit_breaker(mut self, breaker: Arc<CircuitBreaker>) -> Self {
         self.breaker = Some(breaker);
@@ -182,7 +185,7 @@ impl<H> RetryMiddleware<H> {
 
     /// Passes every attempt (retries included) through the client-side adaptive `throttle`
     /// (after the breaker, if any): an attempt it sheds is not sent, and the request fails at
-    /// once with [`Throttled`] (inside `Error::Middleware`), never retried.
+    /// once with [`Throttled`](crate::Throttled) (inside `Error::Middleware`), never retried.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -201,7 +204,7 @@ impl<H> RetryMiddleware<H> {
 
     /// Holds a slot of `bulkhead` for each request, from before its first attempt to its end,
     /// its sleeps included: when every slot is taken (for the bulkhead's `max_wait`, if it has
-    /// one) nothing is sent, and the request fails at once with [`BulkheadFull`] (inside
+    /// one) nothing is sent, and the request fails at once with [`BulkheadFull`](crate::BulkheadFull) (inside
     /// `Error::Middleware`), never retried.
     ///
     /// ```
@@ -276,31 +279,6 @@ impl Hooks<Response, Error> for HttpClassify {
     fn on_retry(&mut self, _: &Error, _: &RetryContext, _: Duration) {}
 }
 
-fn rejected(_: BreakerOpen) -> Error {
-    Error::middleware(BreakerOpen::new())
-}
-
-/// A breaker's rejection as the closure API makes it (`E: From<BreakerOpen>`).
-struct Rejected(Error);
-
-impl From<BreakerOpen> for Rejected {
-    fn from(open: BreakerOpen) -> Self {
-        Rejected(rejected(open))
-    }
-}
-
-impl From<Throttled> for Rejected {
-    fn from(shed: Throttled) -> Self {
-        Rejected(Error::middleware(shed))
-    }
-}
-
-impl From<BulkheadFull> for Rejected {
-    fn from(full: BulkheadFull) -> Self {
-        Rejected(Error::middleware(full))
-    }
-}
-
 #[async_trait::async_trait]
 impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for RetryMiddleware<H> {
     async fn handle(
@@ -324,6 +302,11 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
             {
                 copy.headers_mut().insert(IDEMPOTENCY_KEY.clone(), value);
             }
+            // Retrying at one layer across HTTP: this call, or one around it, will retry.
+            if let Some(left) = crate::http::outer_header() {
+                copy.headers_mut()
+                    .insert(crate::http::OUTER_ATTEMPTS_LEFT, left);
+            }
             let mut ext = template.clone();
             let next = next.clone();
             async move {
@@ -331,23 +314,28 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
                 *written
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(ext);
-                out.map_err(Rejected)
+                out
             }
         };
         let call = self
             .policy
             .retry(op)
-            .hooks(Unwrap(self.hooks.clone()))
-            .timeout_into(|e| Rejected(Error::middleware(e)))
+            .hooks(self.hooks.clone())
+            .timeout_into(Error::middleware)
             .name(self.name);
         let out = match (&self.breaker, &self.throttle, &self.bulkhead, &self.budget) {
             (None, None, None, None) => call.await,
             (None, None, None, Some(g)) => call.budget(g).await,
             (breaker, throttle, bulkhead, budget) => {
-                let call = call.guards::<Rejected>(
+                let call = call.guards(
                     breaker.as_deref(),
                     throttle.as_deref(),
                     bulkhead.as_deref(),
+                    (
+                        |open| Error::middleware(open),
+                        |shed| Error::middleware(shed),
+                        |full| Error::middleware(full),
+                    ),
                 );
                 match budget {
                     Some(g) => call.budget(g).await,
@@ -362,36 +350,6 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
         {
             *extensions = ext;
         }
-        out.map_err(|Rejected(e)| e)
-    }
-}
-
-impl std::fmt::Debug for Rejected {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// The classification over the wrapper the closure API sees.
-struct Unwrap<H>(H);
-
-impl<H: Hooks<Response, Error>> Hooks<Response, Rejected> for Unwrap<H> {
-    fn retry_if(&mut self, error: &Rejected) -> bool {
-        self.0.retry_if(&error.0)
-    }
-    fn retry_if_ok(&mut self, response: &Response) -> bool {
-        self.0.retry_if_ok(response)
-    }
-    fn retry_after(&mut self, error: &Rejected) -> Option<Duration> {
-        self.0.retry_after(&error.0)
-    }
-    fn retry_after_ok(&mut self, response: &Response) -> Option<Duration> {
-        self.0.retry_after_ok(response)
-    }
-    fn on_retry(&mut self, error: &Rejected, context: &RetryContext, delay: Duration) {
-        self.0.on_retry(&error.0, context, delay);
-    }
-    fn is_timeout(&mut self, error: &Rejected) -> bool {
-        self.0.is_timeout(&error.0)
+        out
     }
 }

@@ -47,23 +47,34 @@
 //!   copied does not compile (a streaming body), so a call is never silently sent once;
 //! - the service that [`poll_ready`](Service::poll_ready) readied makes the first attempt, and
 //!   every later attempt asks it `poll_ready` again before calling it (tower's contract, per
-//!   attempt); the layer's own `poll_ready` is the inner service's;
+//!   attempt); the layer's own `poll_ready` is the inner service's. A `poll_ready` that
+//!   returns an error means the service has failed (tower's contract): it is not asked again,
+//!   and the call ends with that error, not retried, as with tower's own `Retry` (the breaker
+//!   counts it as a failure);
 //! - the inner service's `call` and its future run inside the call's [`context()`](crate::context()),
 //!   so the service sees the attempt number and the call's idempotency key;
 //! - the per-attempt `timeout` covers both `poll_ready` and the response; `max_elapsed`, the
 //!   circuit breaker (one permit per attempt), the budget, the adaptive throttle (asked for
 //!   each attempt) and the bulkhead (one slot per call, taken before its first attempt) work
-//!   as for the attribute.
+//!   as for the attribute;
+//! - with the policy's `hedge_after` (fixed or a quantile), a call hedges as the attribute and
+//!   the closure API do (the same loop): if no attempt has answered within it, the next starts
+//!   alongside, on its own clone of the inner service, which it asks `poll_ready` first;
+//!   `max_attempts` counts every copy, the first accepted answer wins and the others are dropped
+//!   (their breaker permits go back unused); copies share the call's context and key; each copy
+//!   passes the breaker and the throttle, a hedge is paid from the budget, and the call holds one
+//!   bulkhead slot for all of them.
 //!
 //! The layer holds its settings behind one `Arc`: a call clones that `Arc`, the hooks and the
 //! inner service (as tower's own retry does), and allocates nothing else (a call that waits
-//! for a bulkhead's slot boxes its wait).
+//! for a bulkhead's slot boxes its wait; a hedged call boxes its copies, as the closure API's).
 
 use std::fmt::Debug;
 use std::future::Future;
 use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -73,6 +84,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::drivers::closure::{ElapsedInto, NoTimeout, TimeoutInto};
+use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
 use crate::drivers::timed::poll_copy;
 use crate::engine::context::{RetryContext, enter};
 use crate::engine::hooks::{ErrorHook, Hooks, OkHook, OnRetryHook, Unset};
@@ -347,7 +359,7 @@ struct Settings<R, B, G, Q, L> {
 /// and [`retry_after_ok`](Self::retry_after_ok) (a server's hint, as a floor under the delay),
 /// [`on_retry`](Self::on_retry), [`timeout_if`](Self::timeout_if), [`circuit_breaker`](Self::circuit_breaker),
 /// [`budget`](Self::budget), [`throttle`](Self::throttle), [`bulkhead`](Self::bulkhead),
-/// [`name`](Self::name); the policy's `timeout` and `max_elapsed`.
+/// [`name`](Self::name); the policy's `timeout`, `max_elapsed` and `hedge_after`.
 /// With the feature `http`, [`http`](Self::http) is a ready HTTP classification.
 ///
 /// The policy's per-attempt `timeout` turns a slow attempt into `E::from(Elapsed)`, so by
@@ -777,6 +789,7 @@ where
             slot: CallSlot::Untaken,
             running: false,
             done: false,
+            hedged: None,
             attempt: None,
             timer: None,
         }
@@ -811,6 +824,11 @@ pin_project! {
         // An attempt is in progress (readying the service, or awaiting its response).
         running: bool,
         done: bool,
+        // A hedged call's copies in flight (a policy with `hedge_after`); then `pending`,
+        // `running` and `attempt` are unused and `timer` is the next start's (a hedge or a
+        // retry).
+        // With the flag its copies set when a `poll_ready` failed.
+        hedged: Option<Box<(Hedged<CopyAttempt<S, Req>>, Arc<AtomicBool>)>>,
         #[pin]
         attempt: Option<S::Future>,
         #[pin]
@@ -825,6 +843,8 @@ struct AttemptPoll<'a, S: Service<Req>, Req> {
     pending: &'a mut Option<Req>,
     ready: &'a mut bool,
     future: Pin<&'a mut Option<S::Future>>,
+    /// Set when the service's `poll_ready` failed (see [`ReadyAware`]).
+    failed: &'a AtomicBool,
 }
 
 impl<S: Service<Req>, Req> Future for AttemptPoll<'_, S, Req> {
@@ -839,7 +859,11 @@ impl<S: Service<Req>, Req> Future for AttemptPoll<'_, S, Req> {
                         *this.pending = Some(request);
                         return Poll::Pending;
                     }
-                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    // The service has failed (tower's contract): it is not asked again.
+                    Poll::Ready(Err(e)) => {
+                        this.failed.store(true, Ordering::Relaxed);
+                        return Poll::Ready(Err(e));
+                    }
                     Poll::Ready(Ok(())) => {}
                 }
             }
@@ -854,9 +878,90 @@ impl<S: Service<Req>, Req> Future for AttemptPoll<'_, S, Req> {
     }
 }
 
+/// The layer's hooks: the user's, except after a `poll_ready` error (`failed`). A service whose
+/// `poll_ready` failed has failed for good (tower's contract: it must not be polled again), so
+/// the call ends with that error, as tower's own `Retry` does: it is never retried, and counts
+/// as a failure for the breaker (as a timeout does: the dependency did not answer).
+struct ReadyAware<'h, H> {
+    hooks: &'h mut H,
+    failed: &'h AtomicBool,
+}
+
+impl<H> ReadyAware<'_, H> {
+    #[inline]
+    fn failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+}
+
+impl<T, E, H: Hooks<T, E>> Hooks<T, E> for ReadyAware<'_, H> {
+    #[inline]
+    fn retry_if(&mut self, error: &E) -> bool {
+        !self.failed() && self.hooks.retry_if(error)
+    }
+
+    #[inline]
+    fn retry_if_ok(&mut self, value: &T) -> bool {
+        self.hooks.retry_if_ok(value)
+    }
+
+    #[inline]
+    fn retry_after(&mut self, error: &E) -> Option<Duration> {
+        self.hooks.retry_after(error)
+    }
+
+    #[inline]
+    fn retry_after_ok(&mut self, value: &T) -> Option<Duration> {
+        self.hooks.retry_after_ok(value)
+    }
+
+    #[inline]
+    fn on_retry(&mut self, error: &E, context: &RetryContext, delay: Duration) {
+        self.hooks.on_retry(error, context, delay);
+    }
+
+    #[inline]
+    fn is_timeout(&mut self, error: &E) -> bool {
+        self.failed() || self.hooks.is_timeout(error)
+    }
+}
+
+pin_project! {
+    /// One copy of a hedged call: `poll_ready` on its own clone of the service (unless that
+    /// clone is the one the caller readied), then `call`, then its response.
+    struct CopyAttempt<S, Req>
+    where
+        S: Service<Req>,
+    {
+        service: S,
+        pending: Option<Req>,
+        ready: bool,
+        // The call's flag: set when this copy's `poll_ready` failed.
+        failed: Arc<AtomicBool>,
+        #[pin]
+        future: Option<S::Future>,
+    }
+}
+
+impl<S: Service<Req>, Req> Future for CopyAttempt<S, Req> {
+    type Output = Result<S::Response, S::Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let attempt = AttemptPoll {
+            service: this.service,
+            pending: this.pending,
+            ready: this.ready,
+            future: this.future,
+            failed: this.failed,
+        };
+        std::pin::pin!(attempt).poll(cx)
+    }
+}
+
 impl<S, Req, H, C, R, B, G, Q, L> Future for ResponseFuture<S, Req, H, C, R, B, G, Q, L>
 where
-    S: Service<Req>,
+    S: Service<Req> + Clone,
     S::Error: Debug,
     H: Hooks<S::Response, S::Error>,
     C: TimeoutInto<S::Error>,
@@ -873,6 +978,30 @@ where
         assert!(!*this.done, "`ResponseFuture` polled after completion");
         let settings = &**this.settings;
         let mut engine = std::mem::take(this.engine).attach(&settings.policy);
+        if this.hedged.is_none() && engine.attempt() == 0 && settings.policy.hedge_after().is_some()
+        {
+            *this.hedged = Some(Box::default());
+        }
+        if let Some(hedged) = this.hedged.as_deref_mut() {
+            let out = drive_hedged(
+                &mut engine,
+                settings,
+                this.hooks,
+                this.timeout,
+                this.service,
+                this.request,
+                this.ready,
+                this.slot,
+                hedged,
+                this.timer,
+                cx,
+            );
+            *this.engine = engine.detach();
+            if out.is_ready() {
+                *this.done = true;
+            }
+            return out;
+        }
         let out = drive(
             &mut engine,
             settings,
@@ -932,6 +1061,8 @@ where
     L: BulkheadFor<S::Error>,
 {
     loop {
+        // Set (by the attempt that ends in this poll) when `poll_ready` failed.
+        let failed = AtomicBool::new(false);
         let outcome = if *running {
             let limit = timer.as_mut().as_pin_mut();
             let attempt_poll = AttemptPoll {
@@ -939,6 +1070,7 @@ where
                 pending: &mut *pending,
                 ready: &mut *ready,
                 future: attempt.as_mut(),
+                failed: &failed,
             };
             let polled = poll_copy(engine, 0, std::pin::pin!(attempt_poll), limit, cx);
             let outcome = match ready!(polled) {
@@ -966,11 +1098,7 @@ where
             *admitted = steps::admit(engine, breaker, throttle, full, C::APPLIES);
             if let Some(reason) = admitted.rejection() {
                 // Turned away: no attempt is made; `decide` ends the call.
-                Err(match reason {
-                    GiveUpReason::BulkheadFull => settings.bulkhead.full(),
-                    GiveUpReason::BreakerOpen => settings.breaker.rejection(),
-                    _ => settings.throttle.shed(),
-                })
+                Err(rejection(settings, reason))
             } else {
                 match steps::begin(engine, C::APPLIES) {
                     Start::NotMade => Err(timeout.timed_out(Elapsed::new())),
@@ -991,7 +1119,11 @@ where
         if let Some(budget) = settings.budget.budget() {
             guards = guards.budget(budget);
         }
-        match steps::decide(engine, settings.name, hooks, outcome, guards) {
+        let mut hooks = ReadyAware {
+            hooks: &mut *hooks,
+            failed: &failed,
+        };
+        match steps::decide(engine, settings.name, &mut hooks, outcome, guards) {
             Decision::Stop(outcome) => {
                 timer.set(None);
                 // The call is over: its bulkhead slot is free for another.
@@ -1001,6 +1133,93 @@ where
             Decision::Retry(delay) => set_timer(timer.as_mut(), delay),
         }
     }
+}
+
+/// The call's error for an attempt a guard turned away for `reason` (see `steps::admit`).
+fn rejection<E, R, B, G, Q, L>(settings: &Settings<R, B, G, Q, L>, reason: GiveUpReason) -> E
+where
+    B: BreakerFor<E>,
+    Q: ThrottleFor<E>,
+    L: BulkheadFor<E>,
+{
+    match reason {
+        GiveUpReason::BulkheadFull => settings.bulkhead.full(),
+        GiveUpReason::BreakerOpen => settings.breaker.rejection(),
+        _ => settings.throttle.shed(),
+    }
+}
+
+/// A hedged call (a policy with `hedge_after`): the closure driver's loop
+/// (`drivers::hedged::poll_hedged`), whose copies are [`CopyAttempt`]s. The first copy is made
+/// by the service the caller readied; every later one (a hedge or a retry) by a fresh clone of
+/// it, which it asks `poll_ready` first. Copies share the call's context (its key); each passes
+/// the breaker and the throttle; the call holds one bulkhead slot for all of them.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the projected fields of the future"
+)]
+fn drive_hedged<S, Req, H, C, R, B, G, Q, L>(
+    engine: &mut Engine<'_>,
+    settings: &Settings<R, B, G, Q, L>,
+    hooks: &mut H,
+    timeout: &mut C,
+    service: &mut S,
+    request: &Req,
+    ready: &mut bool,
+    slot: &mut SlotOf<L>,
+    (hedged, failed): &mut (Hedged<CopyAttempt<S, Req>>, Arc<AtomicBool>),
+    mut timer: Pin<&mut Option<Sleep>>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<S::Response, S::Error>>
+where
+    S: Service<Req> + Clone,
+    S::Error: Debug,
+    H: Hooks<S::Response, S::Error>,
+    C: TimeoutInto<S::Error>,
+    R: Replay<Req>,
+    B: BreakerFor<S::Error>,
+    G: BudgetSlot,
+    Q: ThrottleFor<S::Error>,
+    L: BulkheadFor<S::Error>,
+{
+    // Called in the copy's context (`start_copy`), so that `replay` sees its attempt and key.
+    let mut op = || {
+        let readied = std::mem::take(ready);
+        let copy = if readied {
+            let fresh = service.clone();
+            std::mem::replace(service, fresh)
+        } else {
+            service.clone()
+        };
+        CopyAttempt {
+            service: copy,
+            pending: Some(settings.replay.replay(request)),
+            ready: readied,
+            failed: Arc::clone(failed),
+            future: None,
+        }
+    };
+    let mut call = HedgeCall {
+        engine,
+        name: settings.name,
+        op: &mut op,
+        hooks: &mut ReadyAware { hooks, failed },
+        breaker: settings.breaker.breaker(),
+        throttle: settings.throttle.throttle(),
+        reject: |reason| rejection(settings, reason),
+        budget: settings.budget.budget(),
+        timeout,
+        timer: timer.as_mut(),
+    };
+    let poll_slot = |cx: &mut Context<'_>| match settings.bulkhead.slots() {
+        Some(slots) => steps::poll_slot(slots, slot, cx),
+        None => Poll::Ready(false),
+    };
+    let out = ready!(poll_hedged(&mut call, hedged, poll_slot, cx));
+    timer.set(None);
+    // The call is over: its bulkhead slot (one for all its copies) is free for another.
+    *slot = CallSlot::Untaken;
+    Poll::Ready(out)
 }
 
 /// Points the one timer at `now + delay`, reusing its registration when it exists.
@@ -1016,6 +1235,9 @@ fn set_timer(mut timer: Pin<&mut Option<Sleep>>, delay: Duration) {
 
 #[cfg(feature = "http")]
 pub use self::http::{HttpHooks, HttpRequests, RetryAfterHeader, TransientStatus};
+// The server side of `http::OUTER_ATTEMPTS_LEFT` (integrations/outer.rs).
+#[cfg(feature = "http")]
+pub use crate::integrations::outer::{OuterRetryLayer, OuterRetryService};
 
 /// The ready HTTP classification (feature `http`).
 #[cfg(feature = "http")]
@@ -1035,7 +1257,10 @@ mod http {
     /// Copies an `http::Request<B>` with a `Clone` body for each attempt (method, URI, version,
     /// headers, extensions and body), and with [`RetryLayer::idempotency_key_header`] sets its
     /// `Idempotency-Key` header to the call's key (the same on every attempt) unless the
-    /// request has one.
+    /// request has one. While the call (or one around it) has attempts left after this one, it
+    /// sets [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT) to how many, so that a
+    /// server behind [`OuterRetryLayer`](super::OuterRetryLayer) leaves the retrying to this call
+    /// (`one_layer`).
     #[derive(Debug, Clone, Copy, Default)]
     pub struct HttpRequests {
         idempotency_key: bool,
@@ -1055,6 +1280,11 @@ mod http {
                 && let Ok(value) = HeaderValue::from_str(&ctx.idempotency_key().to_string())
             {
                 copy.headers_mut().insert(IDEMPOTENCY_KEY.clone(), value);
+            }
+            // Retrying at one layer across HTTP: this call, or one around it, will retry.
+            if let Some(left) = crate::http::outer_header() {
+                copy.headers_mut()
+                    .insert(crate::http::OUTER_ATTEMPTS_LEFT, left);
             }
             copy
         }
@@ -1094,6 +1324,9 @@ mod http {
         /// error is retried (a connection reset, a response lost); a response with a transient
         /// status (408, 429, 500, 502, 503, 504) is retried, after at least the delay its
         /// `Retry-After` asks for (both forms), and when no retry is left, returned as it is.
+        /// Each attempt that has attempts left after it (or whose call is nested in one that
+        /// has) carries [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT), for
+        /// `one_layer` across services ([`OuterRetryLayer`](super::OuterRetryLayer)).
         /// The other settings still apply (`.retry_if` narrows the errors retried).
         ///
         /// ```

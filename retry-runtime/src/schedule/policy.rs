@@ -443,6 +443,11 @@ impl RetryPolicyBuilder {
     ///
     /// "Enclosing" follows the poll, as `context()` does: any retrying call whose attempt is
     /// being polled on this thread, however deep; a task spawned from an attempt has none.
+    /// Across services (feature `http`), the caller's attempts left travel in the request header
+    /// `http::OUTER_ATTEMPTS_LEFT`, written by the tower `.http()` layer, the reqwest
+    /// middleware or `http::outer_header()`, and read on the server by
+    /// `tower::OuterRetryLayer` or `http::outer_call`: a handler's calls then see the caller as
+    /// enclosing.
     ///
     /// The trade-off: three layers of 3 attempts each send up to 27 attempts to a dead leaf;
     /// with `one_layer` on the inner layers, 7 (each of the outer call's attempts but the last

@@ -3,11 +3,14 @@
 //! dead or fails a share of its requests. A plain client (no retry) calls the first service.
 //!
 //! [`Layering`] says how the two inner services retry: every layer retries
-//! ([`Layering::Every`]); the inner two set `one_layer = true` ([`Layering::OneLayer`]); or the
-//! outer call's state travels in a request header ([`Layering::Hint`], [`HINT`]), the fix this
-//! module sketches in user code. `one_layer` reads the retry context, which follows the poll: a
-//! service's handler runs in its own task, where no outer call is in sight, so across HTTP the
-//! setting changes nothing unless something like the header carries the outer call's state.
+//! ([`Layering::Every`]); or the inner two set `one_layer = true` ([`Layering::OneLayer`]). Every
+//! request a service makes carries `reattempt::http::OUTER_ATTEMPTS_LEFT` when the call it is
+//! made in (or the caller of the request it serves) still has attempts left
+//! (`reattempt::http::outer_header`), and each service runs its handler behind
+//! `reattempt::tower::OuterRetryLayer`, which reads it back: so `one_layer` sees the caller in
+//! the other process. [`Layering::OneLayerNoServerLayer`] leaves that layer out, to show what
+//! it does: `one_layer` reads the retry context, which follows the poll, and a handler runs in
+//! its own task, where no outer call is in sight without it.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,14 +18,12 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::routing::get;
 use rand::{RngExt, SeedableRng, rngs::SmallRng};
+use reattempt::http::{OUTER_ATTEMPTS_LEFT, outer_header};
 use reattempt::retryable;
-
-/// The request header under [`Layering::Hint`]: present when some call the request is made
-/// inside of still has attempts left.
-pub const HINT: &str = "x-outer-attempts-left";
+use reattempt::tower::OuterRetryLayer;
 
 /// What the leaf service does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,11 +45,12 @@ pub enum Leaf {
 pub enum Layering {
     /// Every layer makes up to 3 attempts.
     Every,
-    /// The inner two are `#[retryable(max_attempts = 3, one_layer = true)]`.
+    /// The inner two are `#[retryable(max_attempts = 3, one_layer = true)]`, and every service
+    /// runs behind `OuterRetryLayer`.
     OneLayer,
-    /// Every layer sends [`HINT`] when it, or a call it serves, has attempts left; a service that
-    /// receives it makes a single attempt (the one-layer rule, carried by a header).
-    Hint,
+    /// As [`Layering::OneLayer`], without `OuterRetryLayer` on the services: the header is sent,
+    /// and nothing reads it.
+    OneLayerNoServerLayer,
 }
 
 /// A failed hop.
@@ -66,15 +68,11 @@ struct Hop {
     layering: Layering,
 }
 
-/// Whether the attempt this runs in has attempts left after it.
-fn attempts_left() -> bool {
-    reattempt::context().is_some_and(|c| c.attempt() < c.max_attempts())
-}
-
-async fn send(hop: &Hop, hint: bool) -> Result<(), HopError> {
+/// One request to the next service, saying whether a call around it will retry.
+async fn send(hop: &Hop) -> Result<(), HopError> {
     let mut request = hop.client.get(&hop.next);
-    if hint {
-        request = request.header(HINT, "1");
+    if let Some(left) = outer_header() {
+        request = request.header(OUTER_ATTEMPTS_LEFT, left);
     }
     let response = request
         .send()
@@ -88,22 +86,19 @@ async fn send(hop: &Hop, hint: bool) -> Result<(), HopError> {
 }
 
 #[retryable(max_attempts = 3, delay = "1ms", jitter = "none")]
-async fn every(hop: &Hop, hinted: bool) -> Result<(), HopError> {
-    send(hop, hinted || attempts_left()).await
+async fn every(hop: &Hop) -> Result<(), HopError> {
+    send(hop).await
 }
 
 #[retryable(max_attempts = 3, delay = "1ms", jitter = "none", one_layer = true)]
 async fn one_layer(hop: &Hop) -> Result<(), HopError> {
-    send(hop, false).await
+    send(hop).await
 }
 
-async fn relay(State(hop): State<Arc<Hop>>, headers: HeaderMap) -> StatusCode {
-    let hinted = headers.contains_key(HINT);
+async fn relay(State(hop): State<Arc<Hop>>) -> StatusCode {
     let result = match hop.layering {
-        Layering::OneLayer => one_layer(&hop).await,
-        // An outer call will retry: one attempt here, and say so to the next service.
-        Layering::Hint if hinted => send(&hop, true).await,
-        Layering::Every | Layering::Hint => every(&hop, false).await,
+        Layering::OneLayer | Layering::OneLayerNoServerLayer => one_layer(&hop).await,
+        Layering::Every => every(&hop).await,
     };
     if result.is_ok() {
         StatusCode::OK
@@ -176,7 +171,13 @@ impl Chain {
                 next: format!("http://{next}/"),
                 layering,
             });
-            next = serve(Router::new().route("/", get(relay)).with_state(hop)).await?;
+            let router = Router::new().route("/", get(relay)).with_state(hop);
+            next = serve(match layering {
+                // The caller's attempts left, read from the request into the handler's context.
+                Layering::OneLayer => router.layer(OuterRetryLayer::new()),
+                Layering::Every | Layering::OneLayerNoServerLayer => router,
+            })
+            .await?;
         }
         Ok(Chain {
             client,
@@ -234,6 +235,8 @@ impl Measured {
 ///
 /// let dead = measure(Leaf::Dead, Layering::Every, 1).await.unwrap();
 /// assert_eq!((dead.ok, dead.leaf_hits), (0, 27), "3 × 3 × 3");
+/// let one_layer = measure(Leaf::Dead, Layering::OneLayer, 1).await.unwrap();
+/// assert_eq!(one_layer.leaf_hits, 7, "2 + 2 + 3");
 /// # }
 /// ```
 ///

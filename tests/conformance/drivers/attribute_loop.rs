@@ -3,7 +3,7 @@
 //! rather than the closure driver (which an `async fn` whose attempts may overlap runs through,
 //! so as to honour a policy's `hedge_after`). It cannot hedge: the hedging rows skip it.
 
-use reattempt::{CircuitBreaker, RetryBudget, RetryPolicy, retryable};
+use reattempt::{AdaptiveThrottle, Bulkhead, CircuitBreaker, RetryBudget, RetryPolicy, retryable};
 
 use super::{CallFuture, Driver, Env};
 use crate::expect::Scenario;
@@ -18,6 +18,9 @@ impl Driver for AttributeLoop {
     }
 
     fn unsupported(&self, scenario: &Scenario) -> Option<&'static str> {
+        if scenario.mixes_overload_guards() {
+            return Some("no fn for a throttle or a bulkhead beside another guard");
+        }
         scenario
             .policy
             .hedge_after_ms
@@ -29,8 +32,16 @@ impl Driver for AttributeLoop {
             policy,
             breaker,
             budget,
+            throttle,
+            bulkhead,
             probe,
         } = env;
+        if let Some(throttle) = throttle {
+            return Box::pin(async move { with_throttle(policy, throttle, probe, &mut ()).await });
+        }
+        if let Some(bulkhead) = bulkhead {
+            return Box::pin(async move { with_bulkhead(policy, bulkhead, probe, &mut ()).await });
+        }
         match (breaker, budget) {
             (None, None) => Box::pin(async move { plain(policy, probe, &mut ()).await }),
             (Some(breaker), None) => {
@@ -83,6 +94,30 @@ async fn with_both(
     policy: &RetryPolicy,
     breaker: &CircuitBreaker,
     budget: &RetryBudget,
+    probe: &Probe,
+    _exclusive: &mut (),
+) -> Result<u32, TestError> {
+    probe.attempt().await
+}
+
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+            on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance",
+            throttle = throttle)]
+async fn with_throttle(
+    policy: &RetryPolicy,
+    throttle: &AdaptiveThrottle,
+    probe: &Probe,
+    _exclusive: &mut (),
+) -> Result<u32, TestError> {
+    probe.attempt().await
+}
+
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+            on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance",
+            bulkhead = bulkhead)]
+async fn with_bulkhead(
+    policy: &RetryPolicy,
+    bulkhead: &Bulkhead,
     probe: &Probe,
     _exclusive: &mut (),
 ) -> Result<u32, TestError> {

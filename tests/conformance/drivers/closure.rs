@@ -10,6 +10,7 @@ use std::future::IntoFuture;
 
 use super::{CallFuture, Driver, Env};
 use crate::expect::NAME;
+use crate::expect::Scenario;
 use crate::model::{TestError, hint, retry_ok, retryable};
 
 pub struct Closure;
@@ -19,13 +20,24 @@ impl Driver for Closure {
         "closure"
     }
 
+    fn unsupported(&self, scenario: &Scenario) -> Option<&'static str> {
+        scenario
+            .mixes_overload_guards()
+            .then_some("the adapter sets a throttle or a bulkhead only alone")
+    }
+
     fn call<'a>(&self, env: Env<'a>) -> CallFuture<'a> {
         let Env {
             policy,
             breaker,
             budget,
+            throttle,
+            bulkhead,
             probe,
         } = env;
+        if throttle.is_some() || bulkhead.is_some() {
+            return overload(env);
+        }
         let call = policy
             .retry(move || probe.attempt())
             .retry_if(retryable)
@@ -48,5 +60,37 @@ impl Driver for Closure {
                     .into_future(),
             ),
         }
+    }
+}
+
+/// A call with a throttle or a bulkhead (and no other guard: see
+/// [`Scenario::mixes_overload_guards`](crate::expect::Scenario)).
+fn overload(env: Env<'_>) -> CallFuture<'_> {
+    let Env {
+        policy,
+        throttle,
+        bulkhead,
+        probe,
+        ..
+    } = env;
+    let call = policy
+        .retry(move || probe.attempt())
+        .retry_if(retryable)
+        .retry_if_ok(retry_ok)
+        .retry_after(hint)
+        .on_retry(move |e: &TestError, ctx: &reattempt::RetryContext, d| {
+            probe.on_retry(e, ctx.attempt(), d);
+        })
+        .timeout_if(reattempt::is_timeout)
+        .name(NAME);
+    match (throttle, bulkhead) {
+        (Some(t), None) => Box::pin(call.throttle::<TestError>(t).into_future()),
+        (None, Some(b)) => Box::pin(call.bulkhead::<TestError>(b).into_future()),
+        (Some(t), Some(b)) => Box::pin(
+            call.throttle::<TestError>(t)
+                .bulkhead::<TestError>(b)
+                .into_future(),
+        ),
+        (None, None) => unreachable!("a throttle or a bulkhead"),
     }
 }

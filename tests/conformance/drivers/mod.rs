@@ -1,30 +1,56 @@
 //! The drivers under test. Each adapter names the runtime's items for its driver in one place,
-//! so a rename is a few-line change there. A driver added later (hedging, a tower layer) is one
-//! more module implementing [`Driver`] and one more entry in [`ALL`].
+//! so a rename is a few-line change there. A driver added later is one more module implementing
+//! [`Driver`] and one more entry in [`ALL`].
 
 pub mod attribute;
 pub mod attribute_loop;
 pub mod closure;
+#[cfg(feature = "reqwest-middleware")]
+pub mod middleware;
 #[cfg(feature = "tower")]
 pub mod tower;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
-use reattempt::{CircuitBreaker, RetryBudget, RetryPolicy};
+use reattempt::{AdaptiveThrottle, Bulkhead, CircuitBreaker, RetryBudget, RetryPolicy};
 
 use crate::expect::Scenario;
 use crate::harness::Probe;
-use crate::model::TestError;
+use crate::model::{Ev, TestError};
 
 /// What a driver is handed for one run: the scenario's policy and guards (built at run time),
-/// and the probe whose `attempt` is the body and whose `on_retry` is the hook.
+/// and the probe whose `attempt` is the body and whose `on_retry` is the hook. The harness owns
+/// the guards and the probe behind `Arc`s: a driver that borrows them uses `&**` (or lets
+/// `&Arc<T>` coerce to `&T`); one that must own them (`'static` hooks and guards) clones the
+/// `Arc`.
 #[derive(Clone, Copy)]
 pub struct Env<'a> {
     pub policy: &'a RetryPolicy,
-    pub breaker: Option<&'a CircuitBreaker>,
-    pub budget: Option<&'a RetryBudget>,
-    pub probe: &'a Probe,
+    pub breaker: Option<&'a Arc<CircuitBreaker>>,
+    pub budget: Option<&'a Arc<RetryBudget>>,
+    pub throttle: Option<&'a Arc<AdaptiveThrottle>>,
+    pub bulkhead: Option<&'a Arc<Bulkhead>>,
+    pub probe: &'a Arc<Probe>,
+}
+
+impl Scenario {
+    /// Whether the scenario has a throttle or a bulkhead together with another guard (the
+    /// attribute drivers have one fn per combination, and none for these).
+    pub fn mixes_overload_guards(&self) -> bool {
+        let overload = self.throttle.is_some() || self.bulkhead.is_some();
+        let others = [
+            self.breaker.is_some(),
+            self.budget.is_some(),
+            self.throttle.is_some(),
+            self.bulkhead.is_some(),
+        ]
+        .into_iter()
+        .filter(|&g| g)
+        .count();
+        overload && others > 1
+    }
 }
 
 /// One retrying call, not yet polled.
@@ -46,6 +72,14 @@ pub trait Driver: Sync {
 
     /// The call, made with `env`.
     fn call<'a>(&self, env: Env<'a>) -> CallFuture<'a>;
+
+    /// The events as the table writes them. The events name the error type the engine sees
+    /// (`error_type`): a driver whose engine sees another type than [`TestError`] (the reqwest
+    /// middleware's `reqwest_middleware::Error`, which carries it) says so here, and its events
+    /// are compared as if they named `TestError`: every other field as it is.
+    fn normalized(&self, events: Vec<Ev>) -> Vec<Ev> {
+        events
+    }
 }
 
 /// Every driver, in report order.
@@ -55,4 +89,6 @@ pub static ALL: &[&dyn Driver] = &[
     &closure::Closure,
     #[cfg(feature = "tower")]
     &tower::Tower,
+    #[cfg(feature = "reqwest-middleware")]
+    &middleware::ReqwestMiddleware,
 ];

@@ -5,11 +5,12 @@
 //! It is given exactly what the closure API is given: the layer is generic over the error type,
 //! so, like the closure API, it is told which errors say they timed out
 //! (`.timeout_if(reattempt::is_timeout)`). The layer owns its policy (a clone of the scenario's)
-//! and holds the scenario's breaker and budget by reference (`Deref`), so the harness reads them
-//! afterwards as for the other drivers.
+//! and holds clones of the harness's `Arc`s of the guards, so the harness reads them afterwards
+//! as for the other drivers.
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use reattempt::tower::RetryLayer;
@@ -18,6 +19,7 @@ use tower_service::Service;
 
 use super::{CallFuture, Driver, Env};
 use crate::expect::NAME;
+use crate::expect::Scenario;
 use crate::harness::Probe;
 use crate::model::{TestError, hint, retry_ok, retryable};
 
@@ -48,11 +50,10 @@ impl Driver for Tower {
         "tower"
     }
 
-    fn unsupported(&self, scenario: &crate::expect::Scenario) -> Option<&'static str> {
+    fn unsupported(&self, scenario: &Scenario) -> Option<&'static str> {
         scenario
-            .policy
-            .hedge_after_ms
-            .map(|_| "the tower layer does not hedge")
+            .mixes_overload_guards()
+            .then_some("the adapter sets a throttle or a bulkhead only alone")
     }
 
     fn call<'a>(&self, env: Env<'a>) -> CallFuture<'a> {
@@ -60,6 +61,8 @@ impl Driver for Tower {
             policy,
             breaker,
             budget,
+            throttle,
+            bulkhead,
             probe,
         } = env;
         let layer = RetryLayer::new(policy.clone())
@@ -72,7 +75,13 @@ impl Driver for Tower {
             .timeout_if(reattempt::is_timeout::<TestError>)
             .name(NAME);
         let inner = Scripted(probe);
-        match (breaker, budget) {
+        if let Some(throttle) = throttle {
+            return Box::pin(once(layer.throttle(Arc::clone(throttle)).layer(inner)));
+        }
+        if let Some(bulkhead) = bulkhead {
+            return Box::pin(once(layer.bulkhead(Arc::clone(bulkhead)).layer(inner)));
+        }
+        match (breaker.cloned(), budget.cloned()) {
             (None, None) => Box::pin(once(layer.layer(inner))),
             (Some(breaker), None) => Box::pin(once(layer.circuit_breaker(breaker).layer(inner))),
             (None, Some(budget)) => Box::pin(once(layer.budget(budget).layer(inner))),

@@ -1,0 +1,312 @@
+//! The loop of a hedged call (a policy with `hedge_after`), shared by the drivers whose attempts
+//! may overlap: the closure API (and the attribute, which expands to it) and the tower layer.
+//! A driver lends its pieces ([`HedgeCall`]) and its copies ([`Hedged`]); every rule is the
+//! engine's (`steps::start_alongside`, `steps::decide_copy`, `steps::admit`, `steps::begin`).
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::time::{Instant, Sleep};
+
+use crate::drivers::closure::TimeoutInto;
+use crate::drivers::timed::poll_copy;
+use crate::engine::context::enter_copy;
+use crate::engine::hooks::Hooks;
+use crate::engine::state::{Decision, Engine, GiveUpReason, Start};
+use crate::engine::steps::{self, CopyDecision};
+use crate::error::Elapsed;
+use crate::guards::breaker::CircuitBreaker;
+use crate::guards::budget::RetryBudget;
+use crate::guards::throttle::AdaptiveThrottle;
+use crate::guards::{Admitted, Guards};
+
+/// What a driver lends the hedged loop for one poll: its engine, its operation (a closure
+/// making one attempt's future), hooks, guards (with `reject` making the call's error for an
+/// attempt a guard turned away), the conversion of a timeout, and its one timer.
+pub(crate) struct HedgeCall<'a, 'p, Op, K, C, R> {
+    pub(crate) engine: &'a mut Engine<'p>,
+    pub(crate) name: &'static str,
+    pub(crate) op: &'a mut Op,
+    pub(crate) hooks: &'a mut K,
+    pub(crate) breaker: Option<&'a CircuitBreaker>,
+    pub(crate) throttle: Option<&'a AdaptiveThrottle>,
+    pub(crate) reject: R,
+    pub(crate) budget: Option<&'a RetryBudget>,
+    pub(crate) timeout: &'a mut C,
+    pub(crate) timer: Pin<&'a mut Option<Sleep>>,
+}
+
+/// One copy of a hedged call in flight.
+struct HedgeCopy<Fut> {
+    fut: Pin<Box<Fut>>,
+    limit: Option<Pin<Box<Sleep>>>,
+    /// Its attempt number, which its `context()` reports.
+    number: u32,
+    started: Instant,
+    /// What the guards said about it.
+    admitted: Admitted,
+}
+
+/// What the timer of a hedged call waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Next {
+    /// Nothing: a hedge timer is set when a copy is in flight and hedges may start.
+    #[default]
+    Nothing,
+    /// The start of a hedge.
+    Hedge,
+    /// The start of a retry, at the end of its backoff.
+    Retry,
+}
+
+/// The copies of a hedged call, and what its timer waits for.
+pub(crate) struct Hedged<Fut> {
+    copies: Vec<HedgeCopy<Fut>>,
+    next: Next,
+    /// No hedge may start any more in this call (the budget, the breaker or the throttle refused
+    /// one).
+    no_more_hedges: bool,
+    /// When the last attempt started (the next hedge is `hedge_after` after it, even if that
+    /// attempt has ended since).
+    last_start: Option<Instant>,
+}
+
+impl<Fut> Default for Hedged<Fut> {
+    fn default() -> Self {
+        Hedged {
+            copies: Vec::with_capacity(2),
+            next: Next::Nothing,
+            no_more_hedges: false,
+            last_start: None,
+        }
+    }
+}
+
+/// The guards of an attempt made under `admitted`.
+fn guards_of<'a>(
+    breaker: Option<&'a CircuitBreaker>,
+    throttle: Option<&'a AdaptiveThrottle>,
+    admitted: Admitted,
+    budget: Option<&'a RetryBudget>,
+) -> Guards<'a> {
+    let guards = Guards::NONE.admitted(breaker, throttle, admitted);
+    match budget {
+        Some(budget) => guards.budget(budget),
+        None => guards,
+    }
+}
+
+/// A hedged call's loop: start the attempts that are due, poll every copy in flight, hand each
+/// outcome to `steps::decide_copy`, and set the timer for the next start (a hedge, `hedge_after`
+/// after the last start; or a retry, after its backoff). Dropping `hedged` drops every copy.
+///
+/// `poll_slot` takes the call's bulkhead slot (one for every copy), before the first attempt:
+/// `Ready(full)` (see `steps::poll_slot`; `Ready(false)` without a bulkhead). When the call is
+/// over, the driver clears its timer and frees its slot.
+pub(crate) fn poll_hedged<Op, Fut, T, E, K, C, R>(
+    call: &mut HedgeCall<'_, '_, Op, K, C, R>,
+    hedged: &mut Hedged<Fut>,
+    mut poll_slot: impl FnMut(&mut Context<'_>) -> Poll<bool>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<T, E>>
+where
+    Op: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: Debug,
+    K: Hooks<T, E>,
+    C: TimeoutInto<E>,
+    R: Fn(GiveUpReason) -> E,
+{
+    let policy = call.engine.policy();
+    let (breaker, throttle, budget) = (call.breaker, call.throttle, call.budget);
+    loop {
+        // Start what is due: the first attempt, a retry after its backoff, a hedge.
+        let due = if call.engine.attempt() == 0 {
+            Some(Next::Retry)
+        } else if hedged.next == Next::Nothing {
+            None
+        } else if let Some(timer) = call.timer.as_mut().as_pin_mut() {
+            timer.poll(cx).is_ready().then_some(hedged.next)
+        } else {
+            None
+        };
+        if let Some(kind) = due {
+            // Before the first attempt: the bulkhead's slot, one for every copy of the call.
+            let full = if call.engine.attempt() == 0 {
+                match poll_slot(cx) {
+                    Poll::Ready(full) => full,
+                    Poll::Pending => return Poll::Pending,
+                }
+            } else {
+                false
+            };
+            hedged.next = Next::Nothing;
+            if let ControlFlow::Break(out) = start_next(call, hedged, kind, full) {
+                match out {
+                    Some(out) => return Poll::Ready(out),
+                    // A retry's backoff: poll its timer.
+                    None => continue,
+                }
+            }
+        }
+
+        // Poll every copy; the first outcome that ends the call wins.
+        let mut i = 0;
+        let mut decided_retry = false;
+        while i < hedged.copies.len() {
+            let copy = &mut hedged.copies[i];
+            let limit = copy.limit.as_mut().map(Pin::as_mut);
+            let Poll::Ready(outcome) =
+                poll_copy(call.engine, copy.number, copy.fut.as_mut(), limit, cx)
+            else {
+                i += 1;
+                continue;
+            };
+            let copy = hedged.copies.swap_remove(i);
+            policy.latencies.record(copy.started.elapsed());
+            let outcome = outcome.unwrap_or_else(|| Err(call.timeout.timed_out(Elapsed::new())));
+            let guards = guards_of(breaker, throttle, copy.admitted, budget);
+            let others = !hedged.copies.is_empty();
+            match steps::decide_copy(call.engine, call.name, call.hooks, outcome, guards, others) {
+                CopyDecision::Stop(out) => {
+                    // The losers are dropped (cancelled): their latency so far is a lower bound
+                    // of what they would have taken, and their permits go back unused. Each was
+                    // an attempt made (it reached the dependency): the attempts metric counts it.
+                    for loser in hedged.copies.drain(..) {
+                        crate::engine::events::attempt_made(call.name);
+                        policy.latencies.record(loser.started.elapsed());
+                        guards_of(breaker, throttle, loser.admitted, None).release();
+                    }
+                    return Poll::Ready(out);
+                }
+                CopyDecision::Retry(delay) => {
+                    set_timer(call.timer.as_mut(), delay);
+                    hedged.next = Next::Retry;
+                    decided_retry = true;
+                }
+                CopyDecision::Wait => {}
+            }
+        }
+        if decided_retry {
+            // Poll the backoff timer, so that it wakes the task.
+            continue;
+        }
+
+        // The next hedge, `hedge_after` after the last start.
+        if hedged.next == Next::Nothing
+            && !hedged.no_more_hedges
+            && !hedged.copies.is_empty()
+            && call.engine.attempt() < policy.max_attempts()
+            && let Some(hedge_after) = policy.hedge_after()
+        {
+            let last = hedged.copies.iter().map(|c| c.started).max();
+            if let Some(last) = last.max(hedged.last_start) {
+                let delay = hedge_after.delay(&policy.latencies);
+                let at = last.checked_add(delay).unwrap_or(last);
+                match call.timer.as_mut().as_pin_mut() {
+                    Some(sleep) => sleep.reset(at),
+                    None => call.timer.set(Some(tokio::time::sleep_until(at))),
+                }
+                hedged.next = Next::Hedge;
+                continue;
+            }
+        }
+        return Poll::Pending;
+    }
+}
+
+/// Starts the attempt that is due (`kind`). Alone (no copy in flight), the rules of a call
+/// without hedging: a guard's rejection (`full`: the bulkhead turned the call away) or no time
+/// left ends the call (`Break(Some(out))`), or leads to a retry after a backoff
+/// (`Break(None)`). Alongside copies in flight, an attempt that may not start (see
+/// `steps::start_alongside`) is skipped, and a refused hedge is the last.
+fn start_next<Op, Fut, T, E, K, C, R>(
+    call: &mut HedgeCall<'_, '_, Op, K, C, R>,
+    hedged: &mut Hedged<Fut>,
+    kind: Next,
+    full: bool,
+) -> ControlFlow<Option<Result<T, E>>>
+where
+    Op: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: Debug,
+    K: Hooks<T, E>,
+    C: TimeoutInto<E>,
+    R: Fn(GiveUpReason) -> E,
+{
+    let (breaker, throttle, budget) = (call.breaker, call.throttle, call.budget);
+    if !hedged.copies.is_empty() {
+        let is_hedge = kind == Next::Hedge;
+        match steps::start_alongside(call.engine, breaker, throttle, budget, C::APPLIES, is_hedge) {
+            Some((admitted, limit)) => {
+                if is_hedge {
+                    crate::engine::events::hedging(call.name, call.engine.attempt());
+                }
+                let copy = start_copy(call.engine, call.op, admitted, limit);
+                hedged.last_start = Some(copy.started);
+                hedged.copies.push(copy);
+            }
+            None => hedged.no_more_hedges |= is_hedge,
+        }
+        return ControlFlow::Continue(());
+    }
+    let admitted = steps::admit(call.engine, breaker, throttle, full, C::APPLIES);
+    let outcome = if let Some(reason) = admitted.rejection() {
+        Err((call.reject)(reason))
+    } else {
+        match steps::begin(call.engine, C::APPLIES) {
+            Start::NotMade => Err(call.timeout.timed_out(Elapsed::new())),
+            Start::Run(limit) => {
+                let copy = start_copy(call.engine, call.op, admitted, limit);
+                hedged.last_start = Some(copy.started);
+                hedged.copies.push(copy);
+                return ControlFlow::Continue(());
+            }
+        }
+    };
+    let guards = guards_of(breaker, throttle, admitted, budget);
+    match steps::decide(call.engine, call.name, call.hooks, outcome, guards) {
+        Decision::Stop(out) => ControlFlow::Break(Some(out)),
+        Decision::Retry(delay) => {
+            set_timer(call.timer.as_mut(), delay);
+            hedged.next = Next::Retry;
+            ControlFlow::Break(None)
+        }
+    }
+}
+
+/// Makes the next attempt's future in its own context (it is attempt `engine.attempt()`).
+fn start_copy<Op, Fut>(
+    engine: &Engine<'_>,
+    op: &mut Op,
+    admitted: Admitted,
+    limit: Option<Duration>,
+) -> HedgeCopy<Fut>
+where
+    Op: FnMut() -> Fut,
+{
+    let number = engine.attempt();
+    let fut = enter_copy(engine, number, || Box::pin(op()));
+    HedgeCopy {
+        fut,
+        limit: limit.map(|d| Box::pin(tokio::time::sleep(d))),
+        number,
+        started: Instant::now(),
+        admitted,
+    }
+}
+
+/// Points the one timer at `now + delay`, reusing its registration when it exists.
+fn set_timer(mut timer: Pin<&mut Option<Sleep>>, delay: Duration) {
+    match timer.as_mut().as_pin_mut() {
+        Some(sleep) => match Instant::now().checked_add(delay) {
+            Some(deadline) => sleep.reset(deadline),
+            None => timer.set(Some(tokio::time::sleep(delay))),
+        },
+        None => timer.set(Some(tokio::time::sleep(delay))),
+    }
+}
