@@ -7,7 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --example overhead_report --quiet
-bin=target/release/examples/overhead_report
+# A copy, so that another build in a shared target directory cannot replace it mid-run.
+bin=$(mktemp)
+trap 'rm -f "$bin"' EXIT
+cp "${CARGO_TARGET_DIR:-target}/release/examples/overhead_report" "$bin"
+chmod +x "$bin"
 calls=100000
 count() {
     OVERHEAD_ONLY="$1" OVERHEAD_CALLS="$2" valgrind --tool=callgrind \

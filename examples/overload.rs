@@ -40,10 +40,11 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
             "--overload" => s.overload = value()?.parse()?,
             "--seed" => s.seed = value()?.parse()?,
             "--throttle-window" => s.throttle_window = Duration::from_secs(value()?.parse()?),
+            "--throttle-requests" => s.throttle_window_requests = value()?.parse()?,
             "--out" => out = Some(PathBuf::from(value()?)),
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; expected --clients N, --capacity N, --reject-cost X, --overload X, --seed N, --throttle-window SECS, --out DIR"
+                    "unknown argument `{other}`; expected --clients N, --capacity N, --reject-cost X, --overload X, --seed N, --throttle-window SECS, --throttle-requests N, --out DIR"
                 )
                 .into());
             }
@@ -58,6 +59,9 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
     if s.throttle_window < Duration::from_secs(1) {
         return Err("--throttle-window must be at least 1 (seconds)".into());
     }
+    if s.throttle_window_requests == 0 {
+        return Err("--throttle-requests must be at least 1".into());
+    }
     if !(s.overload.is_finite() && s.overload > 0.0) {
         return Err("--overload must be a positive number".into());
     }
@@ -67,6 +71,7 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
         && s.reject_cost == default.reject_cost
         && s.overload == default.overload
         && s.throttle_window == default.throttle_window
+        && s.throttle_window_requests == default.throttle_window_requests
         && s.seed == default.seed;
     if out.is_none() && is_default {
         out = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs"));

@@ -64,6 +64,12 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     // `ret.span()` below are this span's own.
     let ret = f.output.span();
     let (policy_item, policy_ref) = policy_source(args, &p, &mutably);
+    // The attribute's own policy without `max_elapsed`: the call need not test for it.
+    let new = if args.policy.is_none() && args.schedule.settings.max_elapsed.is_none() {
+        quote!(without_deadline)
+    } else {
+        quote!(new)
+    };
     let (name_item, name) = event_name(args, &p);
     let per_attempt = per_attempt_bindings(f, uses_self, &body, &p);
     let ty_at_ret = syn::Ident::new("__reattempt_result_type", ret.span());
@@ -160,7 +166,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
             let #ty_at_ret = #ty;
             #pin
             #bind
-            let mut #call = #p::Call::new(#policy_ref);
+            let mut #call = #p::Call::#new(#policy_ref);
             #unhedged
             let #out = loop {
                 #admit

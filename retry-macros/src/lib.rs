@@ -16,6 +16,8 @@
 #![forbid(unsafe_code)]
 
 mod args;
+#[cfg(test)]
+mod call_start_tests;
 mod expand;
 #[cfg(test)]
 mod expansion_bench;

@@ -333,7 +333,7 @@ fn a_bulkhead_never_admits_past_max_while_slots_are_held() {
     });
 }
 
-/// As [`model`], for the throttle: each request reads all of its 40 bucket words, which loom
+/// As [`model`], for the throttle: each request reads all of its 96 bucket words, which loom
 /// counts as branches, so the bound on branches is raised and preemptions kept to two.
 fn throttle_model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
@@ -404,5 +404,68 @@ fn a_stale_throttle_bucket_is_restarted_once_by_racing_writers() {
             h.join().unwrap();
         }
         assert_eq!(t.counts(), (12, 12), "no increment lost to the restart");
+    });
+}
+
+#[test]
+fn racing_writers_at_a_full_throttle_bucket_lose_no_count() {
+    throttle_model(|| {
+        // 32 requests a window: one per bucket. Each writer finds the head full and ends it.
+        let t = Arc::new(
+            retry_runtime::AdaptiveThrottle::builder()
+                .window(Duration::from_secs(20))
+                .window_requests(32)
+                .build()
+                .unwrap(),
+        );
+        t.try_acquire().unwrap();
+        t.record(true);
+        let callers: Vec<_> = (0..2)
+            .map(|_| {
+                let t = t.clone();
+                thread::spawn(move || {
+                    t.try_acquire().unwrap();
+                    t.record(true);
+                })
+            })
+            .collect();
+        for h in callers {
+            h.join().unwrap();
+        }
+        // Whichever buckets the two landed in (one new bucket, or two), all three are counted.
+        assert_eq!(t.counts(), (3, 3));
+    });
+}
+
+#[test]
+fn throttle_slots_reused_a_window_later_count_only_the_last_32_buckets() {
+    throttle_model(|| {
+        // One request a bucket: 33 requests reuse the first slot for a bucket a window newer.
+        let t = Arc::new(
+            retry_runtime::AdaptiveThrottle::builder()
+                .window(Duration::from_secs(20))
+                .window_requests(32)
+                .build()
+                .unwrap(),
+        );
+        for _ in 0..32 {
+            let _ = t.try_acquire();
+            t.record(true);
+        }
+        let a = {
+            let t = t.clone();
+            thread::spawn(move || {
+                let _ = t.try_acquire();
+                t.record(true);
+            })
+        };
+        let _ = t.try_acquire();
+        t.record(true);
+        a.join().unwrap();
+        // 34 requests and 34 accepts, about one a bucket (two racing writers may share one);
+        // the window holds the last 32 buckets, whose slots held the first ones.
+        let (requests, accepts) = t.counts();
+        assert!((31..=33).contains(&requests), "{requests}");
+        assert!((31..=33).contains(&accepts), "{accepts}");
     });
 }

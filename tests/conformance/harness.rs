@@ -148,10 +148,12 @@ fn budget(spec: BudgetSpec) -> RetryBudget {
 }
 
 /// A throttle that counted `spec.requests` requests and no accept (K = 1: it sheds with
-/// probability requests / (requests + 1)).
+/// probability requests / (requests + 1)). Its window is time-only (no request bound), so every
+/// request counted before the call is still in it.
 fn throttle(spec: ThrottleSpec) -> AdaptiveThrottle {
     let t = AdaptiveThrottle::builder()
         .k(1.0)
+        .window_requests(u32::MAX)
         .build()
         .expect("a valid throttle");
     for _ in 0..spec.requests {

@@ -207,7 +207,7 @@ pub struct BudgetSpec {
     pub start: u32,
 }
 
-/// An adaptive throttle (K = 1, a 2-minute window) that has counted `requests` requests and no
+/// An adaptive throttle (K = 1, a 2-minute window with no request bound) that has counted `requests` requests and no
 /// accept before the call, and whose random draws start from `seed` (`reattempt::seed_rng`, set
 /// just before the call): with no request counted it sheds nothing at first.
 #[derive(Debug, Clone, Copy)]

@@ -171,11 +171,31 @@ impl<'p> Call<'p> {
     /// poll of the function's future, right before the loop of attempts.)
     #[inline]
     pub fn new(policy: &'p RetryPolicy) -> Self {
-        let engine = Engine::new(policy);
-        // Here, where the policy is often a `static`, the test folds away: the attempts then
-        // have nothing to check (`begin_untimed_started`).
-        engine.start_clock();
-        Call { engine }
+        // The attempts then have nothing to check (`begin_untimed_started`).
+        Call {
+            engine: Engine::new_started(policy),
+        }
+    }
+
+    /// [`new`](Self::new) for a policy without `max_elapsed`, known where the call is made
+    /// (the generated code knows it of the `static` policy it builds from the attribute's keys):
+    /// the policy is not read, so nothing is tested when the call begins, whatever the compiler
+    /// can see of the policy.
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::__private::Call;
+    ///
+    /// static POLICY: RetryPolicy = match RetryPolicy::builder().build() { Ok(p) => p, Err(_) => panic!() };
+    /// let mut call = Call::without_deadline(&POLICY);
+    /// assert_eq!(call.attempt_blocking(|| retry_runtime::context().unwrap().attempt()), 1);
+    /// ```
+    #[inline]
+    pub fn without_deadline(policy: &'p RetryPolicy) -> Self {
+        debug_assert!(policy.max_elapsed().is_none(), "a policy with max_elapsed");
+        Call {
+            engine: Engine::new(policy),
+        }
     }
 
     /// Asks the call's guards for leave to make the next attempt (`timed`: whether it will be

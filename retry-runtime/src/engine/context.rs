@@ -29,17 +29,62 @@ use crate::engine::state::Engine;
 /// it is nested in (null at the outermost). Frames live on the stack of [`enter`], so that
 /// entering a call is two stores and a thread-local swap; the inherited deadline is worked out
 /// from them only when it is asked for.
+#[repr(C)]
 struct Frame {
-    /// The call's engine; null for an outer frame ([`enter_outer`]): a call made elsewhere (the
-    /// client of a request this thread serves) that has attempts left.
+    /// The call's engine; the lowest bit of its address set when this frame begins a
+    /// [`TaggedFrame`] (an engine is aligned to 8 bytes: the bit is free). Null (but for that
+    /// bit) for an outer frame ([`enter_outer`]): a call made elsewhere (the client of a request
+    /// this thread serves) that has attempts left.
     engine: *const Engine<'static>,
-    /// The number of the attempt being polled when the call's attempts overlap (a hedged call's
-    /// copy; 0: the engine's current attempt). In an outer frame: the outer call's attempts left
-    /// (at least 1).
-    attempt: u32,
-    /// The call's attempts are over: this is its `#[recover]` fallback.
-    recovering: bool,
     parent: *const Frame,
+}
+
+/// A frame that says more than its engine (the copy of a hedged call, a `#[recover]` fallback,
+/// or an outer frame), so that the common frame stays two words.
+#[repr(C)]
+struct TaggedFrame {
+    frame: Frame,
+    /// The number of the attempt being polled when the call's attempts overlap (a hedged call's
+    /// copy), 0 for the engine's current attempt, or [`RECOVERING`]. In an outer frame: the
+    /// outer call's attempts left (at least 1).
+    tag: u32,
+}
+
+/// Set in a frame's engine address when the frame begins a [`TaggedFrame`].
+const TAGGED: usize = 1;
+const _: () = assert!(align_of::<Engine<'static>>() > TAGGED);
+
+/// The tag of a frame whose call's attempts are over: this is its `#[recover]` fallback (its
+/// attempt is the engine's current one). No attempt has this number: attempt numbers stop at
+/// 2^28 - 1.
+const RECOVERING: u32 = u32::MAX;
+
+/// The engine of `frame` (`None` for an outer frame), its tag (0 for an untagged frame) and its
+/// parent.
+///
+/// # Safety
+///
+/// `frame` is non-null and current on this thread (or the parent of one): a frame is only
+/// while the `enter` that made it runs, and an engine only while it is borrowed by that `enter`,
+/// which outlive any walk of the frames, made inside them on this same thread. A tagged frame's
+/// pointer is the `TaggedFrame`'s own (its provenance covers the tag). The engines are only
+/// read, through `Cell`s; the lifetime erased in the pointer does not escape the caller.
+#[allow(unsafe_code, reason = "the frames of `enter`: see Safety")]
+unsafe fn read<'a>(frame: *const Frame) -> (Option<&'a Engine<'static>>, u32, *const Frame) {
+    // SAFETY: per this fn's contract.
+    unsafe {
+        let engine = (*frame).engine;
+        let tag = if engine.addr() & TAGGED == 0 {
+            0
+        } else {
+            (*frame.cast::<TaggedFrame>()).tag
+        };
+        (
+            engine.map_addr(|a| a & !TAGGED).as_ref(),
+            tag,
+            (*frame).parent,
+        )
+    }
 }
 
 thread_local! {
@@ -62,33 +107,47 @@ impl Drop for Restore {
 /// `max_elapsed` deadline bounds the calls nested in it (see [`inherited_deadline`]).
 #[inline]
 pub(crate) fn enter<R>(engine: &Engine<'_>, f: impl FnOnce() -> R) -> R {
-    enter_copy(engine, 0, f)
+    let frame = Frame {
+        engine: std::ptr::from_ref(engine).cast::<Engine<'static>>(),
+        parent: CURRENT.get(),
+    };
+    CURRENT.set(&raw const frame);
+    let _restore = Restore(frame.parent);
+    f()
 }
 
 /// As [`enter`], for the copy of a hedged call that is attempt `attempt` (its
 /// `context().attempt()`); 0: the engine's current attempt.
 #[inline]
 pub(crate) fn enter_copy<R>(engine: &Engine<'_>, attempt: u32, f: impl FnOnce() -> R) -> R {
-    enter_frame(engine, attempt, false, f)
+    debug_assert!(attempt != RECOVERING);
+    if attempt == 0 {
+        // A constant where a driver runs one attempt at a time: the common two-word frame.
+        enter(engine, f)
+    } else {
+        enter_tagged(std::ptr::from_ref(engine).cast(), attempt, f)
+    }
 }
 
 /// As [`enter`], for a call whose attempts are over (its `#[recover]` fallback): a retrying call
 /// made in it sees only the calls enclosing this one as retrying (see [`outer_retries`]).
 #[inline]
 pub(crate) fn enter_recovering<R>(engine: &Engine<'_>, f: impl FnOnce() -> R) -> R {
-    enter_frame(engine, 0, true, f)
+    enter_tagged(std::ptr::from_ref(engine).cast(), RECOVERING, f)
 }
 
 #[inline]
-fn enter_frame<R>(engine: &Engine<'_>, attempt: u32, recovering: bool, f: impl FnOnce() -> R) -> R {
-    let frame = Frame {
-        engine: std::ptr::from_ref(engine).cast::<Engine<'static>>(),
-        attempt,
-        recovering,
-        parent: CURRENT.get(),
+fn enter_tagged<R>(engine: *const Engine<'static>, tag: u32, f: impl FnOnce() -> R) -> R {
+    let parent = CURRENT.get();
+    let frame = TaggedFrame {
+        frame: Frame {
+            engine: engine.map_addr(|a| a | TAGGED),
+            parent,
+        },
+        tag,
     };
-    CURRENT.set(&raw const frame);
-    let _restore = Restore(frame.parent);
+    CURRENT.set((&raw const frame).cast::<Frame>());
+    let _restore = Restore(parent);
     f()
 }
 
@@ -106,19 +165,18 @@ pub(crate) fn outer_retries() -> bool {
 /// (`http::OUTER_ATTEMPTS_LEFT`). A `#[recover]` fallback's call has none left.
 pub(crate) fn outer_attempts_left() -> Option<u32> {
     let mut frame = CURRENT.get();
-    // SAFETY: as in `earliest_enclosing`.
-    #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
-    while let Some(f) = unsafe { frame.as_ref() } {
-        if f.engine.is_null() {
-            return Some(f.attempt);
-        }
+    while !frame.is_null() {
+        // SAFETY: a current frame or its parent (see `read`).
         #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
-        let engine = unsafe { &*f.engine };
+        let (engine, tag, parent) = unsafe { read(frame) };
+        let Some(engine) = engine else {
+            return Some(tag);
+        };
         let max = engine.policy().max_attempts();
-        if !f.recovering && engine.attempt() < max {
+        if tag != RECOVERING && engine.attempt() < max {
             return Some(max - engine.attempt());
         }
-        frame = f.parent;
+        frame = parent;
     }
     None
 }
@@ -135,15 +193,7 @@ pub(crate) fn enter_outer<R>(attempts_left: u32, f: impl FnOnce() -> R) -> R {
     if attempts_left == 0 {
         return f();
     }
-    let frame = Frame {
-        engine: std::ptr::null(),
-        attempt: attempts_left,
-        recovering: false,
-        parent: CURRENT.get(),
-    };
-    CURRENT.set(&raw const frame);
-    let _restore = Restore(frame.parent);
-    f()
+    enter_tagged(std::ptr::null(), attempts_left, f)
 }
 
 /// The earliest `max_elapsed` deadline of the calls whose attempts are being polled on this
@@ -160,21 +210,15 @@ pub(crate) fn inherited_deadline() -> Option<Instant> {
 /// The earliest deadline of `frame`'s call and the calls it is nested in.
 fn earliest_enclosing(mut frame: *const Frame) -> Option<Instant> {
     let mut earliest: Option<Instant> = None;
-    // SAFETY: a frame is current (or the parent of one) only while the `enter` that made it
-    // runs, and an engine only while it is borrowed by that `enter`: both outlive this walk,
-    // which happens inside them on the same thread. The engines are only read, through `Cell`s.
-    #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
-    while let Some(f) = unsafe { frame.as_ref() } {
+    while !frame.is_null() {
+        // SAFETY: a current frame or its parent (see `read`).
         #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
-        let Some(engine) = (unsafe { f.engine.as_ref() }) else {
-            // An outer frame: its call's deadline is its own process's.
-            frame = f.parent;
-            continue;
-        };
-        if let Some(own) = engine.deadline() {
+        let (engine, _, parent) = unsafe { read(frame) };
+        // An outer frame has no engine: its call's deadline is its own process's.
+        if let Some(own) = engine.and_then(Engine::deadline) {
             earliest = Some(earliest.map_or(own, |e| e.min(own)));
         }
-        frame = f.parent;
+        frame = parent;
     }
     earliest
 }
@@ -184,17 +228,16 @@ fn earliest_enclosing(mut frame: *const Frame) -> Option<Instant> {
 /// they have no engine here.
 pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>, u32) -> T) -> Option<T> {
     let mut frame = CURRENT.get();
-    // SAFETY: the pointer is non-null only while the `enter` that made the frame runs, inside
-    // the poll (or the blocking call) of an attempt that borrows the engine for that whole time;
-    // the engine is only read here, through `Cell`s, on this same thread. The lifetime is erased
-    // in the pointer and does not escape `f`.
-    #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
-    while let Some(current) = unsafe { frame.as_ref() } {
+    while !frame.is_null() {
+        // SAFETY: a current frame or its parent (see `read`), inside the poll (or the blocking
+        // call) of an attempt that borrows the engine for that whole time; the engine does not
+        // escape `f`.
         #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
-        if let Some(engine) = unsafe { current.engine.as_ref() } {
-            return Some(f(engine, current.attempt));
+        let (engine, tag, parent) = unsafe { read(frame) };
+        if let Some(engine) = engine {
+            return Some(f(engine, if tag == RECOVERING { 0 } else { tag }));
         }
-        frame = current.parent;
+        frame = parent;
     }
     None
 }
@@ -331,6 +374,29 @@ mod tests {
             });
             assert_eq!(context().unwrap().attempt(), 1, "restored");
         });
+    }
+
+    #[test]
+    fn a_calls_frame_is_two_words_and_a_tagged_one_says_the_rest() {
+        // Entering an attempt of a call that runs one at a time stores its engine and the parent.
+        assert_eq!(size_of::<Frame>(), 2 * size_of::<usize>());
+        let p = RetryPolicy::default();
+        let mut e = Engine::new(&p);
+        e.begin(false, Instant::now, None);
+        e.begin(false, Instant::now, None);
+        enter(&e, || {
+            enter_copy(&e, 1, || {
+                enter_recovering(&e, || {
+                    assert_eq!(context().unwrap().attempt(), 2, "a fallback: the engine's");
+                });
+                enter_copy(&e, 0, || {
+                    assert_eq!(context().unwrap().attempt(), 2, "copy 0: the engine's");
+                });
+                assert_eq!(context().unwrap().attempt(), 1);
+            });
+            assert_eq!(context().unwrap().attempt(), 2);
+        });
+        assert!(context().is_none());
     }
 
     #[test]

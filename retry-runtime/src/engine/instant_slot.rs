@@ -36,6 +36,15 @@ impl InstantSlot {
         InstantSlot(Cell::new(0))
     }
 
+    /// A slot holding the instant now (out of line: only a call with `max_elapsed` needs it).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn now() -> Self {
+        let slot = InstantSlot::empty();
+        slot.set(Instant::now());
+        slot
+    }
+
     pub(crate) fn get(&self) -> Option<Instant> {
         let offset = self.0.get() ^ UNSET;
         if offset == UNSET {

@@ -153,6 +153,25 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// A call whose first attempt is about to begin: as [`new`](Self::new), with the clock
+    /// started now when the policy has `max_elapsed` (as the first [`begin`](Self::begin) would).
+    /// The start instant is written with the rest of the state (no address of it is taken), so
+    /// that a new call's state is stored once, in place.
+    #[inline]
+    pub(crate) fn new_started(policy: &'p RetryPolicy) -> Self {
+        Engine {
+            policy,
+            attempt: Cell::new(0),
+            start: if policy.max_elapsed.is_some() {
+                InstantSlot::now()
+            } else {
+                InstantSlot::empty()
+            },
+            key: Cell::new([0; 2]),
+            schedule: Schedule::default(),
+        }
+    }
+
     /// The policy this call follows.
     #[inline]
     pub fn policy(&self) -> &'p RetryPolicy {
@@ -249,22 +268,19 @@ impl<'p> Engine<'p> {
     }
 
     /// Starts the next attempt, untimed, of a call whose clock has started if its policy needs
-    /// one (see [`start_clock`](Self::start_clock)): as [`begin`](Self::begin) then does, with
+    /// one (see starting the clock when the policy has `max_elapsed`, as the first [`begin`](Self::begin) would): as [`begin`](Self::begin) then does, with
     /// nothing to check. Gives the attempt's number (1-based).
     #[inline]
     pub(crate) fn begin_untimed_started(&mut self) -> u32 {
         debug_assert!(self.policy.max_elapsed.is_none() || self.start.get().is_some());
-        self.begin_attempt()
-    }
-
-    /// Starts the call's clock now if its policy has `max_elapsed` (as the first
-    /// [`begin`](Self::begin) would): for a driver that creates the engine when its first
-    /// attempt is about to begin.
-    #[inline]
-    pub(crate) fn start_clock(&self) {
-        if self.policy.max_elapsed.is_some() {
-            self.start_or(Instant::now);
-        }
+        // The drivers that call this begin an attempt only below `max_attempts` (the first, or
+        // after a `Retry`), which is at most `MAX_ATTEMPTS`: the counter cannot overflow, so the
+        // addition needs no test (this runs after the guards' admission, whose out-of-line
+        // paths keep the compiler from knowing the counter of a call's first attempt).
+        debug_assert!(self.attempt() < RetryPolicy::MAX_ATTEMPTS);
+        let next = (self.attempt.get() & !(TIMED_OUT | NOT_MADE)).wrapping_add(ONE_ATTEMPT);
+        self.attempt.set(next);
+        next >> FLAG_BITS
     }
 
     /// Marks the start of the next attempt and gives its number (1-based).

@@ -9,9 +9,10 @@ use crate::ConfigError;
 use crate::error::Throttled;
 use crate::sync::{AtomicU64, Ordering, now};
 
-/// How many buckets the window is cut into.
-const BUCKETS: usize = 20;
-#[allow(clippy::cast_possible_truncation, reason = "20")]
+/// How many buckets the window is cut into (a power of two, so that a bucket's slot is the low
+/// bits of its number even where the 32-bit numbers kept in the slots wrap).
+const BUCKETS: usize = 32;
+#[allow(clippy::cast_possible_truncation, reason = "32")]
 const BUCKETS_U32: u32 = BUCKETS as u32;
 
 /// The client-side adaptive throttle of Google's SRE book ("Handling Overload"): each client
@@ -32,11 +33,24 @@ const BUCKETS_U32: u32 = BUCKETS as u32;
 /// retry (a success, or an error that is not retried): the same line the circuit breaker draws
 /// between a success and a failure. A retryable error or a timeout is a refusal.
 ///
-/// The window is cut into 20 buckets, each one atomic word per counter (the bucket's number and
-/// its count): recording is one compare-and-swap, reading sums the buckets. No lock.
+/// **The window** is the last [`window`](AdaptiveThrottleBuilder::window) (default 2 minutes,
+/// the SRE book's) *or* the last [`window_requests`](AdaptiveThrottleBuilder::window_requests)
+/// requests (default 512), whichever is shorter: the two sliding windows circuit breakers offer
+/// (Resilience4j's count-based "last N calls" and time-based "last N seconds") in one.
+/// A client sending a few requests a second keeps the whole two minutes; one sending thousands a
+/// second (a throttle shared by many callers) looks back a fraction of a second, so it starts
+/// shedding within a fraction of a second of an overload and stops as soon after its end, instead
+/// of averaging over two minutes of history that no longer describes the dependency. 512
+/// requests estimate the accepted share to ±2.2 % at worst (one standard deviation).
 ///
-/// The client-side adaptive throttle, shared by every call that
-/// names it.
+/// The window is cut into 32 buckets; a bucket ends with its tick (the window's time cut into
+/// 32 ticks) or when it holds a 32nd of the request bound, and the window is the last 32 buckets
+/// less those started 32 ticks ago or more. Each bucket is one atomic word per counter (the
+/// bucket's number and its count) plus one for the tick it started in: recording is one
+/// compare-and-swap (a few more when it starts a bucket), reading sums the buckets. No lock.
+/// Concurrent counts are not lost (a count whose writer was descheduled across 32 bucket ends
+/// is dropped: its bucket has left the window); which bucket a count lands in when a bucket ends
+/// while it is recorded is not exact (a full bucket may take a few more than its share).
 ///
 /// ```
 /// use retry_runtime::AdaptiveThrottle;
@@ -60,18 +74,37 @@ const BUCKETS_U32: u32 = BUCKETS as u32;
 pub struct AdaptiveThrottle {
     name: &'static str,
     k: f64,
-    /// Nanoseconds per bucket.
+    /// Nanoseconds per bucket (a 32nd of the window).
     bucket: u64,
-    /// The instant bucket 0 starts at: the first use.
+    /// Requests per bucket (a 32nd of the request bound, rounded up).
+    per_bucket: u32,
+    /// The instant tick 0 starts at: the first use.
     origin: OnceLock<Instant>,
-    /// Per bucket: its number (high 32 bits) and the requests in it (low 32 bits).
+    /// The current bucket's number; its slot is `head % BUCKETS`.
+    head: AtomicU64,
+    /// Per slot: its bucket's number (high 32 bits) and the tick that bucket started in (low 32
+    /// bits; ticks are `bucket`-long spans of time since `origin`, wrapping).
+    started: [AtomicU64; BUCKETS],
+    /// Per slot: its bucket's number (high 32 bits) and the requests in it (low 32 bits).
     requests: [AtomicU64; BUCKETS],
     /// The same for accepts.
     accepts: [AtomicU64; BUCKETS],
 }
 
 impl AdaptiveThrottle {
-    /// A builder with the SRE book's defaults: K = 2, a two-minute window.
+    /// The default bound on the requests in the window (see
+    /// [`AdaptiveThrottleBuilder::window_requests`]).
+    ///
+    /// ```
+    /// use retry_runtime::AdaptiveThrottle;
+    ///
+    /// let throttle = AdaptiveThrottle::builder().build().unwrap();
+    /// assert_eq!(throttle.window_requests(), u64::from(AdaptiveThrottle::DEFAULT_WINDOW_REQUESTS));
+    /// ```
+    pub const DEFAULT_WINDOW_REQUESTS: u32 = 512;
+
+    /// A builder with the SRE book's defaults: K = 2, a two-minute window (bounded at 512
+    /// requests).
     pub fn builder() -> AdaptiveThrottleBuilder {
         AdaptiveThrottleBuilder::default()
     }
@@ -94,8 +127,9 @@ impl AdaptiveThrottle {
     /// [`Throttled`] when the request is rejected locally.
     pub fn try_acquire(&self) -> Result<(), Throttled> {
         let tick = self.tick();
-        let (requests, accepts) = self.totals(tick);
-        bump(&self.requests[tick as usize % BUCKETS], tick);
+        let head = self.current(tick);
+        let (requests, accepts) = self.totals(head, tick);
+        bump(&self.requests[slot(head)], head);
         let p = probability(requests, accepts, self.k);
         if p > 0.0 && crate::schedule::rng::with_jitter_rng(rand::RngExt::random::<f64>) < p {
             Err(Throttled::new())
@@ -108,15 +142,15 @@ impl AdaptiveThrottle {
     /// through: `accepted` unless it refused it (a retryable error, a timeout).
     pub fn record(&self, accepted: bool) {
         if accepted {
-            let tick = self.tick();
-            bump(&self.accepts[tick as usize % BUCKETS], tick);
+            let head = self.current(self.tick());
+            bump(&self.accepts[slot(head)], head);
         }
     }
 
     /// The probability that a request made now is rejected:
     /// `max(0, (requests − K × accepts) / (requests + 1))` over the window.
     pub fn rejection_probability(&self) -> f64 {
-        let (requests, accepts) = self.totals(self.tick());
+        let (requests, accepts) = self.counts();
         probability(requests, accepts, self.k)
     }
 
@@ -129,51 +163,139 @@ impl AdaptiveThrottle {
     /// assert_eq!(throttle.counts(), (1, 1));
     /// ```
     pub fn counts(&self) -> (u64, u64) {
-        self.totals(self.tick())
+        self.totals(self.head.load(Ordering::Acquire), self.tick())
     }
 
-    /// The current bucket's number (wrapping).
+    /// The bound on the requests in the window, as built (a multiple of 32).
+    ///
+    /// ```
+    /// use retry_runtime::AdaptiveThrottle;
+    ///
+    /// let throttle = AdaptiveThrottle::builder().window_requests(1000).build().unwrap();
+    /// assert_eq!(throttle.window_requests(), 1024);
+    /// ```
+    pub fn window_requests(&self) -> u64 {
+        u64::from(self.per_bucket) * BUCKETS as u64
+    }
+
+    /// The tick of now (wrapping).
     fn tick(&self) -> u32 {
         let now = now();
         let origin = *self.origin.get_or_init(|| now);
         let nanos = now.saturating_duration_since(origin).as_nanos();
-        // Truncation wraps the bucket number: buckets are compared by wrapping difference.
-        #[allow(clippy::cast_possible_truncation, reason = "wrapping bucket numbers")]
+        // Truncation wraps the tick: ticks are compared by wrapping difference.
+        #[allow(clippy::cast_possible_truncation, reason = "wrapping ticks")]
         let tick = (nanos / u128::from(self.bucket)) as u32;
         tick
     }
 
-    fn totals(&self, tick: u32) -> (u64, u64) {
-        let sum = |slots: &[AtomicU64; BUCKETS]| -> u64 {
-            slots
-                .iter()
-                .map(|s| s.load(Ordering::Relaxed))
-                .filter(|w| tick.wrapping_sub(bucket_of(*w)) < BUCKETS_U32)
-                .map(|w| w & 0xFFFF_FFFF)
-                .sum()
-        };
-        (sum(&self.requests), sum(&self.accepts))
+    /// The bucket to count in at `tick`: the head, or a new bucket after it if the head's time
+    /// is up or it holds its share of the request bound.
+    fn current(&self, tick: u32) -> u64 {
+        let mut head = self.head.load(Ordering::Acquire);
+        loop {
+            let s = slot(head);
+            let started = self.started[s].load(Ordering::Acquire);
+            // Until the thread that started the head has written its tick, it is new.
+            if bucket_of(started) != low(head) {
+                return head;
+            }
+            let requests = self.requests[s].load(Ordering::Relaxed);
+            let full = bucket_of(requests) == low(head) && count_of(requests) >= self.per_bucket;
+            if count_of(started) == tick && !full {
+                return head;
+            }
+            match self
+                .head
+                .compare_exchange(head, head + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    let next = head + 1;
+                    // Empty the slot of the bucket that held it a window ago (a count already
+                    // made in the new bucket stays), so that every slot holds one of the last
+                    // 32 buckets.
+                    let s = slot(next);
+                    for counter in [&self.requests[s], &self.accepts[s]] {
+                        let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                            (bucket_of(w) != low(next)).then_some(u64::from(low(next)) << 32)
+                        });
+                    }
+                    self.started[s].store(
+                        u64::from(low(next)) << 32 | u64::from(tick),
+                        Ordering::Release,
+                    );
+                    return next;
+                }
+                // Another thread started a bucket (or more): look at the new head.
+                Err(now) => head = now,
+            }
+        }
     }
+
+    /// The requests and accepts in the buckets of the window, seen from bucket `head` at `tick`:
+    /// the last 32 buckets, less those started 32 ticks ago or more.
+    fn totals(&self, head: u64, tick: u32) -> (u64, u64) {
+        let head = low(head);
+        let mut totals = (0, 0);
+        for s in 0..BUCKETS {
+            let started = self.started[s].load(Ordering::Acquire);
+            let live = |word: u64| {
+                let b = bucket_of(word);
+                head.wrapping_sub(b) < BUCKETS_U32
+                    // A bucket whose tick is not written yet is the newest.
+                    && (bucket_of(started) != b
+                        || tick.wrapping_sub(count_of(started)) < BUCKETS_U32)
+            };
+            let r = self.requests[s].load(Ordering::Relaxed);
+            if live(r) {
+                totals.0 += u64::from(count_of(r));
+            }
+            let a = self.accepts[s].load(Ordering::Relaxed);
+            if live(a) {
+                totals.1 += u64::from(count_of(a));
+            }
+        }
+        totals
+    }
+}
+
+/// The slot of bucket `bucket`.
+#[allow(clippy::cast_possible_truncation, reason = "below 32")]
+fn slot(bucket: u64) -> usize {
+    (bucket % BUCKETS as u64) as usize
+}
+
+/// The low 32 bits of a bucket's number, as kept in the slots.
+#[allow(clippy::cast_possible_truncation, reason = "wrapping bucket numbers")]
+fn low(bucket: u64) -> u32 {
+    bucket as u32
 }
 
 fn bucket_of(word: u64) -> u32 {
     (word >> 32) as u32
 }
 
-/// Adds one to the bucket `tick` in `slot`, starting it afresh if it still holds an older bucket.
-fn bump(slot: &AtomicU64, tick: u32) {
+#[allow(clippy::cast_possible_truncation, reason = "the low half")]
+fn count_of(word: u64) -> u32 {
+    word as u32
+}
+
+/// Adds one to bucket `bucket`'s count in `slot`, starting it afresh if the slot still holds an
+/// older bucket.
+fn bump(slot: &AtomicU64, bucket: u64) {
+    let b = low(bucket);
     let _ = slot.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
         let t = bucket_of(w);
-        if t == tick {
-            let n = (w & 0xFFFF_FFFF).saturating_add(1).min(0xFFFF_FFFF);
-            Some(u64::from(tick) << 32 | n)
-        } else if t.wrapping_sub(tick) < BUCKETS_U32 {
+        if t == b {
+            let n = count_of(w).saturating_add(1);
+            Some(u64::from(b) << 32 | u64::from(n))
+        } else if t.wrapping_sub(b) < 1 << 31 {
             // The slot already holds a newer bucket (this thread was descheduled across a
-            // bucket's end): the count belongs to a bucket that is gone. (Only a bucket less
-            // than a window ahead is newer: one written 2^31 buckets ago is old, not ahead.)
+            // bucket's end, or across a window of them): the count belongs to a bucket that is
+            // gone. (The slots only hold the last 32 buckets, so the difference is small.)
             None
         } else {
-            Some(u64::from(tick) << 32 | 1)
+            Some(u64::from(b) << 32 | 1)
         }
     });
 }
@@ -194,18 +316,22 @@ fn probability(requests: u64, accepts: u64, k: f64) -> f64 {
 /// let throttle = AdaptiveThrottle::builder()
 ///     .k(1.5)
 ///     .window(Duration::from_secs(60))
+///     .window_requests(4096)
 ///     .name("payments")
 ///     .build()
 ///     .unwrap();
 /// assert_eq!(throttle.k(), 1.5);
 /// let err = AdaptiveThrottle::builder().k(0.0).build().unwrap_err();
 /// assert_eq!(err.field(), "k");
+/// let err = AdaptiveThrottle::builder().window_requests(0).build().unwrap_err();
+/// assert_eq!(err.field(), "window_requests");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[must_use]
 pub struct AdaptiveThrottleBuilder {
     k: f64,
     window: Duration,
+    window_requests: u32,
     name: &'static str,
 }
 
@@ -214,6 +340,7 @@ impl Default for AdaptiveThrottleBuilder {
         AdaptiveThrottleBuilder {
             k: 2.0,
             window: Duration::from_secs(120),
+            window_requests: AdaptiveThrottle::DEFAULT_WINDOW_REQUESTS,
             name: "throttle",
         }
     }
@@ -228,10 +355,39 @@ impl AdaptiveThrottleBuilder {
         self
     }
 
-    /// How far back requests and accepts are counted (≥ 20 ms; default 2 minutes, as in the SRE
-    /// book), in 20 buckets.
+    /// How far back requests and accepts are counted at most (≥ 20 ms; default 2 minutes, as in
+    /// the SRE book), in 32 buckets. The window is shorter when the
+    /// [`window_requests`](Self::window_requests) last requests are more recent.
     pub fn window(mut self, window: Duration) -> Self {
         self.window = window;
+        self
+    }
+
+    /// How many of the last requests are counted at most (≥ 1, rounded up to a multiple of 32;
+    /// default 512): the window is the last [`window`](Self::window) or the last
+    /// `window_requests` requests, whichever is shorter. Fewer adapt faster to a change in what
+    /// the dependency accepts, more estimate it more precisely (the noise on the accepted share
+    /// is at most `1 / (2 √window_requests)`, one standard deviation). `u32::MAX` leaves the
+    /// time window alone.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::AdaptiveThrottle;
+    ///
+    /// // The SRE book's window as it stands: two minutes, however many requests they hold.
+    /// let throttle = AdaptiveThrottle::builder()
+    ///     .window(Duration::from_secs(120))
+    ///     .window_requests(u32::MAX)
+    ///     .build()
+    ///     .unwrap();
+    /// for _ in 0..5000 {
+    ///     throttle.try_acquire().unwrap();
+    ///     throttle.record(true);
+    /// }
+    /// assert_eq!(throttle.counts(), (5000, 5000));
+    /// ```
+    pub fn window_requests(mut self, requests: u32) -> Self {
+        self.window_requests = requests;
         self
     }
 
@@ -244,7 +400,8 @@ impl AdaptiveThrottleBuilder {
     /// Checks the settings and makes the throttle.
     ///
     /// # Errors
-    /// A [`ConfigError`] naming `k` (not finite, or below 1) or `window` (below 20 ms).
+    /// A [`ConfigError`] naming `k` (not finite, or below 1), `window` (below 20 ms) or
+    /// `window_requests` (zero).
     pub fn build(self) -> Result<AdaptiveThrottle, ConfigError> {
         if !self.k.is_finite() || self.k < 1.0 {
             return Err(ConfigError::OutOfRange {
@@ -252,18 +409,27 @@ impl AdaptiveThrottleBuilder {
                 rule: "a finite number ≥ 1",
             });
         }
-        let bucket = self.window.as_nanos() / BUCKETS as u128;
-        if bucket < 1_000_000 {
+        if self.window < Duration::from_millis(20) {
             return Err(ConfigError::OutOfRange {
                 field: "window",
                 rule: "at least 20ms",
             });
         }
+        if self.window_requests == 0 {
+            return Err(ConfigError::Zero {
+                field: "window_requests",
+            });
+        }
+        let bucket = self.window.as_nanos() / BUCKETS as u128;
         Ok(AdaptiveThrottle {
             name: self.name,
             k: self.k,
             bucket: u64::try_from(bucket).unwrap_or(u64::MAX),
+            per_bucket: self.window_requests.div_ceil(BUCKETS_U32),
             origin: OnceLock::new(),
+            head: AtomicU64::new(0),
+            // Bucket 0 starts at tick 0, the first use.
+            started: std::array::from_fn(|_| AtomicU64::new(0)),
             requests: std::array::from_fn(|_| AtomicU64::new(0)),
             accepts: std::array::from_fn(|_| AtomicU64::new(0)),
         })
@@ -273,6 +439,8 @@ impl AdaptiveThrottleBuilder {
 #[cfg(all(test, not(loom)))]
 #[allow(clippy::float_cmp, reason = "exact zeros")]
 mod tests {
+    use proptest::prelude::Strategy as _;
+
     use super::*;
 
     #[test]
@@ -334,6 +502,171 @@ mod tests {
             (2_500..4_600).contains(&sent),
             "sent {sent} of 20000: most tries are shed"
         );
+    }
+
+    /// Drives `t` for `secs` seconds at `rate` requests per second (paused clock), the
+    /// dependency accepting `capacity` a second, evenly (a bucket of at most five).
+    async fn drive(t: &AdaptiveThrottle, secs: u32, rate: u32, capacity: u32) {
+        let gap = Duration::from_secs(1) / rate;
+        let mut credit = 0.0;
+        for _ in 0..secs * rate {
+            credit = (credit + f64::from(capacity) / f64::from(rate)).min(5.0);
+            if t.try_acquire().is_ok() {
+                let accepted = credit >= 1.0;
+                if accepted {
+                    credit -= 1.0;
+                }
+                t.record(accepted);
+            }
+            tokio::time::advance(gap).await;
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_busy_default_throttle_starts_shedding_within_a_second_of_an_overload() {
+        crate::seed_rng(17);
+        let t = AdaptiveThrottle::builder().build().unwrap();
+        // A minute of 2000 requests/s, all accepted; then the dependency takes 500 a second.
+        drive(&t, 60, 2000, 2000).await;
+        assert_eq!(t.rejection_probability(), 0.0);
+        drive(&t, 1, 2000, 500).await;
+        // What is sent converges to 2 × 500 of the 2000: about half is shed.
+        let p = t.rejection_probability();
+        assert!(p > 0.3, "still {p} a second into the overload");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_busy_default_throttle_stops_shedding_within_a_second_of_the_end() {
+        crate::seed_rng(17);
+        let t = AdaptiveThrottle::builder().build().unwrap();
+        drive(&t, 60, 2000, 500).await;
+        assert!(t.rejection_probability() > 0.3);
+        // The dependency takes everything again.
+        drive(&t, 1, 2000, 2000).await;
+        let p = t.rejection_probability();
+        assert_eq!(p, 0.0, "still shedding a second after the overload");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_quiet_client_keeps_the_whole_time_window() {
+        let t = AdaptiveThrottle::builder().build().unwrap();
+        // Two requests a second for a minute: far fewer than the window's request bound.
+        for _ in 0..120 {
+            let _ = t.try_acquire();
+            tokio::time::advance(Duration::from_millis(500)).await;
+        }
+        assert_eq!(t.counts(), (120, 0));
+    }
+
+    /// What the throttle is asked or told, and the clock moving on.
+    #[derive(Debug, Clone, Copy)]
+    enum Op {
+        Acquire,
+        Record(bool),
+        Advance(u64),
+        Counts,
+    }
+
+    /// The window as specified, one bucket after another in a list: a bucket ends when its
+    /// tick is over or it holds `per_bucket` requests; the window is the last 32 buckets, less
+    /// those started 32 ticks ago or more. Bucket 0 starts at tick 0, the first use.
+    struct Model {
+        tick_ns: u64,
+        per_bucket: u64,
+        /// (tick it started in, requests, accepts), oldest first.
+        buckets: Vec<(u64, u64, u64)>,
+    }
+
+    impl Model {
+        fn current(&mut self, tick: u64) -> &mut (u64, u64, u64) {
+            let (started, requests, _) = *self.buckets.last().unwrap();
+            if started != tick || requests >= self.per_bucket {
+                self.buckets.push((tick, 0, 0));
+            }
+            self.buckets.last_mut().unwrap()
+        }
+
+        fn counts(&self, tick: u64) -> (u64, u64) {
+            self.buckets
+                .iter()
+                .rev()
+                .take(BUCKETS)
+                .filter(|b| tick - b.0 < BUCKETS as u64)
+                .fold((0, 0), |(r, a), b| (r + b.1, a + b.2))
+        }
+    }
+
+    proptest::proptest! {
+        /// After every step of a random sequence of requests, answers and waits, the throttle
+        /// counts what the list model of its window counts, never more than its request bound,
+        /// and its probability is the book's formula over those counts.
+        #[test]
+        fn the_window_counts_what_its_model_counts(
+            window_ms in 20..=2_000u64,
+            window_requests in proptest::prop_oneof![1..=300u32, proptest::prelude::Just(u32::MAX)],
+            ops in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => proptest::prelude::Just(Op::Acquire),
+                    3 => proptest::prelude::any::<bool>().prop_map(Op::Record),
+                    2 => (0..=200u64).prop_map(Op::Advance),
+                    1 => proptest::prelude::Just(Op::Counts),
+                ],
+                1..600,
+            ),
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                crate::seed_rng(7);
+                let t = AdaptiveThrottle::builder()
+                    .window(Duration::from_millis(window_ms))
+                    .window_requests(window_requests)
+                    .build()
+                    .unwrap();
+                let mut model = Model {
+                    tick_ns: t.bucket,
+                    per_bucket: u64::from(t.per_bucket),
+                    buckets: vec![(0, 0, 0)],
+                };
+                // The first use starts the throttle's clock.
+                assert_eq!(t.counts(), (0, 0));
+                let origin = Instant::now();
+                let tick_ns = model.tick_ns;
+                let tick = || {
+                    u64::try_from(Instant::now().duration_since(origin).as_nanos()).unwrap()
+                        / tick_ns
+                };
+                for op in ops {
+                    match op {
+                        Op::Acquire => {
+                            let now = tick();
+                            let _ = t.try_acquire();
+                            model.current(now).1 += 1;
+                        }
+                        Op::Record(accepted) => {
+                            let now = tick();
+                            t.record(accepted);
+                            if accepted {
+                                model.current(now).2 += 1;
+                            }
+                        }
+                        Op::Advance(ms) => tokio::time::advance(Duration::from_millis(ms)).await,
+                        Op::Counts => {}
+                    }
+                    let expected = model.counts(tick());
+                    proptest::prop_assert_eq!(t.counts(), expected, "after {:?}", op);
+                    proptest::prop_assert!(expected.0 <= t.window_requests());
+                    proptest::prop_assert_eq!(
+                        t.rejection_probability(),
+                        probability(expected.0, expected.1, t.k())
+                    );
+                }
+                Ok(())
+            })?;
+        }
     }
 
     #[test]
