@@ -603,3 +603,33 @@ async fn a_second_copys_hint_never_pushes_the_retry_past_the_deadline() {
         [(1, Duration::ZERO), (2, 50 * MS), (3, 90 * MS)]
     );
 }
+
+/// An answer that is ready when the hedge's timer fires (the same instant, or the same poll):
+/// the call has its answer, so no hedge starts (none is paid from the budget, sent, or counted),
+/// and the call is a first-try success.
+#[tokio::test(start_paused = true)]
+async fn no_hedge_starts_when_the_answer_is_ready_as_its_timer_fires() {
+    let policy = hedged(50 * MS, 3);
+    let budget = RetryBudget::builder()
+        .max_tokens(100)
+        .retry_cost(10)
+        .success_deposit(1)
+        .build()
+        .unwrap();
+    assert!(budget.try_withdraw(false));
+    let started = Cell::new(0);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            started.set(started.get() + 1);
+            let n = started.get();
+            async move {
+                sleep(50 * MS).await;
+                Ok(n)
+            }
+        })
+        .budget(&budget)
+        .await;
+    assert_eq!(out.unwrap(), 1);
+    assert_eq!(started.get(), 1, "a hedge was started for an answered call");
+    assert_eq!(budget.available(), 91, "a first-try success's deposit");
+}

@@ -124,39 +124,10 @@ where
     let policy = call.engine.policy();
     let (breaker, throttle, budget) = (call.breaker, call.throttle, call.budget);
     loop {
-        // Start what is due: the first attempt, a retry after its backoff, a hedge.
-        let due = if call.engine.attempt() == 0 {
-            Some(Next::Retry)
-        } else if hedged.next == Next::Nothing {
-            None
-        } else if let Some(timer) = call.timer.as_mut().as_pin_mut() {
-            timer.poll(cx).is_ready().then_some(hedged.next)
-        } else {
-            None
-        };
-        if let Some(kind) = due {
-            // Before the first attempt: the bulkhead's slot, one for every copy of the call.
-            let full = if call.engine.attempt() == 0 {
-                match poll_slot(cx) {
-                    Poll::Ready(full) => full,
-                    Poll::Pending => return Poll::Pending,
-                }
-            } else {
-                false
-            };
-            hedged.next = Next::Nothing;
-            if let ControlFlow::Break(out) = start_next(call, hedged, kind, full) {
-                match out {
-                    Some(out) => return Poll::Ready(out),
-                    // A retry's backoff: poll its timer.
-                    None => continue,
-                }
-            }
-        }
-
-        // Poll every copy; the first outcome that ends the call wins.
+        // Poll every copy first; the first outcome that ends the call wins. Then nothing that is
+        // due starts: a hedge whose timer fires as an answer comes is not started, paid, sent
+        // or counted.
         let mut i = 0;
-        let mut decided_retry = false;
         while i < hedged.copies.len() {
             let copy = &mut hedged.copies[i];
             let limit = copy.limit.as_mut().map(Pin::as_mut);
@@ -199,14 +170,38 @@ where
                         _ => set_timer(call.timer.as_mut(), delay),
                     }
                     hedged.next = Next::Retry;
-                    decided_retry = true;
                 }
                 CopyDecision::Wait => {}
             }
         }
-        if decided_retry {
-            // Poll the backoff timer, so that it wakes the task.
-            continue;
+
+        // Start what is due: the first attempt, a retry after its backoff, a hedge (polling the
+        // timer of what is not due yet, so that it wakes the task).
+        let due = if call.engine.attempt() == 0 {
+            Some(Next::Retry)
+        } else if hedged.next == Next::Nothing {
+            None
+        } else if let Some(timer) = call.timer.as_mut().as_pin_mut() {
+            timer.poll(cx).is_ready().then_some(hedged.next)
+        } else {
+            None
+        };
+        if let Some(kind) = due {
+            // Before the first attempt: the bulkhead's slot, one for every copy of the call.
+            let full = if call.engine.attempt() == 0 {
+                match poll_slot(cx) {
+                    Poll::Ready(full) => full,
+                    Poll::Pending => return Poll::Pending,
+                }
+            } else {
+                false
+            };
+            hedged.next = Next::Nothing;
+            match start_next(call, hedged, kind, full) {
+                ControlFlow::Break(Some(out)) => return Poll::Ready(out),
+                // A retry's backoff (poll its timer), or the attempt just started (poll it).
+                ControlFlow::Break(None) | ControlFlow::Continue(()) => continue,
+            }
         }
 
         // The next hedge, `hedge_after` after the last start.
