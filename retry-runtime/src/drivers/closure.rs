@@ -12,7 +12,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::drivers::call::{FromBreakerOpen, FromElapsed};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
-use crate::drivers::timed::poll_attempt;
+use crate::drivers::timed::{poll_attempt, set_timer};
 use crate::engine::context::{RetryContext, enter};
 use crate::engine::hooks::{FnHooks, Hooks};
 use crate::engine::state::GiveUpReason;
@@ -856,16 +856,5 @@ fn set_timer_at(mut timer: Pin<&mut Option<Sleep>>, deadline: Instant) {
     match timer.as_mut().as_pin_mut() {
         Some(sleep) => sleep.reset(deadline),
         None => timer.set(Some(tokio::time::sleep_until(deadline))),
-    }
-}
-
-/// Points the one timer at `now + delay`, reusing its registration when it exists.
-fn set_timer(mut timer: Pin<&mut Option<Sleep>>, delay: Duration) {
-    match timer.as_mut().as_pin_mut() {
-        Some(sleep) => match Instant::now().checked_add(delay) {
-            Some(deadline) => sleep.reset(deadline),
-            None => timer.set(Some(tokio::time::sleep(delay))),
-        },
-        None => timer.set(Some(tokio::time::sleep(delay))),
     }
 }

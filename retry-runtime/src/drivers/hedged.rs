@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
 use crate::drivers::closure::TimeoutInto;
-use crate::drivers::timed::poll_copy;
+use crate::drivers::timed::{poll_copy, set_timer};
 use crate::engine::context::enter_copy;
 use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine, GiveUpReason, Start};
@@ -315,15 +315,4 @@ where
 fn far_future(from: Instant) -> Instant {
     const THIRTY_YEARS: Duration = Duration::from_secs(86_400 * 365 * 30);
     from.checked_add(THIRTY_YEARS).unwrap_or(from)
-}
-
-/// Points the one timer at `now + delay`, reusing its registration when it exists.
-fn set_timer(mut timer: Pin<&mut Option<Sleep>>, delay: Duration) {
-    match timer.as_mut().as_pin_mut() {
-        Some(sleep) => match Instant::now().checked_add(delay) {
-            Some(deadline) => sleep.reset(deadline),
-            None => timer.set(Some(tokio::time::sleep(delay))),
-        },
-        None => timer.set(Some(tokio::time::sleep(delay))),
-    }
 }

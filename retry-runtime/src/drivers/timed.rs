@@ -25,6 +25,17 @@ pub(crate) fn deadline_after(start: Instant, limit: Duration) -> Option<Instant>
     start.checked_add(limit)
 }
 
+/// Points a driver's one timer (a retry's sleep, the next hedge) at `now + delay`, reusing its registration when it exists.
+pub(crate) fn set_timer(mut timer: Pin<&mut Option<Sleep>>, delay: Duration) {
+    match timer.as_mut().as_pin_mut() {
+        Some(sleep) => match Instant::now().checked_add(delay) {
+            Some(deadline) => sleep.reset(deadline),
+            None => timer.set(Some(tokio::time::sleep(delay))),
+        },
+        None => timer.set(Some(tokio::time::sleep(delay))),
+    }
+}
+
 pin_project! {
     /// An attempt's time limit: none, a deadline not yet armed, or the timer armed for it.
     #[project = LimitProj]

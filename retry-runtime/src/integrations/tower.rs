@@ -79,13 +79,13 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use pin_project_lite::pin_project;
-use tokio::time::{Instant, Sleep};
+use tokio::time::Sleep;
 use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::drivers::closure::{ElapsedInto, NoTimeout, TimeoutInto};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
-use crate::drivers::timed::poll_copy;
+use crate::drivers::timed::{poll_copy, set_timer};
 use crate::engine::context::{RetryContext, enter};
 use crate::engine::hooks::{ErrorHook, Hooks, OkHook, OnRetryHook, Unset};
 use crate::engine::state::GiveUpReason;
@@ -1220,17 +1220,6 @@ where
     // The call is over: its bulkhead slot (one for all its copies) is free for another.
     *slot = CallSlot::Untaken;
     Poll::Ready(out)
-}
-
-/// Points the one timer at `now + delay`, reusing its registration when it exists.
-fn set_timer(mut timer: Pin<&mut Option<Sleep>>, delay: Duration) {
-    match timer.as_mut().as_pin_mut() {
-        Some(sleep) => match Instant::now().checked_add(delay) {
-            Some(deadline) => sleep.reset(deadline),
-            None => timer.set(Some(tokio::time::sleep(delay))),
-        },
-        None => timer.set(Some(tokio::time::sleep(delay))),
-    }
 }
 
 #[cfg(feature = "http")]
