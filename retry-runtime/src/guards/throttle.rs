@@ -126,8 +126,7 @@ impl AdaptiveThrottle {
     /// # Errors
     /// [`Throttled`] when the request is rejected locally.
     pub fn try_acquire(&self) -> Result<(), Throttled> {
-        let tick = self.tick();
-        let head = self.current(tick);
+        let (head, tick) = self.current(self.tick());
         let (requests, accepts) = self.totals(head, tick);
         bump(&self.requests[slot(head)], head);
         let p = probability(requests, accepts, self.k);
@@ -142,7 +141,7 @@ impl AdaptiveThrottle {
     /// through: `accepted` unless it refused it (a retryable error, a timeout).
     pub fn record(&self, accepted: bool) {
         if accepted {
-            let head = self.current(self.tick());
+            let (head, _) = self.current(self.tick());
             bump(&self.accepts[slot(head)], head);
         }
     }
@@ -190,20 +189,26 @@ impl AdaptiveThrottle {
     }
 
     /// The bucket to count in at `tick`: the head, or a new bucket after it if the head's time
-    /// is up or it holds its share of the request bound.
-    fn current(&self, tick: u32) -> u64 {
+    /// is up or it holds its share of the request bound; and the tick to see the window from
+    /// (`tick`, or the head's when `tick` is behind it).
+    fn current(&self, mut tick: u32) -> (u64, u32) {
         let mut head = self.head.load(Ordering::Acquire);
         loop {
             let s = slot(head);
             let started = self.started[s].load(Ordering::Acquire);
             // Until the thread that started the head has written its tick, it is new.
             if bucket_of(started) != low(head) {
-                return head;
+                return (head, tick);
+            }
+            // A clock read before another thread started the head (at most a window behind it;
+            // further is a tick count that wrapped): the head's time is not up.
+            if (1..=BUCKETS_U32).contains(&count_of(started).wrapping_sub(tick)) {
+                tick = count_of(started);
             }
             let requests = self.requests[s].load(Ordering::Relaxed);
             let full = bucket_of(requests) == low(head) && count_of(requests) >= self.per_bucket;
             if count_of(started) == tick && !full {
-                return head;
+                return (head, tick);
             }
             match self
                 .head
@@ -224,7 +229,7 @@ impl AdaptiveThrottle {
                         u64::from(low(next)) << 32 | u64::from(tick),
                         Ordering::Release,
                     );
-                    return next;
+                    return (next, tick);
                 }
                 // Another thread started a bucket (or more): look at the new head.
                 Err(now) => head = now,
@@ -545,6 +550,38 @@ mod tests {
         drive(&t, 1, 2000, 2000).await;
         let p = t.rejection_probability();
         assert_eq!(p, 0.0, "still shedding a second after the overload");
+    }
+
+    /// Counts a request as `try_acquire` does, for a thread that read the clock at `tick`.
+    fn acquire_at(t: &AdaptiveThrottle, tick: u32) {
+        let (head, _) = t.current(tick);
+        bump(&t.requests[slot(head)], head);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_clock_read_just_before_a_bucket_began_does_not_end_it() {
+        // Many threads at a tick's end: one reads the clock in tick 0 and reaches the throttle
+        // after another, which read it in tick 1, started tick 1's bucket. A 32 s window: every
+        // request below is less than 2 s old, all must stay counted.
+        let t = AdaptiveThrottle::builder()
+            .window(Duration::from_secs(32))
+            .window_requests(u32::MAX)
+            .build()
+            .unwrap();
+        let _ = t.try_acquire();
+        tokio::time::advance(Duration::from_secs(1)).await;
+        for _ in 0..40 {
+            acquire_at(&t, 1);
+            acquire_at(&t, 0);
+        }
+        assert_eq!(
+            t.counts(),
+            (81, 0),
+            "the window lost buckets to stale clock readings"
+        );
+        // And a thread whose reading is behind sees the whole window (tick 1's bucket included).
+        let (head, tick) = t.current(0);
+        assert_eq!(t.totals(head, tick), (81, 0));
     }
 
     #[tokio::test(start_paused = true)]
