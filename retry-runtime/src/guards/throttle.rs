@@ -585,6 +585,26 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    #[ignore = "known, not fixed: ticks are 32 bits and wrap; an idle spell within 32 ticks of a multiple of 2^32 ticks brings the old buckets back"]
+    async fn counts_stay_out_of_the_window_after_an_idle_spell_of_2_pow_32_ticks() {
+        // A 20 ms window: 625 µs ticks; 2^32 of them are 31 days.
+        let t = AdaptiveThrottle::builder()
+            .window(Duration::from_millis(20))
+            .build()
+            .unwrap();
+        for _ in 0..10 {
+            let _ = t.try_acquire();
+        }
+        tokio::time::advance(
+            Duration::from_nanos(t.bucket) * u32::MAX + Duration::from_nanos(t.bucket),
+        )
+        .await;
+        assert_eq!(t.counts(), (0, 0), "31 days old");
+        let _ = t.try_acquire();
+        assert_eq!(t.counts(), (1, 0), "31 days old");
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_quiet_client_keeps_the_whole_time_window() {
         let t = AdaptiveThrottle::builder().build().unwrap();
         // Two requests a second for a minute: far fewer than the window's request bound.
