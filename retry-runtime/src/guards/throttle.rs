@@ -195,10 +195,32 @@ impl AdaptiveThrottle {
         let mut head = self.head.load(Ordering::Acquire);
         loop {
             let s = slot(head);
-            let started = self.started[s].load(Ordering::Acquire);
-            // Until the thread that started the head has written its tick, it is new.
+            let mut started = self.started[s].load(Ordering::Acquire);
             if bucket_of(started) != low(head) {
-                return (head, tick);
+                if !older(bucket_of(started), low(head)) {
+                    // The slot holds a newer bucket: this thread was descheduled across a
+                    // window of buckets (its count is dropped).
+                    return (head, tick);
+                }
+                // The thread that started the head has not written its tick yet (it may be
+                // descheduled for long): write it for it, so that the head ends as any other.
+                let mine = u64::from(low(head)) << 32 | u64::from(tick);
+                started = match self.started[s].compare_exchange(
+                    started,
+                    mine,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => mine,
+                    Err(now) => {
+                        // Written meanwhile (or the head moved on): look again.
+                        if bucket_of(now) != low(head) {
+                            head = self.head.load(Ordering::Acquire);
+                            continue;
+                        }
+                        now
+                    }
+                };
             }
             // A clock read before another thread started the head (at most a window behind it;
             // further is a tick count that wrapped): the head's time is not up.
@@ -215,26 +237,30 @@ impl AdaptiveThrottle {
                 .compare_exchange(head, head + 1, Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) => {
-                    let next = head + 1;
-                    // Empty the slot of the bucket that held it a window ago (a count already
-                    // made in the new bucket stays), so that every slot holds one of the last
-                    // 32 buckets.
-                    let s = slot(next);
-                    for counter in [&self.requests[s], &self.accepts[s]] {
-                        let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
-                            (bucket_of(w) != low(next)).then_some(u64::from(low(next)) << 32)
-                        });
-                    }
-                    self.started[s].store(
-                        u64::from(low(next)) << 32 | u64::from(tick),
-                        Ordering::Release,
-                    );
-                    return (next, tick);
+                    self.start(head + 1, tick);
+                    return (head + 1, tick);
                 }
                 // Another thread started a bucket (or more): look at the new head.
                 Err(now) => head = now,
             }
         }
+    }
+
+    /// Starts bucket `next` at `tick`, once the head is `next`: empties its slot of the bucket
+    /// that held it a window ago (a count already made in the new bucket stays), so that every
+    /// slot holds one of the last 32 buckets, and writes the tick it started in, unless another
+    /// thread did either first (this one may have been descheduled since it moved the head on,
+    /// even across a window of buckets: a newer bucket in the slot is left alone).
+    fn start(&self, next: u64, tick: u32) {
+        let s = slot(next);
+        for counter in [&self.requests[s], &self.accepts[s]] {
+            let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                older(bucket_of(w), low(next)).then_some(u64::from(low(next)) << 32)
+            });
+        }
+        let _ = self.started[s].fetch_update(Ordering::Release, Ordering::Relaxed, |w| {
+            older(bucket_of(w), low(next)).then_some(u64::from(low(next)) << 32 | u64::from(tick))
+        });
     }
 
     /// The requests and accepts in the buckets of the window, seen from bucket `head` at `tick`:
@@ -268,6 +294,11 @@ impl AdaptiveThrottle {
 #[allow(clippy::cast_possible_truncation, reason = "below 32")]
 fn slot(bucket: u64) -> usize {
     (bucket % BUCKETS as u64) as usize
+}
+
+/// Whether bucket `b` is older than bucket `than` (numbers compared by wrapping difference).
+fn older(b: u32, than: u32) -> bool {
+    (1..1 << 31).contains(&than.wrapping_sub(b))
 }
 
 /// The low 32 bits of a bucket's number, as kept in the slots.
@@ -602,6 +633,32 @@ mod tests {
         assert_eq!(t.counts(), (0, 0), "31 days old");
         let _ = t.try_acquire();
         assert_eq!(t.counts(), (1, 0), "31 days old");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_bucket_starter_descheduled_before_writing_its_tick_does_not_unbound_the_window() {
+        let t = AdaptiveThrottle::builder()
+            .window(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        for _ in 0..16 {
+            let _ = t.try_acquire();
+        }
+        // A thread ends the full bucket 0 (its compare-and-swap of the head) and is descheduled
+        // before it writes bucket 1's tick; the others go on.
+        t.head.fetch_add(1, Ordering::AcqRel);
+        for _ in 0..2_000 {
+            let _ = t.try_acquire();
+        }
+        let (requests, _) = t.counts();
+        assert!(
+            requests <= t.window_requests() + 16,
+            "{requests} requests in a window of {}",
+            t.window_requests()
+        );
+        // The starter wakes up: what it writes late leaves the newer buckets alone.
+        t.start(1, 0);
+        assert_eq!(t.counts(), (requests, 0));
     }
 
     #[tokio::test(start_paused = true)]
