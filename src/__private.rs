@@ -143,9 +143,14 @@ impl EventName {
     /// The name, from the marker item's path (`type_name_of_val`). Not inlined: one copy for
     /// every function (it runs only when an event, or a metric, names the call).
     pub fn get(&self, marker_path: &'static str) -> &'static str {
-        let path = marker_path
+        let mut path = marker_path
             .strip_suffix("::__reattempt_name")
             .unwrap_or(marker_path);
+        // An `async fn`'s body is a closure to `type_name`: the marker declared in it prints
+        // as `f::{{closure}}::__reattempt_name`.
+        while let Some(outer) = path.strip_suffix("::{{closure}}") {
+            path = outer;
+        }
         if !path.starts_with('<') {
             return path;
         }
@@ -212,6 +217,15 @@ mod event_name_tests {
             got,
             NAME.get("<a::A as a::Api>::get::__reattempt_name")
         ));
+        static ASYNC_NAME: super::EventName = super::EventName::new();
+        assert_eq!(
+            ASYNC_NAME.get("<a::A as a::Api>::get::{{closure}}::__reattempt_name"),
+            "a::A::get"
+        );
+        assert_eq!(
+            ASYNC_NAME.get("a::f::{{closure}}::__reattempt_name"),
+            "a::f"
+        );
     }
 }
 

@@ -87,3 +87,60 @@ fn default_names_include_the_self_type() {
     assert!(text.contains("name=\"event_names::free_get\""), "{text}");
     assert!(text.contains("name=\"event_names::A::fetch\""), "{text}");
 }
+
+// The same names for async fns (an `async fn`'s body is a closure to `type_name`), generic
+// ones included.
+impl A {
+    #[retryable(max_attempts = 2, delay = "1ms", jitter = "none")]
+    async fn get_async(&self, n: u8) -> Result<u8, Fail> {
+        if first_try() { Err(Fail) } else { Ok(n) }
+    }
+}
+
+trait AsyncApi {
+    async fn fetch_async(&self) -> Result<u8, Fail>;
+}
+
+impl AsyncApi for B {
+    #[retryable(max_attempts = 2, delay = "1ms", jitter = "none")]
+    async fn fetch_async(&self) -> Result<u8, Fail> {
+        if first_try() { Err(Fail) } else { Ok(6) }
+    }
+}
+
+#[retryable(max_attempts = 2, delay = "1ms", jitter = "none")]
+async fn free_async<T: Clone + Send>(value: T) -> Result<T, Fail> {
+    if first_try() { Err(Fail) } else { Ok(value) }
+}
+
+#[test]
+fn async_fns_are_named_like_blocking_ones() {
+    let out = Captured::default();
+    let writer = out.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    tracing::subscriber::with_default(subscriber, || {
+        rt.block_on(async {
+            assert_eq!(A.get_async(5).await, Ok(5));
+            assert_eq!(B.fetch_async().await, Ok(6));
+            assert_eq!(free_async(7_u8).await, Ok(7));
+        });
+    });
+    let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");
+    assert!(
+        text.contains("name=\"event_names::A::get_async\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("name=\"event_names::B::fetch_async\""),
+        "{text}"
+    );
+    assert!(text.contains("name=\"event_names::free_async\""), "{text}");
+}
