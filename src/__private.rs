@@ -201,6 +201,7 @@ mod event_name_tests {
     #[test]
     fn trait_impl_paths_are_shortened_to_the_self_type() {
         static NAME: super::EventName = super::EventName::new();
+        static ASYNC_NAME: super::EventName = super::EventName::new();
         for (raw, name) in [
             ("a::A::get", "a::A::get"),
             ("<a::A as a::Api>::get", "a::A::get"),
@@ -217,7 +218,7 @@ mod event_name_tests {
             got,
             NAME.get("<a::A as a::Api>::get::__reattempt_name")
         ));
-        static ASYNC_NAME: super::EventName = super::EventName::new();
+        // An `async fn`'s body is a closure to `type_name`: its `{{closure}}` segment goes.
         assert_eq!(
             ASYNC_NAME.get("<a::A as a::Api>::get::{{closure}}::__reattempt_name"),
             "a::A::get"

@@ -340,6 +340,10 @@ mod across_tasks {
         }
 
         async fn run(server_layer: bool) -> (u32, Vec<Option<String>>) {
+            run_with(server_layer, true).await
+        }
+
+        async fn run_with(server_layer: bool, header: bool) -> (u32, Vec<Option<String>>) {
             let hits = Arc::new(AtomicU32::new(0));
             let seen = Arc::new(std::sync::Mutex::new(vec![]));
             let handler = Handler {
@@ -347,6 +351,11 @@ mod across_tasks {
                 seen: Arc::clone(&seen),
             };
             let client = RetryLayer::new(policy(false)).http().without_timeout();
+            let client = if header {
+                client.outer_attempts_header()
+            } else {
+                client
+            };
             let response = if server_layer {
                 let server = OuterRetryLayer::new().layer(handler);
                 client
@@ -362,6 +371,16 @@ mod across_tasks {
             assert_eq!(response.unwrap().status(), StatusCode::SERVICE_UNAVAILABLE);
             let seen = seen.lock().unwrap().clone();
             (hits.load(SeqCst), seen)
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn the_client_layer_sends_no_header_unless_asked() {
+            let (hits, seen) = run_with(true, false).await;
+            assert_eq!(seen, [None, None, None]);
+            assert_eq!(
+                hits, 9,
+                "the server's calls retry as if there were no caller"
+            );
         }
 
         #[tokio::test(start_paused = true)]
@@ -422,7 +441,7 @@ mod across_tasks {
         async fn the_middleware_writes_the_header_and_passes_an_outer_one_on() {
             let seen = Arc::new(Mutex::new(vec![]));
             let client = ClientBuilder::new(reqwest::Client::new())
-                .with(RetryMiddleware::new(policy(false)))
+                .with(RetryMiddleware::new(policy(false)).outer_attempts_header())
                 .with(Answer(Arc::clone(&seen)))
                 .build();
             let response = client.get("http://localhost/").send().await.unwrap();
@@ -444,6 +463,19 @@ mod across_tasks {
                     Some("5".to_owned())
                 ]
             );
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn the_middleware_sends_no_header_unless_asked() {
+            let seen = Arc::new(Mutex::new(vec![]));
+            let client = ClientBuilder::new(reqwest::Client::new())
+                .with(RetryMiddleware::new(policy(false)))
+                .with(Answer(Arc::clone(&seen)))
+                .build();
+            let response = client.get("http://localhost/").send().await.unwrap();
+            assert_eq!(response.status(), 503);
+            let got = std::mem::take(&mut *seen.lock().unwrap());
+            assert_eq!(got, [None, None, None]);
         }
     }
 }

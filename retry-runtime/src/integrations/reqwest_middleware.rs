@@ -36,8 +36,9 @@
 //! Each attempt sends a copy of the request ([`reqwest::Request::try_clone`]) and a copy of the
 //! caller's `Extensions` (those of the last attempt that ended are written back). A request whose
 //! body is a stream cannot be copied: the call fails at once with [`NotReplayable`], before
-//! anything is sent, rather than being sent once without retries. An attempt that has attempts
-//! left after it (or whose call is nested in one that has) carries
+//! anything is sent, rather than being sent once without retries. With
+//! [`RetryMiddleware::outer_attempts_header`], an attempt that has attempts left after it (or
+//! whose call is nested in one that has) carries
 //! [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT), so that a service behind
 //! `tower::OuterRetryLayer` leaves the retrying of its `one_layer` calls to this one.
 //!
@@ -101,6 +102,7 @@ pub struct RetryMiddleware<H = HttpClassify> {
     bulkhead: Option<Arc<Bulkhead>>,
     name: &'static str,
     idempotency_key: bool,
+    outer_attempts: bool,
 }
 
 impl RetryMiddleware {
@@ -116,6 +118,7 @@ impl RetryMiddleware {
             bulkhead: None,
             name: "retry",
             idempotency_key: false,
+            outer_attempts: false,
         }
     }
 }
@@ -165,6 +168,7 @@ impl<H> RetryMiddleware<H> {
             bulkhead: self.bulkhead,
             name: self.name,
             idempotency_key: self.idempotency_key,
+            outer_attempts: self.outer_attempts,
         }
     }
 
@@ -236,6 +240,26 @@ impl<H> RetryMiddleware<H> {
         self.idempotency_key = true;
         self
     }
+
+    /// Sets [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT) on an attempt's request
+    /// while the call (or a call around it) has attempts left after it, to how many: a service
+    /// behind `tower::OuterRetryLayer` whose own calls have
+    /// `one_layer` then makes one attempt and leaves the retrying to this call. Off by default,
+    /// like the idempotency key: it tells the server about the caller's retries.
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    ///
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let middleware = RetryMiddleware::new(policy).outer_attempts_header();
+    /// # let _ = middleware;
+    /// ```
+    #[must_use]
+    pub fn outer_attempts_header(mut self) -> Self {
+        self.outer_attempts = true;
+        self
+    }
 }
 
 /// The middleware's default classification (see the [module](self)): transient transport errors
@@ -292,7 +316,8 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
         }
         let template = extensions.clone();
         let written = Mutex::new(None::<Extensions>);
-        let (req, template, written, key) = (&req, &template, &written, self.idempotency_key);
+        let (req, template, written) = (&req, &template, &written);
+        let (key, outer) = (self.idempotency_key, self.outer_attempts);
         let op = || {
             let mut copy = req.try_clone().expect("checked before the first attempt");
             if key
@@ -303,7 +328,7 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
                 copy.headers_mut().insert(IDEMPOTENCY_KEY.clone(), value);
             }
             // Retrying at one layer across HTTP: this call, or one around it, will retry.
-            if let Some(left) = crate::http::outer_header() {
+            if outer && let Some(left) = crate::http::outer_header() {
                 copy.headers_mut()
                     .insert(crate::http::OUTER_ATTEMPTS_LEFT, left);
             }

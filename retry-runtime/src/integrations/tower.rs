@@ -1246,13 +1246,15 @@ mod http {
     /// Copies an `http::Request<B>` with a `Clone` body for each attempt (method, URI, version,
     /// headers, extensions and body), and with [`RetryLayer::idempotency_key_header`] sets its
     /// `Idempotency-Key` header to the call's key (the same on every attempt) unless the
-    /// request has one. While the call (or one around it) has attempts left after this one, it
-    /// sets [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT) to how many, so that a
-    /// server behind [`OuterRetryLayer`](super::OuterRetryLayer) leaves the retrying to this call
+    /// request has one. With [`RetryLayer::outer_attempts_header`], while the call (or one
+    /// around it) has attempts left after this one, it sets
+    /// [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT) to how many, so that a server
+    /// behind [`OuterRetryLayer`](super::OuterRetryLayer) leaves the retrying to this call
     /// (`one_layer`).
     #[derive(Debug, Clone, Copy, Default)]
     pub struct HttpRequests {
         idempotency_key: bool,
+        outer_attempts: bool,
     }
 
     impl<Body: Clone> Replay<Request<Body>> for HttpRequests {
@@ -1271,7 +1273,9 @@ mod http {
                 copy.headers_mut().insert(IDEMPOTENCY_KEY.clone(), value);
             }
             // Retrying at one layer across HTTP: this call, or one around it, will retry.
-            if let Some(left) = crate::http::outer_header() {
+            if self.outer_attempts
+                && let Some(left) = crate::http::outer_header()
+            {
                 copy.headers_mut()
                     .insert(crate::http::OUTER_ATTEMPTS_LEFT, left);
             }
@@ -1313,9 +1317,10 @@ mod http {
         /// error is retried (a connection reset, a response lost); a response with a transient
         /// status (408, 429, 500, 502, 503, 504) is retried, after at least the delay its
         /// `Retry-After` asks for (both forms), and when no retry is left, returned as it is.
-        /// Each attempt that has attempts left after it (or whose call is nested in one that
-        /// has) carries [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT), for
-        /// `one_layer` across services ([`OuterRetryLayer`](super::OuterRetryLayer)).
+        /// With [`outer_attempts_header`](RetryLayer::outer_attempts_header), each attempt that
+        /// has attempts left after it (or whose call is nested in one that has) carries
+        /// [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT), for `one_layer` across
+        /// services ([`OuterRetryLayer`](super::OuterRetryLayer)).
         /// The other settings still apply (`.retry_if` narrows the errors retried).
         ///
         /// ```
@@ -1351,6 +1356,33 @@ mod http {
             self.map_settings(|s| super::Settings {
                 replay: HttpRequests {
                     idempotency_key: true,
+                    ..s.replay
+                },
+                ..s
+            })
+        }
+
+        /// Sets [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT) on an attempt's
+        /// request while the call (or a call around it) has attempts left after it, to how
+        /// many: a service behind [`OuterRetryLayer`](super::OuterRetryLayer) whose own calls
+        /// have `one_layer` then makes one attempt and leaves the retrying to this call. Off by
+        /// default, like the idempotency key: it tells the server about the caller's retries.
+        ///
+        /// ```
+        /// use retry_runtime::RetryPolicy;
+        /// use retry_runtime::tower::RetryLayer;
+        ///
+        /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap())
+        ///     .http()
+        ///     .outer_attempts_header();
+        /// # let _ = layer;
+        /// ```
+        #[must_use]
+        pub fn outer_attempts_header(self) -> Self {
+            self.map_settings(|s| super::Settings {
+                replay: HttpRequests {
+                    outer_attempts: true,
+                    ..s.replay
                 },
                 ..s
             })
