@@ -633,3 +633,51 @@ async fn no_hedge_starts_when_the_answer_is_ready_as_its_timer_fires() {
     assert_eq!(started.get(), 1, "a hedge was started for an answered call");
     assert_eq!(budget.available(), 91, "a first-try success's deposit");
 }
+
+/// A retry decided while a hedge runs, then turned away (the first copy's failure opened the
+/// breaker): its payment comes back, but the hedge was made and paid, and it is the hedge that
+/// answers. The call hedged: no `success_deposit` (only a first-try success deposits).
+#[tokio::test(start_paused = true)]
+async fn a_retry_turned_away_alongside_a_hedge_leaves_the_call_hedged() {
+    let policy = hedged(50 * MS, 4);
+    let budget = RetryBudget::builder()
+        .max_tokens(100)
+        .retry_cost(10)
+        .success_deposit(1)
+        .build()
+        .unwrap();
+    assert!(budget.try_withdraw(false));
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .reset_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let started = Cell::new(0);
+    let out: Result<u32, Fails> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            started.set(n);
+            async move {
+                if n == 1 {
+                    // Fails at 70 ms: the breaker opens; a retry is paid, due at 90 ms, and
+                    // turned away then.
+                    sleep(70 * MS).await;
+                    Err(Fails)
+                } else {
+                    // The hedge, started (and paid) at 50 ms, answers at 100 ms.
+                    sleep(50 * MS).await;
+                    Ok(n)
+                }
+            }
+        })
+        .circuit_breaker(&breaker)
+        .budget(&budget)
+        .await;
+    assert_eq!(out.unwrap(), 2);
+    assert_eq!(started.get(), 2, "the retry was turned away");
+    assert_eq!(
+        budget.available(),
+        80,
+        "the hedge paid for, the retry refunded, no deposit: the call hedged"
+    );
+}

@@ -396,6 +396,15 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// Notes that the call has hedged (a copy overlapped another) once what it paid for its
+    /// last retry is settled: its success then deposits nothing (see [`pay_hedge`](Self::pay_hedge)).
+    #[inline]
+    pub(crate) fn mark_hedged(&self) {
+        if self.paid() == 0 {
+            self.set_paid(PAID_HEDGE);
+        }
+    }
+
     /// Gives back what the budget was paid for the retry about to be made, when its attempt is
     /// not made after all (the circuit breaker rejected it): an attempt never made costs nothing.
     pub fn unmade(&self, budget: &RetryBudget) {

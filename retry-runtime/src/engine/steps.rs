@@ -546,6 +546,9 @@ pub fn start_alongside(
                 engine.hedge_not_made(hedged_before);
             } else {
                 engine.unmade(budget);
+                // A retry alongside copies in flight: the call has hedged (copies overlap only
+                // after a hedge), so a success deposits nothing, as `pay_hedge` says.
+                engine.mark_hedged();
             }
         }
     };
