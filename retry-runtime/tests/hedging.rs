@@ -681,3 +681,52 @@ async fn a_retry_turned_away_alongside_a_hedge_leaves_the_call_hedged() {
         "the hedge paid for, the retry refunded, no deposit: the call hedged"
     );
 }
+
+/// As above, with a hint whose wait ends exactly at the deadline: a sleep may not end there
+/// (`after_failure_within` refuses it: no time would be left for the attempt), so the retry
+/// already due is not pushed to it; it starts when it was due, and answers.
+#[tokio::test(start_paused = true)]
+async fn a_second_copys_hint_ending_at_the_deadline_does_not_push_the_retry_to_it() {
+    let policy = RetryPolicy::builder()
+        .max_attempts(4)
+        .delay(20 * MS)
+        .backoff(Backoff::Fixed)
+        .jitter(Jitter::None)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
+        .max_elapsed(150 * MS)
+        .build()
+        .unwrap();
+    let t0 = Instant::now();
+    let started = RefCell::new(vec![]);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            started.borrow_mut().push((n, t0.elapsed()));
+            async move {
+                match n {
+                    1 => {
+                        sleep(70 * MS).await;
+                        Err(io::ErrorKind::ConnectionReset.into())
+                    }
+                    // Fails at 80 ms asking for 70 ms: exactly the 150 ms deadline.
+                    2 => {
+                        sleep(30 * MS).await;
+                        Err(io::ErrorKind::ConnectionRefused.into())
+                    }
+                    _ => {
+                        sleep(10 * MS).await;
+                        Ok(n)
+                    }
+                }
+            }
+        })
+        .retry_after(|e: &io::Error| {
+            (e.kind() == io::ErrorKind::ConnectionRefused).then_some(70 * MS)
+        })
+        .await;
+    assert_eq!(
+        *started.borrow(),
+        [(1, Duration::ZERO), (2, 50 * MS), (3, 90 * MS)]
+    );
+    assert_eq!(out.unwrap(), 3);
+}
