@@ -730,3 +730,65 @@ async fn a_second_copys_hint_ending_at_the_deadline_does_not_push_the_retry_to_i
     );
     assert_eq!(out.unwrap(), 3);
 }
+
+#[derive(Debug, PartialEq, Eq)]
+enum Answer {
+    TimedOut,
+    Refused,
+    Bad,
+}
+impl From<retry_runtime::Elapsed> for Answer {
+    fn from(_: retry_runtime::Elapsed) -> Self {
+        Answer::TimedOut
+    }
+}
+impl From<retry_runtime::BreakerOpen> for Answer {
+    fn from(_: retry_runtime::BreakerOpen) -> Self {
+        Answer::Refused
+    }
+}
+
+/// One copy times out; the other, still in flight, then answers with an error the call does not
+/// retry: that answer is the dependency's (not a failure for the breaker, as without hedging).
+/// The first copy's timeout is its own, not the next copy's to end.
+#[tokio::test(start_paused = true)]
+async fn a_copys_timeout_is_not_blamed_on_the_next_copy_to_end() {
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .delay(20 * MS)
+        .backoff(Backoff::Fixed)
+        .jitter(Jitter::None)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
+        .timeout(100 * MS)
+        .build()
+        .unwrap();
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(2)
+        .reset_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let out: Result<u32, Answer> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            async move {
+                if n == 1 {
+                    // Cut at 100 ms (a failure).
+                    sleep(Duration::from_secs(10)).await;
+                    Ok(n)
+                } else {
+                    // The hedge, from 50 ms: a definite answer at 110 ms.
+                    sleep(60 * MS).await;
+                    Err(Answer::Bad)
+                }
+            }
+        })
+        .retry_if(|e: &Answer| *e != Answer::Bad)
+        .circuit_breaker(&breaker)
+        .await;
+    assert_eq!(out.unwrap_err(), Answer::Bad);
+    assert_eq!(
+        breaker.state(),
+        retry_runtime::BreakerState::Closed,
+        "one failure (the timeout), then an answer"
+    );
+}

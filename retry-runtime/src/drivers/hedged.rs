@@ -145,8 +145,11 @@ where
             // An earlier copy's failure already decided a retry, which waits for its backoff.
             let pending = hedged.next == Next::Retry;
             let (engine, name, hooks) = (&mut *call.engine, call.name, &mut *call.hooks);
-            match steps::decide_copy_pending(engine, name, hooks, outcome, guards, others, pending)
-            {
+            let decision =
+                steps::decide_copy_pending(engine, name, hooks, outcome, guards, others, pending);
+            // Whether this copy timed out is its own: the next copy to end is another attempt.
+            call.engine.forget_timed_out();
+            match decision {
                 CopyDecision::Stop(out) => {
                     // The losers are dropped (cancelled): their latency so far is a lower bound
                     // of what they would have taken, and their permits go back unused. Each was

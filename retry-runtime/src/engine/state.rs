@@ -325,6 +325,12 @@ impl<'p> Engine<'p> {
         self.attempt.get() & TIMED_OUT != 0
     }
 
+    /// Forgets that an attempt timed out: a hedged call's copy that timed out has been decided,
+    /// and the next copy to end (begun before it ended) did not time out unless it says so.
+    pub(crate) fn forget_timed_out(&self) {
+        self.attempt.set(self.attempt.get() & !TIMED_OUT);
+    }
+
     /// Forgets that the attempt begun last was not made: a hedged call's copy that could not
     /// start does not end the call while other copies are in flight.
     pub(crate) fn forget_not_made(&self) {
