@@ -792,3 +792,50 @@ async fn a_copys_timeout_is_not_blamed_on_the_next_copy_to_end() {
         "one failure (the timeout), then an answer"
     );
 }
+
+/// As above, with a hint past what an `Instant` holds (`max_delay` at `Duration::MAX`, a
+/// `Retry-After` of centuries): the retry already due is pushed to "never, in practice", as a
+/// retry decided on that hint alone sleeps; it does not start when it was due.
+#[tokio::test(start_paused = true)]
+async fn a_second_copys_hint_past_the_instants_range_still_holds_the_retry_back() {
+    let policy = RetryPolicy::builder()
+        .max_attempts(4)
+        .delay(20 * MS)
+        .max_delay(Duration::MAX)
+        .backoff(Backoff::Fixed)
+        .jitter(Jitter::None)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
+        .build()
+        .unwrap();
+    let started = Cell::new(0);
+    let call = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            started.set(n);
+            async move {
+                match n {
+                    // Fails at 70 ms: the retry is due at 90 ms.
+                    1 => {
+                        sleep(70 * MS).await;
+                        Err(io::Error::from(io::ErrorKind::ConnectionReset))
+                    }
+                    // Fails at 80 ms asking for `Duration::MAX`.
+                    2 => {
+                        sleep(30 * MS).await;
+                        Err(io::ErrorKind::ConnectionRefused.into())
+                    }
+                    _ => Ok(n),
+                }
+            }
+        })
+        .retry_after(|e: &io::Error| {
+            (e.kind() == io::ErrorKind::ConnectionRefused).then_some(Duration::MAX)
+        });
+    let out = tokio::time::timeout(Duration::from_secs(3600), call).await;
+    assert!(out.is_err(), "the call ended: {out:?}");
+    assert_eq!(
+        started.get(),
+        2,
+        "the retry started before the server allows"
+    );
+}

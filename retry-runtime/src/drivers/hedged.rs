@@ -165,8 +165,11 @@ where
                     match call.timer.as_mut().as_pin_mut() {
                         // The retry already due, no earlier than this failure's hint.
                         Some(sleep) if pending => {
-                            let floor = Instant::now().checked_add(delay);
-                            if let Some(floor) = floor.filter(|f| *f > sleep.deadline()) {
+                            // A hint past what an `Instant` holds: "never, in practice", as
+                            // `set_timer` sleeps it.
+                            let now = Instant::now();
+                            let floor = now.checked_add(delay).unwrap_or_else(|| far_future(now));
+                            if floor > sleep.deadline() {
                                 sleep.reset(floor);
                             }
                         }
