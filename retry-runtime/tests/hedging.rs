@@ -839,3 +839,54 @@ async fn a_second_copys_hint_past_the_instants_range_still_holds_the_retry_back(
         "the retry started before the server allows"
     );
 }
+
+/// A copy that is always ready to go on (a busy channel, a stream) uses up the task's
+/// cooperative budget in every poll: the call's timer, polled after the copies, must still fire
+/// (as a per-attempt timeout does), or no hedge ever starts beside it.
+#[tokio::test(start_paused = true)]
+async fn a_copy_that_uses_up_the_coop_budget_does_not_hold_back_the_hedge() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let policy = hedged(50 * MS, 2);
+    let done = Arc::new(AtomicBool::new(false));
+    // The clock moves on while the call's task keeps yielding: 2 s in 10 ms steps.
+    let clock = tokio::spawn({
+        let done = done.clone();
+        async move {
+            for _ in 0..200 {
+                tokio::time::advance(10 * MS).await;
+            }
+            done.store(true, Ordering::SeqCst);
+        }
+    });
+    let call = policy.retry(|| {
+        let n = context().unwrap().attempt();
+        async move {
+            if n == 1 {
+                // Always ready to go on: only the cooperative budget stops it.
+                while !STOP.with(Cell::get) {
+                    tokio::task::consume_budget().await;
+                }
+            }
+            io::Result::Ok(n)
+        }
+    });
+    let gave_up = std::future::poll_fn(|cx| {
+        if done.load(Ordering::SeqCst) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    });
+    let out = tokio::select! {
+        out = call => Some(out.unwrap()),
+        () = gave_up => None,
+    };
+    clock.abort();
+    assert_eq!(out, Some(2), "the hedge never started");
+}
+
+thread_local! {
+    static STOP: Cell<bool> = const { Cell::new(false) };
+}

@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
 use crate::drivers::closure::TimeoutInto;
@@ -127,6 +128,10 @@ where
         // Poll every copy first; the first outcome that ends the call wins. Then nothing that is
         // due starts: a hedge whose timer fires as an answer comes is not started, paid, sent
         // or counted.
+        // Whether the copies use up the task's cooperative budget in this poll (an always-ready
+        // copy): then the timer is polled outside it, as an attempt's time limit is
+        // (`drivers::timed`), or no hedge or retry would ever start beside such a copy.
+        let had_budget = coop::has_budget_remaining();
         let mut i = 0;
         while i < hedged.copies.len() {
             let copy = &mut hedged.copies[i];
@@ -188,7 +193,12 @@ where
         } else if hedged.next == Next::Nothing {
             None
         } else if let Some(timer) = call.timer.as_mut().as_pin_mut() {
-            timer.poll(cx).is_ready().then_some(hedged.next)
+            let fired = if had_budget && !coop::has_budget_remaining() {
+                std::pin::pin!(coop::unconstrained(timer)).poll(cx)
+            } else {
+                timer.poll(cx)
+            };
+            fired.is_ready().then_some(hedged.next)
         } else {
             None
         };
