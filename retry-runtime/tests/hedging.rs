@@ -890,3 +890,50 @@ async fn a_copy_that_uses_up_the_coop_budget_does_not_hold_back_the_hedge() {
 thread_local! {
     static STOP: Cell<bool> = const { Cell::new(false) };
 }
+
+/// As above, with a hedge that answers after a timer of its own: the copy that uses up the
+/// cooperative budget in every poll must not starve it (copies polled after it would find the
+/// budget spent, and their timers never fire).
+#[tokio::test(start_paused = true)]
+async fn a_copy_that_uses_up_the_coop_budget_does_not_starve_the_other_copies() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let policy = hedged(50 * MS, 2);
+    let done = Arc::new(AtomicBool::new(false));
+    let clock = tokio::spawn({
+        let done = done.clone();
+        async move {
+            for _ in 0..200 {
+                tokio::time::advance(10 * MS).await;
+            }
+            done.store(true, Ordering::SeqCst);
+        }
+    });
+    let call = policy.retry(|| {
+        let n = context().unwrap().attempt();
+        async move {
+            if n == 1 {
+                while !STOP.with(Cell::get) {
+                    tokio::task::consume_budget().await;
+                }
+            } else {
+                sleep(10 * MS).await;
+            }
+            io::Result::Ok(n)
+        }
+    });
+    let gave_up = std::future::poll_fn(|cx| {
+        if done.load(Ordering::SeqCst) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    });
+    let out = tokio::select! {
+        out = call => Some(out.unwrap()),
+        () = gave_up => None,
+    };
+    clock.abort();
+    assert_eq!(out, Some(2), "the hedge's answer never came");
+}

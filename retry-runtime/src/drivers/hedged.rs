@@ -185,6 +185,13 @@ where
                 CopyDecision::Wait => {}
             }
         }
+        // A copy used up the cooperative budget: the copies polled after it found none left
+        // (their timers and sockets answer `Pending`). The next poll begins with the next copy,
+        // so that none starves the others.
+        let spent = had_budget && !coop::has_budget_remaining();
+        if spent && hedged.copies.len() > 1 {
+            hedged.copies.rotate_left(1);
+        }
 
         // Start what is due: the first attempt, a retry after its backoff, a hedge (polling the
         // timer of what is not due yet, so that it wakes the task).
@@ -193,7 +200,7 @@ where
         } else if hedged.next == Next::Nothing {
             None
         } else if let Some(timer) = call.timer.as_mut().as_pin_mut() {
-            let fired = if had_budget && !coop::has_budget_remaining() {
+            let fired = if spent {
                 std::pin::pin!(coop::unconstrained(timer)).poll(cx)
             } else {
                 timer.poll(cx)
