@@ -200,12 +200,7 @@ where
         } else if hedged.next == Next::Nothing {
             None
         } else if let Some(timer) = call.timer.as_mut().as_pin_mut() {
-            let fired = if spent {
-                std::pin::pin!(coop::unconstrained(timer)).poll(cx)
-            } else {
-                timer.poll(cx)
-            };
-            fired.is_ready().then_some(hedged.next)
+            fired(timer, spent, cx).then_some(hedged.next)
         } else {
             None
         };
@@ -249,6 +244,18 @@ where
             }
         }
         return Poll::Pending;
+    }
+}
+
+/// Whether the call's timer has fired, polled outside the task's cooperative budget when the
+/// copies `spent` it in this poll (as an attempt's time limit is, in `drivers::timed`).
+fn fired(timer: Pin<&mut Sleep>, spent: bool, cx: &mut Context<'_>) -> bool {
+    if spent {
+        std::pin::pin!(coop::unconstrained(timer))
+            .poll(cx)
+            .is_ready()
+    } else {
+        timer.poll(cx).is_ready()
     }
 }
 
