@@ -633,3 +633,307 @@ async fn no_hedge_starts_when_the_answer_is_ready_as_its_timer_fires() {
     assert_eq!(started.get(), 1, "a hedge was started for an answered call");
     assert_eq!(budget.available(), 91, "a first-try success's deposit");
 }
+
+/// A retry decided while a hedge runs, then turned away (the first copy's failure opened the
+/// breaker): its payment comes back, but the hedge was made and paid, and it is the hedge that
+/// answers. The call hedged: no `success_deposit` (only a first-try success deposits).
+#[tokio::test(start_paused = true)]
+async fn a_retry_turned_away_alongside_a_hedge_leaves_the_call_hedged() {
+    let policy = hedged(50 * MS, 4);
+    let budget = RetryBudget::builder()
+        .max_tokens(100)
+        .retry_cost(10)
+        .success_deposit(1)
+        .build()
+        .unwrap();
+    assert!(budget.try_withdraw(false));
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .reset_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let started = Cell::new(0);
+    let out: Result<u32, Fails> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            started.set(n);
+            async move {
+                if n == 1 {
+                    // Fails at 70 ms: the breaker opens; a retry is paid, due at 90 ms, and
+                    // turned away then.
+                    sleep(70 * MS).await;
+                    Err(Fails)
+                } else {
+                    // The hedge, started (and paid) at 50 ms, answers at 100 ms.
+                    sleep(50 * MS).await;
+                    Ok(n)
+                }
+            }
+        })
+        .circuit_breaker(&breaker)
+        .budget(&budget)
+        .await;
+    assert_eq!(out.unwrap(), 2);
+    assert_eq!(started.get(), 2, "the retry was turned away");
+    assert_eq!(
+        budget.available(),
+        80,
+        "the hedge paid for, the retry refunded, no deposit: the call hedged"
+    );
+}
+
+/// As above, with a hint whose wait ends exactly at the deadline: a sleep may not end there
+/// (`after_failure_within` refuses it: no time would be left for the attempt), so the retry
+/// already due is not pushed to it; it starts when it was due, and answers.
+#[tokio::test(start_paused = true)]
+async fn a_second_copys_hint_ending_at_the_deadline_does_not_push_the_retry_to_it() {
+    let policy = RetryPolicy::builder()
+        .max_attempts(4)
+        .delay(20 * MS)
+        .backoff(Backoff::Fixed)
+        .jitter(Jitter::None)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
+        .max_elapsed(150 * MS)
+        .build()
+        .unwrap();
+    let t0 = Instant::now();
+    let started = RefCell::new(vec![]);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            started.borrow_mut().push((n, t0.elapsed()));
+            async move {
+                match n {
+                    1 => {
+                        sleep(70 * MS).await;
+                        Err(io::ErrorKind::ConnectionReset.into())
+                    }
+                    // Fails at 80 ms asking for 70 ms: exactly the 150 ms deadline.
+                    2 => {
+                        sleep(30 * MS).await;
+                        Err(io::ErrorKind::ConnectionRefused.into())
+                    }
+                    _ => {
+                        sleep(10 * MS).await;
+                        Ok(n)
+                    }
+                }
+            }
+        })
+        .retry_after(|e: &io::Error| {
+            (e.kind() == io::ErrorKind::ConnectionRefused).then_some(70 * MS)
+        })
+        .await;
+    assert_eq!(
+        *started.borrow(),
+        [(1, Duration::ZERO), (2, 50 * MS), (3, 90 * MS)]
+    );
+    assert_eq!(out.unwrap(), 3);
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Answer {
+    TimedOut,
+    Refused,
+    Bad,
+}
+impl From<retry_runtime::Elapsed> for Answer {
+    fn from(_: retry_runtime::Elapsed) -> Self {
+        Answer::TimedOut
+    }
+}
+impl From<retry_runtime::BreakerOpen> for Answer {
+    fn from(_: retry_runtime::BreakerOpen) -> Self {
+        Answer::Refused
+    }
+}
+
+/// One copy times out; the other, still in flight, then answers with an error the call does not
+/// retry: that answer is the dependency's (not a failure for the breaker, as without hedging).
+/// The first copy's timeout is its own, not the next copy's to end.
+#[tokio::test(start_paused = true)]
+async fn a_copys_timeout_is_not_blamed_on_the_next_copy_to_end() {
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .delay(20 * MS)
+        .backoff(Backoff::Fixed)
+        .jitter(Jitter::None)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
+        .timeout(100 * MS)
+        .build()
+        .unwrap();
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(2)
+        .reset_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let out: Result<u32, Answer> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            async move {
+                if n == 1 {
+                    // Cut at 100 ms (a failure).
+                    sleep(Duration::from_secs(10)).await;
+                    Ok(n)
+                } else {
+                    // The hedge, from 50 ms: a definite answer at 110 ms.
+                    sleep(60 * MS).await;
+                    Err(Answer::Bad)
+                }
+            }
+        })
+        .retry_if(|e: &Answer| *e != Answer::Bad)
+        .circuit_breaker(&breaker)
+        .await;
+    assert_eq!(out.unwrap_err(), Answer::Bad);
+    assert_eq!(
+        breaker.state(),
+        retry_runtime::BreakerState::Closed,
+        "one failure (the timeout), then an answer"
+    );
+}
+
+/// As above, with a hint past what an `Instant` holds (`max_delay` at `Duration::MAX`, a
+/// `Retry-After` of centuries): the retry already due is pushed to "never, in practice", as a
+/// retry decided on that hint alone sleeps; it does not start when it was due.
+#[tokio::test(start_paused = true)]
+async fn a_second_copys_hint_past_the_instants_range_still_holds_the_retry_back() {
+    let policy = RetryPolicy::builder()
+        .max_attempts(4)
+        .delay(20 * MS)
+        .max_delay(Duration::MAX)
+        .backoff(Backoff::Fixed)
+        .jitter(Jitter::None)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
+        .build()
+        .unwrap();
+    let started = Cell::new(0);
+    let call = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            started.set(n);
+            async move {
+                match n {
+                    // Fails at 70 ms: the retry is due at 90 ms.
+                    1 => {
+                        sleep(70 * MS).await;
+                        Err(io::Error::from(io::ErrorKind::ConnectionReset))
+                    }
+                    // Fails at 80 ms asking for `Duration::MAX`.
+                    2 => {
+                        sleep(30 * MS).await;
+                        Err(io::ErrorKind::ConnectionRefused.into())
+                    }
+                    _ => Ok(n),
+                }
+            }
+        })
+        .retry_after(|e: &io::Error| {
+            (e.kind() == io::ErrorKind::ConnectionRefused).then_some(Duration::MAX)
+        });
+    let out = tokio::time::timeout(Duration::from_secs(3600), call).await;
+    assert!(out.is_err(), "the call ended: {out:?}");
+    assert_eq!(
+        started.get(),
+        2,
+        "the retry started before the server allows"
+    );
+}
+
+/// A copy that is always ready to go on (a busy channel, a stream) uses up the task's
+/// cooperative budget in every poll: the call's timer, polled after the copies, must still fire
+/// (as a per-attempt timeout does), or no hedge ever starts beside it.
+#[tokio::test(start_paused = true)]
+async fn a_copy_that_uses_up_the_coop_budget_does_not_hold_back_the_hedge() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let policy = hedged(50 * MS, 2);
+    let done = Arc::new(AtomicBool::new(false));
+    // The clock moves on while the call's task keeps yielding: 2 s in 10 ms steps.
+    let clock = tokio::spawn({
+        let done = done.clone();
+        async move {
+            for _ in 0..200 {
+                tokio::time::advance(10 * MS).await;
+            }
+            done.store(true, Ordering::SeqCst);
+        }
+    });
+    let call = policy.retry(|| {
+        let n = context().unwrap().attempt();
+        async move {
+            if n == 1 {
+                // Always ready to go on: only the cooperative budget stops it.
+                while !STOP.with(Cell::get) {
+                    tokio::task::consume_budget().await;
+                }
+            }
+            io::Result::Ok(n)
+        }
+    });
+    let gave_up = std::future::poll_fn(|cx| {
+        if done.load(Ordering::SeqCst) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    });
+    let out = tokio::select! {
+        out = call => Some(out.unwrap()),
+        () = gave_up => None,
+    };
+    clock.abort();
+    assert_eq!(out, Some(2), "the hedge never started");
+}
+
+thread_local! {
+    static STOP: Cell<bool> = const { Cell::new(false) };
+}
+
+/// As above, with a hedge that answers after a timer of its own: the copy that uses up the
+/// cooperative budget in every poll must not starve it (copies polled after it would find the
+/// budget spent, and their timers never fire).
+#[tokio::test(start_paused = true)]
+async fn a_copy_that_uses_up_the_coop_budget_does_not_starve_the_other_copies() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let policy = hedged(50 * MS, 2);
+    let done = Arc::new(AtomicBool::new(false));
+    let clock = tokio::spawn({
+        let done = done.clone();
+        async move {
+            for _ in 0..200 {
+                tokio::time::advance(10 * MS).await;
+            }
+            done.store(true, Ordering::SeqCst);
+        }
+    });
+    let call = policy.retry(|| {
+        let n = context().unwrap().attempt();
+        async move {
+            if n == 1 {
+                while !STOP.with(Cell::get) {
+                    tokio::task::consume_budget().await;
+                }
+            } else {
+                sleep(10 * MS).await;
+            }
+            io::Result::Ok(n)
+        }
+    });
+    let gave_up = std::future::poll_fn(|cx| {
+        if done.load(Ordering::SeqCst) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    });
+    let out = tokio::select! {
+        out = call => Some(out.unwrap()),
+        () = gave_up => None,
+    };
+    clock.abort();
+    assert_eq!(out, Some(2), "the hedge's answer never came");
+}

@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
 use crate::drivers::closure::TimeoutInto;
@@ -127,6 +128,10 @@ where
         // Poll every copy first; the first outcome that ends the call wins. Then nothing that is
         // due starts: a hedge whose timer fires as an answer comes is not started, paid, sent
         // or counted.
+        // Whether the copies use up the task's cooperative budget in this poll (an always-ready
+        // copy): then the timer is polled outside it, as an attempt's time limit is
+        // (`drivers::timed`), or no hedge or retry would ever start beside such a copy.
+        let had_budget = coop::has_budget_remaining();
         let mut i = 0;
         while i < hedged.copies.len() {
             let copy = &mut hedged.copies[i];
@@ -145,8 +150,11 @@ where
             // An earlier copy's failure already decided a retry, which waits for its backoff.
             let pending = hedged.next == Next::Retry;
             let (engine, name, hooks) = (&mut *call.engine, call.name, &mut *call.hooks);
-            match steps::decide_copy_pending(engine, name, hooks, outcome, guards, others, pending)
-            {
+            let decision =
+                steps::decide_copy_pending(engine, name, hooks, outcome, guards, others, pending);
+            // Whether this copy timed out is its own: the next copy to end is another attempt.
+            call.engine.forget_timed_out();
+            match decision {
                 CopyDecision::Stop(out) => {
                     // The losers are dropped (cancelled): their latency so far is a lower bound
                     // of what they would have taken, and their permits go back unused. Each was
@@ -162,8 +170,11 @@ where
                     match call.timer.as_mut().as_pin_mut() {
                         // The retry already due, no earlier than this failure's hint.
                         Some(sleep) if pending => {
-                            let floor = Instant::now().checked_add(delay);
-                            if let Some(floor) = floor.filter(|f| *f > sleep.deadline()) {
+                            // A hint past what an `Instant` holds: "never, in practice", as
+                            // `set_timer` sleeps it.
+                            let now = Instant::now();
+                            let floor = now.checked_add(delay).unwrap_or_else(|| far_future(now));
+                            if floor > sleep.deadline() {
                                 sleep.reset(floor);
                             }
                         }
@@ -174,6 +185,13 @@ where
                 CopyDecision::Wait => {}
             }
         }
+        // A copy used up the cooperative budget: the copies polled after it found none left
+        // (their timers and sockets answer `Pending`). The next poll begins with the next copy,
+        // so that none starves the others.
+        let spent = had_budget && !coop::has_budget_remaining();
+        if spent && hedged.copies.len() > 1 {
+            hedged.copies.rotate_left(1);
+        }
 
         // Start what is due: the first attempt, a retry after its backoff, a hedge (polling the
         // timer of what is not due yet, so that it wakes the task).
@@ -182,7 +200,7 @@ where
         } else if hedged.next == Next::Nothing {
             None
         } else if let Some(timer) = call.timer.as_mut().as_pin_mut() {
-            timer.poll(cx).is_ready().then_some(hedged.next)
+            fired(timer, spent, cx).then_some(hedged.next)
         } else {
             None
         };
@@ -226,6 +244,18 @@ where
             }
         }
         return Poll::Pending;
+    }
+}
+
+/// Whether the call's timer has fired, polled outside the task's cooperative budget when the
+/// copies `spent` it in this poll (as an attempt's time limit is, in `drivers::timed`).
+fn fired(timer: Pin<&mut Sleep>, spent: bool, cx: &mut Context<'_>) -> bool {
+    if spent {
+        std::pin::pin!(coop::unconstrained(timer))
+            .poll(cx)
+            .is_ready()
+    } else {
+        timer.poll(cx).is_ready()
     }
 }
 

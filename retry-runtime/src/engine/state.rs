@@ -325,6 +325,12 @@ impl<'p> Engine<'p> {
         self.attempt.get() & TIMED_OUT != 0
     }
 
+    /// Forgets that an attempt timed out: a hedged call's copy that timed out has been decided,
+    /// and the next copy to end (begun before it ended) did not time out unless it says so.
+    pub(crate) fn forget_timed_out(&self) {
+        self.attempt.set(self.attempt.get() & !TIMED_OUT);
+    }
+
     /// Forgets that the attempt begun last was not made: a hedged call's copy that could not
     /// start does not end the call while other copies are in flight.
     pub(crate) fn forget_not_made(&self) {
@@ -393,6 +399,15 @@ impl<'p> Engine<'p> {
     pub(crate) fn hedge_not_made(&self, hedged_before: bool) {
         if !hedged_before && self.paid() == PAID_HEDGE {
             self.set_paid(0);
+        }
+    }
+
+    /// Notes that the call has hedged (a copy overlapped another) once what it paid for its
+    /// last retry is settled: its success then deposits nothing (see [`pay_hedge`](Self::pay_hedge)).
+    #[inline]
+    pub(crate) fn mark_hedged(&self) {
+        if self.paid() == 0 {
+            self.set_paid(PAID_HEDGE);
         }
     }
 

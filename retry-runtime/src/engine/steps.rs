@@ -468,11 +468,11 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
             Some(error) => hooks.retry_after(error),
             None => ok_hint,
         };
-        // Never past the call's deadline (or an enclosing call's): the retry then starts when
-        // it was due.
+        // Never at or past the call's deadline (or an enclosing call's), as no sleep ends there
+        // (`after_failure_within`): the retry then starts when it was due.
         let deadline = state::earliest(engine.deadline(), context::inherited_deadline());
         let within = |hint: Duration| {
-            deadline.is_none_or(|d| Instant::now().checked_add(hint).is_some_and(|at| at <= d))
+            deadline.is_none_or(|d| Instant::now().checked_add(hint).is_some_and(|at| at < d))
         };
         return match hint {
             Some(hint) if hint <= engine.policy().max_delay() && within(hint) => {
@@ -546,6 +546,9 @@ pub fn start_alongside(
                 engine.hedge_not_made(hedged_before);
             } else {
                 engine.unmade(budget);
+                // A retry alongside copies in flight: the call has hedged (copies overlap only
+                // after a hedge), so a success deposits nothing, as `pay_hedge` says.
+                engine.mark_hedged();
             }
         }
     };

@@ -250,7 +250,8 @@ impl AdaptiveThrottle {
     /// that held it a window ago (a count already made in the new bucket stays), so that every
     /// slot holds one of the last 32 buckets, and writes the tick it started in, unless another
     /// thread did either first (this one may have been descheduled since it moved the head on,
-    /// even across a window of buckets: a newer bucket in the slot is left alone).
+    /// even across a window of buckets: a newer bucket in the slot is left alone); a tick another
+    /// thread wrote for it from an older reading is replaced.
     fn start(&self, next: u64, tick: u32) {
         let s = slot(next);
         for counter in [&self.requests[s], &self.accepts[s]] {
@@ -259,7 +260,13 @@ impl AdaptiveThrottle {
             });
         }
         let _ = self.started[s].fetch_update(Ordering::Release, Ordering::Relaxed, |w| {
-            older(bucket_of(w), low(next)).then_some(u64::from(low(next)) << 32 | u64::from(tick))
+            let b = bucket_of(w);
+            // A thread that found the tick unwritten wrote its own reading (`current`), which
+            // may be older than this one, taken before the head moved on: the bucket began at
+            // the later one (or its counts would leave the window early).
+            let stale =
+                b == low(next) && (1..=BUCKETS_U32).contains(&tick.wrapping_sub(count_of(w)));
+            (older(b, low(next)) || stale).then_some(u64::from(low(next)) << 32 | u64::from(tick))
         });
     }
 
@@ -659,6 +666,36 @@ mod tests {
         // The starter wakes up: what it writes late leaves the newer buckets alone.
         t.start(1, 0);
         assert_eq!(t.counts(), (requests, 0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_helper_with_a_stale_reading_does_not_date_the_new_bucket_back() {
+        // 10 ms ticks.
+        let t = AdaptiveThrottle::builder()
+            .window(Duration::from_millis(320))
+            .window_requests(u32::MAX)
+            .build()
+            .unwrap();
+        let _ = t.try_acquire();
+        // Thread A reads the clock in tick 0 ...
+        let stale = t.tick();
+        tokio::time::advance(Duration::from_millis(10)).await;
+        // ... thread B reads it in tick 1, ends bucket 0 (its compare-and-swap of the head) and
+        // is descheduled before it writes bucket 1's tick; A finds it unwritten and writes its
+        // own (stale) reading.
+        let fresh = t.tick();
+        t.head.fetch_add(1, Ordering::AcqRel);
+        assert_eq!(t.current(stale).0, 1);
+        // B wakes up, writes its tick and counts its request in bucket 1, at tick 1.
+        t.start(1, fresh);
+        bump(&t.requests[slot(1)], 1);
+        // 31 ticks later B's request is 31 ticks old: still in the window.
+        tokio::time::advance(Duration::from_millis(310)).await;
+        assert_eq!(
+            t.counts(),
+            (1, 0),
+            "bucket 1 dated back to a stale reading left the window a tick early"
+        );
     }
 
     #[tokio::test(start_paused = true)]
