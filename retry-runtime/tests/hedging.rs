@@ -937,3 +937,36 @@ async fn a_copy_that_uses_up_the_coop_budget_does_not_starve_the_other_copies() 
     clock.abort();
     assert_eq!(out, Some(2), "the hedge's answer never came");
 }
+
+/// Hedging against a healthy dependency never makes the adaptive throttle shed: a losing copy,
+/// dropped before it answered, was not refused by the dependency, so the throttle counts it as
+/// accepted. (Counted as a request and never as an accept, three copies per call gave
+/// requests = 3 × accepts and, with K = 2, shed a quarter of the calls' first attempts.)
+#[tokio::test(start_paused = true)]
+async fn losing_copies_do_not_make_the_throttle_shed_a_healthy_dependency() {
+    // The time window alone (two minutes), so that its counts are every copy's.
+    let throttle = retry_runtime::AdaptiveThrottle::builder()
+        .window_requests(u32::MAX)
+        .build()
+        .unwrap();
+    let policy = hedged(MS, 3);
+    for _ in 0..200 {
+        let out: Result<u32, retry_runtime::Throttled> = policy
+            .retry(|| async {
+                sleep(10 * MS).await;
+                Ok(1)
+            })
+            .throttle(&throttle)
+            .without_timeout()
+            .await;
+        assert_eq!(out, Ok(1), "throttle counts {:?}", throttle.counts());
+    }
+    let (requests, accepts) = throttle.counts();
+    // Every copy sent was answered or cancelled, and both count as accepted; only the first
+    // call's hedges may be shed (before any accept, the throttle sheds at random).
+    assert!(
+        requests >= 597 && accepts + 3 >= requests,
+        "{requests} {accepts}"
+    );
+    assert_eq!(throttle.rejection_probability(), 0.0);
+}

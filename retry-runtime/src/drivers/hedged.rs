@@ -157,12 +157,13 @@ where
             match decision {
                 CopyDecision::Stop(out) => {
                     // The losers are dropped (cancelled): their latency so far is a lower bound
-                    // of what they would have taken, and their permits go back unused. Each was
-                    // an attempt made (it reached the dependency): the attempts metric counts it.
+                    // of what they would have taken, and their permits go back unused; the
+                    // throttle hears them as accepted (not refused). Each was an attempt made
+                    // (it reached the dependency): the attempts metric counts it.
                     for loser in hedged.copies.drain(..) {
                         crate::engine::events::attempt_made(call.name);
                         policy.latencies.record(loser.started.elapsed());
-                        guards_of(breaker, throttle, loser.admitted, None).release();
+                        guards_of(breaker, throttle, loser.admitted, None).cancelled();
                     }
                     return Poll::Ready(out);
                 }

@@ -349,6 +349,16 @@ impl<'b> Guards<'b> {
         }
     }
 
+    /// A copy dropped before it answered (a hedged call's loser): the breaker's permit goes
+    /// back unused, and the throttle counts it as accepted — the dependency did not refuse it —
+    /// so that hedging against a healthy dependency never makes the throttle shed.
+    pub(crate) fn cancelled(&self) {
+        self.release();
+        if let Some((throttle, ThrottleAdmission::Admitted)) = self.throttle {
+            throttle.record(true);
+        }
+    }
+
     /// Gives the breaker's permit back unused: the attempt was not made.
     pub(crate) fn release(&self) {
         if let Some((breaker, admission)) = self.breaker
