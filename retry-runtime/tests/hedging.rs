@@ -968,5 +968,5 @@ async fn losing_copies_do_not_make_the_throttle_shed_a_healthy_dependency() {
         requests >= 597 && accepts + 3 >= requests,
         "{requests} {accepts}"
     );
-    assert_eq!(throttle.rejection_probability(), 0.0);
+    assert!(throttle.rejection_probability() <= 0.0);
 }
