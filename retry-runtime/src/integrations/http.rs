@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
+//! use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header::RETRY_AFTER};
 //! use retry_runtime::{http::retry_after, transient};
 //!
 //! let mut headers = HeaderMap::new();
@@ -18,7 +18,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header::RETRY_AFTER};
 
 use crate::integrations::classify::Transient;
 
@@ -26,6 +26,30 @@ use crate::integrations::classify::Transient;
 pub use crate::integrations::outer::{
     OUTER_ATTEMPTS_LEFT, OuterCall, outer_attempts_left, outer_call, outer_header,
 };
+
+/// The `Idempotency-Key` header.
+static IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+/// Sets a retrying HTTP client's headers on one attempt's request (the tower `.http()` layer's
+/// and the reqwest middleware's), in the attempt's context: with `idempotency_key`,
+/// `Idempotency-Key` to the call's key (the same on every attempt) unless the request has one;
+/// with `outer_attempts`, [`OUTER_ATTEMPTS_LEFT`] while this call, or one around it, will retry.
+pub(crate) fn set_attempt_headers(
+    headers: &mut HeaderMap,
+    idempotency_key: bool,
+    outer_attempts: bool,
+) {
+    if idempotency_key
+        && !headers.contains_key(&IDEMPOTENCY_KEY)
+        && let Some(ctx) = crate::context()
+        && let Ok(value) = HeaderValue::from_str(&ctx.idempotency_key().to_string())
+    {
+        headers.insert(IDEMPOTENCY_KEY.clone(), value);
+    }
+    if outer_attempts && let Some(left) = outer_header() {
+        headers.insert(OUTER_ATTEMPTS_LEFT, left);
+    }
+}
 
 /// The delay a response's `Retry-After` header asks for, measured from now.
 ///

@@ -51,7 +51,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::Extensions;
-use http::header::{HeaderName, HeaderValue};
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next, Result};
 
@@ -64,9 +63,6 @@ use crate::guards::bulkhead::Bulkhead;
 use crate::guards::throttle::AdaptiveThrottle;
 use crate::integrations::classify::Transient;
 use crate::schedule::policy::RetryPolicy;
-
-/// The `Idempotency-Key` header.
-static IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
 /// A request whose body is a stream cannot be sent again, so it is not sent at all by a
 /// retrying client: buffer the body (`Vec<u8>`, `Bytes`, `String`, `.json(..)`) to retry it.
@@ -320,18 +316,7 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
         let (key, outer) = (self.idempotency_key, self.outer_attempts);
         let op = || {
             let mut copy = req.try_clone().expect("checked before the first attempt");
-            if key
-                && !copy.headers().contains_key(&IDEMPOTENCY_KEY)
-                && let Some(ctx) = crate::context()
-                && let Ok(value) = HeaderValue::from_str(&ctx.idempotency_key().to_string())
-            {
-                copy.headers_mut().insert(IDEMPOTENCY_KEY.clone(), value);
-            }
-            // Retrying at one layer across HTTP: this call, or one around it, will retry.
-            if outer && let Some(left) = crate::http::outer_header() {
-                copy.headers_mut()
-                    .insert(crate::http::OUTER_ATTEMPTS_LEFT, left);
-            }
+            crate::http::set_attempt_headers(copy.headers_mut(), key, outer);
             let mut ext = template.clone();
             let next = next.clone();
             async move {

@@ -1233,15 +1233,11 @@ pub use crate::integrations::outer::{OuterRetryLayer, OuterRetryService};
 mod http {
     use std::time::Duration;
 
-    use http::header::{HeaderName, HeaderValue};
     use http::{Request, Response};
 
     use super::{Classify, Replay, RetryLayer};
     use crate::engine::hooks::{ErrorHook, OkHook, Unset};
     use crate::integrations::classify::Transient;
-
-    /// The `Idempotency-Key` header.
-    static IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
     /// Copies an `http::Request<B>` with a `Clone` body for each attempt (method, URI, version,
     /// headers, extensions and body), and with [`RetryLayer::idempotency_key_header`] sets its
@@ -1265,20 +1261,11 @@ mod http {
             *copy.version_mut() = request.version();
             *copy.headers_mut() = request.headers().clone();
             *copy.extensions_mut() = request.extensions().clone();
-            if self.idempotency_key
-                && !copy.headers().contains_key(&IDEMPOTENCY_KEY)
-                && let Some(ctx) = crate::context()
-                && let Ok(value) = HeaderValue::from_str(&ctx.idempotency_key().to_string())
-            {
-                copy.headers_mut().insert(IDEMPOTENCY_KEY.clone(), value);
-            }
-            // Retrying at one layer across HTTP: this call, or one around it, will retry.
-            if self.outer_attempts
-                && let Some(left) = crate::http::outer_header()
-            {
-                copy.headers_mut()
-                    .insert(crate::http::OUTER_ATTEMPTS_LEFT, left);
-            }
+            crate::http::set_attempt_headers(
+                copy.headers_mut(),
+                self.idempotency_key,
+                self.outer_attempts,
+            );
             copy
         }
     }
