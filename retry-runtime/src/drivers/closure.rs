@@ -12,7 +12,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::drivers::call::{FromBreakerOpen, FromElapsed};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
-use crate::drivers::timed::{poll_attempt, set_timer};
+use crate::drivers::timed::{poll_attempt, set_timer, set_timer_at};
 use crate::engine::context::{RetryContext, enter};
 use crate::engine::hooks::{FnHooks, Hooks};
 use crate::engine::state::GiveUpReason;
@@ -849,12 +849,4 @@ enum AttemptLimit {
     Unlimited,
     Due(Instant),
     Armed,
-}
-
-/// Points the one timer at `deadline`, reusing its registration when it exists.
-fn set_timer_at(mut timer: Pin<&mut Option<Sleep>>, deadline: Instant) {
-    match timer.as_mut().as_pin_mut() {
-        Some(sleep) => sleep.reset(deadline),
-        None => timer.set(Some(tokio::time::sleep_until(deadline))),
-    }
 }

@@ -14,7 +14,7 @@ use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
 use crate::drivers::closure::TimeoutInto;
-use crate::drivers::timed::{poll_copy, set_timer};
+use crate::drivers::timed::{instant_after, poll_copy, poll_timer, set_timer};
 use crate::engine::context::enter_copy;
 use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine, GiveUpReason, Start};
@@ -174,7 +174,7 @@ where
                             // A hint past what an `Instant` holds: "never, in practice", as
                             // `set_timer` sleeps it.
                             let now = Instant::now();
-                            let floor = now.checked_add(delay).unwrap_or_else(|| far_future(now));
+                            let floor = instant_after(now, delay);
                             if floor > sleep.deadline() {
                                 sleep.reset(floor);
                             }
@@ -201,7 +201,9 @@ where
         } else if hedged.next == Next::Nothing {
             None
         } else if let Some(timer) = call.timer.as_mut().as_pin_mut() {
-            fired(timer, spent, cx).then_some(hedged.next)
+            poll_timer(timer, spent, cx)
+                .is_ready()
+                .then_some(hedged.next)
         } else {
             None
         };
@@ -235,7 +237,7 @@ where
                 let delay = hedge_after.delay(&policy.latencies);
                 // Past what an `Instant` holds (`Duration::MAX` from a config): never, in
                 // practice, as `tokio::time::sleep` reads it; not at once.
-                let at = last.checked_add(delay).unwrap_or_else(|| far_future(last));
+                let at = instant_after(last, delay);
                 match call.timer.as_mut().as_pin_mut() {
                     Some(sleep) => sleep.reset(at),
                     None => call.timer.set(Some(tokio::time::sleep_until(at))),
@@ -245,18 +247,6 @@ where
             }
         }
         return Poll::Pending;
-    }
-}
-
-/// Whether the call's timer has fired, polled outside the task's cooperative budget when the
-/// copies `spent` it in this poll (as an attempt's time limit is, in `drivers::timed`).
-fn fired(timer: Pin<&mut Sleep>, spent: bool, cx: &mut Context<'_>) -> bool {
-    if spent {
-        std::pin::pin!(coop::unconstrained(timer))
-            .poll(cx)
-            .is_ready()
-    } else {
-        timer.poll(cx).is_ready()
     }
 }
 
@@ -339,11 +329,4 @@ where
         started: Instant::now(),
         admitted,
     }
-}
-
-/// An instant about 30 years after `from` (tokio's own "far future"), for a delay past the
-/// range of `Instant`.
-fn far_future(from: Instant) -> Instant {
-    const THIRTY_YEARS: Duration = Duration::from_secs(86_400 * 365 * 30);
-    from.checked_add(THIRTY_YEARS).unwrap_or(from)
 }

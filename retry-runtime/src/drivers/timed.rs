@@ -25,14 +25,38 @@ pub(crate) fn deadline_after(start: Instant, limit: Duration) -> Option<Instant>
     start.checked_add(limit)
 }
 
-/// Points a driver's one timer (a retry's sleep, the next hedge) at `now + delay`, reusing its registration when it exists.
-pub(crate) fn set_timer(mut timer: Pin<&mut Option<Sleep>>, delay: Duration) {
+/// `delay` after `from`, or about 30 years after it (tokio's own "far future": never, in
+/// practice) when that is past the range of `Instant` (`Duration::MAX` from a config).
+pub(crate) fn instant_after(from: Instant, delay: Duration) -> Instant {
+    const THIRTY_YEARS: Duration = Duration::from_secs(86_400 * 365 * 30);
+    from.checked_add(delay)
+        .or_else(|| from.checked_add(THIRTY_YEARS))
+        .unwrap_or(from)
+}
+
+/// Points a driver's one timer (a retry's sleep, the next hedge) at `deadline`, reusing its
+/// registration when it exists.
+pub(crate) fn set_timer_at(mut timer: Pin<&mut Option<Sleep>>, deadline: Instant) {
     match timer.as_mut().as_pin_mut() {
-        Some(sleep) => match Instant::now().checked_add(delay) {
-            Some(deadline) => sleep.reset(deadline),
-            None => timer.set(Some(tokio::time::sleep(delay))),
-        },
-        None => timer.set(Some(tokio::time::sleep(delay))),
+        Some(sleep) => sleep.reset(deadline),
+        None => timer.set(Some(tokio::time::sleep_until(deadline))),
+    }
+}
+
+/// Points a driver's one timer at `now + delay` (as `tokio::time::sleep(delay)` would).
+pub(crate) fn set_timer(timer: Pin<&mut Option<Sleep>>, delay: Duration) {
+    set_timer_at(timer, instant_after(Instant::now(), delay));
+}
+
+/// Polls a timer, outside the task's cooperative budget when the future polled before it in
+/// this poll `spent` that budget (an always-ready attempt): inside it, a timer polled after
+/// such a future never fires.
+#[inline]
+pub(crate) fn poll_timer(timer: Pin<&mut Sleep>, spent: bool, cx: &mut Context<'_>) -> Poll<()> {
+    if spent {
+        std::pin::pin!(coop::unconstrained(timer)).poll(cx)
+    } else {
+        timer.poll(cx)
     }
 }
 
@@ -149,11 +173,7 @@ fn poll_limit<T>(
     had_budget: bool,
     cx: &mut Context<'_>,
 ) -> Poll<Option<T>> {
-    let expired = if had_budget && !coop::has_budget_remaining() {
-        std::pin::pin!(coop::unconstrained(sleep)).poll(cx)
-    } else {
-        sleep.poll(cx)
-    };
+    let expired = poll_timer(sleep, had_budget && !coop::has_budget_remaining(), cx);
     if expired.is_ready() {
         engine.mark_timed_out();
         Poll::Ready(None)
