@@ -524,6 +524,19 @@ impl<'p> Engine<'p> {
         self.after_failure_within(retryable, hint, now, None, None)
     }
 
+    /// Whether a sleep of `delay` from `now` ends before the call's deadline and an enclosing
+    /// call's (`inherited`): no sleep of the call ends at or past either.
+    #[inline]
+    pub(crate) fn wakes_in_time(
+        &self,
+        now: Instant,
+        delay: Duration,
+        inherited: Option<Instant>,
+    ) -> bool {
+        earliest(self.deadline(), inherited)
+            .is_none_or(|deadline| now.checked_add(delay).is_some_and(|w| w < deadline))
+    }
+
     /// Decides what follows a failed attempt (an error, or an `Ok` value the caller retries).
     ///
     /// `retryable` says whether the outcome is one to retry; `hint` is a server's requested delay
@@ -577,17 +590,14 @@ impl<'p> Engine<'p> {
             }
             Some(h) => h.max(computed),
         };
-        if let Some(deadline) = earliest(self.deadline(), inherited_deadline) {
-            let wakes = now.checked_add(delay);
-            if wakes.is_none_or(|w| w >= deadline) {
-                // The hint is to blame when it is what sets the wait.
-                let reason = if hint.is_some_and(|h| h >= computed) {
-                    GiveUpReason::RetryAfterTooLong
-                } else {
-                    GiveUpReason::DeadlineReached
-                };
-                return Decision::Stop(reason);
-            }
+        if !self.wakes_in_time(now, delay, inherited_deadline) {
+            // The hint is to blame when it is what sets the wait.
+            let reason = if hint.is_some_and(|h| h >= computed) {
+                GiveUpReason::RetryAfterTooLong
+            } else {
+                GiveUpReason::DeadlineReached
+            };
+            return Decision::Stop(reason);
         }
         if let Some(budget) = budget {
             let timed_out = self.timed_out();

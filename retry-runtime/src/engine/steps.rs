@@ -470,12 +470,12 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         };
         // Never at or past the call's deadline (or an enclosing call's), as no sleep ends there
         // (`after_failure_within`): the retry then starts when it was due.
-        let deadline = state::earliest(engine.deadline(), context::inherited_deadline());
-        let within = |hint: Duration| {
-            deadline.is_none_or(|d| Instant::now().checked_add(hint).is_some_and(|at| at < d))
-        };
+        let inherited = context::inherited_deadline();
         return match hint {
-            Some(hint) if hint <= engine.policy().max_delay() && within(hint) => {
+            Some(hint)
+                if hint <= engine.policy().max_delay()
+                    && engine.wakes_in_time(Instant::now(), hint, inherited) =>
+            {
                 CopyDecision::Retry(hint)
             }
             _ => CopyDecision::Wait,
