@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header::RETRY_AFTER};
+//! use http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
 //! use retry_runtime::{http::retry_after, transient};
 //!
 //! let mut headers = HeaderMap::new();
@@ -18,7 +18,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header::RETRY_AFTER};
+use http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
 
 use crate::integrations::classify::Transient;
 
@@ -28,12 +28,14 @@ pub use crate::integrations::outer::{
 };
 
 /// The `Idempotency-Key` header.
-static IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+static IDEMPOTENCY_KEY: http::HeaderName = http::HeaderName::from_static("idempotency-key");
 
 /// Sets a retrying HTTP client's headers on one attempt's request (the tower `.http()` layer's
 /// and the reqwest middleware's), in the attempt's context: with `idempotency_key`,
 /// `Idempotency-Key` to the call's key (the same on every attempt) unless the request has one;
 /// with `outer_attempts`, [`OUTER_ATTEMPTS_LEFT`] while this call, or one around it, will retry.
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub(crate) fn set_attempt_headers(
     headers: &mut HeaderMap,
     idempotency_key: bool,
