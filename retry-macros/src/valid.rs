@@ -55,6 +55,7 @@ pub(crate) fn item(f: &RetryFn) -> syn::Result<()> {
         ));
     }
     check_single(item)?;
+    check_reserved_names(item)?;
     if f.boxed.is_some() {
         checked_result(&f.output)
     } else {
@@ -270,6 +271,41 @@ fn check_single(item: &ItemFn) -> syn::Result<()> {
     Ok(())
 }
 
+/// Rejects an argument named like the expansion's own items and locals (`__reattempt_name`,
+/// `__reattempt_result_type`, …): the body would see the expansion's, not the argument, and
+/// compile to the wrong value or fail far from the cause. The `__reattempt` prefix is reserved.
+fn check_reserved_names(item: &ItemFn) -> syn::Result<()> {
+    for input in &item.sig.inputs {
+        if let syn::FnArg::Typed(arg) = input
+            && let Some(ident) = reserved_ident(quote::ToTokens::to_token_stream(&arg.pat))
+        {
+            return Err(syn::Error::new(
+                ident.span(),
+                format!(
+                    "#[retryable] reserves names starting with `__reattempt` for its expansion, \
+                     which declares such names in the function's body; rename the argument `{ident}`"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The first identifier in `tokens` (however nested) that starts with `__reattempt` (any case).
+fn reserved_ident(tokens: proc_macro2::TokenStream) -> Option<proc_macro2::Ident> {
+    tokens.into_iter().find_map(|tree| match tree {
+        proc_macro2::TokenTree::Ident(ident) => {
+            let name = ident.to_string();
+            let name = name.strip_prefix("r#").unwrap_or(&name);
+            name.to_ascii_lowercase()
+                .starts_with("__reattempt")
+                .then_some(ident)
+        }
+        proc_macro2::TokenTree::Group(group) => reserved_ident(group.stream()),
+        _ => None,
+    })
+}
+
 /// Rejects a non-`async` fn returning a future (except async-trait's own boxed future, which the
 /// caller recognises first).
 fn check_not_a_future(item: &ItemFn) -> syn::Result<()> {
@@ -374,6 +410,40 @@ fn bounds_output(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn arguments_with_the_reserved_prefix_are_rejected_however_nested() {
+        for (arg, name) in [
+            ("__reattempt_name: u32", "__reattempt_name"),
+            (
+                "mut __reattempt_result_type: u32",
+                "__reattempt_result_type",
+            ),
+            ("(a, __REATTEMPT_X): (u32, u32)", "__REATTEMPT_X"),
+            ("P { x: __reattempt_ty, .. }: P", "__reattempt_ty"),
+        ] {
+            let item: syn::ItemFn =
+                syn::parse_str(&format!("async fn f({arg}) -> Result<u32, E> {{ Ok(1) }}"))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            let err = super::check_reserved_names(&item).expect_err(arg);
+            assert!(
+                err.to_string()
+                    .contains(&format!("rename the argument `{name}`")),
+                "{err}"
+            );
+        }
+        for arg in [
+            "reattempt_name: u32",
+            "_reattempt: u32",
+            "(a, b): (u32, u32)",
+            "__self_: u8",
+        ] {
+            let item: syn::ItemFn =
+                syn::parse_str(&format!("async fn f({arg}) -> Result<u32, E> {{ Ok(1) }}"))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            assert!(super::check_reserved_names(&item).is_ok(), "{arg}");
+        }
+    }
+
     use super::*;
     use quote::quote;
 
