@@ -8,21 +8,45 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use retry_runtime::{
-    Backoff, CircuitBreaker, HedgeAfter, Jitter, RetryBudget, RetryPolicy, context,
+    Backoff, CircuitBreaker, HedgeAfter, Jitter, RetryBudget, RetryPolicy, RetryPolicyBuilder,
+    context,
 };
 use tokio::time::{Instant, sleep};
 
 const MS: Duration = Duration::from_millis(1);
 
 fn hedged(after: Duration, max_attempts: u32) -> RetryPolicy {
+    hedged_builder(after, max_attempts).build().unwrap()
+}
+
+/// [`hedged`]'s settings, for a test that adds its own: a fixed 20 ms backoff, no jitter.
+fn hedged_builder(after: Duration, max_attempts: u32) -> RetryPolicyBuilder {
     RetryPolicy::builder()
         .max_attempts(max_attempts)
         .delay(20 * MS)
         .backoff(Backoff::Fixed)
         .jitter(Jitter::None)
         .hedge_after(HedgeAfter::Fixed(after))
-        .build()
-        .unwrap()
+}
+
+/// Attempt `n` of the two-failing-copies tests (hedge after 50 ms): the first fails at 70 ms
+/// (`ConnectionReset`), so its retry is due at 90 ms; the second, the hedge started at 50 ms,
+/// fails 30 ms later (at 80 ms) with `second`; any later attempt answers `Ok(n)` after 10 ms.
+async fn two_failing_copies(n: u32, second: io::ErrorKind) -> io::Result<u32> {
+    match n {
+        1 => {
+            sleep(70 * MS).await;
+            Err(io::ErrorKind::ConnectionReset.into())
+        }
+        2 => {
+            sleep(30 * MS).await;
+            Err(second.into())
+        }
+        _ => {
+            sleep(10 * MS).await;
+            Ok(n)
+        }
+    }
 }
 
 /// Counts its drops: a copy's future holds one, so a dropped (cancelled) copy is seen.
@@ -345,13 +369,8 @@ async fn a_p95_delay_follows_the_latencies_seen() {
 
 #[tokio::test(start_paused = true)]
 async fn a_per_attempt_timeout_cuts_each_copy_on_its_own() {
-    let policy = RetryPolicy::builder()
-        .max_attempts(3)
-        .delay(20 * MS)
-        .backoff(Backoff::Fixed)
-        .jitter(Jitter::None)
+    let policy = hedged_builder(60 * MS, 3)
         .timeout(100 * MS)
-        .hedge_after(HedgeAfter::Fixed(60 * MS))
         .build()
         .unwrap();
     let t0 = Instant::now();
@@ -391,24 +410,8 @@ async fn a_second_copy_failing_while_a_retry_waits_does_not_pay_or_delay_it_agai
         .retry(|| {
             let n = context().unwrap().attempt();
             started.borrow_mut().push((n, t0.elapsed()));
-            async move {
-                match n {
-                    // Fails at 70 ms: the retry is due at 90 ms.
-                    1 => {
-                        sleep(70 * MS).await;
-                        Err(io::ErrorKind::ConnectionReset.into())
-                    }
-                    // Started at 50 ms, fails at 80 ms, while the retry waits.
-                    2 => {
-                        sleep(30 * MS).await;
-                        Err(io::ErrorKind::ConnectionReset.into())
-                    }
-                    _ => {
-                        sleep(10 * MS).await;
-                        Ok(n)
-                    }
-                }
-            }
+            // The hedge fails at 80 ms, while the retry waits.
+            two_failing_copies(n, io::ErrorKind::ConnectionReset)
         })
         .on_retry(|_: &io::Error, _, _| retries.set(retries.get() + 1))
         .budget(&budget)
@@ -434,24 +437,8 @@ async fn a_second_copys_hint_is_a_floor_under_the_retry_already_due() {
         .retry(|| {
             let n = context().unwrap().attempt();
             started.borrow_mut().push((n, t0.elapsed()));
-            async move {
-                match n {
-                    // Fails at 70 ms: the retry is due at 90 ms.
-                    1 => {
-                        sleep(70 * MS).await;
-                        Err(io::ErrorKind::ConnectionReset.into())
-                    }
-                    // Fails at 80 ms asking for 100 ms: not before 180 ms.
-                    2 => {
-                        sleep(30 * MS).await;
-                        Err(io::ErrorKind::ConnectionRefused.into())
-                    }
-                    _ => {
-                        sleep(10 * MS).await;
-                        Ok(n)
-                    }
-                }
-            }
+            // The hedge fails at 80 ms asking for 100 ms: not before 180 ms.
+            two_failing_copies(n, io::ErrorKind::ConnectionRefused)
         })
         .retry_after(|e: &io::Error| {
             (e.kind() == io::ErrorKind::ConnectionRefused).then_some(100 * MS)
@@ -480,17 +467,8 @@ async fn a_retry_paid_but_never_made_is_refunded_when_another_copy_ends_the_call
         .retry(|| {
             let n = context().unwrap().attempt();
             started.set(n);
-            async move {
-                if n == 1 {
-                    // Fails at 70 ms: a retry is paid, due at 90 ms.
-                    sleep(70 * MS).await;
-                    Err(io::ErrorKind::ConnectionReset.into())
-                } else {
-                    // Started at 50 ms (the hedge, paid), fails for good at 80 ms.
-                    sleep(30 * MS).await;
-                    Err(io::ErrorKind::PermissionDenied.into())
-                }
-            }
+            // The first failure pays a retry, due at 90 ms; the hedge (paid) fails for good.
+            two_failing_copies(n, io::ErrorKind::PermissionDenied)
         })
         .retry_if(|e: &io::Error| e.kind() != io::ErrorKind::PermissionDenied)
         .budget(&budget)
@@ -559,12 +537,7 @@ impl From<retry_runtime::Elapsed> for Fails {
 /// pushed past the call's deadline (no attempt starts after it); it starts when it was due.
 #[tokio::test(start_paused = true)]
 async fn a_second_copys_hint_never_pushes_the_retry_past_the_deadline() {
-    let policy = RetryPolicy::builder()
-        .max_attempts(4)
-        .delay(20 * MS)
-        .backoff(Backoff::Fixed)
-        .jitter(Jitter::None)
-        .hedge_after(HedgeAfter::Fixed(50 * MS))
+    let policy = hedged_builder(50 * MS, 4)
         .max_elapsed(150 * MS)
         .build()
         .unwrap();
@@ -574,23 +547,8 @@ async fn a_second_copys_hint_never_pushes_the_retry_past_the_deadline() {
         .retry(|| {
             let n = context().unwrap().attempt();
             started.borrow_mut().push((n, t0.elapsed()));
-            async move {
-                match n {
-                    1 => {
-                        sleep(70 * MS).await;
-                        Err(io::ErrorKind::ConnectionReset.into())
-                    }
-                    // Fails at 80 ms asking for 100 ms: past the 150 ms deadline.
-                    2 => {
-                        sleep(30 * MS).await;
-                        Err(io::ErrorKind::ConnectionRefused.into())
-                    }
-                    _ => {
-                        sleep(10 * MS).await;
-                        Ok(n)
-                    }
-                }
-            }
+            // The hedge fails at 80 ms asking for 100 ms: past the 150 ms deadline.
+            two_failing_copies(n, io::ErrorKind::ConnectionRefused)
         })
         .retry_after(|e: &io::Error| {
             (e.kind() == io::ErrorKind::ConnectionRefused).then_some(100 * MS)
@@ -687,12 +645,7 @@ async fn a_retry_turned_away_alongside_a_hedge_leaves_the_call_hedged() {
 /// already due is not pushed to it; it starts when it was due, and answers.
 #[tokio::test(start_paused = true)]
 async fn a_second_copys_hint_ending_at_the_deadline_does_not_push_the_retry_to_it() {
-    let policy = RetryPolicy::builder()
-        .max_attempts(4)
-        .delay(20 * MS)
-        .backoff(Backoff::Fixed)
-        .jitter(Jitter::None)
-        .hedge_after(HedgeAfter::Fixed(50 * MS))
+    let policy = hedged_builder(50 * MS, 4)
         .max_elapsed(150 * MS)
         .build()
         .unwrap();
@@ -702,23 +655,8 @@ async fn a_second_copys_hint_ending_at_the_deadline_does_not_push_the_retry_to_i
         .retry(|| {
             let n = context().unwrap().attempt();
             started.borrow_mut().push((n, t0.elapsed()));
-            async move {
-                match n {
-                    1 => {
-                        sleep(70 * MS).await;
-                        Err(io::ErrorKind::ConnectionReset.into())
-                    }
-                    // Fails at 80 ms asking for 70 ms: exactly the 150 ms deadline.
-                    2 => {
-                        sleep(30 * MS).await;
-                        Err(io::ErrorKind::ConnectionRefused.into())
-                    }
-                    _ => {
-                        sleep(10 * MS).await;
-                        Ok(n)
-                    }
-                }
-            }
+            // The hedge fails at 80 ms asking for 70 ms: exactly the 150 ms deadline.
+            two_failing_copies(n, io::ErrorKind::ConnectionRefused)
         })
         .retry_after(|e: &io::Error| {
             (e.kind() == io::ErrorKind::ConnectionRefused).then_some(70 * MS)
@@ -753,12 +691,7 @@ impl From<retry_runtime::BreakerOpen> for Answer {
 /// The first copy's timeout is its own, not the next copy's to end.
 #[tokio::test(start_paused = true)]
 async fn a_copys_timeout_is_not_blamed_on_the_next_copy_to_end() {
-    let policy = RetryPolicy::builder()
-        .max_attempts(2)
-        .delay(20 * MS)
-        .backoff(Backoff::Fixed)
-        .jitter(Jitter::None)
-        .hedge_after(HedgeAfter::Fixed(50 * MS))
+    let policy = hedged_builder(50 * MS, 2)
         .timeout(100 * MS)
         .build()
         .unwrap();
@@ -798,13 +731,8 @@ async fn a_copys_timeout_is_not_blamed_on_the_next_copy_to_end() {
 /// retry decided on that hint alone sleeps; it does not start when it was due.
 #[tokio::test(start_paused = true)]
 async fn a_second_copys_hint_past_the_instants_range_still_holds_the_retry_back() {
-    let policy = RetryPolicy::builder()
-        .max_attempts(4)
-        .delay(20 * MS)
+    let policy = hedged_builder(50 * MS, 4)
         .max_delay(Duration::MAX)
-        .backoff(Backoff::Fixed)
-        .jitter(Jitter::None)
-        .hedge_after(HedgeAfter::Fixed(50 * MS))
         .build()
         .unwrap();
     let started = Cell::new(0);
@@ -812,21 +740,8 @@ async fn a_second_copys_hint_past_the_instants_range_still_holds_the_retry_back(
         .retry(|| {
             let n = context().unwrap().attempt();
             started.set(n);
-            async move {
-                match n {
-                    // Fails at 70 ms: the retry is due at 90 ms.
-                    1 => {
-                        sleep(70 * MS).await;
-                        Err(io::Error::from(io::ErrorKind::ConnectionReset))
-                    }
-                    // Fails at 80 ms asking for `Duration::MAX`.
-                    2 => {
-                        sleep(30 * MS).await;
-                        Err(io::ErrorKind::ConnectionRefused.into())
-                    }
-                    _ => Ok(n),
-                }
-            }
+            // The hedge fails at 80 ms asking for `Duration::MAX`.
+            two_failing_copies(n, io::ErrorKind::ConnectionRefused)
         })
         .retry_after(|e: &io::Error| {
             (e.kind() == io::ErrorKind::ConnectionRefused).then_some(Duration::MAX)
