@@ -35,9 +35,6 @@ impl Driver for Closure {
             bulkhead,
             probe,
         } = env;
-        if throttle.is_some() || bulkhead.is_some() {
-            return overload(env);
-        }
         let call = policy
             .retry(move || probe.attempt())
             .retry_if(retryable)
@@ -48,49 +45,21 @@ impl Driver for Closure {
             })
             .timeout_if(reattempt::is_timeout)
             .name(NAME);
-        match (breaker, budget) {
-            (None, None) => Box::pin(call.into_future()),
-            (Some(breaker), None) => {
+        // A throttle or a bulkhead comes with no other guard (see `unsupported`).
+        match (breaker, budget, throttle, bulkhead) {
+            (None, None, None, None) => Box::pin(call.into_future()),
+            (Some(breaker), None, None, None) => {
                 Box::pin(call.circuit_breaker::<TestError>(breaker).into_future())
             }
-            (None, Some(budget)) => Box::pin(call.budget(budget).into_future()),
-            (Some(breaker), Some(budget)) => Box::pin(
+            (None, Some(budget), None, None) => Box::pin(call.budget(budget).into_future()),
+            (Some(breaker), Some(budget), None, None) => Box::pin(
                 call.circuit_breaker::<TestError>(breaker)
                     .budget(budget)
                     .into_future(),
             ),
+            (None, None, Some(t), None) => Box::pin(call.throttle::<TestError>(t).into_future()),
+            (None, None, None, Some(b)) => Box::pin(call.bulkhead::<TestError>(b).into_future()),
+            _ => unreachable!("a throttle or a bulkhead beside another guard: unsupported"),
         }
-    }
-}
-
-/// A call with a throttle or a bulkhead (and no other guard: see
-/// [`Scenario::mixes_overload_guards`](crate::expect::Scenario)).
-fn overload(env: Env<'_>) -> CallFuture<'_> {
-    let Env {
-        policy,
-        throttle,
-        bulkhead,
-        probe,
-        ..
-    } = env;
-    let call = policy
-        .retry(move || probe.attempt())
-        .retry_if(retryable)
-        .retry_if_ok(retry_ok)
-        .retry_after(hint)
-        .on_retry(move |e: &TestError, ctx: &reattempt::RetryContext, d| {
-            probe.on_retry(e, ctx.attempt(), d);
-        })
-        .timeout_if(reattempt::is_timeout)
-        .name(NAME);
-    match (throttle, bulkhead) {
-        (Some(t), None) => Box::pin(call.throttle::<TestError>(t).into_future()),
-        (None, Some(b)) => Box::pin(call.bulkhead::<TestError>(b).into_future()),
-        (Some(t), Some(b)) => Box::pin(
-            call.throttle::<TestError>(t)
-                .bulkhead::<TestError>(b)
-                .into_future(),
-        ),
-        (None, None) => unreachable!("a throttle or a bulkhead"),
     }
 }
