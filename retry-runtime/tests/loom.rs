@@ -358,22 +358,27 @@ fn warm_throttle() -> retry_runtime::AdaptiveThrottle {
     t
 }
 
+/// Two threads at once through `t`: each is admitted and records a success.
+fn two_admitted_successes(t: &Arc<retry_runtime::AdaptiveThrottle>) {
+    let callers: Vec<_> = (0..2)
+        .map(|_| {
+            let t = t.clone();
+            thread::spawn(move || {
+                t.try_acquire().unwrap();
+                t.record(true);
+            })
+        })
+        .collect();
+    for h in callers {
+        h.join().unwrap();
+    }
+}
+
 #[test]
 fn concurrent_throttle_outcomes_are_all_counted() {
     throttle_model(|| {
         let t = Arc::new(warm_throttle());
-        let callers: Vec<_> = (0..2)
-            .map(|_| {
-                let t = t.clone();
-                thread::spawn(move || {
-                    t.try_acquire().unwrap();
-                    t.record(true);
-                })
-            })
-            .collect();
-        for h in callers {
-            h.join().unwrap();
-        }
+        two_admitted_successes(&t);
         assert_eq!(t.counts(), (12, 12));
     });
 }
@@ -391,18 +396,7 @@ fn a_stale_throttle_bucket_is_restarted_once_by_racing_writers() {
         // (stale), the next one holds the second ten (in the window: nothing is shed).
         clock::advance(Duration::from_secs(19));
         assert_eq!(t.counts(), (10, 10));
-        let callers: Vec<_> = (0..2)
-            .map(|_| {
-                let t = t.clone();
-                thread::spawn(move || {
-                    t.try_acquire().unwrap();
-                    t.record(true);
-                })
-            })
-            .collect();
-        for h in callers {
-            h.join().unwrap();
-        }
+        two_admitted_successes(&t);
         assert_eq!(t.counts(), (12, 12), "no increment lost to the restart");
     });
 }
@@ -420,18 +414,7 @@ fn racing_writers_at_a_full_throttle_bucket_lose_no_count() {
         );
         t.try_acquire().unwrap();
         t.record(true);
-        let callers: Vec<_> = (0..2)
-            .map(|_| {
-                let t = t.clone();
-                thread::spawn(move || {
-                    t.try_acquire().unwrap();
-                    t.record(true);
-                })
-            })
-            .collect();
-        for h in callers {
-            h.join().unwrap();
-        }
+        two_admitted_successes(&t);
         // Whichever buckets the two landed in (one new bucket, or two), all three are counted.
         assert_eq!(t.counts(), (3, 3));
     });
