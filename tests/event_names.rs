@@ -66,8 +66,8 @@ impl Write for Captured {
     }
 }
 
-#[test]
-fn default_names_include_the_self_type() {
+/// What `f` logs at `DEBUG` and above, as text.
+fn logged(f: impl FnOnce()) -> String {
     let out = Captured::default();
     let writer = out.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -75,13 +75,18 @@ fn default_names_include_the_self_type() {
         .with_ansi(false)
         .with_writer(move || writer.clone())
         .finish();
-    tracing::subscriber::with_default(subscriber, || {
+    tracing::subscriber::with_default(subscriber, f);
+    String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8")
+}
+
+#[test]
+fn default_names_include_the_self_type() {
+    let text = logged(|| {
         assert_eq!(A.get(), Ok(1));
         assert_eq!(B.get(), Ok(2));
         assert_eq!(free_get(), Ok(3));
         assert_eq!(A.fetch(), Ok(4));
     });
-    let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");
     assert!(text.contains("name=\"event_names::A::get\""), "{text}");
     assert!(text.contains("name=\"event_names::B::get\""), "{text}");
     assert!(text.contains("name=\"event_names::free_get\""), "{text}");
@@ -115,25 +120,17 @@ async fn free_async<T: Clone + Send>(value: T) -> Result<T, Fail> {
 
 #[test]
 fn async_fns_are_named_like_blocking_ones() {
-    let out = Captured::default();
-    let writer = out.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("runtime");
-    tracing::subscriber::with_default(subscriber, || {
+    let text = logged(|| {
         rt.block_on(async {
             assert_eq!(A.get_async(5).await, Ok(5));
             assert_eq!(B.fetch_async().await, Ok(6));
             assert_eq!(free_async(7_u8).await, Ok(7));
         });
     });
-    let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");
     assert!(
         text.contains("name=\"event_names::A::get_async\""),
         "{text}"
