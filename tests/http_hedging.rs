@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use reattempt::{context, retryable};
 use reattempt_support::payments::{PayError, Receipt};
-use reattempt_support::{Fault, Outcome, Service, http_client};
+use reattempt_support::{Fault, Service, http_client};
 
 /// The pause of the slow replica: far longer than the hedge delay plus a fast answer.
 const PAUSE: Duration = Duration::from_secs(5);
@@ -66,15 +66,7 @@ async fn a_slow_replica_is_hedged_and_the_charge_is_made_once() {
         .expect("the hedge's answer");
     let took = t0.elapsed();
     assert_eq!(receipt.order_id, "order-1");
-    assert_eq!(service.effects("order-1"), 1, "charged exactly once");
-    let seen = service.seen_for("order-1");
-    assert_eq!(seen.len(), 2, "the first request and one hedge: {seen:?}");
-    assert_eq!(seen[0].key, seen[1].key, "both copies carry the call's key");
-    assert_eq!(
-        seen[1].outcome,
-        Outcome::Replayed,
-        "the hedge got the stored answer"
-    );
+    service.assert_hedged_once("order-1");
     assert!(
         took < PAUSE / 2,
         "answered by the hedge (100 ms + a fast answer), not after the pause: {took:?}"

@@ -145,6 +145,28 @@ impl Service {
             .collect()
     }
 
+    /// Checks that a call for `subject` was answered by its hedge and charged once: two requests
+    /// (the first and one hedge) carrying the same idempotency key, the second answered from the
+    /// stored response, one side effect.
+    ///
+    /// # Panics
+    ///
+    /// When any of these differs, naming it.
+    pub fn assert_hedged_once(&self, subject: &str) {
+        assert_eq!(self.effects(subject), 1, "charged exactly once");
+        let seen = self.seen_for(subject);
+        assert_eq!(seen.len(), 2, "the first request and one hedge: {seen:?}");
+        assert!(
+            seen[0].key.is_some() && seen[0].key == seen[1].key,
+            "both copies carry the call's key: {seen:?}"
+        );
+        assert_eq!(
+            seen[1].outcome,
+            Outcome::Replayed,
+            "the hedge got the stored answer"
+        );
+    }
+
     /// Requests received so far.
     pub fn request_count(&self) -> usize {
         self.shared.lock().seen.len()
