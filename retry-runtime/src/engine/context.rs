@@ -164,17 +164,28 @@ pub(crate) fn outer_retries() -> bool {
 /// around this point will retry: what a request made here tells the service it calls
 /// (`http::OUTER_ATTEMPTS_LEFT`). A `#[recover]` fallback's call has none left.
 pub(crate) fn outer_attempts_left() -> Option<u32> {
+    find_frame(|engine, tag| match engine {
+        None => Some(tag),
+        Some(engine) => {
+            let max = engine.policy().max_attempts();
+            (tag != RECOVERING && engine.attempt() < max).then(|| max - engine.attempt())
+        }
+    })
+}
+
+/// Walks the frames current on this thread, innermost first, until `f` gives a value: `f` sees
+/// each frame's engine (`None` for an outer frame) and tag (0 for an untagged frame). The one
+/// walk of the frames, so the one place that reads them.
+fn find_frame<T>(mut f: impl FnMut(Option<&Engine<'static>>, u32) -> Option<T>) -> Option<T> {
     let mut frame = CURRENT.get();
     while !frame.is_null() {
-        // SAFETY: a current frame or its parent (see `read`).
+        // SAFETY: a current frame or its parent (see `read`), walked inside the `enter` (or the
+        // poll) that made the innermost one; the engine is lent to `f` only for the call (the
+        // reference is higher-ranked: it cannot escape into `T`).
         #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
         let (engine, tag, parent) = unsafe { read(frame) };
-        let Some(engine) = engine else {
-            return Some(tag);
-        };
-        let max = engine.policy().max_attempts();
-        if tag != RECOVERING && engine.attempt() < max {
-            return Some(max - engine.attempt());
+        if let Some(found) = f(engine, tag) {
+            return Some(found);
         }
         frame = parent;
     }
@@ -200,26 +211,22 @@ pub(crate) fn enter_outer<R>(attempts_left: u32, f: impl FnOnce() -> R) -> R {
 /// thread: a retrying call nested in another's attempt may not outlive it.
 #[inline]
 pub(crate) fn inherited_deadline() -> Option<Instant> {
-    let frame = CURRENT.get();
-    if frame.is_null() {
+    if CURRENT.get().is_null() {
         return None;
     }
-    earliest_enclosing(frame)
+    earliest_enclosing()
 }
 
-/// The earliest deadline of `frame`'s call and the calls it is nested in.
-fn earliest_enclosing(mut frame: *const Frame) -> Option<Instant> {
+/// The earliest deadline of the current call and the calls it is nested in.
+fn earliest_enclosing() -> Option<Instant> {
     let mut earliest: Option<Instant> = None;
-    while !frame.is_null() {
-        // SAFETY: a current frame or its parent (see `read`).
-        #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
-        let (engine, _, parent) = unsafe { read(frame) };
+    find_frame(|engine, _| {
         // An outer frame has no engine: its call's deadline is its own process's.
         if let Some(own) = engine.and_then(Engine::deadline) {
             earliest = Some(earliest.map_or(own, |e| e.min(own)));
         }
-        frame = parent;
-    }
+        None::<()>
+    });
     earliest
 }
 
@@ -227,19 +234,12 @@ fn earliest_enclosing(mut frame: *const Frame) -> Option<Instant> {
 /// the attempt's number when it is a hedged call's copy (else 0). Outer frames are passed over:
 /// they have no engine here.
 pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>, u32) -> T) -> Option<T> {
-    let mut frame = CURRENT.get();
-    while !frame.is_null() {
-        // SAFETY: a current frame or its parent (see `read`), inside the poll (or the blocking
-        // call) of an attempt that borrows the engine for that whole time; the engine does not
-        // escape `f`.
-        #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
-        let (engine, tag, parent) = unsafe { read(frame) };
-        if let Some(engine) = engine {
-            return Some(f(engine, if tag == RECOVERING { 0 } else { tag }));
-        }
-        frame = parent;
-    }
-    None
+    let mut f = Some(f);
+    find_frame(|engine, tag| {
+        let engine = engine?;
+        let f = f.take()?;
+        Some(f(engine, if tag == RECOVERING { 0 } else { tag }))
+    })
 }
 
 /// What an attempt knows about its call: a snapshot taken by [`context()`] (or handed to an
