@@ -982,8 +982,8 @@ where
         {
             *this.hedged = Some(Box::default());
         }
-        if let Some(hedged) = this.hedged.as_deref_mut() {
-            let out = drive_hedged(
+        let out = if let Some(hedged) = this.hedged.as_deref_mut() {
+            drive_hedged(
                 &mut engine,
                 settings,
                 this.hooks,
@@ -995,29 +995,25 @@ where
                 hedged,
                 this.timer,
                 cx,
-            );
-            *this.engine = engine.detach();
-            if out.is_ready() {
-                *this.done = true;
-            }
-            return out;
-        }
-        let out = drive(
-            &mut engine,
-            settings,
-            this.hooks,
-            this.timeout,
-            this.service,
-            this.request,
-            this.pending,
-            this.ready,
-            this.admitted,
-            this.slot,
-            this.running,
-            this.attempt,
-            this.timer,
-            cx,
-        );
+            )
+        } else {
+            drive(
+                &mut engine,
+                settings,
+                this.hooks,
+                this.timeout,
+                this.service,
+                this.request,
+                this.pending,
+                this.ready,
+                this.admitted,
+                this.slot,
+                this.running,
+                this.attempt,
+                this.timer,
+                cx,
+            )
+        };
         *this.engine = engine.detach();
         if out.is_ready() {
             *this.done = true;
