@@ -120,16 +120,22 @@ pub fn retry_after_at(headers: &HeaderMap, now: SystemTime) -> Option<Duration> 
         .find_map(|value| parse_retry_after(value, now))
 }
 
+/// A header's count written as ASCII digits only (`Retry-After`'s delta-seconds,
+/// [`OUTER_ATTEMPTS_LEFT`]), too large a one saturating; `None` for empty text or any other
+/// character (a sign, a fraction, a date).
+pub(crate) fn digits(text: &str) -> Option<u64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // Only digits: the parse can fail only by overflowing.
+    Some(text.parse::<u64>().unwrap_or(u64::MAX))
+}
+
 /// One `Retry-After` value, read as [`retry_after_at`] describes.
 fn parse_retry_after(value: &HeaderValue, now: SystemTime) -> Option<Duration> {
     // `to_str` refuses anything but visible ASCII (and tabs), which covers non-UTF-8 bytes.
     let text = value.to_str().ok()?.trim();
-    if text.is_empty() {
-        return None;
-    }
-    if text.bytes().all(|b| b.is_ascii_digit()) {
-        // Only digits, so the parse can fail only by overflowing.
-        let seconds = text.parse::<u64>().unwrap_or(u64::MAX);
+    if let Some(seconds) = digits(text) {
         return Some(Duration::from_secs(seconds));
     }
     let date = httpdate::parse_http_date(text).ok()?;

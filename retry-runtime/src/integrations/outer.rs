@@ -140,12 +140,8 @@ pub fn outer_attempts_left(headers: &HeaderMap) -> Option<u32> {
 
 /// One [`OUTER_ATTEMPTS_LEFT`] value, read as [`outer_attempts_left`] describes.
 fn parse_attempts_left(value: &HeaderValue) -> Option<u32> {
-    let text = value.to_str().ok()?.trim();
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    // Only digits: the parse can fail only by overflowing.
-    Some(text.parse::<u32>().unwrap_or(u32::MAX))
+    let count = crate::http::digits(value.to_str().ok()?.trim())?;
+    Some(u32::try_from(count).unwrap_or(u32::MAX))
 }
 
 /// Polls `future` as if nested in an attempt of a caller that has `attempts_left` attempts left
