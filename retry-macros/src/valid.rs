@@ -55,7 +55,7 @@ pub(crate) fn item(f: &RetryFn) -> syn::Result<()> {
         ));
     }
     check_single(item)?;
-    check_reserved_names(item)?;
+    check_reserved_names(f)?;
     if f.boxed.is_some() {
         checked_result(&f.output)
     } else {
@@ -274,11 +274,17 @@ fn check_single(item: &ItemFn) -> syn::Result<()> {
 /// Rejects an argument named like the expansion's own items and locals (`__reattempt_name`,
 /// `__reattempt_result_type`, …): the body would see the expansion's, not the argument, and
 /// compile to the wrong value or fail far from the cause. The `__reattempt` prefix is reserved.
-fn check_reserved_names(item: &ItemFn) -> syn::Result<()> {
-    for input in &item.sig.inputs {
-        if let syn::FnArg::Typed(arg) = input
-            && let Some(ident) = reserved_ident(quote::ToTokens::to_token_stream(&arg.pat))
-        {
+fn check_reserved_names(f: &RetryFn) -> syn::Result<()> {
+    for param in &f.params {
+        // A plain name is read as it is; only a destructuring pattern is walked as tokens.
+        let reserved = match param {
+            Param::Owned { ident, .. } | Param::Borrowed { ident, .. } => {
+                is_reserved(ident).then(|| ident.clone())
+            }
+            Param::Pattern { pat, .. } => reserved_ident(quote::ToTokens::to_token_stream(pat)),
+            Param::Ignored { .. } => None,
+        };
+        if let Some(ident) = reserved {
             return Err(syn::Error::new(
                 ident.span(),
                 format!(
@@ -291,16 +297,17 @@ fn check_reserved_names(item: &ItemFn) -> syn::Result<()> {
     Ok(())
 }
 
+/// Whether `ident` starts with `__reattempt` (any case, raw or not).
+fn is_reserved(ident: &proc_macro2::Ident) -> bool {
+    let name = ident.to_string();
+    let name = name.strip_prefix("r#").unwrap_or(&name);
+    name.to_ascii_lowercase().starts_with("__reattempt")
+}
+
 /// The first identifier in `tokens` (however nested) that starts with `__reattempt` (any case).
 fn reserved_ident(tokens: proc_macro2::TokenStream) -> Option<proc_macro2::Ident> {
     tokens.into_iter().find_map(|tree| match tree {
-        proc_macro2::TokenTree::Ident(ident) => {
-            let name = ident.to_string();
-            let name = name.strip_prefix("r#").unwrap_or(&name);
-            name.to_ascii_lowercase()
-                .starts_with("__reattempt")
-                .then_some(ident)
-        }
+        proc_macro2::TokenTree::Ident(ident) => is_reserved(&ident).then_some(ident),
         proc_macro2::TokenTree::Group(group) => reserved_ident(group.stream()),
         _ => None,
     })
@@ -410,6 +417,13 @@ fn bounds_output(
 
 #[cfg(test)]
 mod tests {
+    /// `async fn f(ARG) -> Result<u32, E>`, parsed as the macro parses it.
+    fn function(arg: &str) -> crate::item::RetryFn {
+        let tokens = format!("async fn f({arg}) -> Result<u32, E> {{ Ok(1) }}");
+        crate::item::parse(tokens.parse().unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
     #[test]
     fn arguments_with_the_reserved_prefix_are_rejected_however_nested() {
         for (arg, name) in [
@@ -421,10 +435,7 @@ mod tests {
             ("(a, __REATTEMPT_X): (u32, u32)", "__REATTEMPT_X"),
             ("P { x: __reattempt_ty, .. }: P", "__reattempt_ty"),
         ] {
-            let item: syn::ItemFn =
-                syn::parse_str(&format!("async fn f({arg}) -> Result<u32, E> {{ Ok(1) }}"))
-                    .unwrap_or_else(|e| panic!("{e}"));
-            let err = super::check_reserved_names(&item).expect_err(arg);
+            let err = super::check_reserved_names(&function(arg)).expect_err(arg);
             assert!(
                 err.to_string()
                     .contains(&format!("rename the argument `{name}`")),
@@ -437,10 +448,7 @@ mod tests {
             "(a, b): (u32, u32)",
             "__self_: u8",
         ] {
-            let item: syn::ItemFn =
-                syn::parse_str(&format!("async fn f({arg}) -> Result<u32, E> {{ Ok(1) }}"))
-                    .unwrap_or_else(|e| panic!("{e}"));
-            assert!(super::check_reserved_names(&item).is_ok(), "{arg}");
+            assert!(super::check_reserved_names(&function(arg)).is_ok(), "{arg}");
         }
     }
 
