@@ -176,12 +176,13 @@ pub(crate) fn outer_attempts_left() -> Option<u32> {
 /// Walks the frames current on this thread, innermost first, until `f` gives a value: `f` sees
 /// each frame's engine (`None` for an outer frame) and tag (0 for an untagged frame). The one
 /// walk of the frames, so the one place that reads them.
-fn find_frame<T>(mut f: impl FnMut(Option<&Engine<'static>>, u32) -> Option<T>) -> Option<T> {
+fn find_frame<T>(mut f: impl FnMut(Option<&Engine<'_>>, u32) -> Option<T>) -> Option<T> {
     let mut frame = CURRENT.get();
     while !frame.is_null() {
         // SAFETY: a current frame or its parent (see `read`), walked inside the `enter` (or the
         // poll) that made the innermost one; the engine is lent to `f` only for the call (the
-        // reference is higher-ranked: it cannot escape into `T`).
+        // reference and the engine's erased lifetime are higher-ranked in `f`'s signature:
+        // neither can escape into `T`).
         #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
         let (engine, tag, parent) = unsafe { read(frame) };
         if let Some(found) = f(engine, tag) {
