@@ -272,43 +272,52 @@ fn check_single(item: &ItemFn) -> syn::Result<()> {
 }
 
 /// Rejects an argument named like the expansion's own items and locals (`__reattempt_name`,
-/// `__reattempt_result_type`, …): the body would see the expansion's, not the argument, and
-/// compile to the wrong value or fail far from the cause. The `__reattempt` prefix is reserved.
+/// `__reattempt_result_type`, …), or, in a method, like its renamed receiver (`__self`: the
+/// body's `self` is `__self`, bound before the arguments): the body would see the expansion's,
+/// not the argument, and compile to the wrong value or fail far from the cause. The
+/// `__reattempt` prefix is reserved, and `__self` in a method.
 fn check_reserved_names(f: &RetryFn) -> syn::Result<()> {
+    let method = f.receiver.is_some();
     for param in &f.params {
         // A plain name is read as it is; only a destructuring pattern is walked as tokens.
         let reserved = match param {
             Param::Owned { ident, .. } | Param::Borrowed { ident, .. } => {
-                is_reserved(ident).then(|| ident.clone())
+                is_reserved(ident, method).then(|| ident.clone())
             }
-            Param::Pattern { pat, .. } => reserved_ident(quote::ToTokens::to_token_stream(pat)),
+            Param::Pattern { pat, .. } => {
+                reserved_ident(quote::ToTokens::to_token_stream(pat), method)
+            }
             Param::Ignored { .. } => None,
         };
         if let Some(ident) = reserved {
+            let why = if is_reserved(&ident, false) {
+                "#[retryable] reserves names starting with `__reattempt` for its expansion, \
+                 which declares such names in the function's body"
+            } else {
+                "#[retryable] renames a method's `self` to `__self` in its body"
+            };
             return Err(syn::Error::new(
                 ident.span(),
-                format!(
-                    "#[retryable] reserves names starting with `__reattempt` for its expansion, \
-                     which declares such names in the function's body; rename the argument `{ident}`"
-                ),
+                format!("{why}; rename the argument `{ident}`"),
             ));
         }
     }
     Ok(())
 }
 
-/// Whether `ident` starts with `__reattempt` (any case, raw or not).
-fn is_reserved(ident: &proc_macro2::Ident) -> bool {
+/// Whether `ident` starts with `__reattempt` (any case, raw or not), or is `__self` in a
+/// `method`.
+fn is_reserved(ident: &proc_macro2::Ident, method: bool) -> bool {
     let name = ident.to_string();
     let name = name.strip_prefix("r#").unwrap_or(&name);
-    name.to_ascii_lowercase().starts_with("__reattempt")
+    name.to_ascii_lowercase().starts_with("__reattempt") || (method && name == "__self")
 }
 
-/// The first identifier in `tokens` (however nested) that starts with `__reattempt` (any case).
-fn reserved_ident(tokens: proc_macro2::TokenStream) -> Option<proc_macro2::Ident> {
+/// The first identifier in `tokens` (however nested) that [`is_reserved`].
+fn reserved_ident(tokens: proc_macro2::TokenStream, method: bool) -> Option<proc_macro2::Ident> {
     tokens.into_iter().find_map(|tree| match tree {
-        proc_macro2::TokenTree::Ident(ident) => is_reserved(&ident).then_some(ident),
-        proc_macro2::TokenTree::Group(group) => reserved_ident(group.stream()),
+        proc_macro2::TokenTree::Ident(ident) => is_reserved(&ident, method).then_some(ident),
+        proc_macro2::TokenTree::Group(group) => reserved_ident(group.stream(), method),
         _ => None,
     })
 }
@@ -450,6 +459,27 @@ mod tests {
         ] {
             assert!(super::check_reserved_names(&function(arg)).is_ok(), "{arg}");
         }
+    }
+
+    #[test]
+    fn in_a_method_an_argument_named_like_the_renamed_receiver_is_rejected() {
+        for arg in ["__self: &S", "(__self, b): (u32, u32)"] {
+            let method: crate::item::RetryFn = crate::item::parse(
+                format!("fn f(&self, {arg}) -> Result<u32, E> {{ Ok(1) }}")
+                    .parse()
+                    .unwrap_or_else(|e| panic!("{e}")),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            let err = super::check_reserved_names(&method).expect_err(arg);
+            assert!(
+                err.to_string()
+                    .contains("renames a method's `self` to `__self`")
+                    && err.to_string().contains("rename the argument `__self`"),
+                "{err}"
+            );
+        }
+        // Without a receiver nothing is bound as `__self`.
+        assert!(super::check_reserved_names(&function("__self: u32")).is_ok());
     }
 
     use super::*;
