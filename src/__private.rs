@@ -121,11 +121,10 @@ pub fn timeout_if<T, E, A, B, C, D, F>(
     hooks.timeout_if(probe)
 }
 
-/// `false`, opaque to lints (unlike `if false`).
-#[inline]
-pub fn never() -> bool {
-    false
-}
+/// `false`, opaque to lints (unlike `if false`). A constant rather than a call: a branch on it
+/// is gone from the function's MIR before code generation, in debug builds too, whereas a call
+/// stays a call in an `async` body (the MIR inliner skips coroutines) for LLVM to inline.
+pub const NEVER: bool = false;
 
 /// The default event name of one `#[retryable]` function (a `static` in its body): the path of
 /// a function item declared there, less its own name, i.e. the function's path

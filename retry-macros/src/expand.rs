@@ -78,7 +78,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     // Pins a block's output to the function's return type without writing the type (which may
     // mention `impl Trait`), so that `?` in the body knows what to convert into.
     let pin = quote_spanned! {ret.span()=>
-        if #p::never() {
+        if #p::NEVER {
             return #p::TypeOf::value(#ty);
         }
     };

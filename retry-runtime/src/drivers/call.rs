@@ -12,8 +12,8 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
-use crate::drivers::timed::{Limit, arm, poll_attempt, poll_in_context};
-use crate::engine::context::{enter, enter_recovering};
+use crate::drivers::timed::{Limit, arm, poll_attempt};
+use crate::engine::context::{Slot, enter, enter_recovering};
 use crate::engine::events::{self, CallName};
 use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine};
@@ -409,8 +409,12 @@ impl<F: Future> Future for Attempt<'_, '_, F> {
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // `poll_in_context`, written out: one function fewer for each `#[retryable]` function's
+        // body type, to compile (and, in a release build, to inline) in the user's crate.
         let this = self.project();
-        poll_in_context(this.engine, 0, this.fut, cx)
+        let slot = Slot::of(this.engine);
+        let _entered = slot.enter();
+        this.fut.poll(cx)
     }
 }
 
@@ -471,6 +475,8 @@ impl<F: Future> Future for Recover<'_, '_, F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        enter_recovering(this.engine, || this.fut.poll(cx))
+        let slot = Slot::recovering(this.engine);
+        let _entered = slot.enter();
+        this.fut.poll(cx)
     }
 }

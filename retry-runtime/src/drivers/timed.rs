@@ -15,7 +15,7 @@ use pin_project_lite::pin_project;
 use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
-use crate::engine::context::enter_copy;
+use crate::engine::context::Slot;
 use crate::engine::state::Engine;
 
 /// The deadline of an attempt cut after `limit`, starting at `start` (`None`: too far to
@@ -93,7 +93,9 @@ pub(crate) fn poll_in_context<F: Future>(
     attempt: Pin<&mut F>,
     cx: &mut Context<'_>,
 ) -> Poll<F::Output> {
-    enter_copy(engine, number, || attempt.poll(cx))
+    let slot = Slot::of_copy(engine, number);
+    let _entered = slot.enter();
+    attempt.poll(cx)
 }
 
 /// Polls an attempt with `context()` naming its call, then, if it is `timed`, its time limit:

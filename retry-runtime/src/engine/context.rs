@@ -18,6 +18,8 @@
 //! ([`outer_attempts_left`]).
 
 use std::cell::Cell;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -26,9 +28,9 @@ use crate::engine::key::IdempotencyKey;
 use crate::engine::state::Engine;
 
 /// One call whose attempt is being polled on this thread: its engine, and the frame of the call
-/// it is nested in (null at the outermost). Frames live on the stack of [`enter`], so that
-/// entering a call is two stores and a thread-local swap; the inherited deadline is worked out
-/// from them only when it is asked for.
+/// it is nested in (null at the outermost). Frames live on the stack of the poll ([`Slot`]),
+/// so that entering a call is two stores and a thread-local swap; the inherited deadline is
+/// worked out from them only when it is asked for.
 #[repr(C)]
 struct Frame {
     /// The call's engine; the lowest bit of its address set when this frame begins a
@@ -46,8 +48,9 @@ struct TaggedFrame {
     frame: Frame,
     /// The number of the attempt being polled when the call's attempts overlap (a hedged call's
     /// copy), 0 for the engine's current attempt, or [`RECOVERING`]. In an outer frame: the
-    /// outer call's attempts left (at least 1).
-    tag: u32,
+    /// outer call's attempts left (at least 1). Written only in a tagged frame (an untagged one
+    /// is a [`Frame`] to its readers), so that entering an untagged frame stores two words.
+    tag: MaybeUninit<u32>,
 }
 
 /// Set in a frame's engine address when the frame begins a [`TaggedFrame`].
@@ -65,11 +68,11 @@ const RECOVERING: u32 = u32::MAX;
 /// # Safety
 ///
 /// `frame` is non-null and current on this thread (or the parent of one): a frame is only
-/// while the `enter` that made it runs, and an engine only while it is borrowed by that `enter`,
+/// while the [`Entered`] of its [`Slot`] lives, and an engine only while that slot borrows it,
 /// which outlive any walk of the frames, made inside them on this same thread. A tagged frame's
 /// pointer is the `TaggedFrame`'s own (its provenance covers the tag). The engines are only
 /// read, through `Cell`s; the lifetime erased in the pointer does not escape the caller.
-#[allow(unsafe_code, reason = "the frames of `enter`: see Safety")]
+#[allow(unsafe_code, reason = "the frames of `Slot::enter`: see Safety")]
 unsafe fn read<'a>(frame: *const Frame) -> (Option<&'a Engine<'static>>, u32, *const Frame) {
     // SAFETY: per this fn's contract.
     unsafe {
@@ -77,7 +80,7 @@ unsafe fn read<'a>(frame: *const Frame) -> (Option<&'a Engine<'static>>, u32, *c
         let tag = if engine.addr() & TAGGED == 0 {
             0
         } else {
-            (*frame.cast::<TaggedFrame>()).tag
+            (*frame.cast::<TaggedFrame>()).tag.assume_init()
         };
         (
             engine.map_addr(|a| a & !TAGGED).as_ref(),
@@ -92,13 +95,95 @@ thread_local! {
     static CURRENT: Cell<*const Frame> = const { Cell::new(std::ptr::null()) };
 }
 
-/// Puts the frame that was current back when dropped (even by a panic).
-struct Restore(*const Frame);
+/// A frame made on the stack of the code that polls an attempt, current while the [`Entered`]
+/// that [`Slot::enter`] gives lives:
+///
+/// ```ignore
+/// let slot = Slot::of_copy(engine, number);
+/// let _entered = slot.enter();
+/// attempt.poll(cx)
+/// ```
+///
+/// Not generic, so nothing is compiled per attempt type to enter a call (a closure-taking
+/// `enter` is one instance per closure, i.e. per function that uses `#[retryable]`). The
+/// closure-taking forms below ([`enter`] and its kin) are this around a call of `f`. The
+/// lifetime is the engine's borrow: a frame is entered only while its engine lives.
+#[repr(C)]
+pub(crate) struct Slot<'e>(TaggedFrame, PhantomData<&'e Engine<'e>>);
 
-impl Drop for Restore {
+impl<'e> Slot<'e> {
+    /// The frame of `engine`'s current attempt: an untagged frame (its tag is never read, so
+    /// never written: entering the common frame stores two words).
+    #[inline]
+    pub(crate) fn of(engine: &'e Engine<'_>) -> Self {
+        Self::frame(std::ptr::from_ref(engine).cast(), MaybeUninit::uninit())
+    }
+
+    /// The frame of the copy of a hedged call that is attempt `attempt` (its
+    /// `context().attempt()`); 0: the engine's current attempt, as [`Slot::of`].
+    #[inline]
+    pub(crate) fn of_copy(engine: &'e Engine<'_>, attempt: u32) -> Self {
+        debug_assert!(attempt != RECOVERING);
+        if attempt == 0 {
+            Self::of(engine)
+        } else {
+            Self::tagged(std::ptr::from_ref(engine).cast(), attempt)
+        }
+    }
+
+    /// The frame of a call whose attempts are over (its `#[recover]` fallback).
+    #[inline]
+    pub(crate) fn recovering(engine: &'e Engine<'_>) -> Self {
+        Self::tagged(std::ptr::from_ref(engine).cast(), RECOVERING)
+    }
+
+    /// `engine`'s frame (null: an outer frame), tagged with `tag` (not 0).
+    #[inline]
+    fn tagged(engine: *const Engine<'static>, tag: u32) -> Self {
+        debug_assert!(tag != 0);
+        Self::frame(engine.map_addr(|a| a | TAGGED), MaybeUninit::new(tag))
+    }
+
+    // Each caller passes its own `tag` (rather than one `if` choosing between an unwritten and a
+    // written tag, which the optimizer merges into an unconditional store).
+    #[inline]
+    fn frame(engine: *const Engine<'static>, tag: MaybeUninit<u32>) -> Self {
+        Slot(
+            TaggedFrame {
+                frame: Frame {
+                    engine,
+                    parent: CURRENT.get(),
+                },
+                tag,
+            },
+            PhantomData,
+        )
+    }
+
+    /// Makes this frame the current one, until the result is dropped (even by a panic): then the
+    /// frame that was current when the slot was made is again, so a slot is made right before
+    /// it is entered, and entered once. The borrow keeps the frame where it is meanwhile.
+    #[inline]
+    pub(crate) fn enter(&self) -> Entered<'_> {
+        let parent = self.0.frame.parent;
+        CURRENT.set(std::ptr::from_ref(self).cast::<Frame>());
+        Entered {
+            parent,
+            _slot: PhantomData,
+        }
+    }
+}
+
+/// A [`Slot`] entered: puts the frame that was current back when dropped (even by a panic).
+pub(crate) struct Entered<'s> {
+    parent: *const Frame,
+    _slot: PhantomData<&'s Slot<'s>>,
+}
+
+impl Drop for Entered<'_> {
     #[inline]
     fn drop(&mut self) {
-        CURRENT.set(self.0);
+        CURRENT.set(self.parent);
     }
 }
 
@@ -107,12 +192,8 @@ impl Drop for Restore {
 /// `max_elapsed` deadline bounds the calls nested in it (see [`inherited_deadline`]).
 #[inline]
 pub(crate) fn enter<R>(engine: &Engine<'_>, f: impl FnOnce() -> R) -> R {
-    let frame = Frame {
-        engine: std::ptr::from_ref(engine).cast::<Engine<'static>>(),
-        parent: CURRENT.get(),
-    };
-    CURRENT.set(&raw const frame);
-    let _restore = Restore(frame.parent);
+    let slot = Slot::of(engine);
+    let _entered = slot.enter();
     f()
 }
 
@@ -120,34 +201,17 @@ pub(crate) fn enter<R>(engine: &Engine<'_>, f: impl FnOnce() -> R) -> R {
 /// `context().attempt()`); 0: the engine's current attempt.
 #[inline]
 pub(crate) fn enter_copy<R>(engine: &Engine<'_>, attempt: u32, f: impl FnOnce() -> R) -> R {
-    debug_assert!(attempt != RECOVERING);
-    if attempt == 0 {
-        // A constant where a driver runs one attempt at a time: the common two-word frame.
-        enter(engine, f)
-    } else {
-        enter_tagged(std::ptr::from_ref(engine).cast(), attempt, f)
-    }
+    let slot = Slot::of_copy(engine, attempt);
+    let _entered = slot.enter();
+    f()
 }
 
 /// As [`enter`], for a call whose attempts are over (its `#[recover]` fallback): a retrying call
 /// made in it sees only the calls enclosing this one as retrying (see [`outer_retries`]).
 #[inline]
 pub(crate) fn enter_recovering<R>(engine: &Engine<'_>, f: impl FnOnce() -> R) -> R {
-    enter_tagged(std::ptr::from_ref(engine).cast(), RECOVERING, f)
-}
-
-#[inline]
-fn enter_tagged<R>(engine: *const Engine<'static>, tag: u32, f: impl FnOnce() -> R) -> R {
-    let parent = CURRENT.get();
-    let frame = TaggedFrame {
-        frame: Frame {
-            engine: engine.map_addr(|a| a | TAGGED),
-            parent,
-        },
-        tag,
-    };
-    CURRENT.set((&raw const frame).cast::<Frame>());
-    let _restore = Restore(parent);
+    let slot = Slot::recovering(engine);
+    let _entered = slot.enter();
     f()
 }
 
@@ -205,7 +269,9 @@ pub(crate) fn enter_outer<R>(attempts_left: u32, f: impl FnOnce() -> R) -> R {
     if attempts_left == 0 {
         return f();
     }
-    enter_tagged(std::ptr::null(), attempts_left, f)
+    let slot = Slot::tagged(std::ptr::null(), attempts_left);
+    let _entered = slot.enter();
+    f()
 }
 
 /// The earliest `max_elapsed` deadline of the calls whose attempts are being polled on this
