@@ -38,7 +38,8 @@ struct Frame {
     /// bit) for an outer frame ([`enter_outer`]): a call made elsewhere (the client of a request
     /// this thread serves) that has attempts left.
     engine: *const Engine<'static>,
-    parent: *const Frame,
+    /// Set when the frame is entered ([`Slot::enter`]).
+    parent: Cell<*const Frame>,
 }
 
 /// A frame that says more than its engine (the copy of a hedged call, a `#[recover]` fallback,
@@ -85,7 +86,7 @@ unsafe fn read<'a>(frame: *const Frame) -> (Option<&'a Engine<'static>>, u32, *c
         (
             engine.map_addr(|a| a & !TAGGED).as_ref(),
             tag,
-            (*frame).parent,
+            (*frame).parent.get(),
         )
     }
 }
@@ -152,7 +153,7 @@ impl<'e> Slot<'e> {
             TaggedFrame {
                 frame: Frame {
                     engine,
-                    parent: CURRENT.get(),
+                    parent: Cell::new(std::ptr::null()),
                 },
                 tag,
             },
@@ -161,12 +162,13 @@ impl<'e> Slot<'e> {
     }
 
     /// Makes this frame the current one, until the result is dropped (even by a panic): then the
-    /// frame that was current when the slot was made is again, so a slot is made right before
-    /// it is entered, and entered once. The borrow keeps the frame where it is meanwhile.
+    /// frame that was current before is again. The borrow keeps the frame where it is meanwhile.
+    /// (A guard that is leaked rather than dropped would leave a dead frame current: every use
+    /// is `let _entered = slot.enter();` in the scope that polls.)
     #[inline]
     pub(crate) fn enter(&self) -> Entered<'_> {
-        let parent = self.0.frame.parent;
-        CURRENT.set(std::ptr::from_ref(self).cast::<Frame>());
+        let parent = CURRENT.replace(std::ptr::from_ref(self).cast::<Frame>());
+        self.0.frame.parent.set(parent);
         Entered {
             parent,
             _slot: PhantomData,
@@ -602,5 +604,32 @@ mod tests {
             assert_eq!(inherited_deadline(), Some(t0 + 1000 * ms));
         });
         assert_eq!(inherited_deadline(), None);
+    }
+
+    /// A slot's parent is the frame current when it is entered, not when it was made: two
+    /// slots made before either is entered still chain (found by review: the parent was read
+    /// when the slot was made, which lost the outer call's deadline here).
+    #[test]
+    fn a_slot_made_before_another_is_entered_still_chains_to_it() {
+        let ms = Duration::from_millis(1);
+        let p = RetryPolicy::builder()
+            .max_elapsed(100 * ms)
+            .build()
+            .unwrap();
+        let untimed = RetryPolicy::default();
+        let t0 = Instant::now();
+        let mut outer = Engine::new(&p);
+        outer.begin(false, || t0, None);
+        let mut inner = Engine::new(&untimed);
+        inner.begin(false, Instant::now, None);
+        let a = Slot::of(&outer);
+        let b = Slot::of(&inner);
+        let entered_a = a.enter();
+        let entered_b = b.enter();
+        assert_eq!(inherited_deadline(), Some(t0 + 100 * ms));
+        drop(entered_b);
+        assert_eq!(context().unwrap().attempt(), 1);
+        drop(entered_a);
+        assert!(context().is_none());
     }
 }
