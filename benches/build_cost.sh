@@ -17,6 +17,14 @@
 #   closure_backon  each body wrapped in backon 1.6's closure API (3 attempts, 10 ms exponential, jitter)
 #   closure_backon_full  the same plus a `tokio::time::timeout`, `.when(..)` and `.notify(..)`
 #
+# and, when named in CRATES, three floors written by hand (no macro, no reattempt code):
+#
+#   hand_loop    the loop of `benches/subjects.rs::hand_loop` (3 attempts, tokio's sleep)
+#   floor        the same loop, each attempt an `async move` block polled through the smallest
+#                wrapper that sets a thread-local around each poll (what `context()` needs of
+#                any implementation), `#[inline]` as the success path's goal needs
+#   floor_out_of_line  the same, the wrapper not `#[inline]`
+#
 # Every crate also boxes each function's future into a `dyn Future` (so that each future's `poll`
 # is compiled into the crate, as when an application calls them). It then measures, per crate:
 #
@@ -94,6 +102,35 @@ pub fn schedule() -> backon::ExponentialBuilder {
 
 pub type Fut = Pin<Box<dyn Future<Output = Result<u32, Error>> + Send>>;
 EOF
+    case $1 in
+    floor | floor_out_of_line)
+        cat <<'EOF'
+
+std::thread_local! {
+    static CURRENT: std::cell::Cell<*const u32> = const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+/// The least a wrapper that gives an attempt its context can be: a thread-local set around
+/// each poll of the attempt.
+pub struct InFrame<'a, F> { state: &'a u32, fut: F }
+
+impl<F: Future> Future for InFrame<'_, F> {
+    type Output = F::Output;
+EOF
+        if [[ $1 == floor ]]; then echo '    #[inline]'; fi
+        cat <<'EOF'
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<F::Output> {
+        // SAFETY: `fut` is never moved out of `self` (structural pinning, no Drop, no Unpin impl).
+        let this = unsafe { self.get_unchecked_mut() };
+        let parent = CURRENT.replace(this.state);
+        let out = unsafe { Pin::new_unchecked(&mut this.fut) }.poll(cx);
+        CURRENT.set(parent);
+        out
+    }
+}
+EOF
+        ;;
+    esac
 }
 
 function_of() { # crate index
@@ -109,6 +146,25 @@ function_of() { # crate index
     echo "pub async fn f$i(x: u32) -> Result<u32, Error> {"
     case $1 in
     plain | attr | attr_full) echo "    call(x + $i).await" ;;
+    hand_loop | floor | floor_out_of_line)
+        local attempt="call(x + $i).await"
+        if [[ $1 != hand_loop ]]; then
+            attempt="(InFrame { state: &attempt, fut: async move { call(x + $i).await } }).await"
+        fi
+        echo "    let mut attempt = 1;"
+        echo "    let mut delay = Duration::from_millis(10);"
+        echo "    loop {"
+        echo "        match $attempt {"
+        echo "            Ok(v) => return Ok(v),"
+        echo "            Err(_) if attempt < 3 => {"
+        echo "                tokio::time::sleep(delay).await;"
+        echo "                delay *= 2;"
+        echo "                attempt += 1;"
+        echo "            }"
+        echo "            Err(e) => return Err(e),"
+        echo "        }"
+        echo "    }"
+        ;;
     closure_backon)
         echo "    use backon::Retryable;"
         echo "    (|| call(x + $i)).retry(schedule()).await"
@@ -141,7 +197,7 @@ backon.workspace = true
 tokio.workspace = true
 EOF
     {
-        prelude
+        prelude "$c"
         for ((i = 0; i < n; i++)); do function_of "$c" "$i"; done
         echo "pub fn all(x: u32) -> Vec<Fut> {"
         echo "    vec!["

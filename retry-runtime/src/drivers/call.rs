@@ -12,7 +12,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
-use crate::drivers::timed::{Limit, arm, poll_attempt};
+use crate::drivers::timed::{self, Limit};
 use crate::engine::context::{Slot, enter, enter_recovering};
 use crate::engine::events::{self, CallName};
 use crate::engine::hooks::Hooks;
@@ -448,13 +448,21 @@ where
         if *this.spent {
             return Poll::Ready(Err((this.timed_out)(Elapsed::new())));
         }
+        // `poll_attempt`, written out with its limit's steps out of line ([`timed::limit`]): what
+        // is compiled for each `#[retryable]` function's body type is the poll itself.
         let timed = !matches!(*this.limit, Limit::Unlimited);
-        let limit = this.limit;
-        match poll_attempt(this.engine, this.fut, timed, || arm(limit), cx) {
-            Poll::Ready(Some(out)) => Poll::Ready(out),
-            Poll::Ready(None) => Poll::Ready(Err((this.timed_out)(Elapsed::new()))),
-            Poll::Pending => Poll::Pending,
+        let had_budget = timed && timed::budget_left();
+        {
+            let slot = Slot::of(this.engine);
+            let _entered = slot.enter();
+            if let Poll::Ready(out) = this.fut.poll(cx) {
+                return Poll::Ready(out);
+            }
         }
+        if timed && timed::limit(this.engine, this.limit, had_budget, cx).is_ready() {
+            return Poll::Ready(Err((this.timed_out)(Elapsed::new())));
+        }
+        Poll::Pending
     }
 }
 

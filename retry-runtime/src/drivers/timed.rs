@@ -154,6 +154,31 @@ fn poll_attempt_as<'t, F: Future>(
     }
 }
 
+/// Whether the task has cooperative budget left, read before a timed attempt is polled (see
+/// [`poll_attempt`]). Out of line and not generic: compiled once, rather than in every function
+/// whose timed attempts a driver polls.
+#[inline(never)]
+pub(crate) fn budget_left() -> bool {
+    coop::has_budget_remaining()
+}
+
+/// A timed attempt answered `Pending`: arms its limit's timer if it was not yet, and polls it
+/// (`had_budget`: from [`budget_left`] before the attempt was polled). `Ready`: the limit passed,
+/// and the engine notes that the attempt timed out. Out of line and not generic, as
+/// [`budget_left`].
+#[inline(never)]
+pub(crate) fn limit(
+    engine: &Engine<'_>,
+    limit: Pin<&mut Limit>,
+    had_budget: bool,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    match arm(limit) {
+        Some(sleep) => poll_limit::<()>(engine, sleep, had_budget, cx).map(|_| ()),
+        None => Poll::Pending,
+    }
+}
+
 /// The timer of a [`Limit`], armed now if it was not yet.
 #[inline]
 pub(crate) fn arm(mut limit: Pin<&mut Limit>) -> Option<Pin<&mut Sleep>> {
