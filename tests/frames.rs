@@ -47,6 +47,14 @@ fn log(tag: &'static str) {
     let h = outer_header().map(|v| v.to_str().unwrap().to_owned());
     LOG.with(|l| l.borrow_mut().push((tag, snap(), h)));
 }
+/// The attempt number and the outer-attempts header of each line logged at `tag`.
+fn attempts_and_headers(log: &[Line], tag: &str) -> Vec<(u32, Option<String>)> {
+    log.iter()
+        .filter(|l| l.0 == tag)
+        .map(|l| (l.1.clone().unwrap().0, l.2.clone()))
+        .collect()
+}
+
 fn take_log() -> Vec<Line> {
     LOG.with(|l| std::mem::take(&mut *l.borrow_mut()))
 }
@@ -98,11 +106,7 @@ async fn join_of_two_calls_and_a_nested_one_each_see_their_own_frame() {
         .collect();
     assert_eq!(a_attempts, [1, 1, 2, 2, 3, 3], "{log:#?}");
     // nested: outer attempt 1 → nested 1 (fails), 2 (ok); outer attempt 2 → nested 1, 2.
-    let nested: Vec<(u32, Option<String>)> = log
-        .iter()
-        .filter(|l| l.0 == "nested")
-        .map(|l| (l.1.clone().unwrap().0, l.2.clone()))
-        .collect();
+    let nested = attempts_and_headers(&log, "nested");
     assert_eq!(
         nested,
         [
@@ -203,11 +207,7 @@ async fn a_fallback_that_makes_a_retrying_call() {
         assert_eq!((n, max, &key), (2, 2, &rec_key), "{log:#?}");
         assert_eq!(l.2, None, "a fallback: no attempts left");
     }
-    let nested: Vec<_> = log
-        .iter()
-        .filter(|l| l.0 == "fb-nested")
-        .map(|l| (l.1.clone().unwrap().0, l.2.clone()))
-        .collect();
+    let nested = attempts_and_headers(&log, "fb-nested");
     assert_eq!(
         nested,
         [
