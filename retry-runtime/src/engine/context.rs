@@ -98,7 +98,7 @@ thread_local! {
 /// A frame made on the stack of the code that polls an attempt, current while the [`Entered`]
 /// that [`Slot::enter`] gives lives:
 ///
-/// ```ignore
+/// ```text
 /// let slot = Slot::of_copy(engine, number);
 /// let _entered = slot.enter();
 /// attempt.poll(cx)
