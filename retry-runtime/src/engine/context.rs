@@ -252,11 +252,11 @@ pub(crate) fn outer_attempts_left() -> Option<u32> {
 fn find_frame<T>(mut f: impl FnMut(Option<&Engine<'_>>, u32) -> Option<T>) -> Option<T> {
     let mut frame = CURRENT.get();
     while !frame.is_null() {
-        // SAFETY: a current frame or its parent (see `read`), walked inside the `enter` (or the
-        // poll) that made the innermost one; the engine is lent to `f` only for the call (the
+        // SAFETY: a current frame or its parent (see `read`), walked while the innermost one's
+        // `Entered` lives (inside the poll or the `enter` that made it); the engine is lent to `f` only for the call (the
         // reference and the engine's erased lifetime are higher-ranked in `f`'s signature:
         // neither can escape into `T`).
-        #[allow(unsafe_code, reason = "the frames of `enter`: see SAFETY")]
+        #[allow(unsafe_code, reason = "the frames of `Slot::enter`: see SAFETY")]
         let (engine, tag, parent) = unsafe { read(frame) };
         if let Some(found) = f(engine, tag) {
             return Some(found);
