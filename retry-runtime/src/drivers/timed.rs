@@ -149,7 +149,7 @@ fn poll_attempt_as<'t, F: Future>(
         return Poll::Pending;
     }
     match arm() {
-        Some(sleep) => poll_limit(engine, sleep, had_budget, cx),
+        Some(sleep) => poll_limit(engine, sleep, had_budget, cx).map(|()| None),
         None => Poll::Pending,
     }
 }
@@ -174,7 +174,7 @@ pub(crate) fn limit(
     cx: &mut Context<'_>,
 ) -> Poll<()> {
     match arm(limit) {
-        Some(sleep) => poll_limit::<()>(engine, sleep, had_budget, cx).map(|_| ()),
+        Some(sleep) => poll_limit(engine, sleep, had_budget, cx),
         None => Poll::Pending,
     }
 }
@@ -192,19 +192,18 @@ pub(crate) fn arm(mut limit: Pin<&mut Limit>) -> Option<Pin<&mut Sleep>> {
     }
 }
 
-/// The attempt answered `Pending`: polls its limit's timer.
+/// The attempt answered `Pending`: polls its limit's timer. `Ready`: the limit passed, and the
+/// engine notes that the attempt timed out. Not generic: compiled once for every driver.
 #[inline(never)]
-fn poll_limit<T>(
+fn poll_limit(
     engine: &Engine<'_>,
     sleep: Pin<&mut Sleep>,
     had_budget: bool,
     cx: &mut Context<'_>,
-) -> Poll<Option<T>> {
+) -> Poll<()> {
     let expired = poll_timer(sleep, had_budget && !coop::has_budget_remaining(), cx);
     if expired.is_ready() {
         engine.mark_timed_out();
-        Poll::Ready(None)
-    } else {
-        Poll::Pending
     }
+    expired
 }
