@@ -99,10 +99,9 @@ async fn join_of_two_calls_and_a_nested_one_each_see_their_own_frame() {
         .collect();
     assert_eq!(outer_keys.len(), 1, "{log:#?}");
     assert!(a_keys.is_disjoint(&outer_keys));
-    let a_attempts: Vec<u32> = log
-        .iter()
-        .filter(|l| l.0 == "a")
-        .map(|l| l.1.clone().unwrap().0)
+    let a_attempts: Vec<u32> = attempts_and_headers(&log, "a")
+        .into_iter()
+        .map(|(n, _)| n)
         .collect();
     assert_eq!(a_attempts, [1, 1, 2, 2, 3, 3], "{log:#?}");
     // nested: outer attempt 1 → nested 1 (fails), 2 (ok); outer attempt 2 → nested 1, 2.
@@ -121,11 +120,7 @@ async fn join_of_two_calls_and_a_nested_one_each_see_their_own_frame() {
         ],
         "{log:#?}"
     );
-    let after: Vec<(u32, Option<String>)> = log
-        .iter()
-        .filter(|l| l.0 == "outer-after")
-        .map(|l| (l.1.clone().unwrap().0, l.2.clone()))
-        .collect();
+    let after = attempts_and_headers(&log, "outer-after");
     assert_eq!(after, [(1, Some("1".into())), (2, None)], "{log:#?}");
 }
 
