@@ -726,6 +726,33 @@ async fn a_copys_timeout_is_not_blamed_on_the_next_copy_to_end() {
     );
 }
 
+/// A copy cut by its timeout is a failure of the dependency even when the call does not retry
+/// timeouts: the breaker counts it (the copy's limit tells the engine the attempt timed out).
+#[tokio::test(start_paused = true)]
+async fn a_copy_cut_by_its_timeout_and_not_retried_is_a_breaker_failure() {
+    let policy = hedged_builder(50 * MS, 2)
+        .timeout(100 * MS)
+        .build()
+        .unwrap();
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(1)
+        .reset_timeout(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let t0 = Instant::now();
+    let out: Result<u32, Answer> = policy
+        .retry(|| async {
+            sleep(Duration::from_secs(10)).await;
+            Ok(0)
+        })
+        .retry_if(|e: &Answer| *e != Answer::TimedOut)
+        .circuit_breaker(&breaker)
+        .await;
+    assert_eq!(out.unwrap_err(), Answer::TimedOut);
+    assert_eq!(t0.elapsed(), 100 * MS, "the first copy's limit");
+    assert_eq!(breaker.state(), retry_runtime::BreakerState::Open);
+}
+
 /// As above, with a hint past what an `Instant` holds (`max_delay` at `Duration::MAX`, a
 /// `Retry-After` of centuries): the retry already due is pushed to "never, in practice", as a
 /// retry decided on that hint alone sleeps; it does not start when it was due.

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use retry_runtime::tower::RetryLayer;
 use retry_runtime::{
-    AdaptiveThrottle, BreakerOpen, Bulkhead, BulkheadFull, CircuitBreaker, Elapsed, Jitter,
-    RetryBudget, RetryPolicy, Throttled,
+    AdaptiveThrottle, BreakerOpen, BreakerState, Bulkhead, BulkheadFull, CircuitBreaker, Elapsed,
+    Jitter, RetryBudget, RetryPolicy, Throttled,
 };
 use tokio::time::Instant;
 use tower_layer::Layer;
@@ -221,6 +221,30 @@ async fn timeouts_exhausted_give_the_elapsed_error() {
     )
     .layer(inner);
     assert_eq!(call(&mut svc, "x").await, Err(Fail::TimedOut));
+}
+
+/// A timed-out attempt is a failure of the dependency even when the call does not retry
+/// timeouts: the breaker counts it (the attempt's limit tells the engine it timed out).
+#[tokio::test(start_paused = true)]
+async fn a_timeout_not_retried_is_a_breaker_failure() {
+    let breaker = Arc::new(
+        CircuitBreaker::builder()
+            .failure_threshold(1)
+            .reset_timeout(Duration::from_secs(3600))
+            .build()
+            .unwrap(),
+    );
+    let mut svc = RetryLayer::new(
+        policy(3)
+            .timeout(Duration::from_millis(50))
+            .build()
+            .unwrap(),
+    )
+    .retry_if(|e: &Fail| *e != Fail::TimedOut)
+    .circuit_breaker(breaker.clone())
+    .layer(Scripted::new(vec![(10_000, Ok(1))]));
+    assert_eq!(call(&mut svc, "x").await, Err(Fail::TimedOut));
+    assert_eq!(breaker.state(), BreakerState::Open);
 }
 
 #[tokio::test(start_paused = true)]
@@ -793,6 +817,36 @@ mod hedging {
         // Before the 100 ms a quantile waits without latencies: learnt from ~10 ms answers.
         assert!((10..50).contains(&hedge_at), "hedged after {hedge_at} ms");
         assert!(t0.elapsed() < Duration::from_millis(100));
+    }
+
+    /// As [`super::a_timeout_not_retried_is_a_breaker_failure`], for a hedged call's copy.
+    #[tokio::test(start_paused = true)]
+    async fn a_copy_cut_by_its_timeout_and_not_retried_is_a_breaker_failure() {
+        let breaker = Arc::new(
+            CircuitBreaker::builder()
+                .failure_threshold(1)
+                .reset_timeout(Duration::from_secs(3600))
+                .build()
+                .unwrap(),
+        );
+        let p = policy(3)
+            .timeout(Duration::from_millis(100))
+            .hedge_after(HedgeAfter::Fixed(Duration::from_millis(50)))
+            .build()
+            .unwrap();
+        let inner = Copies::new(vec![(10_000, Ok(1)), (10_000, Ok(2))]);
+        let mut svc = RetryLayer::new(p)
+            .retry_if(|e: &Fail| *e != Fail::TimedOut)
+            .circuit_breaker(breaker.clone())
+            .layer(inner.clone());
+        let t0 = Instant::now();
+        assert_eq!(call(&mut svc, "x").await, Err(Fail::TimedOut));
+        assert_eq!(
+            t0.elapsed(),
+            Duration::from_millis(100),
+            "the first copy's limit"
+        );
+        assert_eq!(breaker.state(), BreakerState::Open);
     }
 
     /// Without hedging too: a `poll_ready` error ends the call, and the breaker counts it as a
