@@ -271,19 +271,19 @@ pub fn bulkhead_ref(bulkhead: &Bulkhead) -> &Bulkhead {
 /// The error of an attempt the throttle shed.
 #[inline]
 pub fn throttled<E: retry_runtime::FromThrottled>() -> E {
-    E::from(retry_runtime::Throttled::new())
+    E::from_throttled(retry_runtime::Throttled::new())
 }
 
 /// The error of a call the bulkhead turned away.
 #[inline]
 pub fn bulkhead_full<E: retry_runtime::FromBulkheadFull>() -> E {
-    E::from(retry_runtime::BulkheadFull::new())
+    E::from_bulkhead_full(retry_runtime::BulkheadFull::new())
 }
 
 /// The error of an attempt the breaker rejected.
 #[inline]
 pub fn breaker_open<E: FromBreakerOpen>() -> E {
-    E::from(retry_runtime::BreakerOpen::new())
+    E::from_breaker_open(retry_runtime::BreakerOpen::new())
 }
 
 /// A by-value argument of a `#[retryable]` function, which every attempt gets a clone of.

@@ -23,6 +23,7 @@
 
 #![deny(unsafe_code)] // One exception, `context()`'s thread-local pointer: see engine/context.rs.
 
+mod convert;
 mod drivers;
 mod engine;
 mod error;
@@ -66,9 +67,8 @@ pub use drivers::closure::{
     TimeoutInto,
 };
 
-pub use drivers::call::{
-    FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled, LoggedError,
-};
+pub use convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
+pub use drivers::call::LoggedError;
 
 /// What the code `#[retryable]` generates names, and drivers built on the engine: not part of
 /// the documented API, and not bound by semver.

@@ -18,82 +18,12 @@ use crate::engine::events::{self, CallName};
 use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine};
 use crate::engine::steps;
+use crate::convert::FromElapsed;
 use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::throttle::AdaptiveThrottle;
 use crate::guards::{Admitted, Guards};
 use crate::schedule::policy::RetryPolicy;
-
-/// Errors that a timed-out attempt can turn into. Implemented for every `E: From<Elapsed>`: the
-/// bound a `timeout` puts on a function's error type.
-///
-/// ```
-/// fn needs_timeouts<E: retry_runtime::FromElapsed>() {}
-/// needs_timeouts::<std::io::Error>();
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`timeout` needs the error type `{Self}` to implement `From<reattempt::Elapsed>`",
-    label = "a timed-out attempt must be converted into `{Self}`",
-    note = "add a timeout variant to `{Self}` and `impl From<reattempt::Elapsed> for {Self}`"
-)]
-pub trait FromElapsed: From<Elapsed> {}
-
-impl<E: From<Elapsed>> FromElapsed for E {}
-
-/// Errors that a rejected call can turn into. Implemented for every `E: From<BreakerOpen>`: the
-/// bound a `circuit_breaker` puts on a function's error type.
-///
-/// ```
-/// use retry_runtime::BreakerOpen;
-///
-/// #[derive(Debug)]
-/// enum ApiError { Rejected(BreakerOpen) }
-/// impl From<BreakerOpen> for ApiError {
-///     fn from(open: BreakerOpen) -> Self { ApiError::Rejected(open) }
-/// }
-/// fn needs_rejections<E: retry_runtime::FromBreakerOpen>() {}
-/// needs_rejections::<ApiError>();
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`circuit_breaker` needs the error type `{Self}` to implement `From<reattempt::BreakerOpen>`",
-    label = "a call rejected by the open breaker must be converted into `{Self}`",
-    note = "add a variant to `{Self}` and `impl From<reattempt::BreakerOpen> for {Self}`"
-)]
-pub trait FromBreakerOpen: From<crate::BreakerOpen> {}
-
-impl<E: From<crate::BreakerOpen>> FromBreakerOpen for E {}
-
-/// Errors that a shed attempt can turn into: every `E: From<Throttled>`, the bound a `throttle`
-/// puts on a function's error type.
-///
-/// ```
-/// fn needs<E: retry_runtime::FromThrottled>() {}
-/// needs::<std::io::Error>();
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`throttle` needs the error type `{Self}` to implement `From<reattempt::Throttled>`",
-    label = "an attempt the adaptive throttle sheds must be converted into `{Self}`",
-    note = "add a variant to `{Self}` and `impl From<reattempt::Throttled> for {Self}`"
-)]
-pub trait FromThrottled: From<crate::Throttled> {}
-
-impl<E: From<crate::Throttled>> FromThrottled for E {}
-
-/// Errors that a call turned away by a bulkhead can turn into: every `E: From<BulkheadFull>`,
-/// the bound a `bulkhead` puts on a function's error type.
-///
-/// ```
-/// fn needs<E: retry_runtime::FromBulkheadFull>() {}
-/// needs::<std::io::Error>();
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`bulkhead` needs the error type `{Self}` to implement `From<reattempt::BulkheadFull>`",
-    label = "a call the full bulkhead turns away must be converted into `{Self}`",
-    note = "add a variant to `{Self}` and `impl From<reattempt::BulkheadFull> for {Self}`"
-)]
-pub trait FromBulkheadFull: From<crate::BulkheadFull> {}
-
-impl<E: From<crate::BulkheadFull>> FromBulkheadFull for E {}
 
 /// Errors that retries can log: every `E: Debug`.
 ///
@@ -243,7 +173,7 @@ impl<'p> Call<'p> {
             fut,
             limit,
             spent,
-            timed_out: E::from,
+            timed_out: E::from_elapsed,
         }
     }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use crate::drivers::call::{FromBreakerOpen, FromElapsed};
+use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
 use crate::drivers::timed::{poll_attempt, set_timer, set_timer_at};
 use crate::engine::context::{RetryContext, enter};
@@ -36,25 +36,90 @@ pub struct NoBreaker;
 /// rejection; each with how its rejection becomes an `E`. Set by
 /// [`circuit_breaker`](Retry::circuit_breaker), [`throttle`](Retry::throttle) and
 /// [`bulkhead`](Retry::bulkhead), in any order.
+///
+/// `O`, `S` and `F` say where the breaker's, the throttle's and the bulkhead's conversion comes
+/// from: [`ViaTrait`] (the error type's [`FromBreakerOpen`], [`FromThrottled`],
+/// [`FromBulkheadFull`], required when the guard is added) or [`Given`] (by
+/// [`breaker_open_into`](Retry::breaker_open_into), [`throttled_into`](Retry::throttled_into),
+/// [`bulkhead_full_into`](Retry::bulkhead_full_into)).
 #[derive(Debug)]
 #[allow(
     clippy::struct_field_names,
     clippy::type_complexity,
     reason = "each guard beside the conversion of its rejection"
 )]
-pub struct Breaker<'b, E> {
+pub struct Breaker<'b, E, O = ViaTrait, S = ViaTrait, F = ViaTrait> {
     breaker: Option<(&'b CircuitBreaker, fn(BreakerOpen) -> E)>,
     throttle: Option<(&'b AdaptiveThrottle, fn(Throttled) -> E)>,
     full: Option<fn(BulkheadFull) -> E>,
+    /// The conversions given by the `…_into` settings, for guards added after them.
+    given: (
+        Option<fn(BreakerOpen) -> E>,
+        Option<fn(Throttled) -> E>,
+        Option<fn(BulkheadFull) -> E>,
+    ),
+    sources: std::marker::PhantomData<fn() -> (O, S, F)>,
 }
 
-impl<E> Clone for Breaker<'_, E> {
+impl<E, O, S, F> Clone for Breaker<'_, E, O, S, F> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<E> Copy for Breaker<'_, E> {}
+impl<E, O, S, F> Copy for Breaker<'_, E, O, S, F> {}
+
+/// A rejection's conversion comes from the error type's trait ([`FromBreakerOpen`] and its
+/// siblings): the default of a [`Breaker`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ViaTrait;
+
+/// A rejection's conversion was given by an `…_into` setting of the [`Retry`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given;
+
+/// Where a guard's rejection `R` gets its conversion into `E`: [`ViaTrait`] or [`Given`].
+pub trait Conversion<R, E> {
+    /// The conversion, from the one an `…_into` setting gave (if any).
+    fn pick(given: Option<fn(R) -> E>) -> fn(R) -> E;
+}
+
+impl<E: FromBreakerOpen> Conversion<BreakerOpen, E> for ViaTrait {
+    fn pick(_: Option<fn(BreakerOpen) -> E>) -> fn(BreakerOpen) -> E {
+        E::from_breaker_open
+    }
+}
+
+impl<E: FromThrottled> Conversion<Throttled, E> for ViaTrait {
+    fn pick(_: Option<fn(Throttled) -> E>) -> fn(Throttled) -> E {
+        E::from_throttled
+    }
+}
+
+impl<E: FromBulkheadFull> Conversion<BulkheadFull, E> for ViaTrait {
+    fn pick(_: Option<fn(BulkheadFull) -> E>) -> fn(BulkheadFull) -> E {
+        E::from_bulkhead_full
+    }
+}
+
+impl<R, E> Conversion<R, E> for Given {
+    fn pick(given: Option<fn(R) -> E>) -> fn(R) -> E {
+        given.expect("reattempt: a `Given` conversion is set by its `…_into` setting")
+    }
+}
+
+impl<'b, E, O, S, F> Breaker<'b, E, O, S, F> {
+    /// The same guards, with other conversion sources.
+    fn with_sources<O2, S2, F2>(self) -> Breaker<'b, E, O2, S2, F2> {
+        Breaker {
+            breaker: self.breaker,
+            throttle: self.throttle,
+            full: self.full,
+            given: self.given,
+            sources: std::marker::PhantomData,
+        }
+    }
+}
 
 impl<'b, E> Breaker<'b, E> {
     /// The circuit breaker, if any.
@@ -97,30 +162,44 @@ impl<E> BreakerSlot<E> for NoBreaker {
     }
 }
 
-impl<E> BreakerSlot<E> for Breaker<'_, E> {
+impl<E, O, S, F> BreakerSlot<E> for Breaker<'_, E, O, S, F> {
     fn get(&self) -> Option<Breaker<'_, E>> {
-        Some(*self)
+        Some(self.with_sources())
     }
 }
 
 /// A guard slot to which another guard can be added: [`NoBreaker`] or [`Breaker`].
 pub trait AddGuard<'b, E> {
+    /// Where the breaker's rejection gets its conversion.
+    type Open;
+    /// Where the throttle's rejection gets its conversion.
+    type Shed;
+    /// Where the bulkhead's rejection gets its conversion.
+    type Full;
     /// The guards set so far.
-    fn guards(&self) -> Breaker<'b, E>;
+    fn guards(&self) -> Breaker<'b, E, Self::Open, Self::Shed, Self::Full>;
 }
 
 impl<'b, E> AddGuard<'b, E> for NoBreaker {
+    type Open = ViaTrait;
+    type Shed = ViaTrait;
+    type Full = ViaTrait;
     fn guards(&self) -> Breaker<'b, E> {
         Breaker {
             breaker: None,
             throttle: None,
             full: None,
+            given: (None, None, None),
+            sources: std::marker::PhantomData,
         }
     }
 }
 
-impl<'b, E> AddGuard<'b, E> for Breaker<'b, E> {
-    fn guards(&self) -> Breaker<'b, E> {
+impl<'b, E, O, S, F> AddGuard<'b, E> for Breaker<'b, E, O, S, F> {
+    type Open = O;
+    type Shed = S;
+    type Full = F;
+    fn guards(&self) -> Self {
         *self
     }
 }
@@ -152,7 +231,7 @@ pub trait TimeoutInto<E> {
 
 impl<E: FromElapsed> TimeoutInto<E> for ElapsedInto {
     fn timed_out(&mut self, elapsed: Elapsed) -> E {
-        E::from(elapsed)
+        E::from_elapsed(elapsed)
     }
 }
 
@@ -501,25 +580,70 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     }
 
     /// Passes every attempt through `breaker`: while it is open, the call ends at once with
-    /// `E::from(BreakerOpen)`, without retrying.
-    pub fn circuit_breaker<E: FromBreakerOpen>(
+    /// `E::from_breaker_open(BreakerOpen)` ([`FromBreakerOpen`]: a `From<BreakerOpen>` impl,
+    /// `String`, or another crate's error with its feature), or with what
+    /// [`breaker_open_into`](Self::breaker_open_into), called before, makes. A rejection is never
+    /// retried; one that turns away a *retry* ends the call with the last attempt's outcome, as
+    /// a budget that cannot pay does.
+    pub fn circuit_breaker<E>(
         self,
         breaker: &'p CircuitBreaker,
-    ) -> Retry<'p, Op, K, Breaker<'p, E>, C>
+    ) -> Retry<'p, Op, K, Breaker<'p, E, B::Open, B::Shed, B::Full>, C>
+    where
+        B: AddGuard<'p, E>,
+        B::Open: Conversion<BreakerOpen, E>,
+    {
+        let mut guards = self.breaker.guards();
+        guards.breaker = Some((breaker, B::Open::pick(guards.given.0)));
+        self.map_guards(guards)
+    }
+
+    /// Makes the error of a call the breaker rejects with `f`: for an error type without a
+    /// [`FromBreakerOpen`] conversion (another crate's), or to choose another value than it
+    /// gives. Call it before [`circuit_breaker`](Self::circuit_breaker) when the error type has
+    /// no conversion of its own (or after, to replace one). The attribute's key of the same name.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use retry_runtime::{CircuitBreaker, RetryPolicy};
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// struct Foreign(&'static str); // no `From<BreakerOpen>`, as another crate's type
+    ///
+    /// let breaker = CircuitBreaker::builder().failure_threshold(1).build().unwrap();
+    /// breaker.record_failure(); // open
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let out: Result<(), Foreign> = policy
+    ///     .retry(|| async { Ok(()) })
+    ///     .without_timeout()
+    ///     .breaker_open_into(|_open| Foreign("unavailable"))
+    ///     .circuit_breaker(&breaker)
+    ///     .await;
+    /// assert_eq!(out, Err(Foreign("unavailable")));
+    /// # }
+    /// ```
+    pub fn breaker_open_into<E>(
+        self,
+        f: fn(BreakerOpen) -> E,
+    ) -> Retry<'p, Op, K, Breaker<'p, E, Given, B::Shed, B::Full>, C>
     where
         B: AddGuard<'p, E>,
     {
-        let guards = Breaker {
-            breaker: Some((breaker, E::from)),
-            ..self.breaker.guards()
-        };
-        self.map_guards(guards)
+        let mut guards = self.breaker.guards();
+        guards.given.0 = Some(f);
+        if let Some((_, open)) = &mut guards.breaker {
+            *open = f;
+        }
+        self.map_guards(guards.with_sources())
     }
 
     /// Passes every attempt (retries included) through the client-side adaptive `throttle`
     /// (after the breaker, if any): an attempt it sheds is not made, and the call ends at once
-    /// with `E::from(Throttled)`, never retried. The throttle hears whether the dependency
-    /// accepted each attempt it let through (see [`AdaptiveThrottle`]).
+    /// with `E::from_throttled(Throttled)` ([`FromThrottled`]), or what
+    /// [`throttled_into`](Self::throttled_into), called before, makes; never retried (a shed
+    /// *retry* ends the call with the last attempt's outcome). The throttle hears whether the
+    /// dependency accepted each attempt it let through (see [`AdaptiveThrottle`]).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -534,24 +658,55 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// assert_eq!(throttle.counts(), (1, 1), "one request, accepted");
     /// # }
     /// ```
-    pub fn throttle<E: From<Throttled>>(
+    pub fn throttle<E>(
         self,
         throttle: &'p AdaptiveThrottle,
-    ) -> Retry<'p, Op, K, Breaker<'p, E>, C>
+    ) -> Retry<'p, Op, K, Breaker<'p, E, B::Open, B::Shed, B::Full>, C>
+    where
+        B: AddGuard<'p, E>,
+        B::Shed: Conversion<Throttled, E>,
+    {
+        let mut guards = self.breaker.guards();
+        guards.throttle = Some((throttle, B::Shed::pick(guards.given.1)));
+        self.map_guards(guards)
+    }
+
+    /// Makes the error of an attempt the throttle sheds with `f` (see
+    /// [`breaker_open_into`](Self::breaker_open_into): the same rules, for
+    /// [`throttle`](Self::throttle)).
+    ///
+    /// ```
+    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
+    ///
+    /// struct Foreign;
+    /// let throttle = AdaptiveThrottle::builder().build().unwrap();
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let _call = policy
+    ///     .retry(|| async { Ok::<(), Foreign>(()) })
+    ///     .without_timeout()
+    ///     .throttled_into(|_shed| Foreign)
+    ///     .throttle(&throttle);
+    /// ```
+    pub fn throttled_into<E>(
+        self,
+        f: fn(Throttled) -> E,
+    ) -> Retry<'p, Op, K, Breaker<'p, E, B::Open, Given, B::Full>, C>
     where
         B: AddGuard<'p, E>,
     {
-        let guards = Breaker {
-            throttle: Some((throttle, E::from)),
-            ..self.breaker.guards()
-        };
-        self.map_guards(guards)
+        let mut guards = self.breaker.guards();
+        guards.given.1 = Some(f);
+        if let Some((_, shed)) = &mut guards.throttle {
+            *shed = f;
+        }
+        self.map_guards(guards.with_sources())
     }
 
     /// Holds a slot of `bulkhead` for the whole call, from before its first attempt to its end,
     /// its sleeps included. When every slot is taken (for the bulkhead's `max_wait`, if it has
-    /// one) no attempt is made and the call ends at once with `E::from(BulkheadFull)`, never
-    /// retried.
+    /// one) no attempt is made and the call ends at once with
+    /// `E::from_bulkhead_full(BulkheadFull)` ([`FromBulkheadFull`]), or what
+    /// [`bulkhead_full_into`](Self::bulkhead_full_into), called before, makes; never retried.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -566,20 +721,57 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// assert_eq!(out.unwrap_err().to_string(), "bulkhead full");
     /// # }
     /// ```
-    pub fn bulkhead<E: From<BulkheadFull>>(
+    pub fn bulkhead<E>(
         self,
         bulkhead: &'p Bulkhead,
-    ) -> Retry<'p, Op, K, Breaker<'p, E>, C>
+    ) -> Retry<'p, Op, K, Breaker<'p, E, B::Open, B::Shed, B::Full>, C>
     where
         B: AddGuard<'p, E>,
+        B::Full: Conversion<BulkheadFull, E>,
     {
-        let guards = Breaker {
-            full: Some(E::from),
-            ..self.breaker.guards()
-        };
+        let mut guards = self.breaker.guards();
+        guards.full = Some(B::Full::pick(guards.given.2));
         let mut retry = self.map_guards(guards);
         retry.bulkhead = Some(bulkhead);
         retry
+    }
+
+    /// Makes the error of a call the full bulkhead turns away with `f` (see
+    /// [`breaker_open_into`](Self::breaker_open_into): the same rules, for
+    /// [`bulkhead`](Self::bulkhead)).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use retry_runtime::{Bulkhead, RetryPolicy};
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// struct Foreign(u16);
+    /// let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
+    /// let _held = bulkhead.try_acquire().unwrap();
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let out: Result<(), Foreign> = policy
+    ///     .retry(|| async { Ok(()) })
+    ///     .without_timeout()
+    ///     .bulkhead_full_into(|_full| Foreign(503))
+    ///     .bulkhead(&bulkhead)
+    ///     .await;
+    /// assert_eq!(out, Err(Foreign(503)));
+    /// # }
+    /// ```
+    pub fn bulkhead_full_into<E>(
+        self,
+        f: fn(BulkheadFull) -> E,
+    ) -> Retry<'p, Op, K, Breaker<'p, E, B::Open, B::Shed, Given>, C>
+    where
+        B: AddGuard<'p, E>,
+    {
+        let mut guards = self.breaker.guards();
+        guards.given.2 = Some(f);
+        if let Some(full) = &mut guards.full {
+            *full = f;
+        }
+        self.map_guards(guards.with_sources())
     }
 
     /// Every guard at once, each if given, with the conversion of each rejection into `E` (for
@@ -602,6 +794,8 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
             breaker: breaker.map(|b| (b, open)),
             throttle: throttle.map(|t| (t, shed)),
             full: bulkhead.map(|_| full),
+            given: (Some(open), Some(shed), Some(full)),
+            sources: std::marker::PhantomData,
         };
         let mut retry = self.map_guards(guards);
         retry.bulkhead = bulkhead;

@@ -91,6 +91,7 @@ use crate::engine::hooks::{ErrorHook, Hooks, OkHook, OnRetryHook, Unset};
 use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Detached, Engine, Start};
 use crate::engine::steps;
+use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
 use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
@@ -180,13 +181,13 @@ impl<E> BreakerFor<E> for NoGuard {
     }
 }
 
-impl<E: From<BreakerOpen>, P: Deref<Target = CircuitBreaker>> BreakerFor<E> for Shared<P> {
+impl<E: FromBreakerOpen, P: Deref<Target = CircuitBreaker>> BreakerFor<E> for Shared<P> {
     #[inline]
     fn breaker(&self) -> Option<&CircuitBreaker> {
         Some(&self.0)
     }
     fn rejection(&self) -> E {
-        E::from(BreakerOpen::new())
+        E::from_breaker_open(BreakerOpen::new())
     }
 }
 
@@ -213,13 +214,13 @@ impl<E> ThrottleFor<E> for NoGuard {
     }
 }
 
-impl<E: From<Throttled>, P: Deref<Target = AdaptiveThrottle>> ThrottleFor<E> for Shared<P> {
+impl<E: FromThrottled, P: Deref<Target = AdaptiveThrottle>> ThrottleFor<E> for Shared<P> {
     #[inline]
     fn throttle(&self) -> Option<&AdaptiveThrottle> {
         Some(&self.0)
     }
     fn shed(&self) -> E {
-        E::from(Throttled::new())
+        E::from_throttled(Throttled::new())
     }
 }
 
@@ -270,12 +271,12 @@ impl<E> BulkheadFor<E> for NoGuard {
     }
 }
 
-impl<E: From<BulkheadFull>, P> BulkheadFor<E> for Shared<P>
+impl<E: FromBulkheadFull, P> BulkheadFor<E> for Shared<P>
 where
     P: Deref<Target = Bulkhead> + Clone + Send + Sync + 'static,
 {
     fn full(&self) -> E {
-        E::from(BulkheadFull::new())
+        E::from_bulkhead_full(BulkheadFull::new())
     }
 }
 
