@@ -6,6 +6,7 @@ pub use core::time::Duration;
 pub use retry_runtime::__private::{
     Admission, Admitted, Call, Decision, Guards, ThrottleAdmission, hedge_ignored,
 };
+pub use retry_runtime::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 pub use retry_runtime::{
     AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, GiveUpReason, HedgeAfter, Jitter,
     LogError, RetryBudget, RetryContext, RetryPolicy, RetryPolicyBuilder,
@@ -268,22 +269,42 @@ pub fn bulkhead_ref(bulkhead: &Bulkhead) -> &Bulkhead {
     bulkhead
 }
 
-/// The error of an attempt the throttle shed.
+/// A failure of the library's own (a timeout, a guard's rejection) as the function's error,
+/// with the conversion an `…_into` key gave or the error type's own (`from_elapsed`, …).
 #[inline]
-pub fn throttled<E: retry_runtime::FromThrottled>() -> E {
-    E::from_throttled(retry_runtime::Throttled::new())
+pub fn convert<R, E>(failure: R, into: fn(R) -> E) -> E {
+    into(failure)
 }
 
-/// The error of a call the bulkhead turned away.
+/// A timed-out attempt's conversion, as a `fn` pointer: where the `timeout_into` closure (or the
+/// default, [`from_elapsed`]) is coerced, so that an unmet bound is reported there, once.
 #[inline]
-pub fn bulkhead_full<E: retry_runtime::FromBulkheadFull>() -> E {
-    E::from_bulkhead_full(retry_runtime::BulkheadFull::new())
+pub fn timeout_fn<E>(into: fn(Elapsed) -> E) -> fn(Elapsed) -> E {
+    into
 }
 
-/// The error of an attempt the breaker rejected.
+/// The error type's own conversion of a timeout (spanned at `timeout` where it is named).
 #[inline]
-pub fn breaker_open<E: FromBreakerOpen>() -> E {
-    E::from_breaker_open(retry_runtime::BreakerOpen::new())
+pub fn from_elapsed<E: retry_runtime::FromElapsed>(elapsed: Elapsed) -> E {
+    E::from_elapsed(elapsed)
+}
+
+/// The error type's own conversion of a breaker's rejection (named at `circuit_breaker`).
+#[inline]
+pub fn from_breaker_open<E: FromBreakerOpen>(open: BreakerOpen) -> E {
+    E::from_breaker_open(open)
+}
+
+/// The error type's own conversion of a throttle's rejection (named at `throttle`).
+#[inline]
+pub fn from_throttled<E: retry_runtime::FromThrottled>(shed: Throttled) -> E {
+    E::from_throttled(shed)
+}
+
+/// The error type's own conversion of a full bulkhead's rejection (named at `bulkhead`).
+#[inline]
+pub fn from_bulkhead_full<E: retry_runtime::FromBulkheadFull>(full: BulkheadFull) -> E {
+    E::from_bulkhead_full(full)
 }
 
 /// A by-value argument of a `#[retryable]` function, which every attempt gets a clone of.

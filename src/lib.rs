@@ -97,7 +97,7 @@ pub mod __private;
 /// | `no_retry_on` | `[pattern, …]`: never retry these | none |
 /// | `retry_if` | path or closure `Fn(&E) -> bool` (`reattempt::transient`) | none |
 /// | `retry_if_ok` | path or closure `Fn(&T) -> bool`: retry some `Ok` values; the last is returned | none |
-/// | `timeout` | per-attempt limit (`async fn` only); needs `E: From<reattempt::Elapsed>` | none |
+/// | `timeout` | per-attempt limit (`async fn` only); needs `E:` [`FromElapsed`] (a `From<Elapsed>` impl, `String`, a crate's error with its feature) or `timeout_into` | none |
 /// | `max_elapsed` | limit on all attempts and sleeps | none |
 /// | `log_error` | what events show of an error: `"none"`, `"type"` (its type's name), `"debug"` (its `Debug` text too, secrets included); see [`LogError`] | `"type"` |
 /// | `hedge_after` | `async fn` only: a duration (`"50ms"`) or a quantile of recent latencies (`"p95"`); when no attempt has answered within it, the next starts alongside; the first accepted `Ok` wins, the other copies are dropped; copies share the idempotency key; hedges are paid from `budget`; by-value arguments are borrowed for the whole call (each copy gets a clone), so the future is `Send` only if they are also `Sync` | none |
@@ -106,11 +106,15 @@ pub mod __private;
 /// | `recover` | path to a [`macro@recover`] function: the fallback for the final error | none |
 /// | `name` | label in events | the function's path |
 /// | `crate` | path of this crate, if renamed | `"::reattempt"` |
-/// | `circuit_breaker` | expression giving `&CircuitBreaker`; needs `E: From<reattempt::BreakerOpen>` | none |
+/// | `circuit_breaker` | expression giving `&CircuitBreaker`; needs `E:` [`FromBreakerOpen`] or `breaker_open_into` | none |
 /// | `budget` | expression giving `&RetryBudget` | none |
 /// | `one_layer` | `true` or `false`: retry at one layer (see `RetryPolicyBuilder::one_layer`; across HTTP, `http::OUTER_ATTEMPTS_LEFT` and `tower::OuterRetryLayer`) | `false` |
-/// | `throttle` | expression giving `&AdaptiveThrottle`; needs `E: From<reattempt::Throttled>` | none |
-/// | `bulkhead` | expression giving `&Bulkhead`, held for the whole call; needs `E: From<reattempt::BulkheadFull>` | none |
+/// | `throttle` | expression giving `&AdaptiveThrottle`; needs `E:` [`FromThrottled`] or `throttled_into` | none |
+/// | `bulkhead` | expression giving `&Bulkhead`, held for the whole call; needs `E:` [`FromBulkheadFull`] or `bulkhead_full_into` | none |
+/// | `timeout_into` | path or closure capturing nothing, `fn(Elapsed) -> E`: a timed-out attempt as `E`, for another crate's error type | the type's own |
+/// | `breaker_open_into` | `fn(BreakerOpen) -> E`, for `circuit_breaker` | the type's own |
+/// | `throttled_into` | `fn(Throttled) -> E`, for `throttle` | the type's own |
+/// | `bulkhead_full_into` | `fn(BulkheadFull) -> E`, for `bulkhead` | the type's own |
 /// | `policy` | expression giving `&RetryPolicy`: the whole schedule at run time; no schedule key nor `log_error` beside it; an `async fn` needs `E: From<reattempt::Elapsed>` (see below); the policy's `hedge_after` is honoured by an `async fn` whose arguments are all shared references (`&self`, `&T`), and ignored elsewhere (`&mut self`, `self`, `&mut` or by-value arguments) with one `WARN` event at the function's first call | none |
 ///
 /// With `policy = …`, the attempts of an `async fn` are always timed, since a policy chosen at run

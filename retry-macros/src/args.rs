@@ -33,6 +33,30 @@ pub(crate) struct RetryArgs {
     pub(crate) policy: Option<Expr>,
     pub(crate) throttle: Option<Expr>,
     pub(crate) bulkhead: Option<Expr>,
+    /// How the library's own failures become the function's error, when the error type has no
+    /// conversion of its own (another crate's type): see `convert` in the runtime.
+    pub(crate) into: Conversions,
+    /// Where each key was written (its name), for errors about the key as a whole.
+    pub(crate) key_spans: HashMap<String, Span>,
+}
+
+/// The `…_into` keys: each a path or a closure that captures nothing, `fn(Failure) -> E`.
+#[derive(Default)]
+pub(crate) struct Conversions {
+    pub(crate) timeout: Option<Expr>,
+    pub(crate) breaker_open: Option<Expr>,
+    pub(crate) throttled: Option<Expr>,
+    pub(crate) bulkhead_full: Option<Expr>,
+}
+
+impl RetryArgs {
+    /// Where `key` was written (the attribute, if it was not).
+    pub(crate) fn key_span(&self, key: &str) -> Span {
+        self.key_spans
+            .get(key)
+            .copied()
+            .unwrap_or_else(Span::call_site)
+    }
 }
 
 /// The schedule keys that were given, with the span of each value.
@@ -181,6 +205,10 @@ struct RawArgs {
     one_layer: Option<syn::LitBool>,
     throttle: Option<Expr>,
     bulkhead: Option<Expr>,
+    timeout_into: Option<Expr>,
+    breaker_open_into: Option<Expr>,
+    throttled_into: Option<Expr>,
+    bulkhead_full_into: Option<Expr>,
 }
 
 const PATTERN_KEYS: [&str; 2] = ["retry_on", "no_retry_on"];
@@ -431,6 +459,10 @@ fn example(key: &str) -> &'static str {
         "one_layer" => "true",
         "throttle" => "THROTTLE",
         "bulkhead" => "BULKHEAD",
+        "timeout_into" => "|elapsed| Status::deadline_exceeded(elapsed.to_string())",
+        "breaker_open_into" => "|open| Status::unavailable(open.to_string())",
+        "throttled_into" => "|shed| Status::unavailable(shed.to_string())",
+        "bulkhead_full_into" => "|full| Status::resource_exhausted(full.to_string())",
         _ => "POLICY",
     }
 }
@@ -448,6 +480,18 @@ fn expr_kind(key: &str) -> Option<&'static str> {
         "bulkhead" => "an expression giving `&Bulkhead` (a `static`, `self.bulkhead`)",
         "policy" => "an expression giving `&RetryPolicy` (a `static`, `self.policy`)",
         "recover" => "the path of a #[recover] fn (`fallback`, `Self::fallback`)",
+        "timeout_into" => {
+            "a path or a closure that captures nothing, `fn(reattempt::Elapsed) -> E`"
+        }
+        "breaker_open_into" => {
+            "a path or a closure that captures nothing, `fn(reattempt::BreakerOpen) -> E`"
+        }
+        "throttled_into" => {
+            "a path or a closure that captures nothing, `fn(reattempt::Throttled) -> E`"
+        }
+        "bulkhead_full_into" => {
+            "a path or a closure that captures nothing, `fn(reattempt::BulkheadFull) -> E`"
+        }
         _ => return None,
     })
 }
@@ -845,6 +889,13 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
     let mut errors = Vec::new();
     let items = std::mem::take(&mut split.rest);
     let items = check_items(items, &mut errors);
+    let key_spans = items
+        .iter()
+        .filter_map(|item| match item {
+            NestedMeta::Meta(m) => m.path().get_ident().map(|i| (i.to_string(), i.span())),
+            NestedMeta::Lit(_) | NestedMeta::NameValueInvalidExpr(_) => None,
+        })
+        .collect();
     let raw = match RawArgs::from_list(&items) {
         Ok(raw) => raw,
         Err(e) => {
@@ -924,6 +975,13 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
         policy: raw.policy,
         throttle: raw.throttle,
         bulkhead: raw.bulkhead,
+        into: Conversions {
+            timeout: raw.timeout_into,
+            breaker_open: raw.breaker_open_into,
+            throttled: raw.throttled_into,
+            bulkhead_full: raw.bulkhead_full_into,
+        },
+        key_spans,
     };
     Ok(Parsed {
         args,

@@ -146,7 +146,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
                 .name
                 .as_ref()
                 .map_or_else(|| quote!((#name)()), |lit| quote!(#lit)),
-            timed: timed(args, f),
+            timed: timeout_into(args, &p).filter(|_| f.is_async()),
         };
         let retry = hedged_call(&hedged, &policy_ref, &p, &mut_guards(args, &p));
         quote! {
@@ -214,28 +214,45 @@ struct Hedged<'a> {
     as_result: &'a TokenStream,
     hooks: &'a TokenStream,
     name: TokenStream,
-    timed: bool,
+    /// A timed-out attempt's conversion, when attempts are timed.
+    timed: Option<TokenStream>,
 }
 
 /// The breaker and budget expressions of a hedged call (its arguments are never borrowed
 /// mutably, so each is evaluated once), as closure-API settings.
 fn mut_guards(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     let mut settings = quote!();
+    // Each conversion first, so that the guard added after it uses it (see `conversion`).
     if let Some(b) = &args.circuit_breaker {
+        let into = conversion(
+            args.into.breaker_open.as_ref(),
+            quote!(#p::from_breaker_open),
+            args.key_span("circuit_breaker"),
+        );
         let breaker = quote_spanned!(b.span()=> #p::breaker_ref(&#b));
-        settings.extend(quote!(.circuit_breaker(#breaker)));
+        settings.extend(quote!(.breaker_open_into(#into).circuit_breaker(#breaker)));
     }
     if let Some(g) = &args.budget {
         let budget = quote_spanned!(g.span()=> #p::budget_ref(&#g));
         settings.extend(quote!(.budget(#budget)));
     }
     if let Some(t) = &args.throttle {
+        let into = conversion(
+            args.into.throttled.as_ref(),
+            quote!(#p::from_throttled),
+            args.key_span("throttle"),
+        );
         let throttle = quote_spanned!(t.span()=> #p::throttle_ref(&#t));
-        settings.extend(quote!(.throttle(#throttle)));
+        settings.extend(quote!(.throttled_into(#into).throttle(#throttle)));
     }
     if let Some(b) = &args.bulkhead {
+        let into = conversion(
+            args.into.bulkhead_full.as_ref(),
+            quote!(#p::from_bulkhead_full),
+            args.key_span("bulkhead"),
+        );
         let bulkhead = quote_spanned!(b.span()=> #p::bulkhead_ref(&#b));
-        settings.extend(quote!(.bulkhead(#bulkhead)));
+        settings.extend(quote!(.bulkhead_full_into(#into).bulkhead(#bulkhead)));
     }
     settings
 }
@@ -257,12 +274,11 @@ fn hedged_call(
         name,
         timed,
     } = h;
-    // With a timeout, the closure API's default: `E: From<Elapsed>`.
-    let timeout = if *timed {
-        quote!()
-    } else {
-        quote!(.without_timeout())
-    };
+    // With a timeout, its conversion (see `timeout_into`).
+    let timeout = timed.as_ref().map_or_else(
+        || quote!(.without_timeout()),
+        |into| quote!(.timeout_into(#p::timeout_fn(#into))),
+    );
     quote! {
         #p::RetryPolicy::retry(#policy_ref, || {
             #(#per_attempt)*
@@ -290,20 +306,10 @@ fn attempt_and_sleep(
 ) -> (TokenStream, TokenStream) {
     // The body's statements, not its block: a block as the tail would trip `unused_braces`.
     if f.is_async() {
-        // Spanned at `timeout`'s value, so that a missing `From<Elapsed>` is reported there.
-        // A run-time policy may hold a timeout, so its attempts are always timed.
-        let timed_at = if let Some(expr) = &args.policy {
-            Some(expr.span())
-        } else if args.schedule.settings.timeout.is_some() {
-            Some(args.schedule.span_of("timeout"))
-        } else {
-            None
-        };
         // `move`: the attempt owns its copies and reborrows, so the future is `Send` whenever
         // the arguments are (a borrowed copy would need `Sync`).
-        let attempt = if let Some(span) = timed_at {
-            let method = at(quote!(#p::Call::attempt_timed), span);
-            quote_spanned!(span=> #method(&mut #call, async move { #pin #(#stmts)* }).await)
+        let attempt = if let Some(into) = timeout_into(args, p) {
+            quote!(#p::Call::attempt_timed_into(&mut #call, async move { #pin #(#stmts)* }, #into).await)
         } else {
             quote!(#p::Call::attempt(&mut #call, async move { #pin #(#stmts)* }).await)
         };
@@ -314,6 +320,28 @@ fn attempt_and_sleep(
             quote!(#p::Call::sleep_blocking(&#call, #delay);),
         )
     }
+}
+
+/// How a timed-out attempt becomes the function's error, when attempts are timed (an `async
+/// fn` with `timeout`, or with `policy`, which may hold one): `timeout_into`'s conversion, or
+/// the error type's own (`FromElapsed`), named at the key that times the attempts (`timeout`,
+/// or `policy`), so that a type without one is one error there.
+fn timeout_into(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
+    let key = if args.policy.is_some() {
+        "policy"
+    } else if args.schedule.settings.timeout.is_some() {
+        "timeout"
+    } else {
+        return None;
+    };
+    Some(conversion(args.into.timeout.as_ref(), quote!(#p::from_elapsed), args.key_span(key)))
+}
+
+/// A failure's conversion into the function's error: the `…_into` key's value, or `default`
+/// (the error type's own, `__private::from_…`) located at `key` (the key whose failure it
+/// converts).
+fn conversion(given: Option<&syn::Expr>, default: TokenStream, key: Span) -> TokenStream {
+    given.map_or_else(|| at(default, key), quote::ToTokens::to_token_stream)
 }
 
 /// Whether the attempts are timed: those of an `async fn` with a `timeout`, or with a `policy`
@@ -555,8 +583,12 @@ fn guarded(
             bind.extend(quote_spanned!(b.span()=> let #breaker_ident: &#p::CircuitBreaker = &#b;));
             quote!(#breaker_ident)
         };
-        let open = quote_spanned!(b.span()=> #p::breaker_open());
-        rejections.push((quote!(BreakerOpen), open));
+        let into = conversion(
+            args.into.breaker_open.as_ref(),
+            quote!(#p::from_breaker_open),
+            args.key_span("circuit_breaker"),
+        );
+        rejections.push((quote!(BreakerOpen), quote!(#p::convert(#p::BreakerOpen::new(), #into))));
         quote!(::core::option::Option::Some(#breaker))
     } else {
         none.clone()
@@ -580,8 +612,12 @@ fn guarded(
             );
             quote!(#throttle_ident)
         };
-        let shed = quote_spanned!(t.span()=> #p::throttled());
-        rejections.push((quote!(Throttled), shed));
+        let into = conversion(
+            args.into.throttled.as_ref(),
+            quote!(#p::from_throttled),
+            args.key_span("throttle"),
+        );
+        rejections.push((quote!(Throttled), quote!(#p::convert(#p::Throttled::new(), #into))));
         quote!(::core::option::Option::Some(#throttle))
     } else {
         none.clone()
@@ -596,8 +632,12 @@ fn guarded(
             quote_spanned!(b.span()=> #p::Bulkhead::try_acquire(#p::bulkhead_ref(&#b)))
         };
         bind.extend(quote!(let #slot = #acquire;));
-        let full = quote_spanned!(b.span()=> #p::bulkhead_full());
-        rejections.push((quote!(BulkheadFull), full));
+        let into = conversion(
+            args.into.bulkhead_full.as_ref(),
+            quote!(#p::from_bulkhead_full),
+            args.key_span("bulkhead"),
+        );
+        rejections.push((quote!(BulkheadFull), quote!(#p::convert(#p::BulkheadFull::new(), #into))));
         quote!(::core::result::Result::is_err(&#slot))
     } else {
         quote!(false)

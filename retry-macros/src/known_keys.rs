@@ -33,6 +33,10 @@ pub(crate) const KEYS: &[&str] = &[
     "one_layer",
     "throttle",
     "bulkhead",
+    "timeout_into",
+    "breaker_open_into",
+    "throttled_into",
+    "bulkhead_full_into",
 ];
 
 /// The keys whose value is a duration string.

@@ -76,7 +76,56 @@ pub(crate) fn together(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
     if args.schedule.settings.hedge_after.is_some() {
         hedge_shape(args, f)?;
     }
+    conversions_in_use(args, f)?;
     no_cfg_with_recover(args, f)
+}
+
+/// An `…_into` key without what it converts (no setting another makes dead): `timeout_into`
+/// needs a timed attempt (an `async fn` with `timeout`, or with `policy`, which may hold one),
+/// and each guard's conversion needs its guard.
+fn conversions_in_use(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
+    let timed = f.is_async() && (args.schedule.settings.timeout.is_some() || args.policy.is_some());
+    let into = &args.into;
+    for (key, given, used, needs) in [
+        (
+            "timeout_into",
+            into.timeout.is_some(),
+            timed,
+            if f.is_async() {
+                "`timeout` (or `policy`)"
+            } else {
+                "an `async fn` with `timeout`: a blocking attempt is never cut"
+            },
+        ),
+        (
+            "breaker_open_into",
+            into.breaker_open.is_some(),
+            args.circuit_breaker.is_some(),
+            "`circuit_breaker`",
+        ),
+        (
+            "throttled_into",
+            into.throttled.is_some(),
+            args.throttle.is_some(),
+            "`throttle`",
+        ),
+        (
+            "bulkhead_full_into",
+            into.bulkhead_full.is_some(),
+            args.bulkhead.is_some(),
+            "`bulkhead`",
+        ),
+    ] {
+        if given && !used {
+            return Err(syn::Error::new(
+                args.key_span(key),
+                format!(
+                    "`{key}` converts a failure that cannot happen here: it only applies with {needs}; remove `{key}`"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `hedge_after` runs attempts side by side: it needs an `async fn`, and nothing the attempts

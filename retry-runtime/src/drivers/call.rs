@@ -164,6 +164,34 @@ impl<'p> Call<'p> {
         F: Future<Output = Result<T, E>>,
         E: FromElapsed,
     {
+        self.attempt_timed_into(fut, E::from_elapsed)
+    }
+
+    /// As [`attempt_timed`](Self::attempt_timed), an attempt that runs out of time becoming
+    /// `Err(timed_out(Elapsed))`: the attribute's `timeout_into`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::__private::Call;
+    ///
+    /// let policy = RetryPolicy::builder().timeout(Duration::from_millis(10)).build().unwrap();
+    /// let mut call = Call::new(&policy);
+    /// let out: Result<(), u16> = call.attempt_timed_into(std::future::pending(), |_| 504).await;
+    /// assert_eq!(out, Err(504));
+    /// # }
+    /// ```
+    #[inline]
+    pub fn attempt_timed_into<F, T, E>(
+        &mut self,
+        fut: F,
+        timed_out: fn(Elapsed) -> E,
+    ) -> TimedAttempt<'_, 'p, F, E>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
         let (limit, spent) = match steps::begin_timed(&mut self.engine) {
             Ok(deadline) => (Limit::at(deadline), false),
             Err(steps::NotMade) => (Limit::Unlimited, true),
@@ -173,7 +201,7 @@ impl<'p> Call<'p> {
             fut,
             limit,
             spent,
-            timed_out: E::from_elapsed,
+            timed_out,
         }
     }
 

@@ -6,7 +6,7 @@ static BREAKER: LazyLock<CircuitBreaker> =
     LazyLock::new(|| CircuitBreaker::builder().build().unwrap());
 
 #[retryable(max_attempts = 2, circuit_breaker = BREAKER)]
-async fn fetch() -> Result<u32, String> {
+async fn fetch() -> Result<u32, std::num::ParseIntError> {
     Ok(1)
 }
 
