@@ -6,11 +6,11 @@ pub use core::time::Duration;
 pub use retry_runtime::__private::{
     Admission, Admitted, Call, Decision, Guards, ThrottleAdmission, hedge_ignored,
 };
-pub use retry_runtime::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 pub use retry_runtime::{
     AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, GiveUpReason, HedgeAfter, Jitter,
     LogError, RetryBudget, RetryContext, RetryPolicy, RetryPolicyBuilder,
 };
+pub use retry_runtime::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 use retry_runtime::{FromBreakerOpen, Transient};
 pub use std::sync::Once;
 

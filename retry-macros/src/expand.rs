@@ -132,6 +132,20 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
             #p::hedge_ignored(#policy_ref, &#warned, #name);
         }
     });
+    // A breaker or a throttle may turn a retry away: the call then ends with the last outcome,
+    // kept across the sleep (`decide_keeping`).
+    let last = format_ident!("__reattempt_last", span = Span::mixed_site());
+    let (keep_decl, decide) = if args.circuit_breaker.is_some() || args.throttle.is_some() {
+        (
+            quote!(let mut #last = ::core::option::Option::None;),
+            quote!(#p::Call::decide_keeping(&mut #call, #name, &mut #hooks, #res, #guards, &mut #last)),
+        )
+    } else {
+        (
+            quote!(),
+            quote!(#p::Call::decide(&mut #call, #name, &mut #hooks, #res, #guards)),
+        )
+    };
     let contents = if hedged {
         // Hedged: attempts overlap, so they run through the closure driver, which keeps a set
         // of copies; the closure makes one attempt's future (by-value arguments cloned for each).
@@ -168,12 +182,14 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
             #bind
             let mut #call = #p::Call::#new(#policy_ref);
             #unhedged
+            #keep_decl
             let #out = loop {
                 #admit
                 let #res = #run;
                 // Only the delay crosses the sleep's `await`, not the decision (whose outcome may be
-                // neither `Send` nor small).
-                let #delay = match #p::Call::decide(&mut #call, #name, &mut #hooks, #res, #guards) {
+                // neither `Send` nor small); with a breaker or a throttle, the last outcome too
+                // (a retry they turn away ends the call with it).
+                let #delay = match #decide {
                     #p::Decision::Stop(__reattempt_outcome) => break __reattempt_outcome,
                     #p::Decision::Retry(__reattempt_delay) => __reattempt_delay,
                 };
@@ -334,7 +350,11 @@ fn timeout_into(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
     } else {
         return None;
     };
-    Some(conversion(args.into.timeout.as_ref(), quote!(#p::from_elapsed), args.key_span(key)))
+    Some(conversion(
+        args.into.timeout.as_ref(),
+        quote!(#p::from_elapsed),
+        args.key_span(key),
+    ))
 }
 
 /// A failure's conversion into the function's error: the `…_into` key's value, or `default`
@@ -588,7 +608,10 @@ fn guarded(
             quote!(#p::from_breaker_open),
             args.key_span("circuit_breaker"),
         );
-        rejections.push((quote!(BreakerOpen), quote!(#p::convert(#p::BreakerOpen::new(), #into))));
+        rejections.push((
+            quote!(BreakerOpen),
+            quote!(#p::convert(#p::BreakerOpen::new(), #into)),
+        ));
         quote!(::core::option::Option::Some(#breaker))
     } else {
         none.clone()
@@ -617,7 +640,10 @@ fn guarded(
             quote!(#p::from_throttled),
             args.key_span("throttle"),
         );
-        rejections.push((quote!(Throttled), quote!(#p::convert(#p::Throttled::new(), #into))));
+        rejections.push((
+            quote!(Throttled),
+            quote!(#p::convert(#p::Throttled::new(), #into)),
+        ));
         quote!(::core::option::Option::Some(#throttle))
     } else {
         none.clone()
@@ -637,7 +663,10 @@ fn guarded(
             quote!(#p::from_bulkhead_full),
             args.key_span("bulkhead"),
         );
-        rejections.push((quote!(BulkheadFull), quote!(#p::convert(#p::BulkheadFull::new(), #into))));
+        rejections.push((
+            quote!(BulkheadFull),
+            quote!(#p::convert(#p::BulkheadFull::new(), #into)),
+        ));
         quote!(::core::result::Result::is_err(&#slot))
     } else {
         quote!(false)

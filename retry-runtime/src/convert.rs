@@ -187,10 +187,12 @@ mod tests {
         let boxed: Box<dyn std::error::Error + Send + Sync> = timeout_of();
         assert_eq!(boxed.to_string(), "attempt timed out");
         assert_eq!(timeout_of::<String>(), "attempt timed out");
-        let io: std::io::Error = <std::io::Error as FromBreakerOpen>::from_breaker_open(BreakerOpen::new());
+        let io: std::io::Error =
+            <std::io::Error as FromBreakerOpen>::from_breaker_open(BreakerOpen::new());
         assert_eq!(io.to_string(), "circuit breaker is open");
         assert_eq!(
-            <std::io::Error as FromBulkheadFull>::from_bulkhead_full(BulkheadFull::new()).to_string(),
+            <std::io::Error as FromBulkheadFull>::from_bulkhead_full(BulkheadFull::new())
+                .to_string(),
             "bulkhead full"
         );
         assert_eq!(

@@ -78,7 +78,7 @@ pub mod __private {
     pub use crate::engine::events::CallName;
     pub use crate::engine::state::{Decision, Detached, Engine, Start};
     pub use crate::engine::steps::{
-        CopyDecision, admit, begin, decide, decide_copy, poll_slot, start_alongside,
+        CopyDecision, admit, begin, decide, decide_copy, decide_keeping, poll_slot, start_alongside,
     };
     pub use crate::guards::bulkhead::CallSlot;
     pub use crate::guards::{Admission, Admitted, Guards, ThrottleAdmission};

@@ -144,6 +144,8 @@ rows! {
     bulkhead_wait_runs_out,
     hedge_copies_cut_by_their_timeouts,
     hedge_shed_by_the_throttle,
+    hedged_retry_rejected_by_the_breaker,
+    hedged_retry_shed_by_the_throttle,
 }
 
 #[test]

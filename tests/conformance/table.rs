@@ -325,13 +325,15 @@ pub fn breaker_open_rejects() -> Scenario {
 
 /// Attempt 2's failure opens the breaker (threshold 2); the retry it paid for is rejected and
 /// refunded: 20 − 5 − 5 + 5.
+/// The breaker opens on the second failure and turns the retry away: the call ends with that
+/// failure (the last real error), not the rejection, as a refused budget does.
 pub fn breaker_opens_mid_call_refunds_the_retry() -> Scenario {
     Scenario::new("breaker_opens_mid_call_refunds_the_retry")
         .max_attempts(5)
         .breaker(Closed, 2, 1)
         .budget(20, 20)
         .script([err(1), err(2), ok(3)])
-        .returns(Err(Rejected))
+        .returns(Err(e(2)))
         .attempts([(0, 1), (100, 2)])
         .on_retry([(e(1), 1, 100), (e(2), 2, 200)])
         .events([
@@ -355,12 +357,12 @@ pub fn half_open_probe_success() -> Scenario {
         .breaker_after(S::Closed, true)
 }
 
-/// The probe fails: open again; the retry is rejected.
+/// The probe fails: open again; the retry is rejected, and the call ends with the probe's error.
 pub fn half_open_probe_failure() -> Scenario {
     Scenario::new("half_open_probe_failure")
         .breaker(HalfOpen, 1, 1)
         .script([err(1), ok(2)])
-        .returns(Err(Rejected))
+        .returns(Err(e(1)))
         .attempts([(0, 1)])
         .on_retry([(e(1), 1, 100)])
         .events([
@@ -396,12 +398,13 @@ pub fn expired_breaker_admits_a_probe() -> Scenario {
 }
 
 /// A timed-out attempt is the dependency's failure.
+/// A rejected retry after timeouts ends the call with the last timeout.
 pub fn timeouts_open_the_breaker() -> Scenario {
     Scenario::new("timeouts_open_the_breaker")
         .timeout(50)
         .breaker(Closed, 2, 1)
         .script([hang(), hang(), ok(1)])
-        .returns(Err(Rejected))
+        .returns(Err(TimedOut))
         .attempts([(0, 1), (150, 2)])
         .on_retry([(TimedOut, 1, 100), (TimedOut, 2, 200)])
         .events([
@@ -706,11 +709,12 @@ pub fn throttle_sheds_the_first_attempt() -> Scenario {
 /// A fresh throttle lets the first attempt through (nothing counted yet); its retryable error
 /// is a refusal, so the retry is shed with probability 1/2, and is (seed 5: its first draw is
 /// below 1/2).
+/// A shed retry ends the call with the last real error.
 pub fn throttle_sheds_a_retry() -> Scenario {
     Scenario::new("throttle_sheds_a_retry")
         .throttle(0, 5)
         .script([err(1), ok(2)])
-        .returns(Err(Shed))
+        .returns(Err(e(1)))
         .attempts([(0, 1)])
         .on_retry([(e(1), 1, 100)])
         .events([retrying(1, 100), rejected_by(2, R::Throttled)])
@@ -792,4 +796,37 @@ pub fn hedge_shed_by_the_throttle() -> Scenario {
         .attempts([(0, 1)])
         .throttle_after(2, 1)
         .ends_at(300)
+}
+
+/// A hedged call's retry turned away by the breaker that its first copy's failure opened: the
+/// call ends with that failure, as an unhedged call does (`half_open_probe_failure`).
+pub fn hedged_retry_rejected_by_the_breaker() -> Scenario {
+    Scenario::new("hedged_retry_rejected_by_the_breaker")
+        .hedge_after(50)
+        .breaker(HalfOpen, 1, 1)
+        .script([err(1), ok(2)])
+        .returns(Err(e(1)))
+        .attempts([(0, 1)])
+        .on_retry([(e(1), 1, 100)])
+        .events([
+            transition(S::HalfOpen, S::Open),
+            retrying(1, 100),
+            rejected(2),
+        ])
+        .breaker_after(S::Open, false)
+        .ends_at(100)
+}
+
+/// A hedged call's retry shed by the throttle ends with the last real error.
+pub fn hedged_retry_shed_by_the_throttle() -> Scenario {
+    Scenario::new("hedged_retry_shed_by_the_throttle")
+        .hedge_after(50)
+        .throttle(0, 5)
+        .script([err(1), ok(2)])
+        .returns(Err(e(1)))
+        .attempts([(0, 1)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100), rejected_by(2, R::Throttled)])
+        .throttle_after(2, 0)
+        .ends_at(100)
 }

@@ -12,13 +12,13 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
+use crate::convert::FromElapsed;
 use crate::drivers::timed::{self, Limit};
 use crate::engine::context::{Slot, enter, enter_recovering};
 use crate::engine::events::{self, CallName};
 use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine};
 use crate::engine::steps;
-use crate::convert::FromElapsed;
 use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::throttle::AdaptiveThrottle;
@@ -263,7 +263,7 @@ impl<'p> Call<'p> {
     /// assert_eq!(keys, [fallback, fallback]);
     /// # }
     /// ```
-    pub fn recover_after<'a, Op, Fut, K, B, C, F>(
+    pub fn recover_after<'a, Op, Fut: Future, K, B, C, F>(
         call: Pin<&'a mut crate::drivers::closure::RetryFuture<'p, Op, Fut, K, B, C>>,
         fut: F,
     ) -> Recover<'a, 'p, F> {
@@ -303,6 +303,21 @@ impl<'p> Call<'p> {
         guards: Guards<'_>,
     ) -> Decision<Result<T, E>> {
         steps::decide(&mut self.engine, name, hooks, outcome, guards)
+    }
+
+    /// As [`decide`](Self::decide), for a call with a breaker or a throttle: a retry either
+    /// turns away ends the call with the outcome kept in `last` (see
+    /// [`decide_keeping`](crate::__private::decide_keeping)).
+    #[inline]
+    pub fn decide_keeping<T, E: LoggedError>(
+        &mut self,
+        name: impl CallName,
+        hooks: &mut impl Hooks<T, E>,
+        outcome: Result<T, E>,
+        guards: Guards<'_>,
+        last: &mut Option<Result<T, E>>,
+    ) -> Decision<Result<T, E>> {
+        steps::decide_keeping(&mut self.engine, name, hooks, outcome, guards, last)
     }
 
     /// The sleep before the next attempt.

@@ -844,6 +844,7 @@ where
     fn into_future(self) -> Self::IntoFuture {
         RetryFuture {
             engine: Engine::new(self.policy),
+            last: None,
             name: self.name,
             op: self.op,
             hooks: self.hooks,
@@ -868,8 +869,11 @@ pin_project! {
     /// only once the attempt has answered `Pending`: see `limit`); between attempts it is the
     /// backoff sleep.
     #[must_use = "futures do nothing unless awaited"]
-    pub struct RetryFuture<'p, Op, Fut, K, B, C = ElapsedInto> {
+    pub struct RetryFuture<'p, Op, Fut: Future, K, B, C = ElapsedInto> {
         engine: Engine<'p>,
+        // The last attempt's outcome while a retry waits, when a breaker or a throttle may turn
+        // that retry away (the call then ends with it: `steps::decide_keeping`).
+        last: Option<Fut::Output>,
         name: &'static str,
         op: Op,
         hooks: K,
@@ -895,7 +899,7 @@ pin_project! {
     }
 }
 
-impl<'p, Op, Fut, K, B, C> RetryFuture<'p, Op, Fut, K, B, C> {
+impl<'p, Op, Fut: Future, K, B, C> RetryFuture<'p, Op, Fut, K, B, C> {
     /// The call's engine: its context (key, attempts made) for a `#[recover]` fallback run once
     /// the call has ended (see [`Call::recover_after`](crate::__private::Call::recover_after)).
     pub(crate) fn engine(self: Pin<&mut Self>) -> &mut Engine<'p> {
@@ -1022,7 +1026,19 @@ where
             if let Some(budget) = *this.budget {
                 guards = guards.budget(budget);
             }
-            match steps::decide(this.engine, *this.name, this.hooks, outcome, guards) {
+            let decision = if this.breaker.get().is_some() {
+                steps::decide_keeping(
+                    this.engine,
+                    *this.name,
+                    this.hooks,
+                    outcome,
+                    guards,
+                    this.last,
+                )
+            } else {
+                steps::decide(this.engine, *this.name, this.hooks, outcome, guards)
+            };
+            match decision {
                 Decision::Stop(outcome) => {
                     this.timer.set(None);
                     // The call is over: its bulkhead slot is free for another.

@@ -65,8 +65,11 @@ enum Next {
 }
 
 /// The copies of a hedged call, and what its timer waits for.
-pub(crate) struct Hedged<Fut> {
+pub(crate) struct Hedged<Fut: Future> {
     copies: Vec<HedgeCopy<Fut>>,
+    /// The last failed copy's outcome while a retry waits, when a breaker or a throttle may
+    /// turn that retry away (the call then ends with it: `steps::decide_keeping`).
+    last: Option<Fut::Output>,
     next: Next,
     /// No hedge may start any more in this call (the budget, the breaker or the throttle refused
     /// one).
@@ -76,10 +79,11 @@ pub(crate) struct Hedged<Fut> {
     last_start: Option<Instant>,
 }
 
-impl<Fut> Default for Hedged<Fut> {
+impl<Fut: Future> Default for Hedged<Fut> {
     fn default() -> Self {
         Hedged {
             copies: Vec::with_capacity(2),
+            last: None,
             next: Next::Nothing,
             no_more_hedges: false,
             last_start: None,
@@ -150,8 +154,10 @@ where
             // An earlier copy's failure already decided a retry, which waits for its backoff.
             let pending = hedged.next == Next::Retry;
             let (engine, name, hooks) = (&mut *call.engine, call.name, &mut *call.hooks);
-            let decision =
-                steps::decide_copy_pending(engine, name, hooks, outcome, guards, others, pending);
+            let keep = (breaker.is_some() || throttle.is_some()).then_some(&mut hedged.last);
+            let decision = steps::decide_copy_pending(
+                engine, name, hooks, outcome, guards, others, pending, keep,
+            );
             // Whether this copy timed out is its own: the next copy to end is another attempt.
             call.engine.forget_timed_out();
             match decision {
@@ -300,7 +306,19 @@ where
         }
     };
     let guards = guards_of(breaker, throttle, admitted, budget);
-    match steps::decide(call.engine, call.name, call.hooks, outcome, guards) {
+    let decision = if breaker.is_some() || throttle.is_some() {
+        steps::decide_keeping(
+            call.engine,
+            call.name,
+            call.hooks,
+            outcome,
+            guards,
+            &mut hedged.last,
+        )
+    } else {
+        steps::decide(call.engine, call.name, call.hooks, outcome, guards)
+    };
+    match decision {
         Decision::Stop(out) => ControlFlow::Break(Some(out)),
         Decision::Retry(delay) => {
             set_timer(call.timer.as_mut(), delay);

@@ -217,6 +217,66 @@ pub fn decide<T, E: Debug>(
     outcome: Result<T, E>,
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
+    decide_inner(engine, name, hooks, outcome, guards, None)
+}
+
+/// As [`decide`], for a call whose breaker or throttle may turn away a *retry*: the outcome of
+/// an attempt that is retried is kept in `last` (until the next decision), and a retry the
+/// breaker or the throttle rejects ends the call with it, as a budget that cannot pay ends the
+/// call with the last outcome. The rejection itself is the call's result only when no attempt
+/// was made (the first was rejected). The driver keeps `last` across the sleep.
+///
+/// ```
+/// use retry_runtime::{BreakerOpen, CircuitBreaker, FnHooks, GiveUpReason, RetryPolicy};
+/// use retry_runtime::__private::{Decision, Engine, Guards, admit, begin, decide_keeping};
+///
+/// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+/// let breaker = CircuitBreaker::builder().failure_threshold(1).build().unwrap();
+/// let mut engine = Engine::new(&policy);
+/// let mut last = None;
+/// let admitted = admit(&engine, Some(&breaker), None, false, false);
+/// begin(&mut engine, false);
+/// let outcome: Result<(), &str> = Err("unavailable");
+/// let mut hooks = FnHooks::of(&outcome);
+/// let guards = Guards::NONE.admitted(Some(&breaker), None, admitted);
+/// assert!(matches!(decide_keeping(&mut engine, "demo", &mut hooks, outcome, guards, &mut last), Decision::Retry(_)));
+/// // The failure opened the breaker: the retry is turned away, and the call ends with the
+/// // last real error, not the rejection.
+/// let admitted = admit(&engine, Some(&breaker), None, false, false);
+/// assert_eq!(admitted.rejection(), Some(GiveUpReason::BreakerOpen));
+/// let guards = Guards::NONE.admitted(Some(&breaker), None, admitted);
+/// let rejection: Result<(), &str> = Err("circuit breaker is open");
+/// assert_eq!(
+///     decide_keeping(&mut engine, "demo", &mut hooks, rejection, guards, &mut last),
+///     Decision::Stop(Err("unavailable"))
+/// );
+/// # let _ = BreakerOpen::new();
+/// ```
+#[inline]
+pub fn decide_keeping<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: impl CallName,
+    hooks: &mut impl Hooks<T, E>,
+    outcome: Result<T, E>,
+    guards: Guards<'_>,
+    last: &mut Option<Result<T, E>>,
+) -> Decision<Result<T, E>> {
+    let decision = decide_inner(engine, name, hooks, outcome, guards, Some(last));
+    if let Decision::Stop(_) = decision {
+        *last = None;
+    }
+    decision
+}
+
+#[inline]
+fn decide_inner<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: impl CallName,
+    hooks: &mut impl Hooks<T, E>,
+    outcome: Result<T, E>,
+    guards: Guards<'_>,
+    last: Option<&mut Option<Result<T, E>>>,
+) -> Decision<Result<T, E>> {
     // The success path, kept small so that it inlines into the caller's loop.
     match outcome {
         Ok(value) if !hooks.retry_if_ok(&value) => {
@@ -231,9 +291,9 @@ pub fn decide<T, E: Debug>(
         Ok(value) => {
             events::attempt_made(name);
             let hint = hooks.retry_after_ok(&value);
-            after_ok_to_retry(engine, name.name(), value, hint, guards)
+            after_ok_to_retry(engine, name.name(), value, hint, guards, last)
         }
-        Err(error) => after_error(engine, name.name(), hooks, error, guards),
+        Err(error) => after_error(engine, name.name(), hooks, error, guards, last),
     }
 }
 
@@ -286,11 +346,15 @@ fn after_ok_to_retry<T, E>(
     value: T,
     hint: Option<Duration>,
     guards: Guards<'_>,
+    last: Option<&mut Option<Result<T, E>>>,
 ) -> Decision<Result<T, E>> {
     guards.record(false);
     match after_failure(engine, true, hint, guards) {
         Decision::Retry(delay) => {
             events::retrying_ok(name, engine.attempt(), delay);
+            if let Some(last) = last {
+                *last = Some(Ok(value));
+            }
             Decision::Retry(delay)
         }
         Decision::Stop(reason) => {
@@ -309,6 +373,7 @@ fn after_error<T, E: Debug>(
     hooks: &mut impl Hooks<T, E>,
     error: E,
     guards: Guards<'_>,
+    last: Option<&mut Option<Result<T, E>>>,
 ) -> Decision<Result<T, E>> {
     if engine.not_made() {
         // No time remained to make the attempt: the call is over. The dependency was not asked,
@@ -325,7 +390,10 @@ fn after_error<T, E: Debug>(
         return Decision::Stop(Err(error));
     }
     if let Some(reason) = guards.rejection() {
-        return Decision::Stop(Err(rejected(engine, name, error, guards, reason)));
+        let rejection = rejected(engine, name, error, guards, reason);
+        // A turned-away retry ends the call with the last attempt's outcome (kept by the
+        // driver), as a budget that cannot pay does: the caller sees why the call failed.
+        return Decision::Stop(last.and_then(Option::take).unwrap_or(Err(rejection)));
     }
     events::attempt_made(name);
     if hooks.is_timeout(&error) {
@@ -345,6 +413,9 @@ fn after_error<T, E: Debug>(
             hooks.on_retry(&error, &RetryContext::of(engine), delay);
             let logged = Logged::new(&error, engine.policy().log_error);
             events::retrying(name, engine.attempt(), delay, logged);
+            if let Some(last) = last {
+                *last = Some(Err(error));
+            }
             Decision::Retry(delay)
         }
         Decision::Stop(reason) => {
@@ -397,7 +468,7 @@ pub fn decide_copy<T, E: Debug>(
     guards: Guards<'_>,
     others: bool,
 ) -> CopyDecision<Result<T, E>> {
-    decide_copy_pending(engine, name, hooks, outcome, guards, others, false)
+    decide_copy_pending(engine, name, hooks, outcome, guards, others, false, None)
 }
 
 /// As [`decide_copy`], and `retry_pending`: a retry is already decided and waits for its backoff
@@ -409,6 +480,10 @@ pub fn decide_copy<T, E: Debug>(
 /// retry no earlier than the hint ([`CopyDecision::Retry`]: the driver keeps the later start).
 /// A non-retryable failure ends the call, and the retry it will not make is refunded to the
 /// budget (an attempt never made costs nothing).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the copy's outcome and the call's state"
+)]
 pub(crate) fn decide_copy_pending<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: impl CallName,
@@ -417,14 +492,25 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     guards: Guards<'_>,
     others: bool,
     retry_pending: bool,
+    mut last: Option<&mut Option<Result<T, E>>>,
 ) -> CopyDecision<Result<T, E>> {
     let to_copy = |d: Decision<Result<T, E>>| match d {
         Decision::Stop(r) => CopyDecision::Stop(r),
         Decision::Retry(d) => CopyDecision::Retry(d),
     };
     if !others && !retry_pending {
-        return to_copy(decide(engine, name, hooks, outcome, guards));
+        return to_copy(match last {
+            Some(last) => decide_keeping(engine, name, hooks, outcome, guards, last),
+            None => decide(engine, name, hooks, outcome, guards),
+        });
     }
+    // A failure that leads to a retry (or waits for one) is the call's last real outcome, which
+    // a retry the breaker or the throttle turns away ends the call with (`decide_keeping`).
+    let mut keep = |outcome: Result<T, E>| {
+        if let Some(last) = last.as_deref_mut() {
+            *last = Some(outcome);
+        }
+    };
     // A retried `Ok`'s hint (its `Retry-After`), read before the value is dropped.
     let mut ok_hint = None;
     let retry_error = match outcome {
@@ -435,6 +521,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
             events::attempt_made(name);
             guards.record(false);
             ok_hint = hooks.retry_after_ok(&value);
+            keep(Ok(value));
             None
         }
         Err(error) => {
@@ -461,10 +548,36 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
             Some(error)
         }
     };
+    let decision = after_copy_failure(
+        engine,
+        name.name(),
+        hooks,
+        retry_error.as_ref(),
+        ok_hint,
+        guards,
+        retry_pending,
+    );
+    if let Some(error) = retry_error {
+        keep(Err(error));
+    }
+    decision
+}
+
+/// The rest of [`decide_copy_pending`], for a retryable failure (`error`, or a retried `Ok` with
+/// its hint `ok_hint`) while other copies are in flight or a retry is pending.
+fn after_copy_failure<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: &'static str,
+    hooks: &mut impl Hooks<T, E>,
+    error: Option<&E>,
+    ok_hint: Option<Duration>,
+    guards: Guards<'_>,
+    retry_pending: bool,
+) -> CopyDecision<Result<T, E>> {
     // The retry already decided is the one this failure would start; the hint this failure
     // carries (within `max_delay`) is a floor under its start: `Retry(hint)`, no earlier than.
     if retry_pending {
-        let hint = match &retry_error {
+        let hint = match error {
             Some(error) => hooks.retry_after(error),
             None => ok_hint,
         };
@@ -486,19 +599,19 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     if engine.defers_to_outer(context::outer_retries()) {
         return CopyDecision::Wait;
     }
-    let hint = match &retry_error {
+    let hint = match error {
         Some(error) => hooks.retry_after(error),
         None => ok_hint,
     };
     let inherited = context::inherited_deadline();
     match engine.after_failure_within(true, hint, Instant::now(), inherited, guards.budget_ref()) {
         Decision::Retry(delay) => {
-            if let Some(error) = &retry_error {
+            if let Some(error) = error {
                 hooks.on_retry(error, &RetryContext::of(engine), delay);
                 let logged = Logged::new(error, engine.policy().log_error);
-                events::retrying(name.name(), engine.attempt(), delay, logged);
+                events::retrying(name, engine.attempt(), delay, logged);
             } else {
-                events::retrying_ok(name.name(), engine.attempt(), delay);
+                events::retrying_ok(name, engine.attempt(), delay);
             }
             CopyDecision::Retry(delay)
         }

@@ -83,6 +83,7 @@ use tokio::time::Sleep;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
 use crate::drivers::closure::{ElapsedInto, NoTimeout, TimeoutInto};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
 use crate::drivers::timed::{poll_copy, set_timer};
@@ -91,7 +92,6 @@ use crate::engine::hooks::{ErrorHook, Hooks, OkHook, OnRetryHook, Unset};
 use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Detached, Engine, Start};
 use crate::engine::steps;
-use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
 use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
@@ -793,6 +793,7 @@ where
             hedged: None,
             attempt: None,
             timer: None,
+            last: None,
         }
     }
 }
@@ -834,6 +835,9 @@ pin_project! {
         attempt: Option<S::Future>,
         #[pin]
         timer: Option<Sleep>,
+        // The last attempt's outcome while a retry waits, when a breaker or a throttle may turn
+        // that retry away (the call then ends with it: `steps::decide_keeping`).
+        last: Option<Result<S::Response, S::Error>>,
     }
 }
 
@@ -1012,6 +1016,7 @@ where
                 this.running,
                 this.attempt,
                 this.timer,
+                this.last,
                 cx,
             )
         };
@@ -1044,6 +1049,7 @@ fn drive<S, Req, H, C, R, B, G, Q, L>(
     running: &mut bool,
     mut attempt: Pin<&mut Option<S::Future>>,
     mut timer: Pin<&mut Option<Sleep>>,
+    last: &mut Option<Result<S::Response, S::Error>>,
     cx: &mut Context<'_>,
 ) -> Poll<Result<S::Response, S::Error>>
 where
@@ -1120,7 +1126,12 @@ where
             hooks: &mut *hooks,
             failed: &failed,
         };
-        match steps::decide(engine, settings.name, &mut hooks, outcome, guards) {
+        let decision = if breaker.is_some() || throttle.is_some() {
+            steps::decide_keeping(engine, settings.name, &mut hooks, outcome, guards, last)
+        } else {
+            steps::decide(engine, settings.name, &mut hooks, outcome, guards)
+        };
+        match decision {
             Decision::Stop(outcome) => {
                 timer.set(None);
                 // The call is over: its bulkhead slot is free for another.
