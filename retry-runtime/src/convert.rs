@@ -6,7 +6,7 @@
 //! [`FromBulkheadFull`]), which a key or a closure-API setting that can produce that failure
 //! requires of the error type, unless the conversion is given where the call is written
 //! (`timeout_into`, `breaker_open_into`, `throttled_into`, `bulkhead_full_into`: the same names
-//! in the attribute and the closure API; the tower layer has `timeout_into`). Each trait is implemented
+//! in the attribute, the closure API and the tower layer). Each trait is implemented
 //!
 //! - for every type with the matching `From` impl: the way for an error type of your own;
 //! - for `String` (the failure's text) and, through their `From` impls, `std::io::Error`,
@@ -38,7 +38,7 @@ use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
     message = "`timeout` cannot turn a timed-out attempt into `{Self}`",
     label = "a timed-out attempt must become `{Self}`",
     note = "for an error type of your own: add a timeout variant and `impl From<reattempt::Elapsed> for {Self}`",
-    note = "for another crate's type: say how with `timeout_into = |elapsed| …` (the closure API's `.timeout_into(..)`); the features `tonic`, `sqlx` and `reqwest` convert their crates' errors already"
+    note = "for another crate's type: say how with `timeout_into = |elapsed| …` (the closure API's and the tower layer's `.timeout_into(..)`); the features `tonic`, `sqlx` and `reqwest` convert their crates' errors already"
 )]
 pub trait FromElapsed: Sized {
     /// The error of an attempt that ran out of time.
@@ -73,7 +73,7 @@ impl<E: From<Elapsed>> FromElapsed for E {
     message = "`circuit_breaker` cannot turn a rejected call into `{Self}`",
     label = "a call the open breaker rejects must become `{Self}`",
     note = "for an error type of your own: add a variant and `impl From<reattempt::BreakerOpen> for {Self}`",
-    note = "for another crate's type: say how with `breaker_open_into = |open| …` (in the closure API, `.breaker_open_into(..)` before `.circuit_breaker(..)`); the features `tonic`, `sqlx` and `reqwest` convert their crates' errors already"
+    note = "for another crate's type: say how with `breaker_open_into = |open| …` (in the closure API, `.breaker_open_into(..)` before `.circuit_breaker(..)`; in the tower layer, after); the features `tonic`, `sqlx` and `reqwest` convert their crates' errors already"
 )]
 pub trait FromBreakerOpen: Sized {
     /// The error of a call the breaker rejected.
@@ -102,7 +102,7 @@ impl<E: From<BreakerOpen>> FromBreakerOpen for E {
     message = "`throttle` cannot turn a shed attempt into `{Self}`",
     label = "an attempt the adaptive throttle sheds must become `{Self}`",
     note = "for an error type of your own: add a variant and `impl From<reattempt::Throttled> for {Self}`",
-    note = "for another crate's type: say how with `throttled_into = |shed| …` (in the closure API, `.throttled_into(..)` before `.throttle(..)`); the features `tonic`, `sqlx` and `reqwest` convert their crates' errors already"
+    note = "for another crate's type: say how with `throttled_into = |shed| …` (in the closure API, `.throttled_into(..)` before `.throttle(..)`; in the tower layer, after); the features `tonic`, `sqlx` and `reqwest` convert their crates' errors already"
 )]
 pub trait FromThrottled: Sized {
     /// The error of an attempt the throttle shed.
@@ -131,7 +131,7 @@ impl<E: From<Throttled>> FromThrottled for E {
     message = "`bulkhead` cannot turn a call it turned away into `{Self}`",
     label = "a call the full bulkhead turns away must become `{Self}`",
     note = "for an error type of your own: add a variant and `impl From<reattempt::BulkheadFull> for {Self}`",
-    note = "for another crate's type: say how with `bulkhead_full_into = |full| …` (in the closure API, `.bulkhead_full_into(..)` before `.bulkhead(..)`); the features `tonic`, `sqlx` and `reqwest` convert their crates' errors already"
+    note = "for another crate's type: say how with `bulkhead_full_into = |full| …` (in the closure API, `.bulkhead_full_into(..)` before `.bulkhead(..)`; in the tower layer, after); the features `tonic`, `sqlx` and `reqwest` convert their crates' errors already"
 )]
 pub trait FromBulkheadFull: Sized {
     /// The error of a call the bulkhead turned away.

@@ -443,7 +443,7 @@ async fn a_returned_ok_that_retry_if_ok_rejected_deposits_nothing() {
 }
 
 // The closure API: a retry paid for, then rejected by the breaker, is refunded, and the caller
-// receives the rejection.
+// receives the last real error (as when the budget refuses the retry).
 #[tokio::test(start_paused = true)]
 async fn a_retry_the_breaker_rejects_costs_nothing_in_the_closure_api() {
     let policy = RetryPolicy::builder()
@@ -467,8 +467,8 @@ async fn a_retry_the_breaker_rejects_costs_nothing_in_the_closure_api() {
         .await;
     assert_eq!(
         out,
-        Err(CallError::Open),
-        "the caller receives the rejection"
+        Err(CallError::Busy),
+        "the caller receives the last real error"
     );
     assert_eq!(attempts, 1, "the breaker opened at the first failure");
     assert_eq!(

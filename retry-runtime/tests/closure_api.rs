@@ -893,8 +893,8 @@ async fn max_elapsed_counts_from_the_first_attempt_not_from_into_future() {
     assert_eq!(elapsed[0], Duration::ZERO);
 }
 
-/// `.circuit_breaker(&b)`: a rejection ends the call at once with `E::from(BreakerOpen)`, and the
-/// attempts feed the breaker.
+/// `.circuit_breaker(&b)`: the attempts feed the breaker; a retry it rejects ends the call with
+/// the last real error, and a call it rejects at once with `E::from(BreakerOpen)`.
 #[tokio::test(start_paused = true)]
 async fn the_closure_api_passes_attempts_through_a_breaker() {
     use retry_runtime::{BreakerState, CircuitBreaker};
@@ -913,14 +913,14 @@ async fn the_closure_api_passes_attempts_through_a_breaker() {
         .circuit_breaker(&breaker)
         .await;
     assert_eq!(calls.get(), 2, "the breaker opened after two failures");
-    assert_eq!(out.unwrap_err().kind(), io::ErrorKind::Other);
+    assert_eq!(out.unwrap_err().kind(), io::ErrorKind::ConnectionReset, "the last real error");
     assert_eq!(breaker.state(), BreakerState::Open);
     let start = Instant::now();
     let out: io::Result<u32> = policy
         .retry(|| async { Ok(1) })
         .circuit_breaker(&breaker)
         .await;
-    assert!(out.is_err(), "rejected while open");
+    assert_eq!(out.unwrap_err().to_string(), "circuit breaker is open", "rejected while open");
     assert_eq!(start.elapsed(), Duration::ZERO);
 }
 

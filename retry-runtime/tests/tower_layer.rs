@@ -261,11 +261,33 @@ async fn an_open_breaker_rejects_without_calling() {
     let mut svc = RetryLayer::new(policy(5).build().unwrap())
         .circuit_breaker(breaker.clone())
         .layer(inner);
-    // Two failures open it; the third attempt is rejected, and the rejection is not retried.
-    assert_eq!(call(&mut svc, "x").await, Err(Fail::Rejected));
+    // Two failures open it; the third attempt is rejected, not retried, and the call ends with
+    // the last real error (a rejected retry, as a refused budget); a call it rejects at once
+    // ends with the rejection.
+    assert_eq!(call(&mut svc, "x").await, Err(Fail::Busy));
     assert_eq!(seen.lock().unwrap().len(), 2);
     assert_eq!(call(&mut svc, "y").await, Err(Fail::Rejected));
     assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_guards_rejection_takes_the_conversion_given_after_it() {
+    let breaker = Arc::new(CircuitBreaker::builder().failure_threshold(1).build().unwrap());
+    let permit = breaker.try_acquire().unwrap();
+    breaker.record(permit, false); // open
+    let mut svc = RetryLayer::new(policy(3).build().unwrap())
+        .circuit_breaker(breaker)
+        .breaker_open_into(|_| Fail::Full)
+        .layer(Scripted::new(vec![]));
+    assert_eq!(call(&mut svc, "x").await, Err(Fail::Full), "not `From<BreakerOpen>`'s");
+
+    let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(1).build().unwrap());
+    let _held = bulkhead.try_acquire().unwrap();
+    let mut svc = RetryLayer::new(policy(3).build().unwrap())
+        .bulkhead(bulkhead.clone())
+        .bulkhead_full_into(|_| Fail::Shed)
+        .layer(Scripted::new(vec![]));
+    assert_eq!(call(&mut svc, "x").await, Err(Fail::Shed), "not `From<BulkheadFull>`'s");
 }
 
 #[tokio::test(start_paused = true)]

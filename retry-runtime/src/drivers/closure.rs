@@ -217,7 +217,7 @@ pub struct NoTimeout;
 /// `E: From<Elapsed>`), an `FnMut(Elapsed) -> E` given to [`Retry::timeout_into`], or
 /// [`NoTimeout`].
 #[diagnostic::on_unimplemented(
-    message = "the closure API turns a timed-out attempt into `{E}` with `From<reattempt::Elapsed>`, which `{E}` lacks",
+    message = "the closure API turns a timed-out attempt into `{E}` with `reattempt::FromElapsed`, which `{E}` lacks",
     label = "`{E}` cannot hold a timeout",
     note = "call `.without_timeout()` if this call needs no per-attempt timeout, or `.timeout_into(|elapsed| …)` to make a `{E}` from one"
 )]
@@ -252,12 +252,14 @@ impl<E, F: FnMut(Elapsed) -> E> TimeoutInto<E> for F {
 impl RetryPolicy {
     /// Retries `op` (a closure making one attempt's future) under this policy.
     ///
-    /// The per-attempt `timeout` turns a slow attempt into `E::from(Elapsed)`, so by default the
-    /// error type must implement `From<Elapsed>` (`std::io::Error` does). The policy is a value
-    /// known only at run time, so the compiler cannot tell whether it holds a `timeout`; rather
-    /// than ignore one silently or fail at run time, an error type that cannot hold a timeout
-    /// (`String`, `reqwest::Error`, `http::StatusCode`, which the orphan rule keeps from
-    /// `From<Elapsed>`) says which it wants, once, where the call is written:
+    /// The per-attempt `timeout` turns a slow attempt into `E::from_elapsed(Elapsed)`, so by
+    /// default the error type must have that conversion ([`FromElapsed`]: every
+    /// `From<Elapsed>` type such as `std::io::Error`, `String`, and with their features
+    /// `tonic::Status`, `sqlx::Error`, `reqwest::Error`). The policy is a value known only at
+    /// run time, so the compiler cannot tell whether it holds a `timeout`; rather than ignore one
+    /// silently or fail at run time, an error type that has no conversion (another crate's, such
+    /// as `http::StatusCode`, which the orphan rule keeps from `From<Elapsed>`) says which it
+    /// wants, once, where the call is written:
     /// [`.timeout_into(|elapsed| …)`](Retry::timeout_into) makes its error from the timeout, and
     /// [`.without_timeout()`](Retry::without_timeout) runs the attempts without a per-attempt limit.
     ///
@@ -572,7 +574,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// ```compile_fail
     /// # async fn f() {
     /// let policy = retry_runtime::RetryPolicy::builder().build().unwrap();
-    /// let out: Result<u32, String> = policy.retry(|| async { Err("refused".to_string()) }).await;
+    /// let out: Result<u32, std::num::ParseIntError> = policy.retry(|| async { "x".parse() }).await;
     /// # }
     /// ```
     pub fn without_timeout(self) -> Retry<'p, Op, K, B, NoTimeout> {
@@ -612,7 +614,8 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// struct Foreign(&'static str); // no `From<BreakerOpen>`, as another crate's type
     ///
     /// let breaker = CircuitBreaker::builder().failure_threshold(1).build().unwrap();
-    /// breaker.record_failure(); // open
+    /// let permit = breaker.try_acquire().unwrap();
+    /// breaker.record(permit, false); // open
     /// let policy = RetryPolicy::builder().build().unwrap();
     /// let out: Result<(), Foreign> = policy
     ///     .retry(|| async { Ok(()) })

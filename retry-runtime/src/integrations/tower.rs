@@ -161,8 +161,8 @@ impl<P: Deref<Target = RetryBudget>> BudgetSlot for Shared<P> {
 /// The layer's breaker slot: [`NoGuard`] or [`Shared`], whose rejection is the service's error
 /// `E::from(BreakerOpen)`.
 #[diagnostic::on_unimplemented(
-    message = "a circuit breaker's rejection must become the service's error `{E}`, which lacks `From<reattempt::BreakerOpen>`",
-    note = "map the inner service's error into one that has it (`tower::ServiceBuilder::map_err(BoxError::from)`)"
+    message = "a circuit breaker's rejection must become the service's error `{E}`, which has no conversion from `reattempt::BreakerOpen`",
+    note = "say how with `.breaker_open_into(|open| …)` after `.circuit_breaker(..)`, or implement `From<reattempt::BreakerOpen>` for an error type of your own"
 )]
 pub trait BreakerFor<E> {
     /// The breaker, if any.
@@ -194,8 +194,8 @@ impl<E: FromBreakerOpen, P: Deref<Target = CircuitBreaker>> BreakerFor<E> for Sh
 /// The layer's throttle slot: [`NoGuard`] or [`Shared`], whose rejection is the service's
 /// error `E::from(Throttled)`.
 #[diagnostic::on_unimplemented(
-    message = "an attempt the adaptive throttle sheds must become the service's error `{E}`, which lacks `From<reattempt::Throttled>`",
-    note = "map the inner service's error into one that has it (`tower::ServiceBuilder::map_err(BoxError::from)`)"
+    message = "an attempt the adaptive throttle sheds must become the service's error `{E}`, which has no conversion from `reattempt::Throttled`",
+    note = "say how with `.throttled_into(|shed| …)` after `.throttle(..)`, or implement `From<reattempt::Throttled>` for an error type of your own"
 )]
 pub trait ThrottleFor<E> {
     /// The throttle, if any.
@@ -257,8 +257,8 @@ where
 
 /// The layer's bulkhead slot, whose rejection is the service's error `E::from(BulkheadFull)`.
 #[diagnostic::on_unimplemented(
-    message = "a call the full bulkhead turns away must become the service's error `{E}`, which lacks `From<reattempt::BulkheadFull>` (or the bulkhead is not held by an `Arc` or a `&'static`)",
-    note = "map the inner service's error into one that has it (`tower::ServiceBuilder::map_err(BoxError::from)`)"
+    message = "a call the full bulkhead turns away must become the service's error `{E}`, which has no conversion from `reattempt::BulkheadFull` (or the bulkhead is not held by an `Arc` or a `&'static`)",
+    note = "say how with `.bulkhead_full_into(|full| …)` after `.bulkhead(..)`, or implement `From<reattempt::BulkheadFull>` for an error type of your own"
 )]
 pub trait BulkheadFor<E>: BulkheadSlot {
     /// The error of a call turned away.
@@ -277,6 +277,65 @@ where
 {
     fn full(&self) -> E {
         E::from_bulkhead_full(BulkheadFull::new())
+    }
+}
+
+/// A guard slot ([`Shared`]) whose rejection `R` becomes the service's error `E` by a given
+/// conversion, rather than by `E`'s own ([`FromBreakerOpen`] and its siblings): what
+/// [`RetryLayer::breaker_open_into`], [`throttled_into`](RetryLayer::throttled_into) and
+/// [`bulkhead_full_into`](RetryLayer::bulkhead_full_into) make of the guard set before them.
+#[derive(Debug)]
+pub struct Converted<S, R, E> {
+    slot: S,
+    into: fn(R) -> E,
+}
+
+impl<S: Clone, R, E> Clone for Converted<S, R, E> {
+    fn clone(&self) -> Self {
+        Converted {
+            slot: self.slot.clone(),
+            into: self.into,
+        }
+    }
+}
+
+impl<E, P: Deref<Target = CircuitBreaker>> BreakerFor<E> for Converted<Shared<P>, BreakerOpen, E> {
+    #[inline]
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        Some(&self.slot.0)
+    }
+    fn rejection(&self) -> E {
+        (self.into)(BreakerOpen::new())
+    }
+}
+
+impl<E, P: Deref<Target = AdaptiveThrottle>> ThrottleFor<E> for Converted<Shared<P>, Throttled, E> {
+    #[inline]
+    fn throttle(&self) -> Option<&AdaptiveThrottle> {
+        Some(&self.slot.0)
+    }
+    fn shed(&self) -> E {
+        (self.into)(Throttled::new())
+    }
+}
+
+impl<E, P> BulkheadSlot for Converted<Shared<P>, BulkheadFull, E>
+where
+    P: Deref<Target = Bulkhead> + Clone + Send + Sync + 'static,
+{
+    type Slots = OwnedSlots<P>;
+    #[inline]
+    fn slots(&self) -> Option<Self::Slots> {
+        self.slot.slots()
+    }
+}
+
+impl<E, P> BulkheadFor<E> for Converted<Shared<P>, BulkheadFull, E>
+where
+    P: Deref<Target = Bulkhead> + Clone + Send + Sync + 'static,
+{
+    fn full(&self) -> E {
+        (self.into)(BulkheadFull::new())
     }
 }
 
@@ -430,6 +489,112 @@ impl RetryLayer {
             hooks: Classify::default(),
             timeout: ElapsedInto,
         }
+    }
+}
+
+impl<H, C, R: Clone, P: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, R, Shared<P>, G, Q, L> {
+    /// Makes the service's error for a call the breaker rejects with `f`: for an error type
+    /// without a [`FromBreakerOpen`] conversion (another crate's), or to choose another value.
+    /// Called after [`circuit_breaker`](RetryLayer::circuit_breaker), whose guard it converts
+    /// (the attribute's and the closure API's key of the same name).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use retry_runtime::{CircuitBreaker, RetryPolicy};
+    /// use retry_runtime::tower::RetryLayer;
+    ///
+    /// let breaker = Arc::new(CircuitBreaker::builder().build().unwrap());
+    /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap())
+    ///     .circuit_breaker(breaker)
+    ///     .breaker_open_into(|_open| 503_u16);
+    /// # let _ = layer;
+    /// ```
+    pub fn breaker_open_into<E>(
+        self,
+        f: fn(BreakerOpen) -> E,
+    ) -> RetryLayer<H, C, R, Converted<Shared<P>, BreakerOpen, E>, G, Q, L> {
+        self.map_settings(|s| Settings {
+            policy: s.policy,
+            name: s.name,
+            replay: s.replay,
+            breaker: Converted {
+                slot: s.breaker,
+                into: f,
+            },
+            budget: s.budget,
+            throttle: s.throttle,
+            bulkhead: s.bulkhead,
+        })
+    }
+}
+
+impl<H, C, R: Clone, B: Clone, G: Clone, P: Clone, L: Clone> RetryLayer<H, C, R, B, G, Shared<P>, L> {
+    /// Makes the service's error for an attempt the throttle sheds with `f`, as
+    /// [`breaker_open_into`](RetryLayer::breaker_open_into) does for the breaker. Called after
+    /// [`throttle`](RetryLayer::throttle).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
+    /// use retry_runtime::tower::RetryLayer;
+    ///
+    /// let throttle = Arc::new(AdaptiveThrottle::builder().build().unwrap());
+    /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap())
+    ///     .throttle(throttle)
+    ///     .throttled_into(|_shed| 429_u16);
+    /// # let _ = layer;
+    /// ```
+    pub fn throttled_into<E>(
+        self,
+        f: fn(Throttled) -> E,
+    ) -> RetryLayer<H, C, R, B, G, Converted<Shared<P>, Throttled, E>, L> {
+        self.map_settings(|s| Settings {
+            policy: s.policy,
+            name: s.name,
+            replay: s.replay,
+            breaker: s.breaker,
+            budget: s.budget,
+            throttle: Converted {
+                slot: s.throttle,
+                into: f,
+            },
+            bulkhead: s.bulkhead,
+        })
+    }
+}
+
+impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, P: Clone> RetryLayer<H, C, R, B, G, Q, Shared<P>> {
+    /// Makes the service's error for a call the full bulkhead turns away with `f`, as
+    /// [`breaker_open_into`](RetryLayer::breaker_open_into) does for the breaker. Called after
+    /// [`bulkhead`](RetryLayer::bulkhead).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use retry_runtime::{Bulkhead, RetryPolicy};
+    /// use retry_runtime::tower::RetryLayer;
+    ///
+    /// let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(10).build().unwrap());
+    /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap())
+    ///     .bulkhead(bulkhead)
+    ///     .bulkhead_full_into(|_full| 503_u16);
+    /// # let _ = layer;
+    /// ```
+    pub fn bulkhead_full_into<E>(
+        self,
+        f: fn(BulkheadFull) -> E,
+    ) -> RetryLayer<H, C, R, B, G, Q, Converted<Shared<P>, BulkheadFull, E>> {
+        self.map_settings(|s| Settings {
+            policy: s.policy,
+            name: s.name,
+            replay: s.replay,
+            breaker: s.breaker,
+            budget: s.budget,
+            throttle: s.throttle,
+            bulkhead: Converted {
+                slot: s.bulkhead,
+                into: f,
+            },
+        })
     }
 }
 
