@@ -86,8 +86,9 @@ async fn a_failed_probe_reopens_the_breaker() {
     tokio::time::sleep(RESET + Duration::from_millis(50)).await;
     let requests = service.request_count();
     let result = client.charge("probe", 100).await;
-    // The probe meets a 503 and reopens the breaker, which then rejects the call's retry.
-    assert!(matches!(result, Err(PayError::CircuitOpen)), "{result:?}");
+    // The probe meets a 503 and reopens the breaker, which then rejects the call's retry: the
+    // call ends with the probe's real error, not the rejection.
+    assert!(matches!(result, Err(PayError::Unavailable)), "{result:?}");
     assert_eq!(service.request_count(), requests + 1, "one probe went out");
     assert_eq!(client.breaker.state(), BreakerState::Open);
 }
