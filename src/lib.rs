@@ -106,7 +106,7 @@ pub mod __private;
 /// | `recover` | path to a [`macro@recover`] function: the fallback for the final error | none |
 /// | `name` | label in events | the function's path |
 /// | `crate` | path of this crate, if renamed | `"::reattempt"` |
-/// | `circuit_breaker` | expression giving `&CircuitBreaker`; needs `E:` [`FromBreakerOpen`] or `breaker_open_into` | none |
+/// | `circuit_breaker` | expression giving `&CircuitBreaker`; needs `E:` [`FromBreakerOpen`] or `breaker_open_into`; a retry it (or `throttle`) turns away ends the call with the last outcome, kept during each sleep (the future is then `Send` only if `T` and `E` are) | none |
 /// | `budget` | expression giving `&RetryBudget` | none |
 /// | `one_layer` | `true` or `false`: retry at one layer (see `RetryPolicyBuilder::one_layer`; across HTTP, `http::OUTER_ATTEMPTS_LEFT` and `tower::OuterRetryLayer`) | `false` |
 /// | `throttle` | expression giving `&AdaptiveThrottle`; needs `E:` [`FromThrottled`] or `throttled_into` | none |

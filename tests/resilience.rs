@@ -125,7 +125,11 @@ async fn a_failed_probe_reopens_the_breaker() {
     // (and its `#[recover]` fallback) sees the probe's real error, not the rejection.
     let recovered = c.recovered.load(SeqCst);
     assert_eq!(c.fetch().await, Err(ApiError::Unavailable));
-    assert_eq!(c.recovered.load(SeqCst), recovered + 1, "the fallback ran with it");
+    assert_eq!(
+        c.recovered.load(SeqCst),
+        recovered + 1,
+        "the fallback ran with it"
+    );
     assert_eq!(c.dependency.requests.load(SeqCst), 4);
     assert_eq!(c.breaker.state(), BreakerState::Open);
 }

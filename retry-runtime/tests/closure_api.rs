@@ -913,14 +913,22 @@ async fn the_closure_api_passes_attempts_through_a_breaker() {
         .circuit_breaker(&breaker)
         .await;
     assert_eq!(calls.get(), 2, "the breaker opened after two failures");
-    assert_eq!(out.unwrap_err().kind(), io::ErrorKind::ConnectionReset, "the last real error");
+    assert_eq!(
+        out.unwrap_err().kind(),
+        io::ErrorKind::ConnectionReset,
+        "the last real error"
+    );
     assert_eq!(breaker.state(), BreakerState::Open);
     let start = Instant::now();
     let out: io::Result<u32> = policy
         .retry(|| async { Ok(1) })
         .circuit_breaker(&breaker)
         .await;
-    assert_eq!(out.unwrap_err().to_string(), "circuit breaker is open", "rejected while open");
+    assert_eq!(
+        out.unwrap_err().to_string(),
+        "circuit breaker is open",
+        "rejected while open"
+    );
     assert_eq!(start.elapsed(), Duration::ZERO);
 }
 

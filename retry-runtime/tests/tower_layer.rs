@@ -272,14 +272,23 @@ async fn an_open_breaker_rejects_without_calling() {
 
 #[tokio::test(start_paused = true)]
 async fn each_guards_rejection_takes_the_conversion_given_after_it() {
-    let breaker = Arc::new(CircuitBreaker::builder().failure_threshold(1).build().unwrap());
+    let breaker = Arc::new(
+        CircuitBreaker::builder()
+            .failure_threshold(1)
+            .build()
+            .unwrap(),
+    );
     let permit = breaker.try_acquire().unwrap();
     breaker.record(permit, false); // open
     let mut svc = RetryLayer::new(policy(3).build().unwrap())
         .circuit_breaker(breaker)
         .breaker_open_into(|_| Fail::Full)
         .layer(Scripted::new(vec![]));
-    assert_eq!(call(&mut svc, "x").await, Err(Fail::Full), "not `From<BreakerOpen>`'s");
+    assert_eq!(
+        call(&mut svc, "x").await,
+        Err(Fail::Full),
+        "not `From<BreakerOpen>`'s"
+    );
 
     let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(1).build().unwrap());
     let _held = bulkhead.try_acquire().unwrap();
@@ -287,7 +296,11 @@ async fn each_guards_rejection_takes_the_conversion_given_after_it() {
         .bulkhead(bulkhead.clone())
         .bulkhead_full_into(|_| Fail::Shed)
         .layer(Scripted::new(vec![]));
-    assert_eq!(call(&mut svc, "x").await, Err(Fail::Shed), "not `From<BulkheadFull>`'s");
+    assert_eq!(
+        call(&mut svc, "x").await,
+        Err(Fail::Shed),
+        "not `From<BulkheadFull>`'s"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -492,7 +492,9 @@ impl RetryLayer {
     }
 }
 
-impl<H, C, R: Clone, P: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, R, Shared<P>, G, Q, L> {
+impl<H, C, R: Clone, P: Clone, G: Clone, Q: Clone, L: Clone>
+    RetryLayer<H, C, R, Shared<P>, G, Q, L>
+{
     /// Makes the service's error for a call the breaker rejects with `f`: for an error type
     /// without a [`FromBreakerOpen`] conversion (another crate's), or to choose another value.
     /// Called after [`circuit_breaker`](RetryLayer::circuit_breaker), whose guard it converts
@@ -528,7 +530,9 @@ impl<H, C, R: Clone, P: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, R,
     }
 }
 
-impl<H, C, R: Clone, B: Clone, G: Clone, P: Clone, L: Clone> RetryLayer<H, C, R, B, G, Shared<P>, L> {
+impl<H, C, R: Clone, B: Clone, G: Clone, P: Clone, L: Clone>
+    RetryLayer<H, C, R, B, G, Shared<P>, L>
+{
     /// Makes the service's error for an attempt the throttle sheds with `f`, as
     /// [`breaker_open_into`](RetryLayer::breaker_open_into) does for the breaker. Called after
     /// [`throttle`](RetryLayer::throttle).
@@ -563,7 +567,9 @@ impl<H, C, R: Clone, B: Clone, G: Clone, P: Clone, L: Clone> RetryLayer<H, C, R,
     }
 }
 
-impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, P: Clone> RetryLayer<H, C, R, B, G, Q, Shared<P>> {
+impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, P: Clone>
+    RetryLayer<H, C, R, B, G, Q, Shared<P>>
+{
     /// Makes the service's error for a call the full bulkhead turns away with `f`, as
     /// [`breaker_open_into`](RetryLayer::breaker_open_into) does for the breaker. Called after
     /// [`bulkhead`](RetryLayer::bulkhead).
