@@ -43,6 +43,17 @@ async fn guarded_check(
     Ok(reply.into_inner().status())
 }
 
+/// Retrying chosen codes in the attribute: ABORTED (a conflict the server asks to retry), and
+/// nothing else.
+#[retryable(max_attempts = 4, delay = "20ms", timeout = "300ms",
+            retry_if = reattempt::tonic::codes(&[Code::Aborted]))]
+async fn check_retrying_aborted(
+    client: &mut HealthClient<Channel>,
+) -> Result<ServingStatus, Status> {
+    let reply = client.check(HealthCheckRequest::default()).await?;
+    Ok(reply.into_inner().status())
+}
+
 /// The same through an outage: enough attempts, and sleeps that cannot all be short ("equal"
 /// jitter keeps half of each delay), to outlast a restart of a few hundred milliseconds; each
 /// retry is noted, to check what was retried.
@@ -352,6 +363,27 @@ async fn a_circuit_breaker_needs_nothing_else() {
     assert!(rejected.source().unwrap().is::<reattempt::BreakerOpen>());
     assert!(!reattempt::transient(&rejected));
     assert_eq!(script.calls(), 2);
+}
+
+/// `reattempt::tonic::codes` in the attribute: the listed code is retried, another is not.
+#[tokio::test]
+async fn codes_in_the_attribute() {
+    let script = Script::new([
+        Step::Fail(Code::Aborted),
+        Step::Fail(Code::Aborted),
+        Step::Fail(Code::Unavailable),
+    ]);
+    let server = TestServer::start(any_port(), &script);
+    let mut client = client(server.addr);
+
+    let status = check_retrying_aborted(&mut client).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable, "not in the set: returned");
+    assert_eq!(script.calls(), 3);
+    assert_eq!(
+        check_retrying_aborted(&mut client).await.unwrap(),
+        ServingStatus::Serving
+    );
+    assert_eq!(script.calls(), 4);
 }
 
 /// `reattempt::tonic::codes` through the closure API: the listed codes are retried, others not.

@@ -29,7 +29,7 @@ const SQLITE_LOCKED: u32 = 6;
 /// | SQLSTATE `40P01` (Postgres `deadlock_detected`) | yes | no |
 /// | SQLSTATE `55P03` (Postgres `lock_not_available`: `lock_timeout`, `NOWAIT`) | yes | no |
 /// | MySQL 1205 `ER_LOCK_WAIT_TIMEOUT` (SQLSTATE `HY000`) | yes | yes |
-/// | SQLSTATE class `08` (connection exception), `57P01` `admin_shutdown`, `57P02` `crash_shutdown`, `57P03` `cannot_connect_now` (a server restarting) | yes | no |
+/// | SQLSTATE class `08` (connection exception; not Postgres's `08P01` `protocol_violation`), `57P01` `admin_shutdown`, `57P02` `crash_shutdown`, `57P03` `cannot_connect_now` (a server restarting) | yes | no |
 /// | `Error::PoolTimedOut` (no connection within the pool's `acquire_timeout`) | yes | yes |
 /// | `Error::Io(e)` | as [`std::io::Error`]: reset, refused, aborted, timed out… | kind `TimedOut` |
 /// | any other database error (a constraint violation, a syntax error…) and every other variant (`RowNotFound`, `PoolClosed`, `Protocol`, `Tls`, decoding…) | no | no |
@@ -84,7 +84,7 @@ fn database_error_is_transient(error: &dyn DatabaseError) -> bool {
         return matches!(
             &*code,
             "40001" | "40P01" | "55P03" | "57P01" | "57P02" | "57P03"
-        ) || code.starts_with("08")
+        ) || (code.starts_with("08") && code != "08P01")
             || matches!(mysql_number(error), Some(1205 | 1213));
     }
     code.parse::<u32>()
@@ -266,10 +266,12 @@ mod tests {
             assert!(transient(&postgres(sqlstate)), "{sqlstate}");
             assert!(!postgres(sqlstate).is_timeout(), "{sqlstate}");
         }
-        // unique_violation, syntax_error, query_canceled, division_by_zero, an all-digit SQLSTATE
-        // whose low byte would be SQLite's BUSY were it read as a number (00005 is not one; 40965
-        // & 0xff = 5).
-        for sqlstate in ["23505", "42601", "57014", "22012", "40965", "00005"] {
+        // unique_violation, syntax_error, query_canceled, division_by_zero, protocol_violation,
+        // and all-digit SQLSTATEs whose low byte would be SQLite's BUSY were they read as numbers
+        // (40965 & 0xff = 5): an SQLSTATE is never read as SQLite's code.
+        for sqlstate in [
+            "23505", "42601", "57014", "22012", "08P01", "40965", "00005",
+        ] {
             assert!(!transient(&postgres(sqlstate)), "{sqlstate}");
         }
     }

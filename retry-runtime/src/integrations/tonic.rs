@@ -43,7 +43,7 @@
 //! |---|---|
 //! | `UNAVAILABLE` | the code's own meaning: the service could not take the call, "most likely a transient condition" |
 //! | `DEADLINE_EXCEEDED` | the answer did not come in time; as an HTTP 504, or this crate's own per-attempt `timeout` |
-//! | `CANCELLED` "Timeout expired" | tonic's own deadline (`Endpoint::timeout`, `Request::set_timeout`): a [`tonic::TimeoutExpired`] among its sources |
+//! | `CANCELLED` "Timeout expired" | tonic's own deadline: the client's (`Endpoint::timeout`, `Request::set_timeout`), with a [`tonic::TimeoutExpired`] among its sources, or a tonic server's (`Server::timeout`, or the client's `grpc-timeout`), which arrives as that code and message |
 //! | any code over a transport failure | a connection refused or reset, a broken pipe, a connection hyper closed before the call completed: tonic reports these as `UNKNOWN` "transport error", `CANCELLED` "operation was canceled" or `UNAVAILABLE` "tcp connect error", and keeps the cause as the status's [`source`](std::error::Error::source), where it is recognised (see below) |
 //!
 //! and every other status is not: `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`,
@@ -67,8 +67,9 @@
 //! retried.
 //!
 //! [`Transient::is_timeout`] (what a [`RetryBudget`](crate::RetryBudget) charges `timeout_cost`
-//! for) is true for `DEADLINE_EXCEEDED` and for a status with a [`tonic::TimeoutExpired`], an
-//! [`Elapsed`], an I/O error of kind `TimedOut` or a timed-out `hyper::Error` among its sources.
+//! for) is true for `DEADLINE_EXCEEDED`, for tonic's `CANCELLED` "Timeout expired", and for a
+//! status with a [`tonic::TimeoutExpired`], an [`Elapsed`], an I/O error of kind `TimedOut` or a
+//! timed-out `hyper::Error` among its sources.
 //!
 //! # The `Status` of the runtime's own failures
 //!
@@ -158,12 +159,15 @@ impl Transient for Status {
         if sources(self).any(is_rejection) {
             return false;
         }
-        matches!(self.code(), Code::Unavailable | Code::DeadlineExceeded)
-            || sources(self).any(|source| is_transport_failure(source) || is_timeout(source))
+        self.code() == Code::Unavailable
+            || self.is_timeout()
+            || sources(self).any(is_transport_failure)
     }
 
     fn is_timeout(&self) -> bool {
-        self.code() == Code::DeadlineExceeded || sources(self).any(is_timeout)
+        self.code() == Code::DeadlineExceeded
+            || (self.code() == Code::Cancelled && self.message() == TimeoutExpired(()).to_string())
+            || sources(self).any(is_timeout)
     }
 }
 
@@ -406,6 +410,9 @@ mod tests {
             Wrapped(Box::new(TimeoutExpired(()))),
         );
         assert!(transient(&tonic_deadline) && tonic_deadline.is_timeout());
+        // A tonic server's own timeout, as it arrives: the code and message, no source.
+        let server_deadline = Status::cancelled("Timeout expired");
+        assert!(transient(&server_deadline) && server_deadline.is_timeout());
         let ours = Status::from_elapsed(Elapsed::new());
         assert!(transient(&ours) && ours.is_timeout());
         let socket = over(Code::Unknown, "x", Error::from(ErrorKind::TimedOut));
