@@ -244,6 +244,9 @@ pub use retry_runtime::tower;
 #[cfg(feature = "reqwest-middleware")]
 pub use retry_runtime::reqwest_middleware;
 
+#[cfg(feature = "tonic")]
+pub use retry_runtime::tonic;
+
 /// Everything the runtime offers, the closure API's building blocks included (the types its
 /// builder methods return, the slots of [`FnHooks`], breaker permits), for code that names them.
 pub mod runtime {
@@ -266,6 +269,8 @@ pub mod runtime {
     pub use retry_runtime::http;
     #[cfg(feature = "reqwest-middleware")]
     pub use retry_runtime::reqwest_middleware;
+    #[cfg(feature = "tonic")]
+    pub use retry_runtime::tonic;
     #[cfg(feature = "tower")]
     pub use retry_runtime::tower;
 }

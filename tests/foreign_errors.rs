@@ -225,3 +225,39 @@ row!(
         .breaker_open_into(|_| parse_error("x"))
         .bulkhead_full_into(|_| parse_error("999"))
 );
+
+// The crate's own conversions for the errors of tonic, sqlx and reqwest (their features): every
+// key with nothing else written.
+#[cfg(feature = "tonic")]
+row!(
+    tonic_status,
+    tonic::Status,
+    text = |e| e.message().to_string(),
+    into = [],
+    open = [],
+    shed = [],
+    full = [],
+    closure = |c| c
+);
+#[cfg(feature = "sqlx")]
+row!(
+    sqlx_error,
+    sqlx::Error,
+    text = |e| e.to_string(),
+    into = [],
+    open = [],
+    shed = [],
+    full = [],
+    closure = |c| c
+);
+#[cfg(feature = "reqwest")]
+row!(
+    reqwest_error,
+    reqwest::Error,
+    text = |e| e.to_string(),
+    into = [],
+    open = [],
+    shed = [],
+    full = [],
+    closure = |c| c
+);

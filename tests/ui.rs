@@ -14,7 +14,9 @@
         not(feature = "http"),
         feature = "reqwest",
         feature = "serde",
-        feature = "metrics"
+        feature = "metrics",
+        feature = "tonic",
+        feature = "sqlx"
     ),
     ignore = "the expected messages list the impls of the default features; run with them alone"
 )]

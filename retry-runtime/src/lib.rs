@@ -40,6 +40,8 @@ pub mod sync;
 pub use integrations::http;
 #[cfg(feature = "reqwest-middleware")]
 pub use integrations::reqwest_middleware;
+#[cfg(feature = "tonic")]
+pub use integrations::tonic;
 #[cfg(feature = "tower")]
 pub use integrations::tower;
 

@@ -28,8 +28,10 @@ pub trait Transient {
 
     /// `true` when the error is a timeout (the attempt waited too long for an answer), so that a
     /// retry after it costs a [`RetryBudget`](crate::RetryBudget)'s `timeout_cost`, as the AWS
-    /// SDKs charge. Default: `false`. [`Elapsed`], an I/O error of kind `TimedOut` and (feature
-    /// `reqwest`) a `reqwest::Error` whose `is_timeout()` is true are timeouts.
+    /// SDKs charge. Default: `false`. [`Elapsed`], an I/O error of kind `TimedOut`, (feature
+    /// `reqwest`) a `reqwest::Error` whose `is_timeout()` is true, (feature `tonic`) a
+    /// `tonic::Status` of `DEADLINE_EXCEEDED` or from tonic's own deadline, and (feature `sqlx`)
+    /// an `sqlx::Error` of a pool timeout or MySQL's lock wait timeout are timeouts.
     ///
     /// ```
     /// use retry_runtime::Transient;

@@ -1,6 +1,8 @@
 //! HTTP helpers (feature `http`): the server's requested delay from a `Retry-After` header, and
 //! which status codes are worth retrying. With the feature `reqwest`, also which
-//! `reqwest::Error`s are. And the header that carries `one_layer` across services,
+//! `reqwest::Error`s are, and the `reqwest::Error` a timed-out attempt (a synthetic 504) or a
+//! guard's rejection (a synthetic 503) becomes, so that `timeout` and the guards need nothing
+//! else on a function returning `Result<_, reqwest::Error>`. And the header that carries `one_layer` across services,
 //! [`OUTER_ATTEMPTS_LEFT`] ([`outer_header`] on the client, [`outer_call`] or
 //! `tower::OuterRetryLayer` on the server).
 //!
@@ -227,6 +229,118 @@ fn io_cause_is_transient(error: &dyn std::error::Error) -> bool {
         .any(Transient::is_transient)
 }
 
+/// The error of a synthetic response with `status` and `reason` as its reason phrase: no
+/// request was made, so the error's URL is reqwest's placeholder for a response built by hand.
+#[cfg(feature = "reqwest")]
+fn synthetic_status_error(status: StatusCode, reason: &impl std::fmt::Display) -> reqwest::Error {
+    let mut response = http::Response::new("");
+    *response.status_mut() = status;
+    if let Ok(reason) = hyper::ext::ReasonPhrase::try_from(reason.to_string()) {
+        response.extensions_mut().insert(reason);
+    }
+    match reqwest::Response::from(response).error_for_status() {
+        Err(error) => error,
+        Ok(_) => unreachable!("{status} is a server error"),
+    }
+}
+
+/// A timed-out attempt becomes the error of a synthetic `504 Gateway Timeout` response (feature
+/// `reqwest`): `reqwest::Error` has no public constructor, and
+/// `Response::from(http::Response).error_for_status()` is the public way to make one.
+///
+/// Such an error has `status()` `Some(504)` and `is_status()` true; `is_timeout()` is false (only
+/// reqwest's own timeouts set it) and so is [`Transient::is_timeout`], but the engine knows an
+/// attempt its `timeout` cut as a timeout by itself (a budget charges `timeout_cost`); it is
+/// transient, as every 504. Its `url()` is `http://no.url.provided.local/`, reqwest's placeholder
+/// for a response made by hand (no request was sent), and its text names the timeout as the
+/// reason phrase: `HTTP status server error (504 attempt timed out) for url
+/// (http://no.url.provided.local/)`.
+///
+/// ```
+/// use http::StatusCode;
+/// use retry_runtime::{Elapsed, FromElapsed, Transient};
+///
+/// let error = reqwest::Error::from_elapsed(Elapsed::new());
+/// assert_eq!(error.status(), Some(StatusCode::GATEWAY_TIMEOUT));
+/// assert!(error.is_status() && !error.is_timeout());
+/// assert!(error.is_transient());
+/// assert_eq!(error.url().unwrap().as_str(), "http://no.url.provided.local/");
+/// assert_eq!(
+///     error.to_string(),
+///     "HTTP status server error (504 attempt timed out) for url (http://no.url.provided.local/)"
+/// );
+/// ```
+#[cfg(feature = "reqwest")]
+impl crate::convert::FromElapsed for reqwest::Error {
+    fn from_elapsed(elapsed: crate::error::Elapsed) -> Self {
+        synthetic_status_error(StatusCode::GATEWAY_TIMEOUT, &elapsed)
+    }
+}
+
+/// A call an open breaker rejected becomes the error of a synthetic `503 Service Unavailable`
+/// response whose reason phrase is "circuit breaker is open" (feature `reqwest`), made as the
+/// timeout's is ([`FromElapsed` for `reqwest::Error`](crate::FromElapsed)): `status()`
+/// `Some(503)`, `is_status()` true, `is_timeout()` false, `url()`
+/// `http://no.url.provided.local/`. Being a 503, it is transient for an outer retry that asks
+/// [`Transient`] (the error cannot carry a mark that it is a rejection); the call whose breaker
+/// rejected it does not retry it.
+///
+/// ```
+/// use http::StatusCode;
+/// use retry_runtime::{BreakerOpen, FromBreakerOpen};
+///
+/// let error = reqwest::Error::from_breaker_open(BreakerOpen::new());
+/// assert_eq!(error.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
+/// assert_eq!(
+///     error.to_string(),
+///     "HTTP status server error (503 circuit breaker is open) for url (http://no.url.provided.local/)"
+/// );
+/// ```
+#[cfg(feature = "reqwest")]
+impl crate::convert::FromBreakerOpen for reqwest::Error {
+    fn from_breaker_open(open: crate::error::BreakerOpen) -> Self {
+        synthetic_status_error(StatusCode::SERVICE_UNAVAILABLE, &open)
+    }
+}
+
+/// An attempt the adaptive throttle shed becomes the error of a synthetic `503 Service
+/// Unavailable` response whose reason phrase is "rejected by the adaptive throttle" (feature
+/// `reqwest`), as a breaker's rejection does ([`FromBreakerOpen`](crate::FromBreakerOpen)).
+///
+/// ```
+/// use http::StatusCode;
+/// use retry_runtime::{FromThrottled, Throttled};
+///
+/// let error = reqwest::Error::from_throttled(Throttled::new());
+/// assert_eq!(error.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
+/// assert!(error.to_string().contains("503 rejected by the adaptive throttle"));
+/// ```
+#[cfg(feature = "reqwest")]
+impl crate::convert::FromThrottled for reqwest::Error {
+    fn from_throttled(shed: crate::error::Throttled) -> Self {
+        synthetic_status_error(StatusCode::SERVICE_UNAVAILABLE, &shed)
+    }
+}
+
+/// A call a full bulkhead turned away becomes the error of a synthetic `503 Service Unavailable`
+/// response whose reason phrase is "bulkhead full" (feature `reqwest`), as a breaker's rejection
+/// does ([`FromBreakerOpen`](crate::FromBreakerOpen)).
+///
+/// ```
+/// use http::StatusCode;
+/// use retry_runtime::{BulkheadFull, FromBulkheadFull};
+///
+/// let error = reqwest::Error::from_bulkhead_full(BulkheadFull::new());
+/// assert_eq!(error.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
+/// assert!(error.to_string().contains("503 bulkhead full"));
+/// ```
+#[cfg(feature = "reqwest")]
+impl crate::convert::FromBulkheadFull for reqwest::Error {
+    fn from_bulkhead_full(full: crate::error::BulkheadFull) -> Self {
+        synthetic_status_error(StatusCode::SERVICE_UNAVAILABLE, &full)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,6 +423,42 @@ mod tests {
             .map(|status| status.as_u16())
             .collect();
         assert_eq!(transient, [408, 429, 500, 502, 503, 504]);
+    }
+
+    #[cfg(feature = "reqwest")]
+    #[test]
+    fn reqwest_conversions_are_synthetic_status_errors() {
+        use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
+        use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
+
+        let placeholder = "http://no.url.provided.local/";
+        let timed_out = reqwest::Error::from_elapsed(Elapsed::new());
+        assert_eq!(timed_out.status(), Some(StatusCode::GATEWAY_TIMEOUT));
+        assert!(timed_out.is_status() && !timed_out.is_timeout() && !timed_out.is_connect());
+        assert!(timed_out.is_transient() && !Transient::is_timeout(&timed_out));
+        assert_eq!(timed_out.url().map(reqwest::Url::as_str), Some(placeholder));
+        for (error, text) in [
+            (
+                reqwest::Error::from_breaker_open(BreakerOpen::new()),
+                "circuit breaker is open",
+            ),
+            (
+                reqwest::Error::from_throttled(Throttled::new()),
+                "rejected by the adaptive throttle",
+            ),
+            (
+                reqwest::Error::from_bulkhead_full(BulkheadFull::new()),
+                "bulkhead full",
+            ),
+        ] {
+            assert_eq!(error.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
+            assert!(error.is_status() && !error.is_timeout());
+            assert_eq!(error.url().map(reqwest::Url::as_str), Some(placeholder));
+            assert_eq!(
+                error.to_string(),
+                format!("HTTP status server error (503 {text}) for url ({placeholder})")
+            );
+        }
     }
 
     #[cfg(feature = "reqwest")]
