@@ -234,6 +234,9 @@ pub use retry_runtime::{
     RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient,
     context, is_timeout, parse_duration, seed_rng, transient,
 };
+/// How a failure of the library's own (a timeout, a guard's rejection) becomes the function's
+/// error: see "Errors from other crates" in the README, and the `…_into` keys.
+pub use retry_runtime::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 
 #[cfg(feature = "http")]
 pub use retry_runtime::http;
@@ -252,7 +255,8 @@ pub use retry_runtime::tonic;
 pub mod runtime {
     pub use retry_runtime::{
         AdaptiveThrottle, AdaptiveThrottleBuilder, AddGuard, Bulkhead, BulkheadBuilder,
-        BulkheadFull, BulkheadPermit, FromBulkheadFull, FromThrottled, Throttled,
+        BulkheadFull, BulkheadPermit, Conversion, FromBulkheadFull, FromThrottled, Given,
+        Throttled, ViaTrait,
     };
     pub use retry_runtime::{
         Backoff, Breaker, BreakerOpen, BreakerSlot, BreakerState, CircuitBreaker,

@@ -164,14 +164,15 @@ async fn a_thousand_concurrent_calls_through_one_breaker_and_one_budget() {
     for t in tasks {
         match t.await.unwrap() {
             Err(ApiError::CircuitOpen) => rejected += 1,
-            Err(_) => failed += 1,
-            Ok(_) => {}
+            Err(ApiError::Unavailable) => failed += 1,
+            other => panic!("{other:?}"),
         }
     }
     let requests = FLAKY.requests.load(SeqCst);
+    // A call turned away at once ends with the rejection; a call whose retry was turned away
+    // ends with the dependency's error (how many of each depends on how the tasks raced).
     assert_eq!(rejected + failed, 1000);
-    assert!(rejected > 0, "the breaker opened under the storm");
-    assert_eq!(SHARED_BREAKER.state(), BreakerState::Open);
+    assert_eq!(SHARED_BREAKER.state(), BreakerState::Open, "the breaker opened under the storm");
     // Every request that reached the dependency was a first attempt or a paid-for retry. The
     // dependency never succeeds, so the tokens gone are the retries made (a retry the breaker
     // rejected was refunded), 5 each, and at most 500 / 5 of them.

@@ -884,18 +884,23 @@ fn read_other_settings(raw: &OtherSettings<'_>, s: &mut Schedule, errors: &mut V
 /// Parses the attribute's arguments. A mistake in an item's shape (an unknown key, a value of
 /// the wrong kind) fails the parse, with every such mistake reported; a value that cannot be read
 /// is reported in [`Parsed`], beside the others.
-pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
-    let mut split = split(args)?;
-    let mut errors = Vec::new();
-    let items = std::mem::take(&mut split.rest);
-    let items = check_items(items, &mut errors);
-    let key_spans = items
+/// Where each key of `items` is written (its name).
+fn key_spans(items: &[NestedMeta]) -> HashMap<String, Span> {
+    items
         .iter()
         .filter_map(|item| match item {
             NestedMeta::Meta(m) => m.path().get_ident().map(|i| (i.to_string(), i.span())),
             NestedMeta::Lit(_) | NestedMeta::NameValueInvalidExpr(_) => None,
         })
-        .collect();
+        .collect()
+}
+
+pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
+    let mut split = split(args)?;
+    let mut errors = Vec::new();
+    let items = std::mem::take(&mut split.rest);
+    let items = check_items(items, &mut errors);
+    let key_spans = key_spans(&items);
     let raw = match RawArgs::from_list(&items) {
         Ok(raw) => raw,
         Err(e) => {

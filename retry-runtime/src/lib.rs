@@ -65,8 +65,8 @@ pub use schedule::policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicy
 pub use schedule::rng::seed_rng;
 
 pub use drivers::closure::{
-    AddGuard, Breaker, BreakerSlot, ElapsedInto, NoBreaker, NoTimeout, Retry, RetryFuture,
-    TimeoutInto,
+    AddGuard, Breaker, BreakerSlot, Conversion, ElapsedInto, Given, NoBreaker, NoTimeout, Retry,
+    RetryFuture, TimeoutInto, ViaTrait,
 };
 
 pub use convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};

@@ -463,6 +463,11 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     }
 }
 
+// Each guard and conversion setting changes one slot of the guards' type.
+#[allow(
+    clippy::type_complexity,
+    reason = "one type parameter per conversion source"
+)]
 impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// All the hooks at once, as one [`Hooks`] value (in place of `retry_if`, `retry_if_ok`,
     /// `retry_after`, `on_retry` and `timeout_if`): a classification shared by many calls.

@@ -112,6 +112,7 @@ fn guards_of<'a>(
 /// `poll_slot` takes the call's bulkhead slot (one for every copy), before the first attempt:
 /// `Ready(full)` (see `steps::poll_slot`; `Ready(false)` without a bulkhead). When the call is
 /// over, the driver clears its timer and frees its slot.
+#[allow(clippy::too_many_lines, reason = "the hedged loop's steps, in order")]
 pub(crate) fn poll_hedged<Op, Fut, T, E, K, C, R>(
     call: &mut HedgeCall<'_, '_, Op, K, C, R>,
     hedged: &mut Hedged<Fut>,

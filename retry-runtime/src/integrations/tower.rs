@@ -492,6 +492,7 @@ impl RetryLayer {
     }
 }
 
+#[allow(clippy::type_complexity, reason = "the layer's type names each slot")]
 impl<H, C, R: Clone, P: Clone, G: Clone, Q: Clone, L: Clone>
     RetryLayer<H, C, R, Shared<P>, G, Q, L>
 {
@@ -530,6 +531,7 @@ impl<H, C, R: Clone, P: Clone, G: Clone, Q: Clone, L: Clone>
     }
 }
 
+#[allow(clippy::type_complexity, reason = "the layer's type names each slot")]
 impl<H, C, R: Clone, B: Clone, G: Clone, P: Clone, L: Clone>
     RetryLayer<H, C, R, B, G, Shared<P>, L>
 {
@@ -567,6 +569,7 @@ impl<H, C, R: Clone, B: Clone, G: Clone, P: Clone, L: Clone>
     }
 }
 
+#[allow(clippy::type_complexity, reason = "the layer's type names each slot")]
 impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, P: Clone>
     RetryLayer<H, C, R, B, G, Q, Shared<P>>
 {
