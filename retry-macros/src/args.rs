@@ -9,7 +9,7 @@ use std::time::Duration;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
-use retry_runtime::{Backoff, HedgeAfter, Jitter, LogError, PolicySettings};
+use retry_rules::{Backoff, HedgeAfter, Jitter, LogError, PolicySettings};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Lit, LitStr, Pat, Path, Token};
@@ -95,7 +95,7 @@ impl FromMeta for AttemptsArg {
     fn from_expr(expr: &Expr) -> darling::Result<Self> {
         let message = format!(
             "`max_attempts` is a whole number of attempts, the first included, from 1 to {}",
-            retry_runtime::RetryPolicy::MAX_ATTEMPTS
+            retry_rules::PolicySettings::MAX_ATTEMPTS
         );
         match expr {
             Expr::Lit(syn::ExprLit {
@@ -413,7 +413,7 @@ fn parse_duration(
     spans.insert(key, lit.span());
     // The runtime's reader, as config files use: both refuse what a person most likely
     // mistyped (a capital `M`, a unit written twice).
-    match retry_runtime::parse_duration(&lit.value()) {
+    match retry_rules::parse_duration(&lit.value()) {
         Ok(d) => Some(d),
         Err(e) => {
             let e = e.to_string();
@@ -824,7 +824,7 @@ fn log_error_name(word: &str) -> Option<&'static str> {
 }
 
 /// An unknown `log_error` value: the runtime's message, the values, and the likely one.
-fn log_error_fix(text: &str, e: &retry_runtime::ParseLogError) -> String {
+fn log_error_fix(text: &str, e: &retry_rules::ParseLogError) -> String {
     let near = log_error_name(text);
     let mut message = format!("{e}");
     if text.trim().eq_ignore_ascii_case("display") {

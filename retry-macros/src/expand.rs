@@ -751,7 +751,7 @@ fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     }
     if let Some(j) = s.jitter {
         let j = match j {
-            retry_runtime::Jitter::Proportional(f) => {
+            retry_rules::Jitter::Proportional(f) => {
                 let f = Literal::f64_suffixed(f);
                 quote!(Proportional(#f))
             }
@@ -775,11 +775,11 @@ fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         calls.push(quote!(.log_error(#p::LogError::#variant)));
     }
     match s.hedge_after {
-        Some(retry_runtime::HedgeAfter::Fixed(d)) => {
+        Some(retry_rules::HedgeAfter::Fixed(d)) => {
             let d = duration(d);
             calls.push(quote!(.hedge_after(#p::HedgeAfter::Fixed(#d))));
         }
-        Some(retry_runtime::HedgeAfter::Quantile {
+        Some(retry_rules::HedgeAfter::Quantile {
             percentile,
             floor,
             start,

@@ -13,7 +13,7 @@
 //!   under `#[cfg]`.
 
 use proc_macro2::Span;
-use retry_runtime::PolicySettings;
+use retry_rules::PolicySettings;
 use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType, Type, TypeParamBound};
 
@@ -203,7 +203,7 @@ fn schedule_rules(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
     let mut settings = schedule.settings;
     // Each pass drops the key at fault; there are only nine keys.
     for _ in 0..9 {
-        let Err(e) = settings.builder().build() else {
+        let Err(e) = settings.check() else {
             return;
         };
         let span = schedule
@@ -234,8 +234,8 @@ fn forget(s: &mut PolicySettings, field: &str) {
 }
 
 /// The runtime's message, plus how to fix it where that is not obvious.
-fn fix_hint(e: &retry_runtime::PolicyError) -> String {
-    use retry_runtime::PolicyError as P;
+fn fix_hint(e: &retry_rules::PolicyError) -> String {
+    use retry_rules::PolicyError as P;
     match e {
         P::ZeroAttempts => format!("{e}; use `max_attempts = 1` for no retries"),
         P::ZeroDuration { .. } => format!("{e}; write a positive duration such as \"100ms\""),

@@ -46,7 +46,6 @@ pub use integrations::tonic;
 pub use integrations::tower;
 
 pub use engine::context::{RetryContext, context};
-pub use engine::events::{LogError, ParseLogError};
 pub use engine::hooks::{ErrorHook, FnHooks, Hooks, OkHook, OnRetryHook, Unset};
 pub use engine::key::IdempotencyKey;
 pub use engine::state::GiveUpReason;
@@ -56,13 +55,18 @@ pub use guards::budget::{RetryBudget, RetryBudgetBuilder};
 pub use guards::bulkhead::{Bulkhead, BulkheadBuilder, BulkheadPermit};
 pub use guards::throttle::{AdaptiveThrottle, AdaptiveThrottleBuilder};
 pub use integrations::classify::{Transient, is_timeout, transient};
-pub use schedule::backoff::{Backoff, ParseBackoffError};
 pub use schedule::delays::Delays;
-pub use schedule::duration::{ParseDurationError, parse_duration};
-pub use schedule::hedge::{HedgeAfter, Latencies, ParseHedgeAfterError};
-pub use schedule::jitter::{Jitter, ParseJitterError};
-pub use schedule::policy::{PolicyError, PolicySettings, RetryPolicy, RetryPolicyBuilder};
+pub use schedule::hedge::Latencies;
+pub use schedule::policy::{RetryPolicy, RetryPolicyBuilder};
 pub use schedule::rng::seed_rng;
+
+// The rules the macros check at compile time, shared with them through retry-rules (which
+// compiles no tokio and no rand for the proc macro), each at its path here as before.
+pub use retry_rules::{
+    Backoff, HedgeAfter, Jitter, LogError, ParseBackoffError, ParseDurationError,
+    ParseHedgeAfterError, ParseJitterError, ParseLogError, PolicyError, PolicySettings,
+    parse_duration,
+};
 
 pub use drivers::closure::{
     AddGuard, Breaker, BreakerSlot, Conversion, ElapsedInto, Given, NoBreaker, NoTimeout, Retry,

@@ -53,13 +53,11 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 
-use crate::engine::events::LogError;
+use retry_rules::{Backoff, HedgeAfter, Jitter, LogError, PolicySettings};
+
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
-use crate::schedule::backoff::Backoff;
-use crate::schedule::hedge::HedgeAfter;
-use crate::schedule::jitter::Jitter;
-use crate::schedule::policy::{PolicyError, PolicySettings, RetryPolicy};
+use crate::schedule::policy::{RetryPolicy, RetryPolicyBuilder};
 
 /// Read from a table of the builder's settings, checked by
 /// [`RetryPolicyBuilder::build`](crate::RetryPolicyBuilder::build).
@@ -87,6 +85,28 @@ use crate::schedule::policy::{PolicyError, PolicySettings, RetryPolicy};
 /// assert_eq!(policy, built);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// `log_error` and `hedge_after`, and their errors in a table:
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{HedgeAfter, LogError, RetryPolicy};
+///
+/// let policy: RetryPolicy = toml::from_str(r#"log_error = "debug""#)?;
+/// assert_eq!(policy.log_error(), LogError::Debug);
+/// let err = toml::from_str::<RetryPolicy>(r#"log_error = "display""#).unwrap_err();
+/// assert!(err.to_string().contains(r#"unknown log_error `display`: expected "none", "type" or "debug""#));
+///
+/// let policy: RetryPolicy = toml::from_str(r#"hedge_after = "p95""#)?;
+/// assert_eq!(policy.hedge_after(), Some(HedgeAfter::quantile(95.0)));
+/// let policy: RetryPolicy = toml::from_str(r#"hedge_after = "50ms""#)?;
+/// assert_eq!(policy.hedge_after(), Some(HedgeAfter::Fixed(Duration::from_millis(50))));
+/// let err = toml::from_str::<RetryPolicy>(r#"hedge_after = "p100""#).unwrap_err();
+/// assert!(err.to_string().contains("invalid `hedge_after`"), "{err}");
+/// let err = toml::from_str::<RetryPolicy>("timeout = \"40ms\"\nhedge_after = \"50ms\"").unwrap_err();
+/// assert!(err.to_string().contains("invalid `hedge_after`: must be shorter than `timeout`"), "{err}");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 impl<'de> Deserialize<'de> for RetryPolicy {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw: RawPolicy = table(deserializer)?;
@@ -103,7 +123,9 @@ impl<'de> Deserialize<'de> for RetryPolicy {
             hedge_after: raw.hedge_after,
             one_layer: raw.one_layer,
         };
-        settings.builder().build().map_err(de::Error::custom)
+        RetryPolicyBuilder::from_settings(settings)
+            .build()
+            .map_err(de::Error::custom)
     }
 }
 
@@ -186,167 +208,6 @@ impl<'de> Deserialize<'de> for RetryBudget {
             b = b.success_deposit(n);
         }
         b.build().map_err(de::Error::custom)
-    }
-}
-
-/// Read from `"fixed"`, `"linear"` or `"exponential"`, as [`FromStr`](std::str::FromStr).
-///
-/// ```
-/// use retry_runtime::Backoff;
-///
-/// assert_eq!(serde_json::from_str::<Backoff>(r#""linear""#)?, Backoff::Linear);
-/// assert!(serde_json::from_str::<Backoff>(r#""quadratic""#).is_err());
-/// # Ok::<(), serde_json::Error>(())
-/// ```
-impl<'de> Deserialize<'de> for Backoff {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct BackoffVisitor;
-
-        impl Visitor<'_> for BackoffVisitor {
-            type Value = Backoff;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(r#"a backoff: "fixed", "linear" or "exponential""#)
-            }
-
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Backoff, E> {
-                s.parse().map_err(E::custom)
-            }
-        }
-
-        deserializer.deserialize_str(BackoffVisitor)
-    }
-}
-
-/// Read from `"none"`, `"full"`, `"equal"`, `"decorrelated"`, or a factor in (0, 1], as a number
-/// or a string, for [`Jitter::Proportional`].
-///
-/// ```
-/// use retry_runtime::Jitter;
-///
-/// assert_eq!(serde_json::from_str::<Jitter>(r#""equal""#)?, Jitter::Equal);
-/// assert_eq!(serde_json::from_str::<Jitter>("0.25")?, Jitter::Proportional(0.25));
-/// assert_eq!(serde_json::from_str::<Jitter>("1")?, Jitter::Proportional(1.0));
-/// let err = serde_json::from_str::<Jitter>("1.5").unwrap_err();
-/// assert!(err.to_string().contains("invalid `jitter`: a jitter factor must be in (0, 1], got 1.5"));
-/// # Ok::<(), serde_json::Error>(())
-/// ```
-impl<'de> Deserialize<'de> for Jitter {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct JitterVisitor;
-
-        impl Visitor<'_> for JitterVisitor {
-            type Value = Jitter;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(
-                    r#"a jitter: "none", "full", "equal", "decorrelated" or a factor in (0, 1]"#,
-                )
-            }
-
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Jitter, E> {
-                // A number out of range gets the builder's message, not "unknown jitter".
-                match s.parse::<f64>() {
-                    Ok(f) => factor(f),
-                    Err(_) => s.parse().map_err(E::custom),
-                }
-            }
-
-            fn visit_f64<E: de::Error>(self, f: f64) -> Result<Jitter, E> {
-                factor(f)
-            }
-
-            #[allow(clippy::cast_precision_loss, reason = "only 1 is in range")]
-            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Jitter, E> {
-                factor(n as f64)
-            }
-
-            #[allow(clippy::cast_precision_loss, reason = "only 1 is in range")]
-            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Jitter, E> {
-                factor(n as f64)
-            }
-        }
-
-        fn factor<E: de::Error>(f: f64) -> Result<Jitter, E> {
-            if Jitter::factor_is_valid(f) {
-                Ok(Jitter::Proportional(f))
-            } else {
-                Err(E::custom(PolicyError::JitterFactorOutOfRange { factor: f }))
-            }
-        }
-
-        // Any, not str: a factor may be written as a bare number.
-        deserializer.deserialize_any(JitterVisitor)
-    }
-}
-
-/// Read from `"none"`, `"type"` or `"debug"`, as [`FromStr`](std::str::FromStr).
-///
-/// ```
-/// use retry_runtime::{LogError, RetryPolicy};
-///
-/// let policy: RetryPolicy = toml::from_str(r#"log_error = "debug""#)?;
-/// assert_eq!(policy.log_error(), LogError::Debug);
-/// let err = toml::from_str::<RetryPolicy>(r#"log_error = "display""#).unwrap_err();
-/// assert!(err.to_string().contains(r#"unknown log_error `display`: expected "none", "type" or "debug""#));
-/// # Ok::<(), toml::de::Error>(())
-/// ```
-impl<'de> Deserialize<'de> for LogError {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct LogErrorVisitor;
-
-        impl Visitor<'_> for LogErrorVisitor {
-            type Value = LogError;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(r#"what to log of an error: "none", "type" or "debug""#)
-            }
-
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<LogError, E> {
-                s.parse().map_err(E::custom)
-            }
-        }
-
-        deserializer.deserialize_str(LogErrorVisitor)
-    }
-}
-
-/// Read from a duration (`"50ms"`) or a quantile (`"p95"`), as [`FromStr`](std::str::FromStr).
-///
-/// ```
-/// use std::time::Duration;
-/// use retry_runtime::{HedgeAfter, RetryPolicy};
-///
-/// let policy: RetryPolicy = toml::from_str(r#"hedge_after = "p95""#)?;
-/// assert_eq!(policy.hedge_after(), Some(HedgeAfter::quantile(95.0)));
-/// let policy: RetryPolicy = toml::from_str(r#"hedge_after = "50ms""#)?;
-/// assert_eq!(policy.hedge_after(), Some(HedgeAfter::Fixed(Duration::from_millis(50))));
-/// let err = toml::from_str::<RetryPolicy>(r#"hedge_after = "p100""#).unwrap_err();
-/// assert!(err.to_string().contains("invalid `hedge_after`"), "{err}");
-/// let err = toml::from_str::<RetryPolicy>("timeout = \"40ms\"\nhedge_after = \"50ms\"").unwrap_err();
-/// assert!(err.to_string().contains("invalid `hedge_after`: must be shorter than `timeout`"), "{err}");
-/// # Ok::<(), toml::de::Error>(())
-/// ```
-impl<'de> Deserialize<'de> for HedgeAfter {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct HedgeVisitor;
-
-        impl Visitor<'_> for HedgeVisitor {
-            type Value = HedgeAfter;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(
-                    r#"a hedge delay: a duration such as "50ms", or a quantile such as "p95""#,
-                )
-            }
-
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<HedgeAfter, E> {
-                s.parse()
-                    .map_err(|e| E::custom(format_args!("invalid `hedge_after`: {e}")))
-            }
-        }
-
-        deserializer.deserialize_str(HedgeVisitor)
     }
 }
 

@@ -54,7 +54,7 @@ impl Schedule {
         let sleep = policy
             .jitter
             .apply(d, previous, policy.delay, policy.max_delay, rng);
-        self.previous = pack(crate::schedule::backoff::nanos(sleep));
+        self.previous = pack(retry_rules::__private::nanos(sleep));
         sleep
     }
 

@@ -1,150 +1,10 @@
-//! Hedging: when a call's attempt has not answered within a delay, the next attempt starts
-//! alongside it. [`HedgeAfter`] says what the delay is: fixed, or a quantile of the function's
-//! recent attempt latencies, which [`Latencies`] (a small lock-free streaming histogram) estimates.
+//! The latency estimator behind a quantile `hedge_after`: [`Latencies`], a small lock-free
+//! streaming histogram of a function's recent attempt latencies. What the delay is (fixed, or a
+//! quantile of these latencies), [`HedgeAfter`](crate::HedgeAfter), is one of retry-rules' rules.
 
 use std::fmt;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-
-use crate::schedule::duration::{ParseDurationError, parse_duration};
-
-/// When a call hedges: the delay after an attempt starts past which, if no attempt has answered,
-/// the next attempt starts alongside the ones in flight (see
-/// [`RetryPolicyBuilder::hedge_after`](crate::RetryPolicyBuilder::hedge_after)).
-///
-/// Written in the attribute and in config files as a duration (`"50ms"`) or a quantile
-/// (`"p95"`, `"p99.9"`):
-///
-/// ```
-/// use std::time::Duration;
-/// use retry_runtime::HedgeAfter;
-///
-/// assert_eq!("50ms".parse::<HedgeAfter>().unwrap(), HedgeAfter::Fixed(Duration::from_millis(50)));
-/// assert_eq!("p95".parse::<HedgeAfter>().unwrap(), HedgeAfter::quantile(95.0));
-/// assert!("p100".parse::<HedgeAfter>().is_err());
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum HedgeAfter {
-    /// Always this delay.
-    Fixed(Duration),
-    /// This percentile (in (0, 100)) of the function's recent attempt latencies, so that about
-    /// `100 − percentile` % of calls hedge whatever the dependency's speed; never below `floor`,
-    /// and `start` until enough latencies were seen ([`Latencies::MIN_SAMPLES`]).
-    Quantile {
-        /// The percentile, in (0, 100): 95 for `"p95"`.
-        percentile: f64,
-        /// The shortest delay the estimate may give.
-        floor: Duration,
-        /// The delay before enough latencies were seen.
-        start: Duration,
-    },
-}
-
-impl HedgeAfter {
-    /// The default floor of a quantile delay: 1 ms.
-    pub const DEFAULT_FLOOR: Duration = Duration::from_millis(1);
-    /// The default delay of a quantile before enough latencies were seen: 100 ms.
-    pub const DEFAULT_START: Duration = Duration::from_millis(100);
-
-    /// The `percentile`-th percentile of recent latencies, with the default floor and start.
-    ///
-    /// ```
-    /// use retry_runtime::HedgeAfter;
-    /// assert!(matches!(HedgeAfter::quantile(99.0), HedgeAfter::Quantile { percentile, .. } if percentile == 99.0));
-    /// ```
-    pub const fn quantile(percentile: f64) -> Self {
-        HedgeAfter::Quantile {
-            percentile,
-            floor: Self::DEFAULT_FLOOR,
-            start: Self::DEFAULT_START,
-        }
-    }
-
-    /// The delay now: the fixed delay, or the estimate of the quantile from `latencies`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use retry_runtime::{HedgeAfter, Latencies};
-    ///
-    /// let latencies = Latencies::new();
-    /// let p95 = HedgeAfter::quantile(95.0);
-    /// assert_eq!(p95.delay(&latencies), HedgeAfter::DEFAULT_START, "nothing seen yet");
-    /// for _ in 0..100 {
-    ///     latencies.record(Duration::from_millis(10));
-    /// }
-    /// let d = p95.delay(&latencies);
-    /// assert!(d >= Duration::from_millis(10) && d < Duration::from_millis(12), "{d:?}");
-    /// ```
-    pub fn delay(&self, latencies: &Latencies) -> Duration {
-        match *self {
-            HedgeAfter::Fixed(d) => d,
-            HedgeAfter::Quantile {
-                percentile,
-                floor,
-                start,
-            } => latencies
-                .quantile(percentile / 100.0)
-                .map_or(start, |q| q.max(floor)),
-        }
-    }
-}
-
-impl fmt::Display for HedgeAfter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HedgeAfter::Fixed(d) => write!(f, "{d:?}"),
-            HedgeAfter::Quantile { percentile, .. } => write!(f, "p{percentile}"),
-        }
-    }
-}
-
-/// A `hedge_after` that is neither a duration nor a quantile `pNN` with NN in (0, 100).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParseHedgeAfterError {
-    /// Not a valid duration (and not starting with `p`).
-    Duration(ParseDurationError),
-    /// `p` followed by something other than a number in (0, 100).
-    Quantile(String),
-}
-
-impl fmt::Display for ParseHedgeAfterError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ParseHedgeAfterError::Duration(e) => write!(f, "{e}"),
-            ParseHedgeAfterError::Quantile(s) => write!(
-                f,
-                "`{s}` is not a quantile: write `p` and a percentile above 0 and below 100, as \"p95\" or \"p99.9\""
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ParseHedgeAfterError {}
-
-impl FromStr for HedgeAfter {
-    type Err = ParseHedgeAfterError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let t = s.trim();
-        if let Some(n) = t.strip_prefix('p') {
-            match n.parse::<f64>() {
-                Ok(p)
-                    if p > 0.0
-                        && p < 100.0
-                        && n.chars().all(|c| c.is_ascii_digit() || c == '.') =>
-                {
-                    Ok(HedgeAfter::quantile(p))
-                }
-                _ => Err(ParseHedgeAfterError::Quantile(t.to_owned())),
-            }
-        } else {
-            parse_duration(t)
-                .map(HedgeAfter::Fixed)
-                .map_err(ParseHedgeAfterError::Duration)
-        }
-    }
-}
 
 /// Sub-buckets per octave: a bucket spans 1/4 of an octave (about 19 %).
 const SUB: u32 = 4;
@@ -156,7 +16,7 @@ const BUCKETS: usize = (SUB * OCTAVES) as usize;
 const DECAY_EVERY: u32 = 1024;
 
 /// A lock-free streaming estimate of a function's attempt latencies, for
-/// [`HedgeAfter::Quantile`]: a histogram of 96 atomic counters over log-spaced buckets (four per
+/// [`HedgeAfter::Quantile`](crate::HedgeAfter::Quantile): a histogram of 96 atomic counters over log-spaced buckets (four per
 /// octave, from 4 µs to about a minute, so an estimate is within about 19 % above the true
 /// quantile), halved every 1024 records so that it follows a dependency whose speed changes.
 /// Recording is two relaxed atomic additions; a quantile reads the 96 counters.
@@ -254,6 +114,27 @@ impl Latencies {
     }
 }
 
+/// What a quantile [`HedgeAfter`](crate::HedgeAfter) reads: [`Latencies::quantile`].
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{HedgeAfter, Latencies};
+///
+/// let latencies = Latencies::new();
+/// let p95 = HedgeAfter::quantile(95.0);
+/// assert_eq!(p95.delay(&latencies), HedgeAfter::DEFAULT_START, "nothing seen yet");
+/// for _ in 0..100 {
+///     latencies.record(Duration::from_millis(10));
+/// }
+/// let d = p95.delay(&latencies);
+/// assert!(d >= Duration::from_millis(10) && d < Duration::from_millis(12), "{d:?}");
+/// ```
+impl retry_rules::Quantiles for Latencies {
+    fn quantile(&self, q: f64) -> Option<Duration> {
+        Latencies::quantile(self, q)
+    }
+}
+
 impl Default for Latencies {
     fn default() -> Self {
         Self::new()
@@ -289,6 +170,7 @@ impl fmt::Debug for Latencies {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::HedgeAfter;
 
     const MS: Duration = Duration::from_millis(1);
 
@@ -363,23 +245,6 @@ mod tests {
             5 * MS,
             "the estimate (~1.25 ms) is below the floor"
         );
-    }
-
-    #[test]
-    fn parses_durations_and_quantiles() {
-        assert_eq!(
-            "p99.9".parse::<HedgeAfter>().unwrap(),
-            HedgeAfter::quantile(99.9)
-        );
-        assert_eq!(
-            " 2s ".parse::<HedgeAfter>().unwrap(),
-            HedgeAfter::Fixed(Duration::from_secs(2))
-        );
-        for bad in ["p0", "p100", "p-5", "pabc", "p", "p1e1", "fast"] {
-            assert!(bad.parse::<HedgeAfter>().is_err(), "{bad}");
-        }
-        let e = "p100".parse::<HedgeAfter>().unwrap_err().to_string();
-        assert!(e.contains("below 100"), "{e}");
     }
 
     #[test]

@@ -1,10 +1,8 @@
-//! When the attempts happen: the policy's settings, the backoff and jitter that space the
-//! attempts, the sequence of delays they give, and the durations they are written in.
+//! When the attempts happen: the policy, the sequence of delays it gives, the latency estimator
+//! of a quantile `hedge_after` and the generator of jitter. The rules these follow (durations,
+//! backoff, jitter, `hedge_after`, the settings' checks) are retry-rules'.
 
-pub(crate) mod backoff;
 pub(crate) mod delays;
-pub(crate) mod duration;
 pub(crate) mod hedge;
-pub(crate) mod jitter;
 pub(crate) mod policy;
 pub(crate) mod rng;

@@ -2,11 +2,10 @@
 
 use std::time::Duration;
 
-use crate::engine::events::LogError;
-use crate::schedule::backoff::Backoff;
+use retry_rules::{Backoff, HedgeAfter, Jitter, LogError, PolicyError, PolicySettings};
+
 use crate::schedule::delays::Delays;
-use crate::schedule::hedge::{HedgeAfter, Latencies};
-use crate::schedule::jitter::Jitter;
+use crate::schedule::hedge::Latencies;
 
 /// A validated retry schedule. Build one with [`RetryPolicy::builder`].
 ///
@@ -48,10 +47,11 @@ pub struct RetryPolicy {
     pub(crate) one_layer: bool,
 }
 
-/// Defaults, as in the attribute's table.
+/// Defaults, as in the attribute's table (the rules' own: [`PolicySettings`] has each under the
+/// same name).
 impl RetryPolicy {
     /// Total attempts, the first included.
-    pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+    pub const DEFAULT_MAX_ATTEMPTS: u32 = PolicySettings::DEFAULT_MAX_ATTEMPTS;
     /// The most attempts a policy may allow (2²⁸ − 1, over 268 million): a call's attempt counter
     /// shares its word with the attempt's flags and the budget's bookkeeping, so that the call's
     /// future stays small.
@@ -63,13 +63,13 @@ impl RetryPolicy {
     /// assert_eq!(err.field(), "max_attempts");
     /// assert!(RetryPolicy::builder().max_attempts(RetryPolicy::MAX_ATTEMPTS).build().is_ok());
     /// ```
-    pub const MAX_ATTEMPTS: u32 = (1 << 28) - 1;
+    pub const MAX_ATTEMPTS: u32 = PolicySettings::MAX_ATTEMPTS;
     /// The first backoff delay.
-    pub const DEFAULT_DELAY: Duration = Duration::from_millis(100);
+    pub const DEFAULT_DELAY: Duration = PolicySettings::DEFAULT_DELAY;
     /// The exponential growth factor.
-    pub const DEFAULT_MULTIPLIER: f64 = 2.0;
+    pub const DEFAULT_MULTIPLIER: f64 = PolicySettings::DEFAULT_MULTIPLIER;
     /// The ceiling of one delay, before jitter.
-    pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(20);
+    pub const DEFAULT_MAX_DELAY: Duration = PolicySettings::DEFAULT_MAX_DELAY;
 
     /// A builder holding the defaults: 3 attempts, 100 ms exponential ×2 up to 20 s, full jitter,
     /// no timeout, no total limit.
@@ -80,17 +80,7 @@ impl RetryPolicy {
     /// ```
     pub const fn builder() -> RetryPolicyBuilder {
         RetryPolicyBuilder {
-            max_attempts: Self::DEFAULT_MAX_ATTEMPTS,
-            delay: None,
-            backoff: Backoff::Exponential,
-            multiplier: None,
-            max_delay: None,
-            jitter: Jitter::Full,
-            timeout: None,
-            max_elapsed: None,
-            log_error: LogError::TypeName,
-            hedge_after: None,
-            one_layer: false,
+            settings: PolicySettings::new(),
         }
     }
 
@@ -276,61 +266,67 @@ impl Default for RetryPolicy {
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[must_use]
 pub struct RetryPolicyBuilder {
-    max_attempts: u32,
     // `None`: not set (the default), so that an error can say which of two settings is at fault.
-    delay: Option<Duration>,
-    backoff: Backoff,
-    multiplier: Option<f64>,
-    max_delay: Option<Duration>,
-    jitter: Jitter,
-    timeout: Option<Duration>,
-    max_elapsed: Option<Duration>,
-    log_error: LogError,
-    hedge_after: Option<HedgeAfter>,
-    one_layer: bool,
+    settings: PolicySettings,
 }
 
 impl RetryPolicyBuilder {
+    /// A builder with each setting that is present in `settings` (the rest keep their defaults):
+    /// how a config file's or the attribute's keys reach a policy.
+    ///
+    /// ```
+    /// use retry_runtime::{PolicySettings, RetryPolicy, RetryPolicyBuilder};
+    ///
+    /// let settings = PolicySettings { max_attempts: Some(5), ..PolicySettings::default() };
+    /// let policy = RetryPolicyBuilder::from_settings(settings).build().unwrap();
+    /// assert_eq!(policy.max_attempts(), 5);
+    /// assert_eq!(policy.delay(), RetryPolicy::DEFAULT_DELAY);
+    /// assert_eq!(RetryPolicyBuilder::from(settings), RetryPolicyBuilder::from_settings(settings));
+    /// ```
+    pub const fn from_settings(settings: PolicySettings) -> Self {
+        RetryPolicyBuilder { settings }
+    }
+
     /// Total attempts, the first included (≥ 1; default 3).
     pub const fn max_attempts(mut self, n: u32) -> Self {
-        self.max_attempts = n;
+        self.settings.max_attempts = Some(n);
         self
     }
 
     /// The first backoff delay (> 0; default 100 ms).
     pub const fn delay(mut self, d: Duration) -> Self {
-        self.delay = Some(d);
+        self.settings.delay = Some(d);
         self
     }
 
     /// How the delay grows (default exponential).
     pub const fn backoff(mut self, b: Backoff) -> Self {
-        self.backoff = b;
+        self.settings.backoff = Some(b);
         self
     }
 
     /// The exponential growth factor (finite, ≥ 1; default 2). Only with exponential backoff.
     pub const fn multiplier(mut self, m: f64) -> Self {
-        self.multiplier = Some(m);
+        self.settings.multiplier = Some(m);
         self
     }
 
     /// The ceiling of one delay before jitter (> 0, ≥ `delay`; default 20 s, or `delay` when that
     /// is larger and no ceiling was set).
     pub const fn max_delay(mut self, d: Duration) -> Self {
-        self.max_delay = Some(d);
+        self.settings.max_delay = Some(d);
         self
     }
 
     /// How delays are randomised (default full jitter).
     pub const fn jitter(mut self, j: Jitter) -> Self {
-        self.jitter = j;
+        self.settings.jitter = Some(j);
         self
     }
 
     /// A per-attempt time limit (> 0): a slower attempt is dropped and counts as a retryable failure.
     pub const fn timeout(mut self, d: Duration) -> Self {
-        self.timeout = Some(d);
+        self.settings.timeout = Some(d);
         self
     }
 
@@ -360,7 +356,7 @@ impl RetryPolicyBuilder {
     /// assert_eq!(policy.max_elapsed(), Some(Duration::from_secs(10)));
     /// ```
     pub const fn max_elapsed(mut self, d: Duration) -> Self {
-        self.max_elapsed = Some(d);
+        self.settings.max_elapsed = Some(d);
         self
     }
 
@@ -377,7 +373,7 @@ impl RetryPolicyBuilder {
     /// assert_eq!(policy.log_error(), LogError::Debug);
     /// ```
     pub const fn log_error(mut self, log: LogError) -> Self {
-        self.log_error = log;
+        self.settings.log_error = Some(log);
         self
     }
 
@@ -430,7 +426,7 @@ impl RetryPolicyBuilder {
     /// # }
     /// ```
     pub const fn hedge_after(mut self, h: HedgeAfter) -> Self {
-        self.hedge_after = Some(h);
+        self.settings.hedge_after = Some(h);
         self
     }
 
@@ -461,356 +457,51 @@ impl RetryPolicyBuilder {
     /// assert!(policy.one_layer());
     /// ```
     pub const fn one_layer(mut self, on: bool) -> Self {
-        self.one_layer = on;
+        self.settings.one_layer = Some(on);
         self
     }
 
-    /// Checks every value and gives the policy, or the first rule broken.
+    /// Checks every value and gives the policy, or the first rule broken (the rules are
+    /// [`PolicySettings::check`], which `#[retryable]` runs at compile time on its keys).
     ///
     /// # Errors
     /// A [`PolicyError`] naming the field and the rule it breaks.
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    ///
+    /// let err = RetryPolicy::builder().multiplier(0.5).build().unwrap_err();
+    /// assert_eq!(err.field(), "multiplier");
+    /// assert_eq!(err.to_string(), "invalid `multiplier`: must be a finite number ≥ 1, got 0.5");
+    /// ```
     pub const fn build(self) -> Result<RetryPolicy, PolicyError> {
-        if self.max_attempts == 0 {
-            return Err(PolicyError::ZeroAttempts);
-        }
-        if self.max_attempts > RetryPolicy::MAX_ATTEMPTS {
-            return Err(PolicyError::TooManyAttempts {
-                max_attempts: self.max_attempts,
-            });
-        }
-        let delay = match self.delay {
-            Some(d) => d,
-            None => RetryPolicy::DEFAULT_DELAY,
+        let s = match self.settings.check() {
+            Ok(s) => s,
+            Err(e) => return Err(e),
         };
-        if delay.is_zero() {
-            return Err(PolicyError::ZeroDuration { field: "delay" });
-        }
-        let multiplier = match self.multiplier {
-            Some(m) => {
-                if !matches!(self.backoff, Backoff::Exponential) {
-                    return Err(PolicyError::MultiplierWithoutExponential {
-                        backoff: self.backoff,
-                    });
-                }
-                if !m.is_finite() || m < 1.0 {
-                    return Err(PolicyError::MultiplierBelowOne { multiplier: m });
-                }
-                m
-            }
-            None => RetryPolicy::DEFAULT_MULTIPLIER,
-        };
-        let max_delay = match self.max_delay {
-            Some(d) => {
-                if d.is_zero() {
-                    return Err(PolicyError::ZeroDuration { field: "max_delay" });
-                }
-                if delay.as_nanos() > d.as_nanos() {
-                    return Err(if self.delay.is_some() {
-                        PolicyError::DelayAboveMaxDelay {
-                            delay,
-                            max_delay: d,
-                        }
-                    } else {
-                        // Only `max_delay` was set: it is the one at fault.
-                        PolicyError::MaxDelayBelowDefaultDelay { max_delay: d }
-                    });
-                }
-                d
-            }
-            None if delay.as_nanos() > RetryPolicy::DEFAULT_MAX_DELAY.as_nanos() => delay,
-            None => RetryPolicy::DEFAULT_MAX_DELAY,
-        };
-        if let Jitter::Proportional(f) = self.jitter
-            && !Jitter::factor_is_valid(f)
-        {
-            return Err(PolicyError::JitterFactorOutOfRange { factor: f });
-        }
-        if let Some(d) = self.timeout
-            && d.is_zero()
-        {
-            return Err(PolicyError::ZeroDuration { field: "timeout" });
-        }
-        if let Some(d) = self.max_elapsed
-            && d.is_zero()
-        {
-            return Err(PolicyError::ZeroDuration {
-                field: "max_elapsed",
-            });
-        }
-        if let Err(e) = check_hedge(self.hedge_after, self.timeout) {
-            return Err(e);
-        }
         Ok(RetryPolicy {
-            max_attempts: self.max_attempts,
-            delay,
-            backoff: self.backoff,
-            multiplier,
-            max_delay,
-            jitter: self.jitter,
-            timeout: self.timeout,
-            max_elapsed: self.max_elapsed,
-            log_error: self.log_error,
-            hedge_after: self.hedge_after,
+            max_attempts: s.max_attempts,
+            delay: s.delay,
+            backoff: s.backoff,
+            multiplier: s.multiplier,
+            max_delay: s.max_delay,
+            jitter: s.jitter,
+            timeout: s.timeout,
+            max_elapsed: s.max_elapsed,
+            log_error: s.log_error,
+            hedge_after: s.hedge_after,
             latencies: Latencies::new(),
-            one_layer: self.one_layer,
+            one_layer: s.one_layer,
         })
     }
 }
 
-/// The rules of `hedge_after`: longer than zero, shorter than `timeout`, a quantile in (0, 100).
-const fn check_hedge(
-    hedge_after: Option<HedgeAfter>,
-    timeout: Option<Duration>,
-) -> Result<(), PolicyError> {
-    match hedge_after {
-        Some(HedgeAfter::Fixed(d)) => {
-            if d.is_zero() {
-                return Err(PolicyError::ZeroDuration {
-                    field: "hedge_after",
-                });
-            }
-            if let Some(t) = timeout
-                && d.as_nanos() >= t.as_nanos()
-            {
-                return Err(PolicyError::HedgeAfterNotBelowTimeout {
-                    hedge_after: d,
-                    timeout: t,
-                });
-            }
-        }
-        Some(HedgeAfter::Quantile {
-            percentile, floor, ..
-        }) => {
-            if !(percentile > 0.0 && percentile < 100.0) {
-                return Err(PolicyError::HedgeQuantileOutOfRange { percentile });
-            }
-            if let Some(t) = timeout
-                && floor.as_nanos() >= t.as_nanos()
-            {
-                return Err(PolicyError::HedgeAfterNotBelowTimeout {
-                    hedge_after: floor,
-                    timeout: t,
-                });
-            }
-        }
-        None => {}
-    }
-    Ok(())
-}
-
-/// A schedule's settings, each optional (absent: the builder's default). The one way in which
-/// the attribute's keys and a config file's keys reach [`RetryPolicy::builder`].
-///
-/// ```
-/// use std::time::Duration;
-/// use retry_runtime::{PolicySettings, RetryPolicy};
-///
-/// let settings = PolicySettings { max_attempts: Some(5), ..PolicySettings::default() };
-/// let policy = settings.builder().build().unwrap();
-/// assert_eq!(policy.max_attempts(), 5);
-/// assert_eq!(policy.delay(), RetryPolicy::DEFAULT_DELAY);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct PolicySettings {
-    /// See [`RetryPolicyBuilder::max_attempts`].
-    pub max_attempts: Option<u32>,
-    /// See [`RetryPolicyBuilder::delay`].
-    pub delay: Option<Duration>,
-    /// See [`RetryPolicyBuilder::backoff`].
-    pub backoff: Option<Backoff>,
-    /// See [`RetryPolicyBuilder::multiplier`].
-    pub multiplier: Option<f64>,
-    /// See [`RetryPolicyBuilder::max_delay`].
-    pub max_delay: Option<Duration>,
-    /// See [`RetryPolicyBuilder::jitter`].
-    pub jitter: Option<Jitter>,
-    /// See [`RetryPolicyBuilder::timeout`].
-    pub timeout: Option<Duration>,
-    /// See [`RetryPolicyBuilder::max_elapsed`].
-    pub max_elapsed: Option<Duration>,
-    /// See [`RetryPolicyBuilder::log_error`].
-    pub log_error: Option<LogError>,
-    /// See [`RetryPolicyBuilder::hedge_after`].
-    pub hedge_after: Option<HedgeAfter>,
-    /// See [`RetryPolicyBuilder::one_layer`].
-    pub one_layer: Option<bool>,
-}
-
-impl PolicySettings {
-    /// A builder with each setting that is present.
-    pub const fn builder(&self) -> RetryPolicyBuilder {
-        let mut b = RetryPolicy::builder();
-        if let Some(n) = self.max_attempts {
-            b = b.max_attempts(n);
-        }
-        if let Some(d) = self.delay {
-            b = b.delay(d);
-        }
-        if let Some(x) = self.backoff {
-            b = b.backoff(x);
-        }
-        if let Some(m) = self.multiplier {
-            b = b.multiplier(m);
-        }
-        if let Some(d) = self.max_delay {
-            b = b.max_delay(d);
-        }
-        if let Some(j) = self.jitter {
-            b = b.jitter(j);
-        }
-        if let Some(d) = self.timeout {
-            b = b.timeout(d);
-        }
-        if let Some(d) = self.max_elapsed {
-            b = b.max_elapsed(d);
-        }
-        if let Some(log) = self.log_error {
-            b = b.log_error(log);
-        }
-        if let Some(h) = self.hedge_after {
-            b = b.hedge_after(h);
-        }
-        if let Some(on) = self.one_layer {
-            b = b.one_layer(on);
-        }
-        b
+impl From<PolicySettings> for RetryPolicyBuilder {
+    /// [`RetryPolicyBuilder::from_settings`].
+    fn from(settings: PolicySettings) -> Self {
+        Self::from_settings(settings)
     }
 }
-
-/// A policy value that breaks a rule; [`field`](PolicyError::field) names the setting.
-///
-/// ```
-/// use std::time::Duration;
-/// use retry_runtime::RetryPolicy;
-///
-/// let err = RetryPolicy::builder().multiplier(0.5).build().unwrap_err();
-/// assert_eq!(err.field(), "multiplier");
-/// assert_eq!(err.to_string(), "invalid `multiplier`: must be a finite number ≥ 1, got 0.5");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub enum PolicyError {
-    /// `max_attempts` was 0; it counts the first attempt, so it must be at least 1.
-    ZeroAttempts,
-    /// `max_attempts` was above [`RetryPolicy::MAX_ATTEMPTS`].
-    TooManyAttempts {
-        /// The value given.
-        max_attempts: u32,
-    },
-    /// A duration that must be positive was zero.
-    ZeroDuration {
-        /// The setting: `delay`, `max_delay`, `timeout` or `max_elapsed`.
-        field: &'static str,
-    },
-    /// `multiplier` was below 1, infinite or not a number.
-    MultiplierBelowOne {
-        /// The value given.
-        multiplier: f64,
-    },
-    /// `multiplier` was set with a backoff that does not use it.
-    MultiplierWithoutExponential {
-        /// The backoff chosen.
-        backoff: Backoff,
-    },
-    /// `delay` was larger than `max_delay`.
-    DelayAboveMaxDelay {
-        /// The first delay.
-        delay: Duration,
-        /// The ceiling.
-        max_delay: Duration,
-    },
-    /// `max_delay` was set below the default `delay` (100 ms), and `delay` was not set.
-    MaxDelayBelowDefaultDelay {
-        /// The ceiling.
-        max_delay: Duration,
-    },
-    /// A proportional jitter factor outside (0, 1].
-    JitterFactorOutOfRange {
-        /// The value given.
-        factor: f64,
-    },
-    /// `hedge_after` (a fixed delay, or a quantile's floor) was not shorter than `timeout`: no
-    /// attempt would live long enough to be hedged.
-    HedgeAfterNotBelowTimeout {
-        /// The hedge delay (or the quantile's floor).
-        hedge_after: Duration,
-        /// The per-attempt limit.
-        timeout: Duration,
-    },
-    /// A `hedge_after` quantile outside (0, 100).
-    HedgeQuantileOutOfRange {
-        /// The percentile given.
-        percentile: f64,
-    },
-}
-
-impl PolicyError {
-    /// The name of the setting at fault, as spelled in the attribute and the builder.
-    pub const fn field(&self) -> &'static str {
-        match self {
-            PolicyError::ZeroAttempts | PolicyError::TooManyAttempts { .. } => "max_attempts",
-            PolicyError::ZeroDuration { field } => field,
-            PolicyError::MultiplierBelowOne { .. }
-            | PolicyError::MultiplierWithoutExponential { .. } => "multiplier",
-            PolicyError::DelayAboveMaxDelay { .. } => "delay",
-            PolicyError::MaxDelayBelowDefaultDelay { .. } => "max_delay",
-            PolicyError::JitterFactorOutOfRange { .. } => "jitter",
-            PolicyError::HedgeAfterNotBelowTimeout { .. }
-            | PolicyError::HedgeQuantileOutOfRange { .. } => "hedge_after",
-        }
-    }
-}
-
-impl std::fmt::Display for PolicyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "invalid `{}`: ", self.field())?;
-        match self {
-            PolicyError::ZeroAttempts => {
-                f.write_str("must be at least 1 (it counts the first attempt)")
-            }
-            PolicyError::TooManyAttempts { max_attempts } => write!(
-                f,
-                "must be at most {}, got {max_attempts}",
-                RetryPolicy::MAX_ATTEMPTS
-            ),
-            PolicyError::ZeroDuration { .. } => f.write_str("must be longer than zero"),
-            PolicyError::MultiplierBelowOne { multiplier } => {
-                write!(f, "must be a finite number ≥ 1, got {multiplier}")
-            }
-            PolicyError::MultiplierWithoutExponential { backoff } => write!(
-                f,
-                "only applies to exponential backoff, but backoff is \"{backoff}\"; remove it or use exponential backoff"
-            ),
-            PolicyError::DelayAboveMaxDelay { delay, max_delay } => {
-                write!(f, "must not exceed `max_delay`: {delay:?} > {max_delay:?}")
-            }
-            PolicyError::MaxDelayBelowDefaultDelay { max_delay } => write!(
-                f,
-                "must be at least `delay`, whose default is {:?} (`delay` was not set): {max_delay:?} < {:?}; raise `max_delay` or set a `delay` no longer than it",
-                RetryPolicy::DEFAULT_DELAY,
-                RetryPolicy::DEFAULT_DELAY
-            ),
-            PolicyError::JitterFactorOutOfRange { factor } => {
-                write!(f, "a jitter factor must be in (0, 1], got {factor}")
-            }
-            PolicyError::HedgeAfterNotBelowTimeout {
-                hedge_after,
-                timeout,
-            } => write!(
-                f,
-                "must be shorter than `timeout` ({hedge_after:?} ≥ {timeout:?}): an attempt is cut before it could be hedged"
-            ),
-            PolicyError::HedgeQuantileOutOfRange { percentile } => {
-                write!(
-                    f,
-                    "a quantile must be above p0 and below p100, got p{percentile}"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for PolicyError {}
 
 #[cfg(test)]
 mod tests {
@@ -832,71 +523,28 @@ mod tests {
         assert_eq!(p.log_error(), LogError::TypeName);
     }
 
-    fn err(b: RetryPolicyBuilder) -> PolicyError {
-        b.build().unwrap_err()
-    }
+    // The rules' own tests (each rejection, by field) are retry-rules' (its settings.rs); these
+    // check that the builder hands them every setting and builds what they give.
 
     #[test]
-    fn zero_attempts_is_rejected() {
-        let e = err(RetryPolicy::builder().max_attempts(0));
-        assert_eq!(e.field(), "max_attempts");
-        assert!(e.to_string().contains("at least 1"));
-    }
-
-    #[test]
-    fn zero_durations_are_rejected_by_field() {
-        let b = RetryPolicy::builder();
-        assert_eq!(err(b.delay(Duration::ZERO)).field(), "delay");
-        assert_eq!(err(b.max_delay(Duration::ZERO)).field(), "max_delay");
-        assert_eq!(err(b.timeout(Duration::ZERO)).field(), "timeout");
-        assert_eq!(err(b.max_elapsed(Duration::ZERO)).field(), "max_elapsed");
-    }
-
-    #[test]
-    fn bad_multipliers_are_rejected() {
-        let b = RetryPolicy::builder();
-        for m in [0.5, 0.0, -1.0, f64::NAN, f64::INFINITY] {
-            assert_eq!(err(b.multiplier(m)).field(), "multiplier", "{m}");
-        }
-        assert_eq!(
-            err(b.backoff(Backoff::Fixed).multiplier(2.0)),
-            PolicyError::MultiplierWithoutExponential {
-                backoff: Backoff::Fixed
-            }
-        );
-        assert_eq!(
-            err(b.backoff(Backoff::Linear).multiplier(2.0)).field(),
-            "multiplier"
-        );
-        assert!(b.multiplier(1.0).build().is_ok());
-    }
-
-    #[test]
-    fn delay_above_max_delay_is_rejected() {
-        let e = err(RetryPolicy::builder().delay(3000 * MS).max_delay(2000 * MS));
+    fn the_builder_applies_the_rules() {
+        let e = RetryPolicy::builder()
+            .delay(100 * MS)
+            .max_delay(50 * MS)
+            .build()
+            .unwrap_err();
         assert_eq!(e.field(), "delay");
-        assert!(e.to_string().contains("max_delay"), "{e}");
-    }
-
-    #[test]
-    fn a_max_delay_below_the_default_delay_blames_max_delay() {
-        let e = err(RetryPolicy::builder().max_delay(50 * MS));
-        assert_eq!(
-            e,
-            PolicyError::MaxDelayBelowDefaultDelay { max_delay: 50 * MS }
-        );
+        let e = RetryPolicy::builder()
+            .max_delay(50 * MS)
+            .build()
+            .unwrap_err();
         assert_eq!(e.field(), "max_delay");
-        assert!(e.to_string().contains("whose default is 100ms"), "{e}");
-        // Setting `delay`, even to its default value, makes it the one at fault.
-        let e = err(RetryPolicy::builder().delay(100 * MS).max_delay(50 * MS));
-        assert_eq!(e.field(), "delay");
-        assert!(
-            RetryPolicy::builder()
-                .delay(MS)
-                .max_delay(50 * MS)
-                .build()
-                .is_ok()
-        );
+        let e = RetryPolicy::builder()
+            .timeout(50 * MS)
+            .hedge_after(HedgeAfter::Fixed(80 * MS))
+            .build()
+            .unwrap_err();
+        assert_eq!(e.field(), "hedge_after");
     }
 
     #[test]
@@ -909,42 +557,41 @@ mod tests {
     }
 
     #[test]
-    fn jitter_factor_outside_unit_interval_is_rejected() {
-        let b = RetryPolicy::builder();
-        for f in [0.0, -0.1, 1.01, f64::NAN] {
-            assert_eq!(err(b.jitter(Jitter::Proportional(f))).field(), "jitter");
-        }
-        assert!(b.jitter(Jitter::Proportional(1.0)).build().is_ok());
-    }
-
-    #[test]
-    fn hedge_after_is_checked() {
-        let b = RetryPolicy::builder();
-        assert_eq!(
-            err(b.hedge_after(HedgeAfter::Fixed(Duration::ZERO))).field(),
-            "hedge_after"
-        );
-        let e = err(b.timeout(50 * MS).hedge_after(HedgeAfter::Fixed(80 * MS)));
-        assert_eq!(
-            e,
-            PolicyError::HedgeAfterNotBelowTimeout {
-                hedge_after: 80 * MS,
-                timeout: 50 * MS
-            }
-        );
-        assert!(e.to_string().contains("shorter than `timeout`"), "{e}");
-        for q in [0.0, 100.0, -1.0, f64::NAN] {
-            assert_eq!(
-                err(b.hedge_after(HedgeAfter::quantile(q))).field(),
-                "hedge_after"
-            );
-        }
-        let p = b
-            .timeout(80 * MS)
-            .hedge_after(HedgeAfter::Fixed(50 * MS))
+    fn every_setting_reaches_the_policy() {
+        let p = RetryPolicy::builder()
+            .max_attempts(7)
+            .delay(20 * MS)
+            .backoff(Backoff::Linear)
+            .max_delay(900 * MS)
+            .jitter(Jitter::Equal)
+            .timeout(300 * MS)
+            .max_elapsed(5000 * MS)
+            .log_error(LogError::Debug)
+            .hedge_after(HedgeAfter::Fixed(100 * MS))
+            .one_layer(true)
             .build()
             .unwrap();
-        assert_eq!(p.hedge_after(), Some(HedgeAfter::Fixed(50 * MS)));
+        assert_eq!(
+            (
+                p.max_attempts(),
+                p.delay(),
+                p.backoff(),
+                p.max_delay(),
+                p.jitter()
+            ),
+            (7, 20 * MS, Backoff::Linear, 900 * MS, Jitter::Equal)
+        );
+        assert_eq!(
+            (p.timeout(), p.max_elapsed(), p.log_error(), p.hedge_after()),
+            (
+                Some(300 * MS),
+                Some(5000 * MS),
+                LogError::Debug,
+                Some(HedgeAfter::Fixed(100 * MS))
+            )
+        );
+        assert!(p.one_layer());
+        assert!((p.multiplier() - 2.0).abs() < f64::EPSILON);
     }
 
     #[test]

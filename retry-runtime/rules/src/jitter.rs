@@ -1,10 +1,13 @@
 //! Randomising a delay so that clients that failed together do not retry together.
 
+#[cfg(feature = "rand")]
 use std::time::Duration;
 
+#[cfg(feature = "rand")]
 use rand::{Rng, RngExt};
 
-use crate::schedule::backoff::{nanos, scale};
+#[cfg(feature = "rand")]
+use crate::backoff::{nanos, scale};
 
 /// How a delay is randomised (Marc Brooker, "Exponential Backoff And Jitter", AWS, 2015).
 ///
@@ -20,7 +23,7 @@ use crate::schedule::backoff::{nanos, scale};
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::Jitter;
+/// use retry_rules::Jitter;
 ///
 /// let d = Duration::from_millis(400);
 /// assert_eq!(Jitter::None.to_string(), "none");
@@ -44,7 +47,7 @@ pub enum Jitter {
 }
 
 impl Jitter {
-    /// The sleep for one retry.
+    /// The sleep for one retry (feature `rand`, which retry-runtime turns on).
     ///
     /// `d` is the backoff's capped delay, `previous` the previous sleep of this call (`delay` before
     /// the first), `delay` and `max_delay` the policy's. Never panics; saturates at `u64::MAX` ns.
@@ -52,13 +55,14 @@ impl Jitter {
     /// ```
     /// use std::time::Duration;
     /// use rand::{SeedableRng, rngs::SmallRng};
-    /// use retry_runtime::Jitter;
+    /// use retry_rules::Jitter;
     ///
     /// let ms = Duration::from_millis;
     /// let mut rng = SmallRng::seed_from_u64(7);
     /// let s = Jitter::Equal.apply(ms(400), ms(100), ms(100), ms(2000), &mut rng);
     /// assert!(s >= ms(200) && s <= ms(400));
     /// ```
+    #[cfg(feature = "rand")]
     pub fn apply<R: Rng + ?Sized>(
         self,
         d: Duration,
@@ -111,7 +115,7 @@ impl std::fmt::Display for Jitter {
 /// in (0, 1].
 ///
 /// ```
-/// use retry_runtime::Jitter;
+/// use retry_rules::Jitter;
 ///
 /// let err = "1.5".parse::<Jitter>().unwrap_err();
 /// assert_eq!(err.input(), "1.5");
@@ -161,6 +165,24 @@ impl std::str::FromStr for Jitter {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_rejects() {
+        assert_eq!("full".parse::<Jitter>(), Ok(Jitter::Full));
+        assert_eq!("1".parse::<Jitter>(), Ok(Jitter::Proportional(1.0)));
+        assert!("0".parse::<Jitter>().is_err());
+        assert!("1.5".parse::<Jitter>().is_err());
+        assert!("NaN".parse::<Jitter>().is_err());
+        let err = "fulll".parse::<Jitter>().unwrap_err();
+        assert!(err.to_string().contains("fulll"));
+    }
+}
+
+/// `Jitter::apply`'s tests (feature `rand`: `cargo test --workspace` turns it on through
+/// retry-runtime).
+#[cfg(all(test, feature = "rand"))]
+mod apply_tests {
     use super::*;
     use rand::{SeedableRng, rngs::SmallRng};
 
@@ -220,16 +242,5 @@ mod tests {
             );
             prev = s;
         }
-    }
-
-    #[test]
-    fn parses_and_rejects() {
-        assert_eq!("full".parse::<Jitter>(), Ok(Jitter::Full));
-        assert_eq!("1".parse::<Jitter>(), Ok(Jitter::Proportional(1.0)));
-        assert!("0".parse::<Jitter>().is_err());
-        assert!("1.5".parse::<Jitter>().is_err());
-        assert!("NaN".parse::<Jitter>().is_err());
-        let err = "fulll".parse::<Jitter>().unwrap_err();
-        assert!(err.to_string().contains("fulll"));
     }
 }

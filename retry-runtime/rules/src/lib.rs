@@ -1,0 +1,54 @@
+//! The rules that [reattempt](https://docs.rs/reattempt)'s `#[retryable]` checks at compile time
+//! and its runtime applies at run time, written once: how durations are read (`"250ms"`), the
+//! backoff and jitter kinds, `hedge_after` and `log_error` values, and a policy's settings with
+//! the rules they are held to ([`PolicySettings::check`], [`PolicyError`]).
+//!
+//! The proc macro (`retry-macros`) and the runtime (`retry-runtime`) both depend on this crate,
+//! so that a build's host side (the proc macro) compiles nothing of the runtime: no tokio, no
+//! rand. Use these items through `reattempt` (or `retry-runtime`), which re-export each of them
+//! at its own path (`reattempt::Jitter`, `retry_runtime::PolicySettings`).
+//!
+//! ```
+//! use std::time::Duration;
+//! use retry_rules::{Jitter, PolicySettings, parse_duration};
+//!
+//! let settings = PolicySettings {
+//!     delay: Some(parse_duration("3s")?),
+//!     max_delay: Some(parse_duration("2s")?),
+//!     jitter: Some("equal".parse::<Jitter>()?),
+//!     ..PolicySettings::default()
+//! };
+//! let err = settings.check().unwrap_err();
+//! assert_eq!(err.field(), "delay");
+//! assert_eq!(err.to_string(), "invalid `delay`: must not exceed `max_delay`: 3s > 2s");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Features (each off by default, and never turned on by the proc macro):
+//! - `rand`: [`Jitter::apply`], which draws from a `rand` generator;
+//! - `serde`: `Deserialize` for [`Backoff`], [`Jitter`], [`LogError`] and [`HedgeAfter`].
+
+#![forbid(unsafe_code)]
+
+mod backoff;
+#[cfg(feature = "serde")]
+mod de;
+mod duration;
+mod hedge;
+mod jitter;
+mod log;
+mod settings;
+
+pub use backoff::{Backoff, ParseBackoffError};
+pub use duration::{ParseDurationError, parse_duration};
+pub use hedge::{HedgeAfter, ParseHedgeAfterError, Quantiles};
+pub use jitter::{Jitter, ParseJitterError};
+pub use log::{LogError, ParseLogError};
+pub use settings::{CheckedSettings, PolicyError, PolicySettings};
+
+/// What the runtime's delays share with [`Backoff`] and [`Jitter`]: not part of the documented
+/// API, and not bound by semver.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::backoff::nanos;
+}
