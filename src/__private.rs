@@ -276,6 +276,13 @@ pub fn convert<R, E>(failure: R, into: fn(R) -> E) -> E {
     into(failure)
 }
 
+/// An `…_into` key's conversion, typed by the function's return type before the conversion is
+/// (`ty`), so that a conversion of the wrong type is reported at it.
+#[inline]
+pub fn into_error_of<R: IsResult, X>(_: TypeOf<R>, into: fn(X) -> R::Err) -> fn(X) -> R::Err {
+    into
+}
+
 /// A timed-out attempt's conversion, as a `fn` pointer: where the `timeout_into` closure (or the
 /// default, [`from_elapsed`]) is coerced, so that an unmet bound is reported there, once.
 #[inline]

@@ -115,13 +115,14 @@ pub mod __private;
 /// | `breaker_open_into` | `fn(BreakerOpen) -> E`, for `circuit_breaker` | the type's own |
 /// | `throttled_into` | `fn(Throttled) -> E`, for `throttle` | the type's own |
 /// | `bulkhead_full_into` | `fn(BulkheadFull) -> E`, for `bulkhead` | the type's own |
-/// | `policy` | expression giving `&RetryPolicy`: the whole schedule at run time; no schedule key nor `log_error` beside it; an `async fn` needs `E: From<reattempt::Elapsed>` (see below); the policy's `hedge_after` is honoured by an `async fn` whose arguments are all shared references (`&self`, `&T`), and ignored elsewhere (`&mut self`, `self`, `&mut` or by-value arguments) with one `WARN` event at the function's first call | none |
+/// | `policy` | expression giving `&RetryPolicy`: the whole schedule at run time; no schedule key nor `log_error` beside it; an `async fn` needs a timeout conversion (see below); the policy's `hedge_after` is honoured by an `async fn` whose arguments are all shared references (`&self`, `&T`), and ignored elsewhere (`&mut self`, `self`, `&mut` or by-value arguments) with one `WARN` event at the function's first call | none |
 ///
 /// With `policy = …`, the attempts of an `async fn` are always timed, since a policy chosen at run
-/// time may hold a `timeout`: the error type needs `From<reattempt::Elapsed>` whether or not the
-/// policy has one (a blocking `fn` ignores the policy's `timeout` and needs no such impl). For an
-/// error type that cannot have the impl (a foreign type, `String`), wrap it in an enum of your
-/// own with a timeout variant, or use the closure API, which takes the choice explicitly:
+/// time may hold a `timeout`: the error type needs a conversion ([`FromElapsed`]: a
+/// `From<reattempt::Elapsed>` impl, `String`, `io::Error`, or with their features
+/// `tonic::Status`, `sqlx::Error`, `reqwest::Error`) whether or not the policy has one (a
+/// blocking `fn` ignores the policy's `timeout` and needs none). Another crate's type takes
+/// `timeout_into = |elapsed| …` beside `policy`, as the closure API takes
 /// [`RetryPolicy::retry`]`(…).timeout_into(|elapsed| …)` or `.without_timeout()`.
 ///
 /// With a `circuit_breaker` or a `budget`, an error whose type implements [`Transient`] (a

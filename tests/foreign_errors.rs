@@ -261,3 +261,58 @@ row!(
     full = [],
     closure = |c| c
 );
+
+/// A call without a breaker or a throttle keeps no outcome across its sleeps, so its future is
+/// `Send` whatever its error type: here `Box<dyn Error>`, which is not `Send` (the hedged
+/// attribute, `policy = …`, and the closure API).
+mod send_without_guards {
+    use std::error::Error;
+    use std::future::IntoFuture;
+    use std::time::Duration;
+
+    use reattempt::{RetryPolicy, retryable};
+
+    static POLICY: RetryPolicy = match RetryPolicy::builder().max_attempts(2).build() {
+        Ok(p) => p,
+        Err(_) => panic!(),
+    };
+
+    fn assert_send<F: Send>(f: F) -> F {
+        f
+    }
+
+    async fn fetch(key: &str) -> Result<String, Box<dyn Error>> {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        Ok(key.to_owned())
+    }
+
+    #[retryable(policy = POLICY, timeout_into = |e| e.to_string().into())]
+    async fn get(key: &str) -> Result<String, Box<dyn Error>> {
+        fetch(key).await
+    }
+
+    #[retryable(max_attempts = 2, hedge_after = "50ms")]
+    async fn get_hedged(key: &str) -> Result<String, Box<dyn Error>> {
+        fetch(key).await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn spawned_with_an_error_type_that_is_not_send() {
+        let a = tokio::spawn(async { assert_send(get("a")).await.map_err(|e| e.to_string()) });
+        let b = tokio::spawn(async {
+            assert_send(get_hedged("b"))
+                .await
+                .map_err(|e| e.to_string())
+        });
+        let c = tokio::spawn(async {
+            let policy = RetryPolicy::builder().build().unwrap();
+            let call = policy.retry(|| fetch("c")).without_timeout();
+            assert_send(IntoFuture::into_future(call))
+                .await
+                .map_err(|e| e.to_string())
+        });
+        assert_eq!(a.await.unwrap().unwrap(), "a");
+        assert_eq!(b.await.unwrap().unwrap(), "b");
+        assert_eq!(c.await.unwrap().unwrap(), "c");
+    }
+}

@@ -432,3 +432,95 @@ async fn codes_through_the_closure_api() {
     assert_eq!(status.code(), Code::Unavailable);
     assert_eq!(script.calls(), 4);
 }
+
+/// A `Status` made from a breaker's rejection, returned by a server whose own dependency call is
+/// behind an open breaker (its handler propagates the error with `?`), is not retried by the
+/// server's client: A6's "do not retry" pushback crosses the wire (found by the hostile review:
+/// the client made 4 calls, multiplying the load on a service that had shed it).
+mod next_hop {
+    use std::pin::Pin;
+    use std::sync::LazyLock;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::time::Duration;
+
+    use reattempt::{CircuitBreaker, retryable};
+    use tonic::codegen::tokio_stream::Stream;
+    use tonic::transport::{Channel, Endpoint, Server};
+    use tonic::{Code, Request, Response, Status};
+    use tonic_health::pb::health_client::HealthClient;
+    use tonic_health::pb::health_server::{Health, HealthServer};
+    use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
+
+    static DOWNSTREAM: LazyLock<CircuitBreaker> = LazyLock::new(|| {
+        let b = CircuitBreaker::builder()
+            .failure_threshold(1)
+            .reset_timeout(Duration::from_secs(600))
+            .build()
+            .unwrap();
+        let permit = b.try_acquire().unwrap();
+        b.record(permit, false); // open
+        b
+    });
+    static HANDLED: AtomicUsize = AtomicUsize::new(0);
+
+    // The server's own dependency call, behind its breaker (open).
+    #[retryable(max_attempts = 3, delay = "1ms", retry_if = reattempt::transient, circuit_breaker = DOWNSTREAM)]
+    async fn downstream() -> Result<i32, Status> {
+        Ok(1)
+    }
+
+    struct Srv;
+    #[tonic::async_trait]
+    impl Health for Srv {
+        async fn check(
+            &self,
+            _: Request<HealthCheckRequest>,
+        ) -> Result<Response<HealthCheckResponse>, Status> {
+            HANDLED.fetch_add(1, SeqCst);
+            let status = downstream().await?;
+            Ok(Response::new(HealthCheckResponse { status }))
+        }
+        type WatchStream = Pin<Box<dyn Stream<Item = Result<HealthCheckResponse, Status>> + Send>>;
+        async fn watch(
+            &self,
+            _: Request<HealthCheckRequest>,
+        ) -> Result<Response<Self::WatchStream>, Status> {
+            Err(Status::unimplemented(""))
+        }
+    }
+
+    // The client, as the README writes it.
+    #[retryable(max_attempts = 4, delay = "10ms", retry_if = reattempt::transient)]
+    async fn check(client: &mut HealthClient<Channel>) -> Result<i32, Status> {
+        Ok(client
+            .check(HealthCheckRequest::default())
+            .await?
+            .into_inner()
+            .status)
+    }
+
+    #[tokio::test]
+    async fn a_rejection_status_is_not_retried_by_the_next_hop() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let incoming = tonic::codegen::tokio_stream::wrappers::TcpListenerStream::new(listener);
+        tokio::spawn(
+            Server::builder()
+                .add_service(HealthServer::new(Srv))
+                .serve_with_incoming(incoming),
+        );
+        let channel = Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect_lazy();
+        let mut client = HealthClient::new(channel);
+
+        let status = check(&mut client).await.unwrap_err();
+        assert_eq!(status.code(), Code::Unavailable);
+        assert_eq!(status.message(), "circuit breaker is open");
+        assert_eq!(
+            HANDLED.load(SeqCst),
+            1,
+            "the server's breaker rejection was retried by its client"
+        );
+    }
+}

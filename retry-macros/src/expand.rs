@@ -244,6 +244,7 @@ fn mut_guards(args: &RetryArgs, p: &TokenStream) -> TokenStream {
             args.into.breaker_open.as_ref(),
             quote!(#p::from_breaker_open),
             args.key_span("circuit_breaker"),
+            p,
         );
         let breaker = quote_spanned!(b.span()=> #p::breaker_ref(&#b));
         settings.extend(quote!(.breaker_open_into(#into).circuit_breaker(#breaker)));
@@ -257,6 +258,7 @@ fn mut_guards(args: &RetryArgs, p: &TokenStream) -> TokenStream {
             args.into.throttled.as_ref(),
             quote!(#p::from_throttled),
             args.key_span("throttle"),
+            p,
         );
         let throttle = quote_spanned!(t.span()=> #p::throttle_ref(&#t));
         settings.extend(quote!(.throttled_into(#into).throttle(#throttle)));
@@ -266,6 +268,7 @@ fn mut_guards(args: &RetryArgs, p: &TokenStream) -> TokenStream {
             args.into.bulkhead_full.as_ref(),
             quote!(#p::from_bulkhead_full),
             args.key_span("bulkhead"),
+            p,
         );
         let bulkhead = quote_spanned!(b.span()=> #p::bulkhead_ref(&#b));
         settings.extend(quote!(.bulkhead_full_into(#into).bulkhead(#bulkhead)));
@@ -354,14 +357,31 @@ fn timeout_into(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
         args.into.timeout.as_ref(),
         quote!(#p::from_elapsed),
         args.key_span(key),
+        p,
     ))
 }
 
 /// A failure's conversion into the function's error: the `…_into` key's value, or `default`
 /// (the error type's own, `__private::from_…`) located at `key` (the key whose failure it
 /// converts).
-fn conversion(given: Option<&syn::Expr>, default: TokenStream, key: Span) -> TokenStream {
-    given.map_or_else(|| at(default, key), quote::ToTokens::to_token_stream)
+///
+/// A given conversion is typed by the function's return type first (`__private::into_error_of`),
+/// so that one of the wrong type is reported at its own value ("expected `E`, found …"), not
+/// over the attribute where the rejection meets the function's error.
+fn conversion(
+    given: Option<&syn::Expr>,
+    default: TokenStream,
+    key: Span,
+    p: &TokenStream,
+) -> TokenStream {
+    let ty = format_ident!("__reattempt_ty", span = Span::mixed_site());
+    given.map_or_else(
+        || at(default, key),
+        |expr| {
+            let typed = at(quote!(#p::into_error_of), expr.span());
+            quote_spanned!(expr.span()=> #typed(#ty, #expr))
+        },
+    )
 }
 
 /// Whether the attempts are timed: those of an `async fn` with a `timeout`, or with a `policy`
@@ -607,6 +627,7 @@ fn guarded(
             args.into.breaker_open.as_ref(),
             quote!(#p::from_breaker_open),
             args.key_span("circuit_breaker"),
+            p,
         );
         rejections.push((
             quote!(BreakerOpen),
@@ -639,6 +660,7 @@ fn guarded(
             args.into.throttled.as_ref(),
             quote!(#p::from_throttled),
             args.key_span("throttle"),
+            p,
         );
         rejections.push((
             quote!(Throttled),
@@ -662,6 +684,7 @@ fn guarded(
             args.into.bulkhead_full.as_ref(),
             quote!(#p::from_bulkhead_full),
             args.key_span("bulkhead"),
+            p,
         );
         rejections.push((
             quote!(BulkheadFull),

@@ -72,6 +72,7 @@ pub use drivers::closure::{
     AddGuard, Breaker, BreakerSlot, Conversion, ElapsedInto, Given, NoBreaker, NoTimeout, Retry,
     RetryFuture, TimeoutInto, ViaTrait,
 };
+pub use drivers::kept::{Keep, KeepsOutcome, NotKept};
 
 pub use convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 pub use drivers::call::LoggedError;

@@ -263,7 +263,7 @@ impl<'p> Call<'p> {
     /// assert_eq!(keys, [fallback, fallback]);
     /// # }
     /// ```
-    pub fn recover_after<'a, Op, Fut: Future, K, B, C, F>(
+    pub fn recover_after<'a, Op, Fut: Future, K, B: crate::drivers::kept::KeepsOutcome, C, F>(
         call: Pin<&'a mut crate::drivers::closure::RetryFuture<'p, Op, Fut, K, B, C>>,
         fut: F,
     ) -> Recover<'a, 'p, F> {

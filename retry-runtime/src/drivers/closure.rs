@@ -12,6 +12,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
+use crate::drivers::kept::{Keep, KeepsOutcome, NotKept};
 use crate::drivers::timed::{poll_attempt, set_timer, set_timer_at};
 use crate::engine::context::{RetryContext, enter};
 use crate::engine::hooks::{FnHooks, Hooks};
@@ -151,9 +152,17 @@ fn admitted_guards<E>(guards: Option<Breaker<'_, E>>, admitted: Admitted) -> Gua
 }
 
 /// The shared guards of a [`Retry`], if any: [`NoBreaker`] or [`Breaker`].
-pub trait BreakerSlot<E> {
+pub trait BreakerSlot<E>: KeepsOutcome {
     /// The guards and the conversions of their rejections.
     fn get(&self) -> Option<Breaker<'_, E>>;
+}
+
+impl KeepsOutcome for NoBreaker {
+    type Kept<O> = NotKept;
+}
+
+impl<E, O, S, F> KeepsOutcome for Breaker<'_, E, O, S, F> {
+    type Kept<X> = Option<X>;
 }
 
 impl<E> BreakerSlot<E> for NoBreaker {
@@ -852,7 +861,7 @@ where
     fn into_future(self) -> Self::IntoFuture {
         RetryFuture {
             engine: Engine::new(self.policy),
-            last: None,
+            last: Default::default(),
             name: self.name,
             op: self.op,
             hooks: self.hooks,
@@ -877,11 +886,11 @@ pin_project! {
     /// only once the attempt has answered `Pending`: see `limit`); between attempts it is the
     /// backoff sleep.
     #[must_use = "futures do nothing unless awaited"]
-    pub struct RetryFuture<'p, Op, Fut: Future, K, B, C = ElapsedInto> {
+    pub struct RetryFuture<'p, Op, Fut: Future, K, B: KeepsOutcome, C = ElapsedInto> {
         engine: Engine<'p>,
-        // The last attempt's outcome while a retry waits, when a breaker or a throttle may turn
-        // that retry away (the call then ends with it: `steps::decide_keeping`).
-        last: Option<Fut::Output>,
+        // The last attempt's outcome while a retry waits, when a guard may turn that retry away
+        // (the call then ends with it: `steps::decide_keeping`); nothing without a guard.
+        last: B::Kept<Fut::Output>,
         name: &'static str,
         op: Op,
         hooks: K,
@@ -907,7 +916,7 @@ pin_project! {
     }
 }
 
-impl<'p, Op, Fut: Future, K, B, C> RetryFuture<'p, Op, Fut, K, B, C> {
+impl<'p, Op, Fut: Future, K, B: KeepsOutcome, C> RetryFuture<'p, Op, Fut, K, B, C> {
     /// The call's engine: its context (key, attempts made) for a `#[recover]` fallback run once
     /// the call has ended (see [`Call::recover_after`](crate::__private::Call::recover_after)).
     pub(crate) fn engine(self: Pin<&mut Self>) -> &mut Engine<'p> {
@@ -961,7 +970,13 @@ where
                 Some(bulkhead) => steps::poll_slot(bulkhead, slot, cx),
                 None => Poll::Ready(false),
             };
-            let out = ready!(poll_hedged(&mut call, hedged, poll_slot, cx));
+            let out = ready!(poll_hedged(
+                &mut call,
+                hedged,
+                this.last.slot(),
+                poll_slot,
+                cx
+            ));
             this.timer.set(None);
             // The call is over: its bulkhead slot (one for all its copies) is free for another.
             *this.slot = CallSlot::Untaken;
@@ -1034,17 +1049,16 @@ where
             if let Some(budget) = *this.budget {
                 guards = guards.budget(budget);
             }
-            let decision = if this.breaker.get().is_some() {
-                steps::decide_keeping(
+            let decision = match this.last.slot() {
+                Some(last) => steps::decide_keeping(
                     this.engine,
                     *this.name,
                     this.hooks,
                     outcome,
                     guards,
-                    this.last,
-                )
-            } else {
-                steps::decide(this.engine, *this.name, this.hooks, outcome, guards)
+                    last,
+                ),
+                None => steps::decide(this.engine, *this.name, this.hooks, outcome, guards),
             };
             match decision {
                 Decision::Stop(outcome) => {

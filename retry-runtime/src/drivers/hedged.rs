@@ -65,11 +65,8 @@ enum Next {
 }
 
 /// The copies of a hedged call, and what its timer waits for.
-pub(crate) struct Hedged<Fut: Future> {
+pub(crate) struct Hedged<Fut> {
     copies: Vec<HedgeCopy<Fut>>,
-    /// The last failed copy's outcome while a retry waits, when a breaker or a throttle may
-    /// turn that retry away (the call then ends with it: `steps::decide_keeping`).
-    last: Option<Fut::Output>,
     next: Next,
     /// No hedge may start any more in this call (the budget, the breaker or the throttle refused
     /// one).
@@ -79,11 +76,10 @@ pub(crate) struct Hedged<Fut: Future> {
     last_start: Option<Instant>,
 }
 
-impl<Fut: Future> Default for Hedged<Fut> {
+impl<Fut> Default for Hedged<Fut> {
     fn default() -> Self {
         Hedged {
             copies: Vec::with_capacity(2),
-            last: None,
             next: Next::Nothing,
             no_more_hedges: false,
             last_start: None,
@@ -112,10 +108,14 @@ fn guards_of<'a>(
 /// `poll_slot` takes the call's bulkhead slot (one for every copy), before the first attempt:
 /// `Ready(full)` (see `steps::poll_slot`; `Ready(false)` without a bulkhead). When the call is
 /// over, the driver clears its timer and frees its slot.
+///
+/// `last`: where the call keeps its last outcome while a retry waits, when its breaker or
+/// throttle may turn that retry away (see `drivers::kept`).
 #[allow(clippy::too_many_lines, reason = "the hedged loop's steps, in order")]
 pub(crate) fn poll_hedged<Op, Fut, T, E, K, C, R>(
     call: &mut HedgeCall<'_, '_, Op, K, C, R>,
     hedged: &mut Hedged<Fut>,
+    mut last: Option<&mut Option<Result<T, E>>>,
     mut poll_slot: impl FnMut(&mut Context<'_>) -> Poll<bool>,
     cx: &mut Context<'_>,
 ) -> Poll<Result<T, E>>
@@ -155,7 +155,7 @@ where
             // An earlier copy's failure already decided a retry, which waits for its backoff.
             let pending = hedged.next == Next::Retry;
             let (engine, name, hooks) = (&mut *call.engine, call.name, &mut *call.hooks);
-            let keep = (breaker.is_some() || throttle.is_some()).then_some(&mut hedged.last);
+            let keep = last.as_deref_mut();
             let decision = steps::decide_copy_pending(
                 engine, name, hooks, outcome, guards, others, pending, keep,
             );
@@ -225,7 +225,7 @@ where
                 false
             };
             hedged.next = Next::Nothing;
-            match start_next(call, hedged, kind, full) {
+            match start_next(call, hedged, last.as_deref_mut(), kind, full) {
                 ControlFlow::Break(Some(out)) => return Poll::Ready(out),
                 // A retry's backoff (poll its timer), or the attempt just started (poll it).
                 ControlFlow::Break(None) | ControlFlow::Continue(()) => continue,
@@ -265,6 +265,7 @@ where
 fn start_next<Op, Fut, T, E, K, C, R>(
     call: &mut HedgeCall<'_, '_, Op, K, C, R>,
     hedged: &mut Hedged<Fut>,
+    last: Option<&mut Option<Result<T, E>>>,
     kind: Next,
     full: bool,
 ) -> ControlFlow<Option<Result<T, E>>>
@@ -307,17 +308,11 @@ where
         }
     };
     let guards = guards_of(breaker, throttle, admitted, budget);
-    let decision = if breaker.is_some() || throttle.is_some() {
-        steps::decide_keeping(
-            call.engine,
-            call.name,
-            call.hooks,
-            outcome,
-            guards,
-            &mut hedged.last,
-        )
-    } else {
-        steps::decide(call.engine, call.name, call.hooks, outcome, guards)
+    let decision = match last {
+        Some(last) => {
+            steps::decide_keeping(call.engine, call.name, call.hooks, outcome, guards, last)
+        }
+        None => steps::decide(call.engine, call.name, call.hooks, outcome, guards),
     };
     match decision {
         Decision::Stop(out) => ControlFlow::Break(Some(out)),

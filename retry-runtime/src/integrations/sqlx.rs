@@ -29,7 +29,7 @@ const SQLITE_LOCKED: u32 = 6;
 /// | SQLSTATE `40P01` (Postgres `deadlock_detected`) | yes | no |
 /// | SQLSTATE `55P03` (Postgres `lock_not_available`: `lock_timeout`, `NOWAIT`) | yes | no |
 /// | MySQL 1205 `ER_LOCK_WAIT_TIMEOUT` (SQLSTATE `HY000`) | yes | yes |
-/// | SQLSTATE class `08` (connection exception; not Postgres's `08P01` `protocol_violation`), `57P01` `admin_shutdown`, `57P02` `crash_shutdown`, `57P03` `cannot_connect_now` (a server restarting) | yes | no |
+/// | SQLSTATE class `08` (connection exception; not Postgres's `08P01` `protocol_violation`, nor `08007` `transaction_resolution_unknown`: a COMMIT that may have landed), `57P01` `admin_shutdown`, `57P02` `crash_shutdown`, `57P03` `cannot_connect_now` (a server restarting) | yes | no |
 /// | `Error::PoolTimedOut` (no connection within the pool's `acquire_timeout`) | yes | yes |
 /// | `Error::Io(e)` | as [`std::io::Error`]: reset, refused, aborted, timed out… | kind `TimedOut` |
 /// | any other database error (a constraint violation, a syntax error…) and every other variant (`RowNotFound`, `PoolClosed`, `Protocol`, `Tls`, decoding…) | no | no |
@@ -83,8 +83,10 @@ fn database_error_is_transient(error: &dyn DatabaseError) -> bool {
     if code.len() == 5 {
         return matches!(
             &*code,
-            "40001" | "40P01" | "55P03" | "57P01" | "57P02" | "57P03"
-        ) || (code.starts_with("08") && code != "08P01")
+            "40001" | "40P01" | "55P03" | "57P01" | "57P02" | "57P03" // Class 08, connection exceptions, but a protocol violation (which repeats) and
+                                                                      // `transaction_resolution_unknown` (08007: the connection broke during COMMIT, which
+                                                                      // may have landed; a retry could apply the transaction twice).
+        ) || (code.starts_with("08") && !matches!(&*code, "08P01" | "08007"))
             || matches!(mysql_number(error), Some(1205 | 1213));
     }
     code.parse::<u32>()
@@ -267,10 +269,11 @@ mod tests {
             assert!(!postgres(sqlstate).is_timeout(), "{sqlstate}");
         }
         // unique_violation, syntax_error, query_canceled, division_by_zero, protocol_violation,
+        // transaction_resolution_unknown (a COMMIT that may have landed),
         // and all-digit SQLSTATEs whose low byte would be SQLite's BUSY were they read as numbers
         // (40965 & 0xff = 5): an SQLSTATE is never read as SQLite's code.
         for sqlstate in [
-            "23505", "42601", "57014", "22012", "08P01", "40965", "00005",
+            "23505", "42601", "57014", "22012", "08P01", "08007", "40965", "00005",
         ] {
             assert!(!transient(&postgres(sqlstate)), "{sqlstate}");
         }

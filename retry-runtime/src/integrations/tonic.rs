@@ -156,7 +156,7 @@ fn bit(code: Code) -> u32 {
 /// ```
 impl Transient for Status {
     fn is_transient(&self) -> bool {
-        if sources(self).any(is_rejection) {
+        if sources(self).any(is_rejection) || pushback_says_stop(self) {
             return false;
         }
         self.code() == Code::Unavailable
@@ -169,6 +169,32 @@ impl Transient for Status {
             || (self.code() == Code::Cancelled && self.message() == TimeoutExpired(()).to_string())
             || sources(self).any(is_timeout)
     }
+}
+
+/// The server's `grpc-retry-pushback-ms` says not to retry: negative or malformed (gRFC A6). A
+/// rejection this crate converts carries `-1`, so that a client one hop away, which sees the
+/// status but not its in-process source, does not retry it either.
+fn pushback_says_stop(status: &Status) -> bool {
+    status.metadata().get(PUSHBACK).is_some_and(|v| {
+        v.to_str()
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .is_none()
+    })
+}
+
+/// gRFC A6's pushback trailer.
+const PUSHBACK: &str = "grpc-retry-pushback-ms";
+
+/// A rejection's status: `UNAVAILABLE` with its text, its source, and A6's "do not retry"
+/// pushback (`-1`), which crosses the wire with the status (a server that returns it as its own
+/// answer tells its clients not to retry).
+fn rejection(source: impl StdError + Send + Sync + 'static) -> Status {
+    let mut status = Status::unavailable(source.to_string());
+    status
+        .metadata_mut()
+        .insert(PUSHBACK, tonic::metadata::MetadataValue::from_static("-1"));
+    with_source(status, source)
 }
 
 /// `status`'s sources, the nearest first.
@@ -247,7 +273,9 @@ impl FromElapsed for Status {
 }
 
 /// A call an open breaker rejected is `UNAVAILABLE` "circuit breaker is open", with the
-/// [`BreakerOpen`] as its source (feature `tonic`). Not transient: the rejection is never retried.
+/// [`BreakerOpen`] as its source and `grpc-retry-pushback-ms: -1` in its metadata (feature
+/// `tonic`). Not transient: the rejection is never retried, here or, when a server returns it,
+/// by its client (A6's pushback crosses the wire; the source does not).
 ///
 /// ```
 /// use std::error::Error;
@@ -259,10 +287,13 @@ impl FromElapsed for Status {
 /// assert_eq!(status.message(), "circuit breaker is open");
 /// assert!(status.source().unwrap().is::<BreakerOpen>());
 /// assert!(!status.is_transient());
+/// // Sent on by a server, it tells the next client not to retry (gRFC A6's pushback):
+/// let received = Status::with_metadata(status.code(), status.message(), status.metadata().clone());
+/// assert!(!received.is_transient());
 /// ```
 impl FromBreakerOpen for Status {
     fn from_breaker_open(open: BreakerOpen) -> Self {
-        with_source(Status::unavailable(open.to_string()), open)
+        rejection(open)
     }
 }
 
@@ -280,7 +311,7 @@ impl FromBreakerOpen for Status {
 /// ```
 impl FromThrottled for Status {
     fn from_throttled(shed: Throttled) -> Self {
-        with_source(Status::unavailable(shed.to_string()), shed)
+        rejection(shed)
     }
 }
 
@@ -298,7 +329,7 @@ impl FromThrottled for Status {
 /// ```
 impl FromBulkheadFull for Status {
     fn from_bulkhead_full(full: BulkheadFull) -> Self {
-        with_source(Status::unavailable(full.to_string()), full)
+        rejection(full)
     }
 }
 
@@ -433,7 +464,23 @@ mod tests {
             assert_eq!(status.code(), Code::Unavailable);
             assert!(!transient(&status), "{status}");
             assert!(!status.is_timeout(), "{status}");
+            // As a client one hop away receives it: code, message and trailers, no source.
+            let received =
+                Status::with_metadata(status.code(), status.message(), status.metadata().clone());
+            assert!(!transient(&received), "{received:?}");
         }
+        // A pushback that allows a retry, or none, leaves UNAVAILABLE transient; a malformed
+        // one, as A6 says, does not.
+        let mut later = Status::unavailable("busy");
+        later
+            .metadata_mut()
+            .insert(PUSHBACK, "250".parse().unwrap());
+        assert!(transient(&later));
+        let mut garbled = Status::unavailable("busy");
+        garbled
+            .metadata_mut()
+            .insert(PUSHBACK, "soon".parse().unwrap());
+        assert!(!transient(&garbled));
         // Even below a transport-looking wrapper.
         let nested = over(
             Code::Unavailable,

@@ -86,6 +86,7 @@ use tower_service::Service;
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
 use crate::drivers::closure::{ElapsedInto, NoTimeout, TimeoutInto};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
+use crate::drivers::kept::{self, KeepsOutcome, NotKept};
 use crate::drivers::timed::{poll_copy, set_timer};
 use crate::engine::context::{RetryContext, enter};
 use crate::engine::hooks::{ErrorHook, Hooks, OkHook, OnRetryHook, Unset};
@@ -164,11 +165,23 @@ impl<P: Deref<Target = RetryBudget>> BudgetSlot for Shared<P> {
     message = "a circuit breaker's rejection must become the service's error `{E}`, which has no conversion from `reattempt::BreakerOpen`",
     note = "say how with `.breaker_open_into(|open| …)` after `.circuit_breaker(..)`, or implement `From<reattempt::BreakerOpen>` for an error type of your own"
 )]
-pub trait BreakerFor<E> {
+pub trait BreakerFor<E>: KeepsOutcome {
     /// The breaker, if any.
     fn breaker(&self) -> Option<&CircuitBreaker>;
     /// The error of a rejected call.
     fn rejection(&self) -> E;
+}
+
+impl KeepsOutcome for NoGuard {
+    type Kept<O> = NotKept;
+}
+
+impl<P> KeepsOutcome for Shared<P> {
+    type Kept<O> = Option<O>;
+}
+
+impl<S, R, E> KeepsOutcome for Converted<S, R, E> {
+    type Kept<O> = Option<O>;
 }
 
 impl<E> BreakerFor<E> for NoGuard {
@@ -197,7 +210,7 @@ impl<E: FromBreakerOpen, P: Deref<Target = CircuitBreaker>> BreakerFor<E> for Sh
     message = "an attempt the adaptive throttle sheds must become the service's error `{E}`, which has no conversion from `reattempt::Throttled`",
     note = "say how with `.throttled_into(|shed| …)` after `.throttle(..)`, or implement `From<reattempt::Throttled>` for an error type of your own"
 )]
-pub trait ThrottleFor<E> {
+pub trait ThrottleFor<E>: KeepsOutcome {
     /// The throttle, if any.
     fn throttle(&self) -> Option<&AdaptiveThrottle>;
     /// The error of a shed attempt.
@@ -967,7 +980,8 @@ where
             hedged: None,
             attempt: None,
             timer: None,
-            last: None,
+            kept_for_breaker: Default::default(),
+            kept_for_throttle: Default::default(),
         }
     }
 }
@@ -979,6 +993,8 @@ pin_project! {
     pub struct ResponseFuture<S, Req, H, C, R, B, G, Q, L>
     where
         S: Service<Req>,
+        B: KeepsOutcome,
+        Q: KeepsOutcome,
         L: BulkheadSlot,
     {
         settings: Arc<Settings<R, B, G, Q, L>>,
@@ -1009,9 +1025,11 @@ pin_project! {
         attempt: Option<S::Future>,
         #[pin]
         timer: Option<Sleep>,
-        // The last attempt's outcome while a retry waits, when a breaker or a throttle may turn
-        // that retry away (the call then ends with it: `steps::decide_keeping`).
-        last: Option<Result<S::Response, S::Error>>,
+        // The last attempt's outcome while a retry waits, when the breaker or the throttle may
+        // turn that retry away (the call then ends with it: `steps::decide_keeping`); nothing
+        // without them (see `drivers::kept`).
+        kept_for_breaker: B::Kept<Result<S::Response, S::Error>>,
+        kept_for_throttle: Q::Kept<Result<S::Response, S::Error>>,
     }
 }
 
@@ -1172,6 +1190,7 @@ where
                 this.ready,
                 this.slot,
                 hedged,
+                kept::either(this.kept_for_breaker, this.kept_for_throttle),
                 this.timer,
                 cx,
             )
@@ -1190,7 +1209,7 @@ where
                 this.running,
                 this.attempt,
                 this.timer,
-                this.last,
+                kept::either(this.kept_for_breaker, this.kept_for_throttle),
                 cx,
             )
         };
@@ -1223,7 +1242,7 @@ fn drive<S, Req, H, C, R, B, G, Q, L>(
     running: &mut bool,
     mut attempt: Pin<&mut Option<S::Future>>,
     mut timer: Pin<&mut Option<Sleep>>,
-    last: &mut Option<Result<S::Response, S::Error>>,
+    mut last: Option<&mut Option<Result<S::Response, S::Error>>>,
     cx: &mut Context<'_>,
 ) -> Poll<Result<S::Response, S::Error>>
 where
@@ -1300,10 +1319,11 @@ where
             hooks: &mut *hooks,
             failed: &failed,
         };
-        let decision = if breaker.is_some() || throttle.is_some() {
-            steps::decide_keeping(engine, settings.name, &mut hooks, outcome, guards, last)
-        } else {
-            steps::decide(engine, settings.name, &mut hooks, outcome, guards)
+        let decision = match last.as_deref_mut() {
+            Some(last) => {
+                steps::decide_keeping(engine, settings.name, &mut hooks, outcome, guards, last)
+            }
+            None => steps::decide(engine, settings.name, &mut hooks, outcome, guards),
         };
         match decision {
             Decision::Stop(outcome) => {
@@ -1350,6 +1370,7 @@ fn drive_hedged<S, Req, H, C, R, B, G, Q, L>(
     ready: &mut bool,
     slot: &mut SlotOf<L>,
     (hedged, failed): &mut (Hedged<CopyAttempt<S, Req>>, Arc<AtomicBool>),
+    last: Option<&mut Option<Result<S::Response, S::Error>>>,
     mut timer: Pin<&mut Option<Sleep>>,
     cx: &mut Context<'_>,
 ) -> Poll<Result<S::Response, S::Error>>
@@ -1397,7 +1418,7 @@ where
         Some(slots) => steps::poll_slot(slots, slot, cx),
         None => Poll::Ready(false),
     };
-    let out = ready!(poll_hedged(&mut call, hedged, poll_slot, cx));
+    let out = ready!(poll_hedged(&mut call, hedged, last, poll_slot, cx));
     timer.set(None);
     // The call is over: its bulkhead slot (one for all its copies) is free for another.
     *slot = CallSlot::Untaken;
