@@ -20,7 +20,8 @@ use crate::error::Elapsed;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not say which of its values are transient",
     label = "`{Self}` does not implement `reattempt::Transient`",
-    note = "implement `reattempt::Transient` for `{Self}`, or list the retryable errors with `retry_on = [..]`"
+    note = "for a type of your own: implement `reattempt::Transient` for `{Self}`, or list the retryable errors with `retry_on = [..]`",
+    note = "for `tonic::Status`, `sqlx::Error` or `reqwest::Error`: enable reattempt's feature `tonic`, `sqlx` or `reqwest`; for another crate's type: `retry_if = |e| …` with its own methods"
 )]
 pub trait Transient {
     /// `true` when trying again may succeed.
