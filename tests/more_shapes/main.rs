@@ -5,6 +5,7 @@
 
 mod format_macro;
 mod generic_fallback;
+mod macro_fragments;
 mod patterns;
 mod policy_arg;
 mod receivers_format;
