@@ -131,7 +131,9 @@ pub const NEVER: bool = false;
 /// a function item declared there, less its own name, i.e. the function's path
 /// (`crate::module::Type::method`). In a trait impl the compiler prints that path
 /// `<crate::Type as crate::Trait>::method`; it is shortened to `crate::Type::method` once, on
-/// the first call (the only allocation, kept for the program's life), then read.
+/// the first call (the only allocation, kept for the program's life), then read. Generic
+/// parameters print as `_` (`Type<_>::method`): the compiler prints a type parameter so, and a
+/// const one by its name (`Ring<N>`), which is made `_` the same way.
 pub struct EventName(std::sync::OnceLock<&'static str>);
 
 impl EventName {
@@ -151,11 +153,13 @@ impl EventName {
         while let Some(outer) = path.strip_suffix("::{{closure}}") {
             path = outer;
         }
-        if !path.starts_with('<') {
+        if !path.starts_with('<') && !const_params_at(path).any(|_| true) {
             return path;
         }
-        self.0
-            .get_or_init(|| Box::leak(self_type_path(path).into_boxed_str()))
+        self.0.get_or_init(|| {
+            let path = self_type_path(path);
+            Box::leak(const_params_erased(&path).into_boxed_str())
+        })
     }
 }
 
@@ -163,6 +167,60 @@ impl Default for EventName {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// Primitive types and `bool` values: the only one-word arguments `type_name` prints that are
+/// not a const parameter (it prints a type by its path, a type parameter as `_`).
+const ONE_WORD_ARGUMENTS: [&str; 20] = [
+    "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
+    "i128", "isize", "f16", "f32", "f64", "f128", "true",
+];
+
+/// Where `path` names a const parameter (`type_name` prints `impl<const N: usize> Ring<N>`'s
+/// path as `Ring<N>`, a type parameter as `_`): a one-word generic argument, or array length,
+/// that is neither a number, `_`, a primitive type nor a `bool`. The byte ranges of those words.
+fn const_params_at(path: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let bytes = path.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            if !word(bytes[i]) || (i > 0 && word(bytes[i - 1])) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < bytes.len() && word(bytes[i]) {
+                i += 1;
+            }
+            let before = path[..start].trim_end().bytes().last();
+            let after = path[i..].trim_start().bytes().next();
+            let text = &path[start..i];
+            if matches!(before, Some(b'<' | b',' | b';'))
+                && matches!(after, Some(b'>' | b',' | b']'))
+                && text != "_"
+                && !text.starts_with(|c: char| c.is_ascii_digit())
+                && text != "false"
+                && !ONE_WORD_ARGUMENTS.contains(&text)
+            {
+                return Some(start..i);
+            }
+        }
+        None
+    })
+}
+
+/// `Ring<N>` → `Ring<_>`: a const parameter printed as a type parameter is.
+fn const_params_erased(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut last = 0;
+    for at in const_params_at(path) {
+        out.push_str(&path[last..at.start]);
+        out.push('_');
+        last = at.end;
+    }
+    out.push_str(&path[last..]);
+    out
 }
 
 /// `<A as Trait>::rest` → `A::rest` (repeated, for a `Self` type that is itself qualified);
@@ -212,6 +270,23 @@ mod event_name_tests {
         ] {
             assert_eq!(super::self_type_path(raw), name);
         }
+        for (raw, name) in [
+            ("a::Ring<N>::cap", "a::Ring<_>::cap"),
+            ("a::G<_, M>::g", "a::G<_, _>::g"),
+            ("a::G<a::m::Foo, true>::c", "a::G<a::m::Foo, true>::c"),
+            ("a::G<_, false>::e", "a::G<_, false>::e"),
+            ("a::R<4>::four", "a::R<4>::four"),
+            ("a::S<[u8; LEN], u8, 'c'>::f", "a::S<[u8; _], u8, 'c'>::f"),
+            ("a::L<'_>::l", "a::L<'_>::l"),
+            ("a::plain::path", "a::plain::path"),
+        ] {
+            assert_eq!(super::const_params_erased(raw), name, "{raw}");
+        }
+        static CONST_NAME: super::EventName = super::EventName::new();
+        assert_eq!(
+            CONST_NAME.get("<a::Ring<N> as a::T>::get::{{closure}}::__reattempt_name"),
+            "a::Ring<_>::get"
+        );
         let got = NAME.get("<a::A as a::Api>::get::__reattempt_name");
         assert_eq!(got, "a::A::get");
         assert!(std::ptr::eq(
