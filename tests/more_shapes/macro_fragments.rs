@@ -15,18 +15,20 @@ fn fallback(_: Fail) -> Result<u32, Fail> {
     Ok(99)
 }
 
+// rustfmt re-indents an attribute's arguments in a `macro_rules!` body on every run.
+#[rustfmt::skip]
 macro_rules! fragments {
     ($name:ident, $d:literal, $n:expr, $m:expr, $md:expr, $j:literal, $r:path, $label:literal) => {
         #[retryable(
-                    delay = $d,
-                    max_attempts = $n,
-                    multiplier = $m,
-                    max_delay = $md,
-                    jitter = $j,
-                    recover = $r,
-                    name = $label,
-                    backoff = "exponential"
-                )]
+            delay = $d,
+            max_attempts = $n,
+            multiplier = $m,
+            max_delay = $md,
+            jitter = $j,
+            recover = $r,
+            name = $label,
+            backoff = "exponential"
+        )]
         fn $name() -> Result<u32, Fail> {
             CALLS.fetch_add(1, Ordering::Relaxed);
             Err(Fail)
