@@ -398,6 +398,59 @@ pub fn clone_arg<T: CloneArg>(arg: &T) -> T {
     arg.clone()
 }
 
+/// A receiver taken by value (`self`, `mut self`, `self: Box<Self>`…), as one attempt's `__self`:
+/// a copy when the type is `Copy` (the body may use it as a value, `match self`, `f(self)`, as
+/// it may a `Copy` argument; each attempt starts from the caller's value), else a mutable borrow
+/// of it (not cloned: the body may use it but not move out of it; `&mut T` is `Send` when `T` is).
+///
+/// The generated code calls `ByValueReceiver(Some(&mut self)).__reattempt_receiver()` with
+/// [`ReceiveByValue`] in scope: method lookup tries `ByValueReceiver<T>` first (implemented when
+/// `T: Copy`, for a concrete type or a generic one bounded by `Copy`) and then
+/// `&mut ByValueReceiver<T>` (every `T`), as [`TimeoutProbe`] does.
+///
+/// ```
+/// use reattempt::__private::{ByValueReceiver, ReceiveByValue as _};
+///
+/// let mut n = 7_u32;
+/// let copied: u32 = ByValueReceiver(Some(&mut n)).__reattempt_receiver();
+/// let mut s = String::from("a");
+/// let borrowed: &mut String = ByValueReceiver(Some(&mut s)).__reattempt_receiver();
+/// borrowed.push('b');
+/// assert_eq!((copied, s.as_str()), (7, "ab"));
+/// ```
+#[derive(Debug)]
+pub struct ByValueReceiver<'a, T: ?Sized>(pub Option<&'a mut T>);
+
+/// See [`ByValueReceiver`].
+pub trait ReceiveByValue {
+    /// `T` or `&mut T`.
+    type Receiver;
+    /// The attempt's `__self`.
+    fn __reattempt_receiver(self) -> Self::Receiver;
+}
+
+impl<T: Copy> ReceiveByValue for ByValueReceiver<'_, T> {
+    type Receiver = T;
+    #[inline]
+    fn __reattempt_receiver(self) -> T {
+        match self.0 {
+            Some(receiver) => *receiver,
+            None => unreachable!("reattempt: a receiver is always given"),
+        }
+    }
+}
+
+impl<'a, T: ?Sized> ReceiveByValue for &mut ByValueReceiver<'a, T> {
+    type Receiver = &'a mut T;
+    #[inline]
+    fn __reattempt_receiver(self) -> &'a mut T {
+        match self.0.take() {
+            Some(receiver) => receiver,
+            None => unreachable!("reattempt: a receiver is taken once"),
+        }
+    }
+}
+
 /// A by-value argument, consumed once the attempts are over (it was only cloned from).
 #[inline]
 pub fn consume<T>(arg: T) {

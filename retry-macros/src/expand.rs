@@ -394,15 +394,28 @@ fn event_name(args: &RetryArgs, p: &TokenStream) -> (TokenStream, TokenStream) {
 }
 
 /// The receiver's per-attempt binding, `__self` (the body's `self`, renamed): a copy of `&self`,
-/// a reborrow of `&mut self` or `Pin<&mut Self>`, a mutable borrow of a receiver taken by value
-/// (which is not cloned; `&mut T` is `Send` when `T` is, where `&T` would need `T: Sync`).
-fn receiver_binding(receiver: Receiver, span: Span) -> TokenStream {
+/// a reborrow of `&mut self` or `Pin<&mut Self>`; for a receiver taken by value, a copy when
+/// `Self: Copy` (so that the body may use it as a value: `match self`, `f(self)`), else a mutable
+/// borrow (not cloned; `&mut T` is `Send` when `T` is, where `&T` would need `T: Sync`), chosen
+/// by method lookup (`__private::ByValueReceiver`). A `mut self` that is copied needs a `mut`
+/// binding, which a borrow does not use: it is used once (`&mut`), so that neither warns.
+fn receiver_binding(receiver: Receiver, span: Span, p: &TokenStream) -> TokenStream {
     let this = quote_spanned!(span=> __self);
     let slf = quote_spanned!(span=> self);
     match receiver {
         Receiver::Shared => quote!(let #this = #slf;),
         Receiver::Unique => quote!(let #this = &mut *#slf;),
-        Receiver::Value { .. } => quote!(let #this = &mut #slf;),
+        Receiver::Value { mutable } => {
+            let value = quote! {{
+                use #p::ReceiveByValue as _;
+                #p::ByValueReceiver(::core::option::Option::Some(&mut #slf)).__reattempt_receiver()
+            }};
+            if mutable {
+                quote!(let mut #this = #value; let _ = &mut #this;)
+            } else {
+                quote!(let #this = #value;)
+            }
+        }
         Receiver::Pinned { .. } => quote!(let #this = ::core::pin::Pin::as_mut(&mut #slf);),
     }
 }
@@ -474,7 +487,7 @@ fn per_attempt_bindings(
     p: &TokenStream,
 ) -> Vec<TokenStream> {
     let receiver = f.receiver.filter(|_| uses_self);
-    let receiver = receiver.map(|(receiver, span)| receiver_binding(receiver, span));
+    let receiver = receiver.map(|(receiver, span)| receiver_binding(receiver, span, p));
     let named = f.params.iter().filter(|a| named_by(a, body));
     receiver
         .into_iter()

@@ -3,6 +3,7 @@
 //! binary, so that CI links them once.
 #![deny(warnings, unused_mut, clippy::pedantic)]
 
+mod copy_receiver;
 mod format_macro;
 mod generic_fallback;
 mod macro_fragments;
