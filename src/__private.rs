@@ -260,6 +260,7 @@ mod event_name_tests {
     fn trait_impl_paths_are_shortened_to_the_self_type() {
         static NAME: super::EventName = super::EventName::new();
         static ASYNC_NAME: super::EventName = super::EventName::new();
+        static CONST_NAME: super::EventName = super::EventName::new();
         for (raw, name) in [
             ("a::A::get", "a::A::get"),
             ("<a::A as a::Api>::get", "a::A::get"),
@@ -282,7 +283,6 @@ mod event_name_tests {
         ] {
             assert_eq!(super::const_params_erased(raw), name, "{raw}");
         }
-        static CONST_NAME: super::EventName = super::EventName::new();
         assert_eq!(
             CONST_NAME.get("<a::Ring<N> as a::T>::get::{{closure}}::__reattempt_name"),
             "a::Ring<_>::get"

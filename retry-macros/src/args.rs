@@ -1048,27 +1048,26 @@ mod tests {
                 tokens,
             ))
         };
-        let (d, n, m, j, r, label, nested) = (
-            none(quote!("250ms")),
-            none(quote!(4)),
-            none(quote!(1.5)),
+        let (delay, attempts, multiplier) =
+            (none(quote!("250ms")), none(quote!(4)), none(quote!(1.5)));
+        let (jitter, recover, label, nested) = (
             none(quote!(0.5)),
             none(quote!(Self::fallback)),
             none(quote!("charge")),
             none(none(quote!("2s")).into()),
         );
-        let a = parsed(quote!(
-            delay = #d, max_attempts = #n, multiplier = #m, jitter = #j, recover = #r,
-            name = #label, max_delay = #nested, backoff = "exponential"
+        let args = parsed(quote!(
+            delay = #delay, max_attempts = #attempts, multiplier = #multiplier, jitter = #jitter,
+            recover = #recover, name = #label, max_delay = #nested, backoff = "exponential"
         ));
-        let s = &a.schedule.settings;
-        assert_eq!(s.delay, Some(Duration::from_millis(250)));
-        assert_eq!(s.max_attempts, Some(4));
-        assert_eq!(s.multiplier, Some(1.5));
-        assert_eq!(s.jitter, Some(Jitter::Proportional(0.5)));
-        assert_eq!(s.max_delay, Some(Duration::from_secs(2)));
-        assert!(a.recover.is_some_and(|p| p.segments.len() == 2));
-        assert_eq!(a.name.map(|n| n.value()), Some("charge".to_owned()));
+        let settings = &args.schedule.settings;
+        assert_eq!(settings.delay, Some(Duration::from_millis(250)));
+        assert_eq!(settings.max_attempts, Some(4));
+        assert_eq!(settings.multiplier, Some(1.5));
+        assert_eq!(settings.jitter, Some(Jitter::Proportional(0.5)));
+        assert_eq!(settings.max_delay, Some(Duration::from_secs(2)));
+        assert!(args.recover.is_some_and(|p| p.segments.len() == 2));
+        assert_eq!(args.name.map(|n| n.value()), Some("charge".to_owned()));
     }
 
     #[test]
