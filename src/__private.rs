@@ -4,7 +4,7 @@
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
 pub use retry_runtime::__private::{
-    Admission, Admitted, Call, Decision, Guards, ThrottleAdmission, hedge_ignored,
+    Admission, Admitted, Call, Decision, Guards, ThrottleAdmission, hedge_ignored, returned_borrow,
 };
 pub use retry_runtime::{
     AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, GiveUpReason, HedgeAfter, Jitter,
@@ -63,6 +63,13 @@ impl<R> TypeOf<R> {
     pub fn value(self) -> R {
         unreachable!("reattempt: TypeOf::value is only named, never called")
     }
+}
+
+/// The `T` of the function's `Result<T, E>`, for [`returned_borrow`] (which gives the loop's
+/// final `Ok` its lifetimes).
+#[inline]
+pub fn ok_type<R: IsResult>(_: TypeOf<R>) -> core::marker::PhantomData<fn() -> R::Ok> {
+    core::marker::PhantomData
 }
 
 /// The type of the function's return, checked to be a `Result`.
