@@ -4,7 +4,7 @@
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
 pub use retry_runtime::__private::{
-    Admission, Admitted, Call, Decision, Guards, ThrottleAdmission, hedge_ignored,
+    Admission, Admitted, Call, Decision, Guards, ThrottleAdmission, hedge_ignored, returned_borrow,
 };
 pub use retry_runtime::{
     AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, GiveUpReason, HedgeAfter, Jitter,
@@ -63,6 +63,13 @@ impl<R> TypeOf<R> {
     pub fn value(self) -> R {
         unreachable!("reattempt: TypeOf::value is only named, never called")
     }
+}
+
+/// The `T` of the function's `Result<T, E>`, for [`returned_borrow`] (which gives the loop's
+/// final `Ok` its lifetimes).
+#[inline]
+pub fn ok_type<R: IsResult>(_: TypeOf<R>) -> core::marker::PhantomData<fn() -> R::Ok> {
+    core::marker::PhantomData
 }
 
 /// The type of the function's return, checked to be a `Result`.
@@ -131,7 +138,9 @@ pub const NEVER: bool = false;
 /// a function item declared there, less its own name, i.e. the function's path
 /// (`crate::module::Type::method`). In a trait impl the compiler prints that path
 /// `<crate::Type as crate::Trait>::method`; it is shortened to `crate::Type::method` once, on
-/// the first call (the only allocation, kept for the program's life), then read.
+/// the first call (the only allocation, kept for the program's life), then read. Generic
+/// parameters print as `_` (`Type<_>::method`): the compiler prints a type parameter so, and a
+/// const one by its name (`Ring<N>`), which is made `_` the same way.
 pub struct EventName(std::sync::OnceLock<&'static str>);
 
 impl EventName {
@@ -151,11 +160,13 @@ impl EventName {
         while let Some(outer) = path.strip_suffix("::{{closure}}") {
             path = outer;
         }
-        if !path.starts_with('<') {
+        if !path.starts_with('<') && !const_params_at(path).any(|_| true) {
             return path;
         }
-        self.0
-            .get_or_init(|| Box::leak(self_type_path(path).into_boxed_str()))
+        self.0.get_or_init(|| {
+            let path = self_type_path(path);
+            Box::leak(const_params_erased(&path).into_boxed_str())
+        })
     }
 }
 
@@ -163,6 +174,60 @@ impl Default for EventName {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// Primitive types and `bool` values: the only one-word arguments `type_name` prints that are
+/// not a const parameter (it prints a type by its path, a type parameter as `_`).
+const ONE_WORD_ARGUMENTS: [&str; 20] = [
+    "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
+    "i128", "isize", "f16", "f32", "f64", "f128", "true",
+];
+
+/// Where `path` names a const parameter (`type_name` prints `impl<const N: usize> Ring<N>`'s
+/// path as `Ring<N>`, a type parameter as `_`): a one-word generic argument, or array length,
+/// that is neither a number, `_`, a primitive type nor a `bool`. The byte ranges of those words.
+fn const_params_at(path: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let bytes = path.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            if !word(bytes[i]) || (i > 0 && word(bytes[i - 1])) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < bytes.len() && word(bytes[i]) {
+                i += 1;
+            }
+            let before = path[..start].trim_end().bytes().last();
+            let after = path[i..].trim_start().bytes().next();
+            let text = &path[start..i];
+            if matches!(before, Some(b'<' | b',' | b';'))
+                && matches!(after, Some(b'>' | b',' | b']'))
+                && text != "_"
+                && !text.starts_with(|c: char| c.is_ascii_digit())
+                && text != "false"
+                && !ONE_WORD_ARGUMENTS.contains(&text)
+            {
+                return Some(start..i);
+            }
+        }
+        None
+    })
+}
+
+/// `Ring<N>` → `Ring<_>`: a const parameter printed as a type parameter is.
+fn const_params_erased(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut last = 0;
+    for at in const_params_at(path) {
+        out.push_str(&path[last..at.start]);
+        out.push('_');
+        last = at.end;
+    }
+    out.push_str(&path[last..]);
+    out
 }
 
 /// `<A as Trait>::rest` → `A::rest` (repeated, for a `Self` type that is itself qualified);
@@ -202,6 +267,7 @@ mod event_name_tests {
     fn trait_impl_paths_are_shortened_to_the_self_type() {
         static NAME: super::EventName = super::EventName::new();
         static ASYNC_NAME: super::EventName = super::EventName::new();
+        static CONST_NAME: super::EventName = super::EventName::new();
         for (raw, name) in [
             ("a::A::get", "a::A::get"),
             ("<a::A as a::Api>::get", "a::A::get"),
@@ -212,6 +278,22 @@ mod event_name_tests {
         ] {
             assert_eq!(super::self_type_path(raw), name);
         }
+        for (raw, name) in [
+            ("a::Ring<N>::cap", "a::Ring<_>::cap"),
+            ("a::G<_, M>::g", "a::G<_, _>::g"),
+            ("a::G<a::m::Foo, true>::c", "a::G<a::m::Foo, true>::c"),
+            ("a::G<_, false>::e", "a::G<_, false>::e"),
+            ("a::R<4>::four", "a::R<4>::four"),
+            ("a::S<[u8; LEN], u8, 'c'>::f", "a::S<[u8; _], u8, 'c'>::f"),
+            ("a::L<'_>::l", "a::L<'_>::l"),
+            ("a::plain::path", "a::plain::path"),
+        ] {
+            assert_eq!(super::const_params_erased(raw), name, "{raw}");
+        }
+        assert_eq!(
+            CONST_NAME.get("<a::Ring<N> as a::T>::get::{{closure}}::__reattempt_name"),
+            "a::Ring<_>::get"
+        );
         let got = NAME.get("<a::A as a::Api>::get::__reattempt_name");
         assert_eq!(got, "a::A::get");
         assert!(std::ptr::eq(
@@ -328,6 +410,59 @@ impl<T: Clone> CloneArg for T {}
 #[inline]
 pub fn clone_arg<T: CloneArg>(arg: &T) -> T {
     arg.clone()
+}
+
+/// A receiver taken by value (`self`, `mut self`, `self: Box<Self>`…), as one attempt's `__self`:
+/// a copy when the type is `Copy` (the body may use it as a value, `match self`, `f(self)`, as
+/// it may a `Copy` argument; each attempt starts from the caller's value), else a mutable borrow
+/// of it (not cloned: the body may use it but not move out of it; `&mut T` is `Send` when `T` is).
+///
+/// The generated code calls `ByValueReceiver(Some(&mut self)).__reattempt_receiver()` with
+/// [`ReceiveByValue`] in scope: method lookup tries `ByValueReceiver<T>` first (implemented when
+/// `T: Copy`, for a concrete type or a generic one bounded by `Copy`) and then
+/// `&mut ByValueReceiver<T>` (every `T`), as [`TimeoutProbe`] does.
+///
+/// ```
+/// use reattempt::__private::{ByValueReceiver, ReceiveByValue as _};
+///
+/// let mut n = 7_u32;
+/// let copied: u32 = ByValueReceiver(Some(&mut n)).__reattempt_receiver();
+/// let mut s = String::from("a");
+/// let borrowed: &mut String = ByValueReceiver(Some(&mut s)).__reattempt_receiver();
+/// borrowed.push('b');
+/// assert_eq!((copied, s.as_str()), (7, "ab"));
+/// ```
+#[derive(Debug)]
+pub struct ByValueReceiver<'a, T: ?Sized>(pub Option<&'a mut T>);
+
+/// See [`ByValueReceiver`].
+pub trait ReceiveByValue {
+    /// `T` or `&mut T`.
+    type Receiver;
+    /// The attempt's `__self`.
+    fn __reattempt_receiver(self) -> Self::Receiver;
+}
+
+impl<T: Copy> ReceiveByValue for ByValueReceiver<'_, T> {
+    type Receiver = T;
+    #[inline]
+    fn __reattempt_receiver(self) -> T {
+        match self.0 {
+            Some(receiver) => *receiver,
+            None => unreachable!("reattempt: a receiver is always given"),
+        }
+    }
+}
+
+impl<'a, T: ?Sized> ReceiveByValue for &mut ByValueReceiver<'a, T> {
+    type Receiver = &'a mut T;
+    #[inline]
+    fn __reattempt_receiver(self) -> &'a mut T {
+        match self.0.take() {
+            Some(receiver) => receiver,
+            None => unreachable!("reattempt: a receiver is taken once"),
+        }
+    }
 }
 
 /// A by-value argument, consumed once the attempts are over (it was only cloned from).

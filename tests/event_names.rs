@@ -141,3 +141,56 @@ fn async_fns_are_named_like_blocking_ones() {
     );
     assert!(text.contains("name=\"event_names::free_async\""), "{text}");
 }
+
+// Issue 25, finding 14: generic parameters print as `_` in a default name, const ones too
+// (`type_name` prints a const parameter by its name).
+struct Ring<const N: usize>;
+
+impl<const N: usize> Ring<N> {
+    #[retryable(max_attempts = 2, delay = "1ms", jitter = "none")]
+    fn cap(&self) -> Result<usize, Fail> {
+        if first_try() { Err(Fail) } else { Ok(N) }
+    }
+}
+
+struct Pair<T, const M: bool>(T);
+
+impl<T: Clone, const M: bool> Pair<T, M> {
+    #[retryable(max_attempts = 2, delay = "1ms", jitter = "none")]
+    fn first(&self) -> Result<T, Fail> {
+        if first_try() {
+            Err(Fail)
+        } else {
+            Ok(self.0.clone())
+        }
+    }
+}
+
+impl Ring<4> {
+    #[retryable(max_attempts = 2, delay = "1ms", jitter = "none")]
+    fn four(&self) -> Result<usize, Fail> {
+        if first_try() { Err(Fail) } else { Ok(4) }
+    }
+}
+
+#[test]
+fn const_parameters_print_as_underscores() {
+    let text = logged(|| {
+        assert_eq!(Ring::<8>.cap(), Ok(8));
+        assert_eq!(Pair::<u8, true>(3).first(), Ok(3));
+        assert_eq!(Ring::<4>.four(), Ok(4));
+    });
+    assert!(
+        text.contains("name=\"event_names::Ring<_>::cap\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("name=\"event_names::Pair<_, _>::first\""),
+        "{text}"
+    );
+    // A concrete argument is kept.
+    assert!(
+        text.contains("name=\"event_names::Ring<4>::four\""),
+        "{text}"
+    );
+}

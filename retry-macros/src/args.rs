@@ -277,7 +277,7 @@ fn split(args: TokenStream) -> syn::Result<Split> {
                 }
                 *slot = Some(pats);
             } else {
-                out.rest.push(input.parse::<NestedMeta>()?);
+                out.rest.push(ungrouped(input.parse::<NestedMeta>()?));
             }
             if input.is_empty() {
                 break;
@@ -287,6 +287,23 @@ fn split(args: TokenStream) -> syn::Result<Split> {
         Ok(out)
     };
     parser.parse2(args)
+}
+
+/// The item with its value out of the invisible groups a `macro_rules!` fragment puts around
+/// it (`$d:literal`, `$e:expr`, `$r:path` are each one `Group` with `Delimiter::None`). syn reads
+/// such a value as `Expr::Group` unless it is a lone literal at the end of the list, and every
+/// check here (and darling) looks for an `Expr::Lit` or an `Expr::Path`: without this, the same
+/// tokens were the wrong kind of value as soon as another key followed them.
+fn ungrouped(item: NestedMeta) -> NestedMeta {
+    match item {
+        NestedMeta::Meta(syn::Meta::NameValue(mut nv)) => {
+            while let Expr::Group(g) = nv.value {
+                nv.value = *g.expr;
+            }
+            NestedMeta::Meta(syn::Meta::NameValue(nv))
+        }
+        other => other,
+    }
 }
 
 /// The tokens up to the next `,` at this level (a key's value), consumed.
@@ -1019,6 +1036,38 @@ mod tests {
             panic!("{e}");
         }
         parsed.args
+    }
+
+    #[test]
+    fn values_in_invisible_groups_are_read_as_written() {
+        // What `macro_rules!` passes for `$d:literal`, `$e:expr`, `$r:path`: each value in a
+        // `Group` with `Delimiter::None`, another key after it (issue 25, finding 12).
+        let none = |tokens: TokenStream| {
+            proc_macro2::TokenTree::Group(proc_macro2::Group::new(
+                proc_macro2::Delimiter::None,
+                tokens,
+            ))
+        };
+        let (delay, attempts, multiplier) =
+            (none(quote!("250ms")), none(quote!(4)), none(quote!(1.5)));
+        let (jitter, recover, label, nested) = (
+            none(quote!(0.5)),
+            none(quote!(Self::fallback)),
+            none(quote!("charge")),
+            none(none(quote!("2s")).into()),
+        );
+        let args = parsed(quote!(
+            delay = #delay, max_attempts = #attempts, multiplier = #multiplier, jitter = #jitter,
+            recover = #recover, name = #label, max_delay = #nested, backoff = "exponential"
+        ));
+        let settings = &args.schedule.settings;
+        assert_eq!(settings.delay, Some(Duration::from_millis(250)));
+        assert_eq!(settings.max_attempts, Some(4));
+        assert_eq!(settings.multiplier, Some(1.5));
+        assert_eq!(settings.jitter, Some(Jitter::Proportional(0.5)));
+        assert_eq!(settings.max_delay, Some(Duration::from_secs(2)));
+        assert!(args.recover.is_some_and(|p| p.segments.len() == 2));
+        assert_eq!(args.name.map(|n| n.value()), Some("charge".to_owned()));
     }
 
     #[test]

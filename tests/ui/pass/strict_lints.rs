@@ -88,6 +88,27 @@ async fn plain(n: u8) -> Result<u8, Fail> {
     if first_try() { Err(Fail) } else { Ok(n) }
 }
 
+// `mut self` by value: copied per attempt for a `Copy` type (the attempt's binding is `mut`),
+// borrowed otherwise (where that `mut` is not needed, and must not warn).
+#[derive(Clone, Copy)]
+struct Id(u8);
+
+impl Id {
+    #[retryable(max_attempts = 3, delay = "1ms")]
+    fn bumped(mut self) -> Result<u8, Fail> {
+        self.0 += 1;
+        if first_try() { Err(Fail) } else { Ok(self.0) }
+    }
+}
+
+impl Client {
+    #[retryable(max_attempts = 3, delay = "1ms")]
+    fn owned(mut self) -> Result<u32, Fail> {
+        self.calls += 1;
+        if first_try() { Err(Fail) } else { Ok(self.calls) }
+    }
+}
+
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     assert_eq!(read(5).await.ok(), Some(5));
@@ -98,4 +119,6 @@ async fn main() {
     assert_eq!(impl_return(String::new()).await.map(|d| d.to_string()), Ok("1".to_owned()));
     assert_eq!(blocking((1, 2)), Ok(3));
     assert_eq!(bound("ab".to_owned()).await, Ok(2));
+    assert_eq!(Id(1).bumped(), Ok(2));
+    assert_eq!(Client { calls: 0 }.owned(), Ok(2));
 }
