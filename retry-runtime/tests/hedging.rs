@@ -915,3 +915,37 @@ async fn losing_copies_do_not_make_the_throttle_shed_a_healthy_dependency() {
     );
     assert!(throttle.rejection_probability() <= 0.0);
 }
+
+/// Issue 25, finding 1: a copy that fails while a later copy runs is reported as itself. The
+/// first attempt fails at 70 ms while the hedge (attempt 2, started at 50 ms) still runs: the
+/// retry it leads to is reported, to `on_retry` and in the retry event, as attempt 1's failure,
+/// not as the newest copy's.
+#[tokio::test(start_paused = true)]
+async fn on_retry_sees_the_attempt_of_the_copy_that_failed_not_the_newest() {
+    let policy = hedged(50 * MS, 3);
+    let seen = RefCell::new(vec![]);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            async move {
+                match n {
+                    1 => {
+                        sleep(70 * MS).await;
+                        Err(io::ErrorKind::ConnectionReset.into())
+                    }
+                    2 => {
+                        sleep(1000 * MS).await;
+                        Ok(2)
+                    }
+                    _ => {
+                        sleep(10 * MS).await;
+                        Ok(n)
+                    }
+                }
+            }
+        })
+        .on_retry(|_: &io::Error, ctx, _| seen.borrow_mut().push(ctx.attempt()))
+        .await;
+    assert_eq!(out.unwrap(), 3);
+    assert_eq!(*seen.borrow(), [1], "the copy that failed was attempt 1");
+}

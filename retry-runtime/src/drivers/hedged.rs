@@ -157,7 +157,15 @@ where
             let (engine, name, hooks) = (&mut *call.engine, call.name, &mut *call.hooks);
             let keep = (breaker.is_some() || throttle.is_some()).then_some(&mut hedged.last);
             let decision = steps::decide_copy_pending(
-                engine, name, hooks, outcome, guards, others, pending, keep,
+                engine,
+                name,
+                hooks,
+                outcome,
+                guards,
+                others,
+                pending,
+                keep,
+                copy.number,
             );
             // Whether this copy timed out is its own: the next copy to end is another attempt.
             call.engine.forget_timed_out();

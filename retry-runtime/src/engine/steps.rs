@@ -217,7 +217,7 @@ pub fn decide<T, E: Debug>(
     outcome: Result<T, E>,
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
-    decide_inner(engine, name, hooks, outcome, guards, None)
+    decide_inner(engine, name, hooks, outcome, guards, None, 0)
 }
 
 /// As [`decide`], for a call whose breaker or throttle may turn away a *retry*: the outcome of
@@ -261,13 +261,30 @@ pub fn decide_keeping<T, E: Debug>(
     guards: Guards<'_>,
     last: &mut Option<Result<T, E>>,
 ) -> Decision<Result<T, E>> {
-    let decision = decide_inner(engine, name, hooks, outcome, guards, Some(last));
+    decide_keeping_as(engine, name, hooks, outcome, guards, last, 0)
+}
+
+/// [`decide_keeping`] for the outcome of attempt `number` (0: the engine's current attempt),
+/// which `on_retry` and the retry event report: a hedged call's copy that ends while a later
+/// copy runs is its own attempt, not the newest.
+fn decide_keeping_as<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: impl CallName,
+    hooks: &mut impl Hooks<T, E>,
+    outcome: Result<T, E>,
+    guards: Guards<'_>,
+    last: &mut Option<Result<T, E>>,
+    number: u32,
+) -> Decision<Result<T, E>> {
+    let decision = decide_inner(engine, name, hooks, outcome, guards, Some(last), number);
     if let Decision::Stop(_) = decision {
         *last = None;
     }
     decision
 }
 
+/// The rules of [`decide`], for attempt `number` (0: the engine's current attempt; see
+/// [`decide_keeping_as`]).
 #[inline]
 fn decide_inner<T, E: Debug>(
     engine: &mut Engine<'_>,
@@ -276,6 +293,7 @@ fn decide_inner<T, E: Debug>(
     outcome: Result<T, E>,
     guards: Guards<'_>,
     last: Option<&mut Option<Result<T, E>>>,
+    number: u32,
 ) -> Decision<Result<T, E>> {
     // The success path, kept small so that it inlines into the caller's loop.
     match outcome {
@@ -291,9 +309,9 @@ fn decide_inner<T, E: Debug>(
         Ok(value) => {
             events::attempt_made(name);
             let hint = hooks.retry_after_ok(&value);
-            after_ok_to_retry(engine, name.name(), value, hint, guards, last)
+            after_ok_to_retry(engine, name.name(), value, hint, guards, last, number)
         }
-        Err(error) => after_error(engine, name.name(), hooks, error, guards, last),
+        Err(error) => after_error(engine, name.name(), hooks, error, guards, last, number),
     }
 }
 
@@ -347,11 +365,12 @@ fn after_ok_to_retry<T, E>(
     hint: Option<Duration>,
     guards: Guards<'_>,
     last: Option<&mut Option<Result<T, E>>>,
+    number: u32,
 ) -> Decision<Result<T, E>> {
     guards.record(false);
     match after_failure(engine, true, hint, guards) {
         Decision::Retry(delay) => {
-            events::retrying_ok(name, engine.attempt(), delay);
+            events::retrying_ok(name, reported(engine, number), delay);
             if let Some(last) = last {
                 *last = Some(Ok(value));
             }
@@ -374,6 +393,7 @@ fn after_error<T, E: Debug>(
     error: E,
     guards: Guards<'_>,
     last: Option<&mut Option<Result<T, E>>>,
+    number: u32,
 ) -> Decision<Result<T, E>> {
     if engine.not_made() {
         // No time remained to make the attempt: the call is over. The dependency was not asked,
@@ -410,9 +430,9 @@ fn after_error<T, E: Debug>(
     };
     match after_failure(engine, retryable, hint, guards) {
         Decision::Retry(delay) => {
-            hooks.on_retry(&error, &RetryContext::of(engine), delay);
+            hooks.on_retry(&error, &RetryContext::of_copy(engine, number), delay);
             let logged = Logged::new(&error, engine.policy().log_error);
-            events::retrying(name, engine.attempt(), delay, logged);
+            events::retrying(name, reported(engine, number), delay, logged);
             if let Some(last) = last {
                 *last = Some(Err(error));
             }
@@ -423,6 +443,16 @@ fn after_error<T, E: Debug>(
             events::giving_up(name, engine.attempt(), reason, Some(logged));
             Decision::Stop(Err(error))
         }
+    }
+}
+
+/// The attempt a retry reports (`on_retry`, the retry event): `number`, or the engine's current
+/// attempt for 0.
+fn reported(engine: &Engine<'_>, number: u32) -> u32 {
+    if number == 0 {
+        engine.attempt()
+    } else {
+        number
     }
 }
 
@@ -468,7 +498,7 @@ pub fn decide_copy<T, E: Debug>(
     guards: Guards<'_>,
     others: bool,
 ) -> CopyDecision<Result<T, E>> {
-    decide_copy_pending(engine, name, hooks, outcome, guards, others, false, None)
+    decide_copy_pending(engine, name, hooks, outcome, guards, others, false, None, 0)
 }
 
 /// As [`decide_copy`], and `retry_pending`: a retry is already decided and waits for its backoff
@@ -480,6 +510,9 @@ pub fn decide_copy<T, E: Debug>(
 /// retry no earlier than the hint ([`CopyDecision::Retry`]: the driver keeps the later start).
 /// A non-retryable failure ends the call, and the retry it will not make is refunded to the
 /// budget (an attempt never made costs nothing).
+///
+/// `number` is the copy's own attempt (0: the engine's current one): a retry it leads to is
+/// reported (`on_retry`'s context, the retry event) as that attempt's, not the newest copy's.
 #[allow(
     clippy::too_many_arguments,
     reason = "the copy's outcome and the call's state"
@@ -493,6 +526,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     others: bool,
     retry_pending: bool,
     mut last: Option<&mut Option<Result<T, E>>>,
+    number: u32,
 ) -> CopyDecision<Result<T, E>> {
     let to_copy = |d: Decision<Result<T, E>>| match d {
         Decision::Stop(r) => CopyDecision::Stop(r),
@@ -500,8 +534,8 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     };
     if !others && !retry_pending {
         return to_copy(match last {
-            Some(last) => decide_keeping(engine, name, hooks, outcome, guards, last),
-            None => decide(engine, name, hooks, outcome, guards),
+            Some(last) => decide_keeping_as(engine, name, hooks, outcome, guards, last, number),
+            None => decide_inner(engine, name, hooks, outcome, guards, None, number),
         });
     }
     // A failure that leads to a retry (or waits for one) is the call's last real outcome, which
@@ -556,6 +590,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         ok_hint,
         guards,
         retry_pending,
+        number,
     );
     if let Some(error) = retry_error {
         keep(Err(error));
@@ -565,6 +600,10 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
 
 /// The rest of [`decide_copy_pending`], for a retryable failure (`error`, or a retried `Ok` with
 /// its hint `ok_hint`) while other copies are in flight or a retry is pending.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the copy's outcome and the call's state"
+)]
 fn after_copy_failure<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: &'static str,
@@ -573,6 +612,7 @@ fn after_copy_failure<T, E: Debug>(
     ok_hint: Option<Duration>,
     guards: Guards<'_>,
     retry_pending: bool,
+    number: u32,
 ) -> CopyDecision<Result<T, E>> {
     // The retry already decided is the one this failure would start; the hint this failure
     // carries (within `max_delay`) is a floor under its start: `Retry(hint)`, no earlier than.
@@ -607,11 +647,11 @@ fn after_copy_failure<T, E: Debug>(
     match engine.after_failure_within(true, hint, Instant::now(), inherited, guards.budget_ref()) {
         Decision::Retry(delay) => {
             if let Some(error) = error {
-                hooks.on_retry(error, &RetryContext::of(engine), delay);
+                hooks.on_retry(error, &RetryContext::of_copy(engine, number), delay);
                 let logged = Logged::new(error, engine.policy().log_error);
-                events::retrying(name, engine.attempt(), delay, logged);
+                events::retrying(name, reported(engine, number), delay, logged);
             } else {
-                events::retrying_ok(name, engine.attempt(), delay);
+                events::retrying_ok(name, reported(engine, number), delay);
             }
             CopyDecision::Retry(delay)
         }
