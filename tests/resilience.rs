@@ -172,7 +172,11 @@ async fn a_thousand_concurrent_calls_through_one_breaker_and_one_budget() {
     // A call turned away at once ends with the rejection; a call whose retry was turned away
     // ends with the dependency's error (how many of each depends on how the tasks raced).
     assert_eq!(rejected + failed, 1000);
-    assert_eq!(SHARED_BREAKER.state(), BreakerState::Open, "the breaker opened under the storm");
+    assert_eq!(
+        SHARED_BREAKER.state(),
+        BreakerState::Open,
+        "the breaker opened under the storm"
+    );
     // Every request that reached the dependency was a first attempt or a paid-for retry. The
     // dependency never succeeds, so the tokens gone are the retries made (a retry the breaker
     // rejected was refunded), 5 each, and at most 500 / 5 of them.
