@@ -949,3 +949,38 @@ async fn on_retry_sees_the_attempt_of_the_copy_that_failed_not_the_newest() {
     assert_eq!(out.unwrap(), 3);
     assert_eq!(*seen.borrow(), [1], "the copy that failed was attempt 1");
 }
+
+/// Issue 25, finding 6: a quantile `hedge_after` waits its starting delay (100 ms) until the
+/// estimate has samples; beside a shorter `timeout`, every attempt is cut before it, so no call
+/// ever hedges and no latency above the timeout is ever seen. `build` refuses it, naming the
+/// field; a starting delay below the timeout builds.
+#[test]
+fn a_quantiles_starting_delay_not_below_the_timeout_is_refused() {
+    let p95 = HedgeAfter::quantile(95.0);
+    let err = RetryPolicy::builder()
+        .timeout(50 * MS)
+        .hedge_after(p95)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.field(), "hedge_after");
+    assert!(err.to_string().contains("starting delay"), "{err}");
+    assert!(
+        RetryPolicy::builder()
+            .timeout(150 * MS)
+            .hedge_after(p95)
+            .build()
+            .is_ok()
+    );
+    let short_start = HedgeAfter::Quantile {
+        percentile: 95.0,
+        floor: MS,
+        start: 20 * MS,
+    };
+    assert!(
+        RetryPolicy::builder()
+            .timeout(50 * MS)
+            .hedge_after(short_start)
+            .build()
+            .is_ok()
+    );
+}
