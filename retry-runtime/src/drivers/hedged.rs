@@ -109,14 +109,15 @@ fn guards_of<'a>(
 /// outcome to `steps::decide_copy`, and set the timer for the next start (a hedge, `hedge_after`
 /// after the last start; or a retry, after its backoff). Dropping `hedged` drops every copy.
 ///
-/// `poll_slot` takes the call's bulkhead slot (one for every copy), before the first attempt:
-/// `Ready(full)` (see `steps::poll_slot`; `Ready(false)` without a bulkhead). When the call is
+/// `poll_slot` takes the call's bulkhead slot (one for every copy), before the first attempt, for
+/// the call's engine: `Ready(full)` (see `steps::poll_slot`, whose wait ends by the call's
+/// deadline; `Ready(false)` without a bulkhead). When the call is
 /// over, the driver clears its timer and frees its slot.
 #[allow(clippy::too_many_lines, reason = "the hedged loop's steps, in order")]
 pub(crate) fn poll_hedged<Op, Fut, T, E, K, C, R>(
     call: &mut HedgeCall<'_, '_, Op, K, C, R>,
     hedged: &mut Hedged<Fut>,
-    mut poll_slot: impl FnMut(&mut Context<'_>) -> Poll<bool>,
+    mut poll_slot: impl FnMut(&Engine<'_>, &mut Context<'_>) -> Poll<bool>,
     cx: &mut Context<'_>,
 ) -> Poll<Result<T, E>>
 where
@@ -225,7 +226,7 @@ where
         if let Some(kind) = due {
             // Before the first attempt: the bulkhead's slot, one for every copy of the call.
             let full = if call.engine.attempt() == 0 {
-                match poll_slot(cx) {
+                match poll_slot(call.engine, cx) {
                     Poll::Ready(full) => full,
                     Poll::Pending => return Poll::Pending,
                 }

@@ -86,19 +86,34 @@ pub fn admit(
 /// away (pass it to [`admit`]). The slot is held until the driver drops `slot`, at the call's
 /// end, its sleeps included.
 ///
+/// The wait never outlives the call's deadline: its own `max_elapsed` (whose clock starts with
+/// the wait: the wait is part of the call) or an enclosing call's, whichever is earlier
+/// ([`slot_deadline`]). A wait that ends without a slot ends the call as a spent deadline
+/// does everywhere else: if the attempt could not be made now (`timed`, see
+/// [`Engine::would_run`]), the call holds no slot (`CallSlot::Expired`), `Ready(false)`, and
+/// [`begin`] finds no time left: the attempt is not made, and the call ends with the timeout's
+/// error as `GiveUpReason::DeadlineReached`. A call whose attempt would run anyway (untimed:
+/// no `timeout`, which a deadline never cuts) is turned away (`Ready(true)`, `BulkheadFull`):
+/// it cannot run without a slot.
+///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
 /// use retry_runtime::Bulkhead;
 /// use retry_runtime::__private::{CallSlot, poll_slot};
 ///
+/// use retry_runtime::RetryPolicy;
+/// use retry_runtime::__private::Engine;
+///
+/// let policy = RetryPolicy::builder().build().unwrap();
+/// let engine = Engine::new(&policy);
 /// let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
 /// let mut slot = CallSlot::default();
-/// let full = std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut slot, cx)).await;
+/// let full = std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut slot, &engine, false, cx)).await;
 /// assert!(!full);
 /// assert_eq!(bulkhead.in_flight(), 1);
 /// let mut other = CallSlot::default();
-/// assert!(std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut other, cx)).await);
+/// assert!(std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut other, &engine, false, cx)).await);
 /// drop(slot);
 /// assert_eq!(bulkhead.in_flight(), 0);
 /// # }
@@ -110,26 +125,51 @@ pub fn admit(
 pub fn poll_slot<'b, S: SlotSource<'b>>(
     bulkhead: S,
     slot: &mut CallSlot<'b, S::Permit>,
+    engine: &Engine<'_>,
+    timed: bool,
     cx: &mut std::task::Context<'_>,
 ) -> std::task::Poll<bool> {
     loop {
         match slot {
-            CallSlot::Held(_) => return std::task::Poll::Ready(false),
+            CallSlot::Held(_) | CallSlot::Expired => return std::task::Poll::Ready(false),
             CallSlot::Full => return std::task::Poll::Ready(true),
             CallSlot::Untaken => {
                 *slot = match bulkhead.try_take() {
                     Err(_) if bulkhead.bulkhead().max_wait().is_some() => {
-                        CallSlot::Waiting(bulkhead.wait())
+                        CallSlot::Waiting(bulkhead.wait(slot_deadline(engine)))
                     }
                     taken => CallSlot::from_acquired(taken),
                 };
             }
             CallSlot::Waiting(wait) => {
                 let taken = std::task::ready!(wait.as_mut().poll(cx));
-                *slot = CallSlot::from_acquired(taken);
+                *slot = match taken {
+                    Err(_) if !slot_wait_full(engine, timed) => CallSlot::Expired,
+                    taken => CallSlot::from_acquired(taken),
+                };
             }
         }
     }
+}
+
+/// The instant a call's wait for a bulkhead slot ends by, whatever the bulkhead's `max_wait`:
+/// the earlier of the call's own deadline (its clock started now if its policy has
+/// `max_elapsed` and it has not started: the wait is part of the call) and the enclosing calls'
+/// ([`context::inherited_deadline`], whether or not the call's attempts are timed: a nested call
+/// never waits past its caller's deadline). Read only when the call must wait.
+pub(crate) fn slot_deadline(engine: &Engine<'_>) -> Option<Instant> {
+    if engine.policy().max_elapsed().is_some() {
+        engine.start_or(Instant::now);
+    }
+    state::earliest(engine.deadline(), context::inherited_deadline())
+}
+
+/// After a wait for a slot that ended without one (see [`poll_slot`]): whether the call is
+/// turned away (`true`: its attempt would run, so the bulkhead's rejection ends it), or its
+/// attempt cannot be made any more (`false`: no time is left; `begin` ends the call as
+/// `DeadlineReached`).
+pub(crate) fn slot_wait_full(engine: &Engine<'_>, timed: bool) -> bool {
+    engine.would_run(timed, Instant::now, inherited_for(timed))
 }
 
 /// Starts the next attempt now, under the deadline of the calls this one is nested in (see
