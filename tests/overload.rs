@@ -12,6 +12,13 @@ enum ApiError {
     Down,
     Shed,
     Busy,
+    TimedOut,
+}
+
+impl From<reattempt::Elapsed> for ApiError {
+    fn from(_: reattempt::Elapsed) -> Self {
+        ApiError::TimedOut
+    }
 }
 
 impl From<Throttled> for ApiError {
@@ -479,4 +486,74 @@ mod across_tasks {
             assert_eq!(got, [None, None, None]);
         }
     }
+}
+
+/// Issue 25, finding 3: a nested call waiting for a bulkhead slot never outlives its caller.
+/// The bulkhead would let the inner call wait 10 s; its caller's `max_elapsed` is 300 ms.
+static WAIT_BULKHEAD: LazyLock<Bulkhead> = LazyLock::new(|| {
+    Bulkhead::builder()
+        .max_concurrent(1)
+        .max_wait(Duration::from_secs(10))
+        .build()
+        .unwrap()
+});
+static WAITER_MADE: AtomicU32 = AtomicU32::new(0);
+
+#[retryable(max_attempts = 3, timeout = "1s", bulkhead = WAIT_BULKHEAD)]
+async fn timed_waiter() -> Result<u32, ApiError> {
+    WAITER_MADE.fetch_add(1, SeqCst);
+    Ok(1)
+}
+
+#[retryable(max_attempts = 3, bulkhead = WAIT_BULKHEAD)]
+async fn untimed_waiter() -> Result<u32, ApiError> {
+    WAITER_MADE.fetch_add(1, SeqCst);
+    Ok(1)
+}
+
+#[retryable(max_attempts = 1, max_elapsed = "300ms")]
+async fn caller_of_timed_waiter() -> Result<u32, ApiError> {
+    timed_waiter().await
+}
+
+#[retryable(max_attempts = 1, max_elapsed = "300ms")]
+async fn caller_of_untimed_waiter() -> Result<u32, ApiError> {
+    untimed_waiter().await
+}
+
+#[retryable(max_attempts = 3, timeout = "1s", max_elapsed = "200ms", bulkhead = WAIT_BULKHEAD)]
+async fn waiter_with_its_own_deadline() -> Result<u32, ApiError> {
+    WAITER_MADE.fetch_add(1, SeqCst);
+    Ok(1)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_for_a_bulkhead_slot_ends_at_the_callers_deadline_or_its_own() {
+    let _held = WAIT_BULKHEAD.try_acquire().unwrap();
+    let t0 = tokio::time::Instant::now();
+    // Timed: the attempt cannot be made any more, the call ends as a spent deadline does.
+    assert_eq!(caller_of_timed_waiter().await, Err(ApiError::TimedOut));
+    assert_eq!(
+        t0.elapsed(),
+        Duration::from_millis(300),
+        "waited past the caller"
+    );
+    // Untimed (its attempt would run whatever the deadline): turned away.
+    assert_eq!(caller_of_untimed_waiter().await, Err(ApiError::Busy));
+    assert_eq!(
+        t0.elapsed(),
+        Duration::from_millis(600),
+        "waited past the caller"
+    );
+    // Its own `max_elapsed` bounds the wait too.
+    assert_eq!(
+        waiter_with_its_own_deadline().await,
+        Err(ApiError::TimedOut)
+    );
+    assert_eq!(
+        t0.elapsed(),
+        Duration::from_millis(800),
+        "waited past its own max_elapsed"
+    );
+    assert_eq!(WAITER_MADE.load(SeqCst), 0, "no attempt ran without a slot");
 }

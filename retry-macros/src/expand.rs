@@ -106,6 +106,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
         admit,
         run,
         guards,
+        slot,
     } = guarded(args, run, &p, &mutably, timed(args, f), f.is_async());
 
     let as_result = at(quote!(#p::IsResult::into_result), ret.span());
@@ -182,6 +183,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
             #pin
             #bind
             let mut #call = #p::Call::#new(#policy_ref);
+            #slot
             #unhedged
             #keep_decl
             let #out = loop {
@@ -654,6 +656,8 @@ struct Guarded {
     run: TokenStream,
     /// The `Guards` handed to `decide`.
     guards: TokenStream,
+    /// Takes the bulkhead's slot, once the call is made (its wait ends by the call's deadline).
+    slot: TokenStream,
 }
 
 /// The breaker and budget, each evaluated once per call and bound before the loop. Except an
@@ -740,14 +744,21 @@ fn guarded(
     };
     // The bulkhead's slot is taken once, before the first attempt, and held to the call's end
     // (an async function waits for one up to its `max_wait`, as `steps::poll_slot` does).
+    // The wait ends by the call's deadline (its own `max_elapsed`, an enclosing call's): then,
+    // if the attempt can no longer be made, the call holds no slot and ends as
+    // `DeadlineReached` (`Call::slot_or_deadline`), as the other drivers' `steps::poll_slot`.
+    let mut take_slot = quote!();
     let full = if let Some(b) = &args.bulkhead {
         let slot = format_ident!("__reattempt_slot", span = Span::mixed_site());
         let acquire = if is_async {
-            quote_spanned!(b.span()=> #p::Bulkhead::acquire(#p::bulkhead_ref(&#b)).await)
+            quote_spanned!(b.span()=> #p::Call::acquire_slot(&#call, #p::bulkhead_ref(&#b)).await)
         } else {
             quote_spanned!(b.span()=> #p::Bulkhead::try_acquire(#p::bulkhead_ref(&#b)))
         };
-        bind.extend(quote!(let #slot = #acquire;));
+        take_slot.extend(quote! {
+            let #slot = #acquire;
+            let #slot = #p::Call::slot_or_deadline(&#call, #slot, #timed);
+        });
         let into = conversion(
             args.into.bulkhead_full.as_ref(),
             quote!(#p::from_bulkhead_full),
@@ -768,6 +779,7 @@ fn guarded(
             admit: quote!(),
             run,
             guards,
+            slot: take_slot,
         };
     }
     // The engine asks the guards, in its order (`steps::admit`): the bulkhead, the time left,
@@ -794,6 +806,7 @@ fn guarded(
         admit,
         run,
         guards,
+        slot: take_slot,
     }
 }
 

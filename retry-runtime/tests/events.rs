@@ -467,3 +467,49 @@ fn a_blocking_sleep_outside_a_runtime_is_silent() {
     blocking_call_sleeping(&policy(), 2, Duration::from_millis(1));
     assert!(recorder.0.lock().unwrap().is_empty());
 }
+
+/// Issue 25, finding 1: the retry event of a hedged copy that fails while a later copy runs
+/// names that copy's attempt (1), not the newest copy's (2).
+#[tokio::test(start_paused = true)]
+async fn a_hedged_copys_retry_event_names_its_own_attempt() {
+    use retry_runtime::{Backoff, HedgeAfter, context};
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let ms = Duration::from_millis(1);
+    let policy = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(20 * ms)
+        .backoff(Backoff::Fixed)
+        .jitter(Jitter::None)
+        .hedge_after(HedgeAfter::Fixed(50 * ms))
+        .build()
+        .unwrap();
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            async move {
+                let took = match n {
+                    1 => 70,
+                    2 => 1000,
+                    _ => 10,
+                };
+                tokio::time::sleep(took * ms).await;
+                if n == 1 {
+                    Err(io::ErrorKind::ConnectionReset.into())
+                } else {
+                    Ok(n)
+                }
+            }
+        })
+        .name("hedged")
+        .await;
+    assert_eq!(out.unwrap(), 3);
+    let events = recorder.0.lock().unwrap().clone();
+    let retries: Vec<_> = events
+        .iter()
+        .filter(|e| e.field("message") == Some("attempt failed; retrying"))
+        .collect();
+    assert_eq!(retries.len(), 1, "{events:#?}");
+    assert_eq!(retries[0].field("attempt"), Some("1"), "{events:#?}");
+}

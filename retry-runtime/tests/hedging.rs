@@ -915,3 +915,72 @@ async fn losing_copies_do_not_make_the_throttle_shed_a_healthy_dependency() {
     );
     assert!(throttle.rejection_probability() <= 0.0);
 }
+
+/// Issue 25, finding 1: a copy that fails while a later copy runs is reported as itself. The
+/// first attempt fails at 70 ms while the hedge (attempt 2, started at 50 ms) still runs: the
+/// retry it leads to is reported, to `on_retry` and in the retry event, as attempt 1's failure,
+/// not as the newest copy's.
+#[tokio::test(start_paused = true)]
+async fn on_retry_sees_the_attempt_of_the_copy_that_failed_not_the_newest() {
+    let policy = hedged(50 * MS, 3);
+    let seen = RefCell::new(vec![]);
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            async move {
+                match n {
+                    1 => {
+                        sleep(70 * MS).await;
+                        Err(io::ErrorKind::ConnectionReset.into())
+                    }
+                    2 => {
+                        sleep(1000 * MS).await;
+                        Ok(2)
+                    }
+                    _ => {
+                        sleep(10 * MS).await;
+                        Ok(n)
+                    }
+                }
+            }
+        })
+        .on_retry(|_: &io::Error, ctx, _| seen.borrow_mut().push(ctx.attempt()))
+        .await;
+    assert_eq!(out.unwrap(), 3);
+    assert_eq!(*seen.borrow(), [1], "the copy that failed was attempt 1");
+}
+
+/// Issue 25, finding 6: a quantile `hedge_after` waits its starting delay (100 ms) until the
+/// estimate has samples; beside a shorter `timeout`, every attempt is cut before it, so no call
+/// ever hedges and no latency above the timeout is ever seen. `build` refuses it, naming the
+/// field; a starting delay below the timeout builds.
+#[test]
+fn a_quantiles_starting_delay_not_below_the_timeout_is_refused() {
+    let p95 = HedgeAfter::quantile(95.0);
+    let err = RetryPolicy::builder()
+        .timeout(50 * MS)
+        .hedge_after(p95)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.field(), "hedge_after");
+    assert!(err.to_string().contains("starting delay"), "{err}");
+    assert!(
+        RetryPolicy::builder()
+            .timeout(150 * MS)
+            .hedge_after(p95)
+            .build()
+            .is_ok()
+    );
+    let short_start = HedgeAfter::Quantile {
+        percentile: 95.0,
+        floor: MS,
+        start: 20 * MS,
+    };
+    assert!(
+        RetryPolicy::builder()
+            .timeout(50 * MS)
+            .hedge_after(short_start)
+            .build()
+            .is_ok()
+    );
+}

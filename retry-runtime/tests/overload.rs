@@ -472,3 +472,100 @@ async fn a_hedged_call_waits_for_a_slot_up_to_max_wait() {
         "20 ms for the slot, 10 ms for the answer"
     );
 }
+
+/// Issue 25, finding 3: a nested call waiting for a bulkhead slot never outlives its caller.
+/// The caller's `max_elapsed` is 300 ms; the inner call's bulkhead is full and would let it wait
+/// 10 s. Its wait ends at the caller's deadline. A timed inner call (its attempt has no time
+/// left) ends there as a spent deadline ends any call: its attempt is not made, and the call
+/// returns the timeout's error (`DeadlineReached`); an untimed one, whose attempt would run
+/// whatever the deadline, is turned away (`BulkheadFull`), never run without a slot.
+async fn nested_wait(inner: &RetryPolicy, timed: bool) -> (Result<u32, Error>, Duration) {
+    let bulkhead = Bulkhead::builder()
+        .max_concurrent(1)
+        .max_wait(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let _held = bulkhead.try_acquire().unwrap();
+    let outer = RetryPolicy::builder()
+        .max_attempts(1)
+        .max_elapsed(300 * MS)
+        .build()
+        .unwrap();
+    let made = Cell::new(0);
+    let t0 = tokio::time::Instant::now();
+    let out = outer
+        .retry(|| async {
+            let call = inner
+                .retry(|| async {
+                    made.set(made.get() + 1);
+                    Ok::<u32, Error>(1)
+                })
+                .bulkhead(&bulkhead);
+            if timed {
+                call.timeout_into(|_| Error::Down).await
+            } else {
+                call.without_timeout().await
+            }
+        })
+        .without_timeout()
+        .await;
+    assert_eq!(made.get(), 0, "no attempt ran without a slot");
+    (out, t0.elapsed())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_nested_call_waiting_for_a_slot_ends_at_its_callers_deadline() {
+    let timed = RetryPolicy::builder()
+        .max_attempts(3)
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let (out, took) = nested_wait(&timed, true).await;
+    assert_eq!(took, 300 * MS, "waited past the caller's deadline");
+    assert_eq!(
+        out,
+        Err(Error::Down),
+        "the deadline (the timeout's error), not the bulkhead"
+    );
+    let untimed = policy(3, false);
+    let (out, took) = nested_wait(&untimed, false).await;
+    assert_eq!(took, 300 * MS, "waited past the caller's deadline");
+    assert_eq!(out, Err(Error::Busy));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_nested_call_waiting_for_a_slot_ends_at_its_callers_deadline() {
+    let timed = RetryPolicy::builder()
+        .max_attempts(3)
+        .timeout(Duration::from_secs(1))
+        .hedge_after(retry_runtime::HedgeAfter::Fixed(50 * MS))
+        .build()
+        .unwrap();
+    let (out, took) = nested_wait(&timed, true).await;
+    assert_eq!(took, 300 * MS, "waited past the caller's deadline");
+    assert_eq!(out, Err(Error::Down));
+}
+
+/// The call's own `max_elapsed` bounds its wait for a slot too: the wait is part of the call.
+#[tokio::test(start_paused = true)]
+async fn a_calls_own_max_elapsed_bounds_its_wait_for_a_slot() {
+    let bulkhead = Bulkhead::builder()
+        .max_concurrent(1)
+        .max_wait(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let _held = bulkhead.try_acquire().unwrap();
+    let p = RetryPolicy::builder()
+        .timeout(Duration::from_secs(1))
+        .max_elapsed(200 * MS)
+        .build()
+        .unwrap();
+    let t0 = tokio::time::Instant::now();
+    let out = p
+        .retry(|| async { Ok::<u32, Error>(1) })
+        .bulkhead(&bulkhead)
+        .timeout_into(|_| Error::Down)
+        .await;
+    assert_eq!(t0.elapsed(), 200 * MS);
+    assert_eq!(out, Err(Error::Down));
+}

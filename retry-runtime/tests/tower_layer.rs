@@ -637,6 +637,55 @@ async fn with_one_layer_a_call_nested_in_a_retrying_call_leaves_the_retries_to_i
     assert_eq!(seen.lock().unwrap().len(), 5);
 }
 
+/// Issue 25, finding 3: a nested call waiting for a bulkhead slot never outlives its caller
+/// (`max_elapsed = 300ms`), though the bulkhead would let it wait 10 s. Timed (a `timeout`), its
+/// attempt cannot be made once the deadline is reached: it ends as a spent deadline does, with
+/// the timeout's error; untimed, it is turned away. The service is never called.
+#[tokio::test(start_paused = true)]
+async fn a_nested_call_waiting_for_a_slot_ends_at_its_callers_deadline() {
+    let bulkhead = Arc::new(
+        Bulkhead::builder()
+            .max_concurrent(1)
+            .max_wait(Duration::from_secs(10))
+            .build()
+            .unwrap(),
+    );
+    let _held = bulkhead.try_acquire().unwrap();
+    let outer = policy(1)
+        .max_elapsed(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    for (timeout, expected) in [
+        (Some(Duration::from_secs(1)), Fail::TimedOut),
+        (None, Fail::Full),
+    ] {
+        let inner = Scripted::new(vec![(0, Ok(1))]);
+        let seen = inner.seen.clone();
+        let mut p = policy(3);
+        if let Some(t) = timeout {
+            p = p.timeout(t);
+        }
+        let svc = RetryLayer::new(p.build().unwrap())
+            .bulkhead(bulkhead.clone())
+            .layer(inner);
+        let start = Instant::now();
+        let out = outer
+            .retry(|| {
+                let mut svc = svc.clone();
+                async move { call(&mut svc, "x").await }
+            })
+            .without_timeout()
+            .await;
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_millis(300),
+            "waited past the caller's deadline ({timeout:?})"
+        );
+        assert_eq!(out, Err(expected));
+        assert!(seen.lock().unwrap().is_empty(), "sent without a slot");
+    }
+}
+
 /// Hedging (`hedge_after`): the closure driver's loop, each copy on its own clone of the
 /// service, which it asks `poll_ready` first.
 mod hedging {

@@ -237,6 +237,9 @@ pub struct CheckedSettings {
 }
 
 /// The rules of `hedge_after`: longer than zero, shorter than `timeout`, a quantile in (0, 100).
+/// A quantile is shorter than `timeout` at both ends of what it may wait: its floor, and its
+/// starting delay (what it waits until the estimate has samples; with a `timeout` at or below
+/// it, every attempt is cut first, so no call would ever hedge).
 const fn check_hedge(
     hedge_after: Option<HedgeAfter>,
     timeout: Option<Duration>,
@@ -258,18 +261,23 @@ const fn check_hedge(
             }
         }
         Some(HedgeAfter::Quantile {
-            percentile, floor, ..
+            percentile,
+            floor,
+            start,
         }) => {
             if !(percentile > 0.0 && percentile < 100.0) {
                 return Err(PolicyError::HedgeQuantileOutOfRange { percentile });
             }
-            if let Some(t) = timeout
-                && floor.as_nanos() >= t.as_nanos()
-            {
-                return Err(PolicyError::HedgeAfterNotBelowTimeout {
-                    hedge_after: floor,
-                    timeout: t,
-                });
+            if let Some(t) = timeout {
+                if floor.as_nanos() >= t.as_nanos() {
+                    return Err(PolicyError::HedgeAfterNotBelowTimeout {
+                        hedge_after: floor,
+                        timeout: t,
+                    });
+                }
+                if start.as_nanos() >= t.as_nanos() {
+                    return Err(PolicyError::HedgeStartNotBelowTimeout { start, timeout: t });
+                }
             }
         }
         None => {}
@@ -337,6 +345,14 @@ pub enum PolicyError {
         /// The per-attempt limit.
         timeout: Duration,
     },
+    /// A quantile `hedge_after`'s starting delay (what it waits before the estimate has samples)
+    /// was not shorter than `timeout`: every attempt is cut before it, so no call would hedge.
+    HedgeStartNotBelowTimeout {
+        /// The quantile's starting delay.
+        start: Duration,
+        /// The per-attempt limit.
+        timeout: Duration,
+    },
     /// A `hedge_after` quantile outside (0, 100).
     HedgeQuantileOutOfRange {
         /// The percentile given.
@@ -356,6 +372,7 @@ impl PolicyError {
             PolicyError::MaxDelayBelowDefaultDelay { .. } => "max_delay",
             PolicyError::JitterFactorOutOfRange { .. } => "jitter",
             PolicyError::HedgeAfterNotBelowTimeout { .. }
+            | PolicyError::HedgeStartNotBelowTimeout { .. }
             | PolicyError::HedgeQuantileOutOfRange { .. } => "hedge_after",
         }
     }
@@ -399,6 +416,10 @@ impl std::fmt::Display for PolicyError {
             } => write!(
                 f,
                 "must be shorter than `timeout` ({hedge_after:?} ≥ {timeout:?}): an attempt is cut before it could be hedged"
+            ),
+            PolicyError::HedgeStartNotBelowTimeout { start, timeout } => write!(
+                f,
+                "a quantile's starting delay (what it waits until it has seen enough latencies) must be shorter than `timeout` ({start:?} ≥ {timeout:?}): every attempt is cut before it, so no call would hedge; raise `timeout` above it, or use a fixed `hedge_after` below `timeout`"
             ),
             PolicyError::HedgeQuantileOutOfRange { percentile } => {
                 write!(
@@ -553,6 +574,10 @@ mod tests {
             }
         );
         assert!(e.to_string().contains("shorter than `timeout`"), "{e}");
+        // A quantile's starting delay (100 ms) beside a shorter timeout: it never hedges.
+        let e = err(b.timeout(50 * MS).hedge_after(HedgeAfter::quantile(95.0)));
+        assert_eq!(e.field(), "hedge_after");
+        assert!(e.to_string().contains("starting delay"), "{e}");
         for q in [0.0, 100.0, -1.0, f64::NAN] {
             assert_eq!(
                 err(b.hedge_after(HedgeAfter::quantile(q))).field(),

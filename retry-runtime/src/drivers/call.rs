@@ -19,8 +19,10 @@ use crate::engine::events::{self, CallName};
 use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine};
 use crate::engine::steps;
+use crate::error::BulkheadFull;
 use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
+use crate::guards::bulkhead::{Bulkhead, BulkheadPermit};
 use crate::guards::throttle::AdaptiveThrottle;
 use crate::guards::{Admitted, Guards};
 use crate::schedule::policy::RetryPolicy;
@@ -140,6 +142,68 @@ impl<'p> Call<'p> {
         timed: bool,
     ) -> Admitted {
         steps::admit(&self.engine, breaker, throttle, full, timed)
+    }
+
+    /// Takes the call's slot of `bulkhead` before its first attempt: at once if one is free,
+    /// otherwise waiting up to the bulkhead's `max_wait`, and never past the call's deadline
+    /// (its own `max_elapsed`, or an enclosing call's: see `steps::poll_slot`). The future
+    /// borrows the bulkhead only, not the call. Pass what it gives to
+    /// [`slot_or_deadline`](Self::slot_or_deadline).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::{Bulkhead, RetryPolicy};
+    /// use retry_runtime::__private::Call;
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .timeout(Duration::from_millis(100))
+    ///     .max_elapsed(Duration::from_millis(300))
+    ///     .build()
+    ///     .unwrap();
+    /// let bulkhead = Bulkhead::builder().max_concurrent(1).max_wait(Duration::from_secs(10)).build().unwrap();
+    /// let _held = bulkhead.try_acquire().unwrap();
+    /// let call = Call::new(&policy);
+    /// let t0 = tokio::time::Instant::now();
+    /// let waited = call.acquire_slot(&bulkhead).await;
+    /// assert_eq!(t0.elapsed(), Duration::from_millis(300), "the call's max_elapsed, not max_wait");
+    /// // No time is left for the attempt: not turned away, but not made (`DeadlineReached`).
+    /// assert!(matches!(call.slot_or_deadline(waited, true), Ok(None)));
+    /// # }
+    /// ```
+    #[inline]
+    pub fn acquire_slot<'b>(
+        &self,
+        bulkhead: &'b Bulkhead,
+    ) -> impl Future<Output = Result<BulkheadPermit<'b>, BulkheadFull>> + use<'b> {
+        let until = if bulkhead.max_wait().is_some() {
+            steps::slot_deadline(&self.engine)
+        } else {
+            None
+        };
+        bulkhead.acquire_until(until)
+    }
+
+    /// What the call does with what [`acquire_slot`](Self::acquire_slot) (or a bulkhead's
+    /// `try_acquire`) gave: `Ok(Some(slot))`, held to the call's end; `Err` when it is turned
+    /// away (`BulkheadFull`); `Ok(None)` when the wait ended at the call's deadline and its
+    /// next attempt (`timed`: whether it is timed) cannot be made: the call holds no slot, and
+    /// the attempt, begun, is not made, ending the call as `DeadlineReached`.
+    ///
+    /// # Errors
+    /// [`BulkheadFull`] when the call is turned away.
+    #[inline]
+    pub fn slot_or_deadline<P>(
+        &self,
+        taken: Result<P, BulkheadFull>,
+        timed: bool,
+    ) -> Result<Option<P>, BulkheadFull> {
+        match taken {
+            Ok(slot) => Ok(Some(slot)),
+            Err(_) if !steps::slot_wait_full(&self.engine, timed) => Ok(None),
+            Err(full) => Err(full),
+        }
     }
 
     /// Runs one attempt: `context()` names this call while `fut` is polled.

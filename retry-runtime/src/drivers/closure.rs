@@ -966,8 +966,8 @@ where
                 timer: this.timer.as_mut(),
             };
             let (bulkhead, slot) = (*this.bulkhead, &mut *this.slot);
-            let poll_slot = |cx: &mut Context<'_>| match bulkhead {
-                Some(bulkhead) => steps::poll_slot(bulkhead, slot, cx),
+            let poll_slot = |engine: &Engine<'_>, cx: &mut Context<'_>| match bulkhead {
+                Some(bulkhead) => steps::poll_slot(bulkhead, slot, engine, C::APPLIES, cx),
                 None => Poll::Ready(false),
             };
             let out = ready!(poll_hedged(
@@ -1011,7 +1011,13 @@ where
                 // Ask the guards (`steps::admit`): the bulkhead's slot first, for the whole
                 // call (a wait for one is polled here), then the breaker and the throttle.
                 let full = match *this.bulkhead {
-                    Some(bulkhead) => ready!(steps::poll_slot(bulkhead, this.slot, cx)),
+                    Some(bulkhead) => ready!(steps::poll_slot(
+                        bulkhead,
+                        this.slot,
+                        this.engine,
+                        C::APPLIES,
+                        cx
+                    )),
                     None => false,
                 };
                 let guards = this.breaker.get();

@@ -105,8 +105,9 @@ fn guards_of<'a>(
 /// outcome to `steps::decide_copy`, and set the timer for the next start (a hedge, `hedge_after`
 /// after the last start; or a retry, after its backoff). Dropping `hedged` drops every copy.
 ///
-/// `poll_slot` takes the call's bulkhead slot (one for every copy), before the first attempt:
-/// `Ready(full)` (see `steps::poll_slot`; `Ready(false)` without a bulkhead). When the call is
+/// `poll_slot` takes the call's bulkhead slot (one for every copy), before the first attempt, for
+/// the call's engine: `Ready(full)` (see `steps::poll_slot`, whose wait ends by the call's
+/// deadline; `Ready(false)` without a bulkhead). When the call is
 /// over, the driver clears its timer and frees its slot.
 ///
 /// `last`: where the call keeps its last outcome while a retry waits, when its breaker or
@@ -116,7 +117,7 @@ pub(crate) fn poll_hedged<Op, Fut, T, E, K, C, R>(
     call: &mut HedgeCall<'_, '_, Op, K, C, R>,
     hedged: &mut Hedged<Fut>,
     mut last: Option<&mut Option<Result<T, E>>>,
-    mut poll_slot: impl FnMut(&mut Context<'_>) -> Poll<bool>,
+    mut poll_slot: impl FnMut(&Engine<'_>, &mut Context<'_>) -> Poll<bool>,
     cx: &mut Context<'_>,
 ) -> Poll<Result<T, E>>
 where
@@ -157,7 +158,15 @@ where
             let (engine, name, hooks) = (&mut *call.engine, call.name, &mut *call.hooks);
             let keep = last.as_deref_mut();
             let decision = steps::decide_copy_pending(
-                engine, name, hooks, outcome, guards, others, pending, keep,
+                engine,
+                name,
+                hooks,
+                outcome,
+                guards,
+                others,
+                pending,
+                keep,
+                copy.number,
             );
             // Whether this copy timed out is its own: the next copy to end is another attempt.
             call.engine.forget_timed_out();
@@ -217,7 +226,7 @@ where
         if let Some(kind) = due {
             // Before the first attempt: the bulkhead's slot, one for every copy of the call.
             let full = if call.engine.attempt() == 0 {
-                match poll_slot(cx) {
+                match poll_slot(call.engine, cx) {
                     Poll::Ready(full) => full,
                     Poll::Pending => return Poll::Pending,
                 }

@@ -351,6 +351,8 @@ pub struct RetryContext {
 }
 
 impl RetryContext {
+    /// The context of the engine's current attempt.
+    #[cfg(test)]
     pub(crate) fn of(engine: &Engine<'_>) -> Self {
         Self::of_copy(engine, 0)
     }

@@ -86,19 +86,34 @@ pub fn admit(
 /// away (pass it to [`admit`]). The slot is held until the driver drops `slot`, at the call's
 /// end, its sleeps included.
 ///
+/// The wait never outlives the call's deadline: its own `max_elapsed` (whose clock starts with
+/// the wait: the wait is part of the call) or an enclosing call's, whichever is earlier
+/// ([`slot_deadline`]). A wait that ends without a slot ends the call as a spent deadline
+/// does everywhere else: if the attempt could not be made now (`timed`, see
+/// [`Engine::would_run`]), the call holds no slot (`CallSlot::Expired`), `Ready(false)`, and
+/// [`begin`] finds no time left: the attempt is not made, and the call ends with the timeout's
+/// error as `GiveUpReason::DeadlineReached`. A call whose attempt would run anyway (untimed:
+/// no `timeout`, which a deadline never cuts) is turned away (`Ready(true)`, `BulkheadFull`):
+/// it cannot run without a slot.
+///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
 /// use retry_runtime::Bulkhead;
 /// use retry_runtime::__private::{CallSlot, poll_slot};
 ///
+/// use retry_runtime::RetryPolicy;
+/// use retry_runtime::__private::Engine;
+///
+/// let policy = RetryPolicy::builder().build().unwrap();
+/// let engine = Engine::new(&policy);
 /// let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
 /// let mut slot = CallSlot::default();
-/// let full = std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut slot, cx)).await;
+/// let full = std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut slot, &engine, false, cx)).await;
 /// assert!(!full);
 /// assert_eq!(bulkhead.in_flight(), 1);
 /// let mut other = CallSlot::default();
-/// assert!(std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut other, cx)).await);
+/// assert!(std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut other, &engine, false, cx)).await);
 /// drop(slot);
 /// assert_eq!(bulkhead.in_flight(), 0);
 /// # }
@@ -110,26 +125,51 @@ pub fn admit(
 pub fn poll_slot<'b, S: SlotSource<'b>>(
     bulkhead: S,
     slot: &mut CallSlot<'b, S::Permit>,
+    engine: &Engine<'_>,
+    timed: bool,
     cx: &mut std::task::Context<'_>,
 ) -> std::task::Poll<bool> {
     loop {
         match slot {
-            CallSlot::Held(_) => return std::task::Poll::Ready(false),
+            CallSlot::Held(_) | CallSlot::Expired => return std::task::Poll::Ready(false),
             CallSlot::Full => return std::task::Poll::Ready(true),
             CallSlot::Untaken => {
                 *slot = match bulkhead.try_take() {
                     Err(_) if bulkhead.bulkhead().max_wait().is_some() => {
-                        CallSlot::Waiting(bulkhead.wait())
+                        CallSlot::Waiting(bulkhead.wait(slot_deadline(engine)))
                     }
                     taken => CallSlot::from_acquired(taken),
                 };
             }
             CallSlot::Waiting(wait) => {
                 let taken = std::task::ready!(wait.as_mut().poll(cx));
-                *slot = CallSlot::from_acquired(taken);
+                *slot = match taken {
+                    Err(_) if !slot_wait_full(engine, timed) => CallSlot::Expired,
+                    taken => CallSlot::from_acquired(taken),
+                };
             }
         }
     }
+}
+
+/// The instant a call's wait for a bulkhead slot ends by, whatever the bulkhead's `max_wait`:
+/// the earlier of the call's own deadline (its clock started now if its policy has
+/// `max_elapsed` and it has not started: the wait is part of the call) and the enclosing calls'
+/// ([`context::inherited_deadline`], whether or not the call's attempts are timed: a nested call
+/// never waits past its caller's deadline). Read only when the call must wait.
+pub(crate) fn slot_deadline(engine: &Engine<'_>) -> Option<Instant> {
+    if engine.policy().max_elapsed().is_some() {
+        engine.start_or(Instant::now);
+    }
+    state::earliest(engine.deadline(), context::inherited_deadline())
+}
+
+/// After a wait for a slot that ended without one (see [`poll_slot`]): whether the call is
+/// turned away (`true`: its attempt would run, so the bulkhead's rejection ends it), or its
+/// attempt cannot be made any more (`false`: no time is left; `begin` ends the call as
+/// `DeadlineReached`).
+pub(crate) fn slot_wait_full(engine: &Engine<'_>, timed: bool) -> bool {
+    engine.would_run(timed, Instant::now, inherited_for(timed))
 }
 
 /// Starts the next attempt now, under the deadline of the calls this one is nested in (see
@@ -217,7 +257,7 @@ pub fn decide<T, E: Debug>(
     outcome: Result<T, E>,
     guards: Guards<'_>,
 ) -> Decision<Result<T, E>> {
-    decide_inner(engine, name, hooks, outcome, guards, None)
+    decide_inner(engine, name, hooks, outcome, guards, None, 0)
 }
 
 /// As [`decide`], for a call whose breaker or throttle may turn away a *retry*: the outcome of
@@ -261,13 +301,30 @@ pub fn decide_keeping<T, E: Debug>(
     guards: Guards<'_>,
     last: &mut Option<Result<T, E>>,
 ) -> Decision<Result<T, E>> {
-    let decision = decide_inner(engine, name, hooks, outcome, guards, Some(last));
+    decide_keeping_as(engine, name, hooks, outcome, guards, last, 0)
+}
+
+/// [`decide_keeping`] for the outcome of attempt `number` (0: the engine's current attempt),
+/// which `on_retry` and the retry event report: a hedged call's copy that ends while a later
+/// copy runs is its own attempt, not the newest.
+fn decide_keeping_as<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: impl CallName,
+    hooks: &mut impl Hooks<T, E>,
+    outcome: Result<T, E>,
+    guards: Guards<'_>,
+    last: &mut Option<Result<T, E>>,
+    number: u32,
+) -> Decision<Result<T, E>> {
+    let decision = decide_inner(engine, name, hooks, outcome, guards, Some(last), number);
     if let Decision::Stop(_) = decision {
         *last = None;
     }
     decision
 }
 
+/// The rules of [`decide`], for attempt `number` (0: the engine's current attempt; see
+/// [`decide_keeping_as`]).
 #[inline]
 fn decide_inner<T, E: Debug>(
     engine: &mut Engine<'_>,
@@ -276,6 +333,7 @@ fn decide_inner<T, E: Debug>(
     outcome: Result<T, E>,
     guards: Guards<'_>,
     last: Option<&mut Option<Result<T, E>>>,
+    number: u32,
 ) -> Decision<Result<T, E>> {
     // The success path, kept small so that it inlines into the caller's loop.
     match outcome {
@@ -291,9 +349,9 @@ fn decide_inner<T, E: Debug>(
         Ok(value) => {
             events::attempt_made(name);
             let hint = hooks.retry_after_ok(&value);
-            after_ok_to_retry(engine, name.name(), value, hint, guards, last)
+            after_ok_to_retry(engine, name.name(), value, hint, guards, last, number)
         }
-        Err(error) => after_error(engine, name.name(), hooks, error, guards, last),
+        Err(error) => after_error(engine, name.name(), hooks, error, guards, last, number),
     }
 }
 
@@ -347,11 +405,12 @@ fn after_ok_to_retry<T, E>(
     hint: Option<Duration>,
     guards: Guards<'_>,
     last: Option<&mut Option<Result<T, E>>>,
+    number: u32,
 ) -> Decision<Result<T, E>> {
     guards.record(false);
     match after_failure(engine, true, hint, guards) {
         Decision::Retry(delay) => {
-            events::retrying_ok(name, engine.attempt(), delay);
+            events::retrying_ok(name, reported(engine, number), delay);
             if let Some(last) = last {
                 *last = Some(Ok(value));
             }
@@ -374,6 +433,7 @@ fn after_error<T, E: Debug>(
     error: E,
     guards: Guards<'_>,
     last: Option<&mut Option<Result<T, E>>>,
+    number: u32,
 ) -> Decision<Result<T, E>> {
     if engine.not_made() {
         // No time remained to make the attempt: the call is over. The dependency was not asked,
@@ -410,9 +470,9 @@ fn after_error<T, E: Debug>(
     };
     match after_failure(engine, retryable, hint, guards) {
         Decision::Retry(delay) => {
-            hooks.on_retry(&error, &RetryContext::of(engine), delay);
+            hooks.on_retry(&error, &RetryContext::of_copy(engine, number), delay);
             let logged = Logged::new(&error, engine.policy().log_error);
-            events::retrying(name, engine.attempt(), delay, logged);
+            events::retrying(name, reported(engine, number), delay, logged);
             if let Some(last) = last {
                 *last = Some(Err(error));
             }
@@ -423,6 +483,16 @@ fn after_error<T, E: Debug>(
             events::giving_up(name, engine.attempt(), reason, Some(logged));
             Decision::Stop(Err(error))
         }
+    }
+}
+
+/// The attempt a retry reports (`on_retry`, the retry event): `number`, or the engine's current
+/// attempt for 0.
+fn reported(engine: &Engine<'_>, number: u32) -> u32 {
+    if number == 0 {
+        engine.attempt()
+    } else {
+        number
     }
 }
 
@@ -468,7 +538,7 @@ pub fn decide_copy<T, E: Debug>(
     guards: Guards<'_>,
     others: bool,
 ) -> CopyDecision<Result<T, E>> {
-    decide_copy_pending(engine, name, hooks, outcome, guards, others, false, None)
+    decide_copy_pending(engine, name, hooks, outcome, guards, others, false, None, 0)
 }
 
 /// As [`decide_copy`], and `retry_pending`: a retry is already decided and waits for its backoff
@@ -480,6 +550,9 @@ pub fn decide_copy<T, E: Debug>(
 /// retry no earlier than the hint ([`CopyDecision::Retry`]: the driver keeps the later start).
 /// A non-retryable failure ends the call, and the retry it will not make is refunded to the
 /// budget (an attempt never made costs nothing).
+///
+/// `number` is the copy's own attempt (0: the engine's current one): a retry it leads to is
+/// reported (`on_retry`'s context, the retry event) as that attempt's, not the newest copy's.
 #[allow(
     clippy::too_many_arguments,
     reason = "the copy's outcome and the call's state"
@@ -493,6 +566,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     others: bool,
     retry_pending: bool,
     mut last: Option<&mut Option<Result<T, E>>>,
+    number: u32,
 ) -> CopyDecision<Result<T, E>> {
     let to_copy = |d: Decision<Result<T, E>>| match d {
         Decision::Stop(r) => CopyDecision::Stop(r),
@@ -500,8 +574,8 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     };
     if !others && !retry_pending {
         return to_copy(match last {
-            Some(last) => decide_keeping(engine, name, hooks, outcome, guards, last),
-            None => decide(engine, name, hooks, outcome, guards),
+            Some(last) => decide_keeping_as(engine, name, hooks, outcome, guards, last, number),
+            None => decide_inner(engine, name, hooks, outcome, guards, None, number),
         });
     }
     // A failure that leads to a retry (or waits for one) is the call's last real outcome, which
@@ -556,6 +630,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         ok_hint,
         guards,
         retry_pending,
+        number,
     );
     if let Some(error) = retry_error {
         keep(Err(error));
@@ -565,6 +640,10 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
 
 /// The rest of [`decide_copy_pending`], for a retryable failure (`error`, or a retried `Ok` with
 /// its hint `ok_hint`) while other copies are in flight or a retry is pending.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the copy's outcome and the call's state"
+)]
 fn after_copy_failure<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: &'static str,
@@ -573,6 +652,7 @@ fn after_copy_failure<T, E: Debug>(
     ok_hint: Option<Duration>,
     guards: Guards<'_>,
     retry_pending: bool,
+    number: u32,
 ) -> CopyDecision<Result<T, E>> {
     // The retry already decided is the one this failure would start; the hint this failure
     // carries (within `max_delay`) is a floor under its start: `Retry(hint)`, no earlier than.
@@ -607,11 +687,11 @@ fn after_copy_failure<T, E: Debug>(
     match engine.after_failure_within(true, hint, Instant::now(), inherited, guards.budget_ref()) {
         Decision::Retry(delay) => {
             if let Some(error) = error {
-                hooks.on_retry(error, &RetryContext::of(engine), delay);
+                hooks.on_retry(error, &RetryContext::of_copy(engine, number), delay);
                 let logged = Logged::new(error, engine.policy().log_error);
-                events::retrying(name, engine.attempt(), delay, logged);
+                events::retrying(name, reported(engine, number), delay, logged);
             } else {
-                events::retrying_ok(name, engine.attempt(), delay);
+                events::retrying_ok(name, reported(engine, number), delay);
             }
             CopyDecision::Retry(delay)
         }

@@ -13,6 +13,13 @@ use crate::sync::{AtomicU32, Ordering};
 /// [`BulkheadFull`](crate::BulkheadFull), which is never retried (Resilience4j's `Bulkhead`,
 /// Polly's concurrency limiter, Spring's `@ConcurrencyLimit`).
 ///
+/// A retrying call's wait is part of the call: it never lasts past the call's deadline (its own
+/// `max_elapsed`, whose clock starts with the wait, or the deadline inherited from an enclosing
+/// call), whatever `max_wait` allows. A wait that ends there ends the call as a spent deadline
+/// does: a timed attempt (the policy's `timeout`) is not made, and the call returns the
+/// timeout's error (`GiveUpReason::DeadlineReached`); an attempt a deadline never cuts (no
+/// `timeout`) cannot run without a slot, so the call is turned away with `BulkheadFull`.
+///
 /// Taking and giving back a slot is one atomic operation; only a call that must wait touches the
 /// wait list (a `tokio::sync::Notify`), and a release looks at it only when someone waits. Waiters
 /// are not served in order: a slot freed goes to whoever takes it first.
@@ -126,13 +133,24 @@ impl Bulkhead {
     /// ```
     #[cfg(not(loom))]
     pub async fn acquire(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        self.acquire_until(None).await
+    }
+
+    /// As [`acquire`](Self::acquire), the wait ending at `until` if that comes before
+    /// `max_wait` is over (a call's deadline: a call never waits for a slot past it).
+    #[cfg(not(loom))]
+    pub(crate) async fn acquire_until(
+        &self,
+        until: Option<tokio::time::Instant>,
+    ) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         if let Ok(permit) = self.try_acquire() {
             return Ok(permit);
         }
         let Some(wait) = self.max_wait else {
             return Err(BulkheadFull::new());
         };
-        let deadline = tokio::time::Instant::now().checked_add(wait);
+        let deadline =
+            crate::engine::state::earliest(tokio::time::Instant::now().checked_add(wait), until);
         self.waiters.fetch_add(1, Ordering::SeqCst);
         let _waiting = Waiting(self);
         loop {
@@ -167,6 +185,19 @@ impl Bulkhead {
         self.try_acquire()
     }
 
+    /// Under `--cfg loom`: no wait, as [`acquire`](Self::acquire).
+    #[cfg(loom)]
+    #[allow(
+        clippy::unused_async,
+        reason = "the same signature as the normal build's"
+    )]
+    pub(crate) async fn acquire_until(
+        &self,
+        _until: Option<tokio::time::Instant>,
+    ) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        self.try_acquire()
+    }
+
     pub(crate) fn release(&self) {
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         if self.waiters.load(Ordering::SeqCst) > 0 {
@@ -194,8 +225,8 @@ pub trait SlotSource<'b> {
     /// # Errors
     /// [`BulkheadFull`] when every slot is taken.
     fn try_take(&self) -> Result<Self::Permit, BulkheadFull>;
-    /// Waits up to `max_wait` for a slot.
-    fn wait(&self) -> SlotWait<'b, Self::Permit>;
+    /// Waits up to `max_wait` for a slot, and never past `until` (the call's deadline).
+    fn wait(&self, until: Option<tokio::time::Instant>) -> SlotWait<'b, Self::Permit>;
 }
 
 impl<'b> SlotSource<'b> for &'b Bulkhead {
@@ -206,8 +237,8 @@ impl<'b> SlotSource<'b> for &'b Bulkhead {
     fn try_take(&self) -> Result<BulkheadPermit<'b>, BulkheadFull> {
         self.try_acquire()
     }
-    fn wait(&self) -> SlotWait<'b, BulkheadPermit<'b>> {
-        Box::pin(self.acquire())
+    fn wait(&self, until: Option<tokio::time::Instant>) -> SlotWait<'b, BulkheadPermit<'b>> {
+        Box::pin(self.acquire_until(until))
     }
 }
 
@@ -244,10 +275,10 @@ where
         std::mem::forget(self.0.try_acquire()?);
         Ok(OwnedPermit(self.0.clone()))
     }
-    fn wait(&self) -> SlotWait<'static, OwnedPermit<P>> {
+    fn wait(&self, until: Option<tokio::time::Instant>) -> SlotWait<'static, OwnedPermit<P>> {
         let owner = self.0.clone();
         Box::pin(async move {
-            std::mem::forget(owner.acquire().await?);
+            std::mem::forget(owner.acquire_until(until).await?);
             Ok(OwnedPermit(owner))
         })
     }
@@ -266,6 +297,10 @@ pub enum CallSlot<'b, P = BulkheadPermit<'b>> {
     Held(P),
     /// None was free: the call is turned away.
     Full,
+    /// The wait for one reached the call's deadline (its own `max_elapsed`, or an enclosing
+    /// call's) and its attempt cannot be made any more: the call holds no slot and ends as
+    /// `DeadlineReached` (see [`poll_slot`](crate::__private::poll_slot)).
+    Expired,
 }
 
 impl<P> std::fmt::Debug for CallSlot<'_, P> {
@@ -275,6 +310,7 @@ impl<P> std::fmt::Debug for CallSlot<'_, P> {
             CallSlot::Waiting(_) => "Waiting",
             CallSlot::Held(_) => "Held",
             CallSlot::Full => "Full",
+            CallSlot::Expired => "Expired",
         })
     }
 }

@@ -1287,7 +1287,7 @@ where
             // Ask the guards (`steps::admit`): the bulkhead's slot first, for the whole call
             // (a wait for one is polled here), then the breaker and the throttle.
             let full = match settings.bulkhead.slots() {
-                Some(slots) => ready!(steps::poll_slot(slots, slot, cx)),
+                Some(slots) => ready!(steps::poll_slot(slots, slot, engine, C::APPLIES, cx)),
                 None => false,
             };
             let (breaker, throttle) = (settings.breaker.breaker(), settings.throttle.throttle());
@@ -1414,8 +1414,8 @@ where
         timeout,
         timer: timer.as_mut(),
     };
-    let poll_slot = |cx: &mut Context<'_>| match settings.bulkhead.slots() {
-        Some(slots) => steps::poll_slot(slots, slot, cx),
+    let poll_slot = |engine: &Engine<'_>, cx: &mut Context<'_>| match settings.bulkhead.slots() {
+        Some(slots) => steps::poll_slot(slots, slot, engine, C::APPLIES, cx),
         None => Poll::Ready(false),
     };
     let out = ready!(poll_hedged(&mut call, hedged, last, poll_slot, cx));
