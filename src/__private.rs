@@ -4,7 +4,7 @@
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
 pub use retry_runtime::__private::{
-    Admission, Admitted, Call, Decision, Guards, ThrottleAdmission, hedge_ignored, returned_borrow,
+    Admission, Admitted, Call, Decision, Guards, ThrottleAdmission, hedge_ignored,
 };
 pub use retry_runtime::{
     AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, GiveUpReason, HedgeAfter, Jitter,
@@ -63,13 +63,6 @@ impl<R> TypeOf<R> {
     pub fn value(self) -> R {
         unreachable!("reattempt: TypeOf::value is only named, never called")
     }
-}
-
-/// The `T` of the function's `Result<T, E>`, for [`returned_borrow`] (which gives the loop's
-/// final `Ok` its lifetimes).
-#[inline]
-pub fn ok_type<R: IsResult>(_: TypeOf<R>) -> core::marker::PhantomData<fn() -> R::Ok> {
-    core::marker::PhantomData
 }
 
 /// The type of the function's return, checked to be a `Result`.
@@ -188,7 +181,8 @@ const ONE_WORD_ARGUMENTS: [&str; 20] = [
 /// that is neither a number, `_`, a primitive type nor a `bool`. The byte ranges of those words.
 fn const_params_at(path: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
     let bytes = path.as_bytes();
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    // A byte of a UTF-8 encoded non-ASCII character is a word's too (`Ñ`, a valid name).
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || !b.is_ascii();
     let mut i = 0;
     std::iter::from_fn(move || {
         while i < bytes.len() {
@@ -280,6 +274,7 @@ mod event_name_tests {
         }
         for (raw, name) in [
             ("a::Ring<N>::cap", "a::Ring<_>::cap"),
+            ("a::Ú<Ñ>::cap", "a::Ú<_>::cap"),
             ("a::G<_, M>::g", "a::G<_, _>::g"),
             ("a::G<a::m::Foo, true>::c", "a::G<a::m::Foo, true>::c"),
             ("a::G<_, false>::e", "a::G<_, false>::e"),

@@ -66,9 +66,7 @@ pub mod __private;
 /// reborrow of `&mut self` (`self.as_mut()` for `self: Pin<&mut Self>`), or, for a `self` taken
 /// by value, a copy when `Self: Copy` (used as a value, as a `Copy` argument is: each attempt
 /// starts from the caller's value) and otherwise a mutable borrow (not cloned: the body may use
-/// it, but not move out of it). A `&mut self` method or a `&'a mut` argument may return a borrow
-/// of it (`-> Result<&mut Connection, E>`), except beside `circuit_breaker` or `throttle` (see the
-/// README's shapes section for why, and for the one `unsafe` this takes).
+/// it, but not move out of it).
 /// An argument the body never names (read only by the attribute, as `circuit_breaker = breaker`)
 /// is not copied. Inside macros, `{self}` is rewritten only in the format string of a known
 /// formatting macro (std's, `tracing`'s, `log`'s, `anyhow`'s, `eyre!`); other string literals are data. The error type must be `Debug` (the policy's `log_error`

@@ -147,7 +147,6 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
             quote!(#p::Call::decide(&mut #call, #name, &mut #hooks, #res, #guards)),
         )
     };
-    let stop = stop_with(f, &mutably, &p, &ty);
     let contents = if hedged {
         // Hedged: attempts overlap, so they run through the closure driver, which keeps a set
         // of copies; the closure makes one attempt's future (by-value arguments cloned for each).
@@ -193,7 +192,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
                 // neither `Send` nor small); with a breaker or a throttle, the last outcome too
                 // (a retry they turn away ends the call with it).
                 let #delay = match #decide {
-                    #p::Decision::Stop(__reattempt_outcome) => break #stop,
+                    #p::Decision::Stop(__reattempt_outcome) => break __reattempt_outcome,
                     #p::Decision::Retry(__reattempt_delay) => __reattempt_delay,
                 };
                 #sleep
@@ -223,60 +222,6 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
         #(#attrs)*
         #vis #sig #new_body
     }
-}
-
-/// The loop's final outcome (`__reattempt_outcome`). When it may borrow from what the attempts
-/// reborrow mutably (`-> Result<&mut Connection, E>` from `&mut self`), its `Ok` is given the
-/// function's lifetimes (`returned_borrow`): each attempt's reborrow is a new one, and the borrow
-/// checker refuses a loop that may return one (E0499: NLL's problem case #3, which Polonius
-/// accepts; no safe spelling exists that does not run the body again). Only where that is sound:
-/// every borrow the attempts take is a reborrow of a reference the caller lent for the
-/// function's lifetimes (no receiver taken by value, which the function owns: a borrow of it
-/// returned would dangle), the loop's decision has consumed every other outcome, and after the
-/// loop nothing uses those references (an `Err` keeps its lifetimes, so one borrowing from the
-/// receiver is refused before it reaches `#[recover]`, which gets the receiver; a breaker or a
-/// throttle keeps an outcome across the next attempt, which the borrow checker still refuses).
-fn stop_with(f: &RetryFn, mutably: &[String], p: &TokenStream, ty: &syn::Ident) -> TokenStream {
-    let outcome = quote!(__reattempt_outcome);
-    let lent_only = f.receiver.is_none_or(|(r, _)| {
-        matches!(
-            r,
-            Receiver::Shared | Receiver::Unique | Receiver::Pinned { .. }
-        )
-    });
-    let output = &f.output;
-    if mutably.is_empty() || !lent_only || !mentions_lifetime(quote!(#output)) {
-        return outcome;
-    }
-    let unsafe_kw = syn::Ident::new("unsafe", Span::mixed_site());
-    let ok = format_ident!("__reattempt_ok", span = Span::mixed_site());
-    quote! {
-        match #outcome {
-            ::core::result::Result::Ok(#ok) => ::core::result::Result::Ok(
-                // SAFETY: see `stop_with` in retry-macros' expand.rs.
-                #unsafe_kw { #p::returned_borrow(#ok, #p::ok_type(#ty)) }
-            ),
-            ::core::result::Result::Err(__reattempt_error) => ::core::result::Result::Err(__reattempt_error),
-        }
-    }
-}
-
-/// Whether the return type names a lifetime: a reference, or a lifetime other than `'static`
-/// (`Lease<'a>`, `Guard<'_>`). A lifetime hidden in a path (`Guard` for `Guard<'_>`, which the
-/// `elided_lifetimes_in_paths` lint flags) is not seen: such a function keeps the plain loop.
-fn mentions_lifetime(tokens: TokenStream) -> bool {
-    use proc_macro2::TokenTree;
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
-    let quote_at =
-        |i: usize| matches!(trees.get(i), Some(TokenTree::Punct(p)) if p.as_char() == '\'');
-    let static_at = |i: usize| matches!(trees.get(i), Some(TokenTree::Ident(s)) if s == "static");
-    trees.iter().enumerate().any(|(i, t)| match t {
-        // `&T` and `&'a T`, not `&'static T`.
-        TokenTree::Punct(p) if p.as_char() == '&' => !(quote_at(i + 1) && static_at(i + 2)),
-        TokenTree::Punct(p) if p.as_char() == '\'' => !static_at(i + 1),
-        TokenTree::Group(g) => mentions_lifetime(g.stream()),
-        _ => false,
-    })
 }
 
 /// The parts of a hedged call's expansion.
@@ -1411,39 +1356,5 @@ mod shared_types_tests {
         let out = expansion("retry_on = [E::Busy], retry_if = |e| e.code() == x");
         assert!(out.contains(". retry_if ("), "{out}");
         assert!(!out.contains("__private :: retry_on ("), "{out}");
-    }
-}
-
-#[cfg(test)]
-mod returned_borrow_tests {
-    //! Where the loop's final `Ok` is given the function's lifetimes (issue 25, finding 11).
-
-    fn expansion(item: &str) -> String {
-        let args = "max_attempts = 3".parse().unwrap_or_else(|e| panic!("{e}"));
-        let item = item.parse().unwrap_or_else(|e| panic!("{e}"));
-        super::retryable(args, item).to_string()
-    }
-
-    #[test]
-    fn only_a_borrow_of_what_the_caller_lent_mutably() {
-        for lent in [
-            "async fn conn(&mut self) -> Result<&mut Conn, E> { todo!() }",
-            "fn conn(&mut self) -> Result<&Conn, E> { todo!() }",
-            "async fn lease<'a>(&'a mut self) -> Result<Lease<'a>, E> { todo!() }",
-            "async fn get<'a>(pool: &'a mut Pool, n: u32) -> Result<&'a mut Conn, E> { todo!() }",
-            "fn pinned(self: Pin<&mut Self>) -> Result<Guard<'_>, E> { todo!() }",
-        ] {
-            assert!(expansion(lent).contains("returned_borrow"), "{lent}");
-        }
-        for other in [
-            // Nothing reborrowed mutably, nothing borrowed, or owned by the function.
-            "async fn get(&self) -> Result<&Conn, E> { todo!() }",
-            "async fn get(&mut self) -> Result<u32, E> { todo!() }",
-            "async fn get(&mut self) -> Result<&'static str, E> { todo!() }",
-            "fn get<'a>(self: Box<Self>, s: &'a mut S) -> Result<&'a u8, E> { todo!() }",
-            "fn get<'a>(mut self, s: &'a mut S) -> Result<&'a u8, E> { todo!() }",
-        ] {
-            assert!(!expansion(other).contains("returned_borrow"), "{other}");
-        }
     }
 }

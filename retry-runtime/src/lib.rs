@@ -21,7 +21,7 @@
 //! # }
 //! ```
 
-#![deny(unsafe_code)] // Two exceptions: `context()`'s thread-local pointer (engine/context.rs), and a returned reborrow's lifetimes (drivers/returned.rs).
+#![deny(unsafe_code)] // One exception, `context()`'s thread-local pointer: see engine/context.rs.
 
 mod convert;
 mod drivers;
@@ -82,7 +82,6 @@ pub use drivers::call::LoggedError;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::drivers::call::{Attempt, Call, Recover, TimedAttempt, hedge_ignored};
-    pub use crate::drivers::returned::returned_borrow;
     pub use crate::engine::events::CallName;
     pub use crate::engine::state::{Decision, Detached, Engine, Start};
     pub use crate::engine::steps::{

@@ -7,5 +7,4 @@ pub(crate) mod call;
 pub(crate) mod closure;
 pub(crate) mod hedged;
 pub(crate) mod kept;
-pub(crate) mod returned;
 pub(crate) mod timed;
