@@ -234,8 +234,8 @@ pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
     Elapsed, FnHooks, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter, LogError,
     ParseBackoffError, ParseDurationError, ParseJitterError, ParseLogError, PolicyError, Retry,
-    RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, Transient,
-    context, is_timeout, parse_duration, seed_rng, transient,
+    RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, SampleJitter,
+    Transient, context, is_timeout, parse_duration, seed_rng, transient,
 };
 /// How a failure of the library's own (a timeout, a guard's rejection) becomes the function's
 /// error: see "Errors from other crates" in the README, and the `…_into` keys.

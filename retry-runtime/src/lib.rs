@@ -57,6 +57,7 @@ pub use guards::throttle::{AdaptiveThrottle, AdaptiveThrottleBuilder};
 pub use integrations::classify::{Transient, is_timeout, transient};
 pub use schedule::delays::Delays;
 pub use schedule::hedge::Latencies;
+pub use schedule::jitter::SampleJitter;
 pub use schedule::policy::{RetryPolicy, RetryPolicyBuilder};
 pub use schedule::rng::seed_rng;
 

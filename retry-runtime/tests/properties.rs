@@ -8,7 +8,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use rand::{SeedableRng, rngs::SmallRng};
 use retry_runtime::__private::{Decision, Engine, Start};
-use retry_runtime::{Backoff, GiveUpReason, Jitter, RetryPolicy, RetryPolicyBuilder};
+use retry_runtime::{Backoff, GiveUpReason, Jitter, RetryPolicy, RetryPolicyBuilder, SampleJitter};
 use tokio::time::Instant;
 
 const HOUR_NS: u64 = 3_600_000_000_000;

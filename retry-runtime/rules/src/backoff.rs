@@ -136,7 +136,7 @@ pub fn nanos(d: Duration) -> u64 {
     clippy::cast_sign_loss,
     reason = "the product is checked to lie in [0, cap] before the cast back"
 )]
-pub(crate) fn scale(base: u64, factor: f64, cap: u64) -> u64 {
+pub fn scale(base: u64, factor: f64, cap: u64) -> u64 {
     let product = base as f64 * factor;
     if product.is_nan() || product >= cap as f64 {
         cap

@@ -24,9 +24,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Features (each off by default, and never turned on by the proc macro):
-//! - `rand`: [`Jitter::apply`], which draws from a `rand` generator;
-//! - `serde`: `Deserialize` for [`Backoff`], [`Jitter`], [`LogError`] and [`HedgeAfter`].
+//! One feature, off by default and never turned on by the proc macro: `serde`, `Deserialize` for
+//! [`Backoff`], [`Jitter`], [`LogError`] and [`HedgeAfter`]. No random draw is made here (the
+//! runtime's `SampleJitter` draws a jittered delay), so that the crate builds once in a user's
+//! build, for the macro and the runtime alike, unless `serde` is on.
 
 #![forbid(unsafe_code)]
 
@@ -50,5 +51,5 @@ pub use settings::{CheckedSettings, PolicyError, PolicySettings};
 /// API, and not bound by semver.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::backoff::nanos;
+    pub use crate::backoff::{nanos, scale};
 }

@@ -88,7 +88,7 @@ pub fn admit(
 ///
 /// The wait never outlives the call's deadline: its own `max_elapsed` (whose clock starts with
 /// the wait: the wait is part of the call) or an enclosing call's, whichever is earlier
-/// ([`slot_deadline`]). A wait that ends without a slot ends the call as a spent deadline
+/// (`slot_deadline`). A wait that ends without a slot ends the call as a spent deadline
 /// does everywhere else: if the attempt could not be made now (`timed`, see
 /// [`Engine::would_run`]), the call holds no slot (`CallSlot::Expired`), `Ready(false)`, and
 /// [`begin`] finds no time left: the attempt is not made, and the call ends with the timeout's

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
+use crate::schedule::jitter::SampleJitter as _;
+
 use crate::schedule::policy::RetryPolicy;
 use crate::schedule::rng::with_jitter_rng;
 

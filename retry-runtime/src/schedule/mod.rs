@@ -4,5 +4,6 @@
 
 pub(crate) mod delays;
 pub(crate) mod hedge;
+pub(crate) mod jitter;
 pub(crate) mod policy;
 pub(crate) mod rng;
