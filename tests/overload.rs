@@ -557,3 +557,58 @@ async fn a_wait_for_a_bulkhead_slot_ends_at_the_callers_deadline_or_its_own() {
     );
     assert_eq!(WAITER_MADE.load(SeqCst), 0, "no attempt ran without a slot");
 }
+
+// A bulkhead without `max_wait` never waits: when it is full, the call is turned away
+// (`BulkheadFull`) even under a spent deadline, through every driver (found by the hostile
+// review: the unhedged attribute ended such a call as a timeout, the closure API and the hedged
+// attribute with the rejection). Its own static, so that no other test holds its slot.
+static NO_WAIT: LazyLock<Bulkhead> =
+    LazyLock::new(|| Bulkhead::builder().max_concurrent(1).build().unwrap());
+
+#[retryable(max_attempts = 3, timeout = "1s", bulkhead = NO_WAIT)]
+async fn inner_no_wait() -> Result<u32, ApiError> {
+    Ok(1)
+}
+
+#[retryable(max_attempts = 3, timeout = "1s", hedge_after = "50ms", bulkhead = NO_WAIT)]
+async fn inner_no_wait_hedged() -> Result<u32, ApiError> {
+    Ok(1)
+}
+
+#[retryable(max_attempts = 1, max_elapsed = "300ms")]
+async fn spent_caller_of_no_wait(hedged: bool) -> Result<u32, ApiError> {
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    if hedged {
+        inner_no_wait_hedged().await
+    } else {
+        inner_no_wait().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_full_bulkhead_without_max_wait_turns_the_call_away_under_a_spent_deadline() {
+    let _held = NO_WAIT.try_acquire().unwrap();
+    assert_eq!(spent_caller_of_no_wait(false).await, Err(ApiError::Busy));
+    assert_eq!(spent_caller_of_no_wait(true).await, Err(ApiError::Busy));
+    let outer = reattempt::RetryPolicy::builder()
+        .max_attempts(1)
+        .max_elapsed(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let inner = reattempt::RetryPolicy::builder()
+        .max_attempts(3)
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let closure = outer
+        .retry(|| async {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            inner
+                .retry(|| async { Ok::<u32, ApiError>(1) })
+                .bulkhead(&NO_WAIT)
+                .await
+        })
+        .without_timeout()
+        .await;
+    assert_eq!(closure, Err(ApiError::Busy));
+}

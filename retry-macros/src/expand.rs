@@ -695,14 +695,17 @@ fn guarded(
     let mut take_slot = quote!();
     let full = if let Some(b) = &args.bulkhead {
         let slot = format_ident!("__reattempt_slot", span = Span::mixed_site());
+        let bulkhead = format_ident!("__reattempt_bulkhead", span = Span::mixed_site());
+        // The expression evaluated once: the slot's wait and what its end means both read it.
+        take_slot.extend(quote_spanned!(b.span()=> let #bulkhead = #p::bulkhead_ref(&#b);));
         let acquire = if is_async {
-            quote_spanned!(b.span()=> #p::Call::acquire_slot(&#call, #p::bulkhead_ref(&#b)).await)
+            quote!(#p::Call::acquire_slot(&#call, #bulkhead).await)
         } else {
-            quote_spanned!(b.span()=> #p::Bulkhead::try_acquire(#p::bulkhead_ref(&#b)))
+            quote!(#p::Bulkhead::try_acquire(#bulkhead))
         };
         take_slot.extend(quote! {
             let #slot = #acquire;
-            let #slot = #p::Call::slot_or_deadline(&#call, #slot, #timed);
+            let #slot = #p::Call::slot_or_deadline(&#call, #bulkhead, #slot, #timed);
         });
         let into = conversion(
             args.into.bulkhead_full.as_ref(),

@@ -169,7 +169,7 @@ impl<'p> Call<'p> {
     /// let waited = call.acquire_slot(&bulkhead).await;
     /// assert_eq!(t0.elapsed(), Duration::from_millis(300), "the call's max_elapsed, not max_wait");
     /// // No time is left for the attempt: not turned away, but not made (`DeadlineReached`).
-    /// assert!(matches!(call.slot_or_deadline(waited, true), Ok(None)));
+    /// assert!(matches!(call.slot_or_deadline(&bulkhead, waited, true), Ok(None)));
     /// # }
     /// ```
     #[inline]
@@ -193,15 +193,24 @@ impl<'p> Call<'p> {
     ///
     /// # Errors
     /// [`BulkheadFull`] when the call is turned away.
+    ///
+    /// Only a wait can end at the deadline: a bulkhead without `max_wait` (or a blocking call's
+    /// `try_acquire`, with no `timed` attempt) turns the call away at once, deadline or not, as
+    /// `steps::poll_slot` does for the other drivers.
     #[inline]
     pub fn slot_or_deadline<P>(
         &self,
+        bulkhead: &Bulkhead,
         taken: Result<P, BulkheadFull>,
         timed: bool,
     ) -> Result<Option<P>, BulkheadFull> {
         match taken {
             Ok(slot) => Ok(Some(slot)),
-            Err(_) if !steps::slot_wait_full(&self.engine, timed) => Ok(None),
+            Err(_)
+                if bulkhead.max_wait().is_some() && !steps::slot_wait_full(&self.engine, timed) =>
+            {
+                Ok(None)
+            }
             Err(full) => Err(full),
         }
     }
