@@ -307,6 +307,10 @@ pub fn decide_keeping<T, E: Debug>(
 /// [`decide_keeping`] for the outcome of attempt `number` (0: the engine's current attempt),
 /// which `on_retry` and the retry event report: a hedged call's copy that ends while a later
 /// copy runs is its own attempt, not the newest.
+///
+/// Inlined as [`decide`] is, so that the success path stays in the caller's loop; a kept outcome
+/// is not cleared when the call ends (the driver drops it with the call).
+#[inline]
 fn decide_keeping_as<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: impl CallName,
@@ -316,11 +320,7 @@ fn decide_keeping_as<T, E: Debug>(
     last: &mut Option<Result<T, E>>,
     number: u32,
 ) -> Decision<Result<T, E>> {
-    let decision = decide_inner(engine, name, hooks, outcome, guards, Some(last), number);
-    if let Decision::Stop(_) = decision {
-        *last = None;
-    }
-    decision
+    decide_inner(engine, name, hooks, outcome, guards, Some(last), number)
 }
 
 /// The rules of [`decide`], for attempt `number` (0: the engine's current attempt; see
