@@ -1055,17 +1055,9 @@ where
             if let Some(budget) = *this.budget {
                 guards = guards.budget(budget);
             }
-            let decision = match this.last.slot() {
-                Some(last) => steps::decide_keeping(
-                    this.engine,
-                    *this.name,
-                    this.hooks,
-                    outcome,
-                    guards,
-                    last,
-                ),
-                None => steps::decide(this.engine, *this.name, this.hooks, outcome, guards),
-            };
+            let last = this.last.slot();
+            let decision =
+                steps::decide_kept(this.engine, *this.name, this.hooks, outcome, guards, last);
             match decision {
                 Decision::Stop(outcome) => {
                     this.timer.set(None);

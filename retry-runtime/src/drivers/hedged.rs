@@ -317,12 +317,7 @@ where
         }
     };
     let guards = guards_of(breaker, throttle, admitted, budget);
-    let decision = match last {
-        Some(last) => {
-            steps::decide_keeping(call.engine, call.name, call.hooks, outcome, guards, last)
-        }
-        None => steps::decide(call.engine, call.name, call.hooks, outcome, guards),
-    };
+    let decision = steps::decide_kept(call.engine, call.name, call.hooks, outcome, guards, last);
     match decision {
         Decision::Stop(out) => ControlFlow::Break(Some(out)),
         Decision::Retry(delay) => {

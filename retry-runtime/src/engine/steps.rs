@@ -301,30 +301,27 @@ pub fn decide_keeping<T, E: Debug>(
     guards: Guards<'_>,
     last: &mut Option<Result<T, E>>,
 ) -> Decision<Result<T, E>> {
-    decide_keeping_as(engine, name, hooks, outcome, guards, last, 0)
+    decide_inner(engine, name, hooks, outcome, guards, Some(last), 0)
 }
 
-/// [`decide_keeping`] for the outcome of attempt `number` (0: the engine's current attempt),
-/// which `on_retry` and the retry event report: a hedged call's copy that ends while a later
-/// copy runs is its own attempt, not the newest.
-///
-/// Inlined as [`decide`] is, so that the success path stays in the caller's loop; a kept outcome
-/// is not cleared when the call ends (the driver drops it with the call).
+/// [`decide_keeping`] when `last` is a place to keep the outcome, [`decide`] when it is `None`:
+/// for a driver whose guard slot's type says which (see `drivers::kept`). Inlined as [`decide`]
+/// is, so that the success path stays in the caller's loop.
 #[inline]
-fn decide_keeping_as<T, E: Debug>(
+pub(crate) fn decide_kept<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: impl CallName,
     hooks: &mut impl Hooks<T, E>,
     outcome: Result<T, E>,
     guards: Guards<'_>,
-    last: &mut Option<Result<T, E>>,
-    number: u32,
+    last: Option<&mut Option<Result<T, E>>>,
 ) -> Decision<Result<T, E>> {
-    decide_inner(engine, name, hooks, outcome, guards, Some(last), number)
+    decide_inner(engine, name, hooks, outcome, guards, last, 0)
 }
 
-/// The rules of [`decide`], for attempt `number` (0: the engine's current attempt; see
-/// [`decide_keeping_as`]).
+/// The rules of [`decide`], the outcome kept in `last` if it is given (see [`decide_keeping`]),
+/// for attempt `number` (0: the engine's current attempt): a hedged call's copy that ends while
+/// a later copy runs reports its own attempt, not the newest.
 #[inline]
 fn decide_inner<T, E: Debug>(
     engine: &mut Engine<'_>,
@@ -573,10 +570,9 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         Decision::Retry(d) => CopyDecision::Retry(d),
     };
     if !others && !retry_pending {
-        return to_copy(match last {
-            Some(last) => decide_keeping_as(engine, name, hooks, outcome, guards, last, number),
-            None => decide_inner(engine, name, hooks, outcome, guards, None, number),
-        });
+        return to_copy(decide_inner(
+            engine, name, hooks, outcome, guards, last, number,
+        ));
     }
     // A failure that leads to a retry (or waits for one) is the call's last real outcome, which
     // a retry the breaker or the throttle turns away ends the call with (`decide_keeping`).

@@ -1319,12 +1319,14 @@ where
             hooks: &mut *hooks,
             failed: &failed,
         };
-        let decision = match last.as_deref_mut() {
-            Some(last) => {
-                steps::decide_keeping(engine, settings.name, &mut hooks, outcome, guards, last)
-            }
-            None => steps::decide(engine, settings.name, &mut hooks, outcome, guards),
-        };
+        let decision = steps::decide_kept(
+            engine,
+            settings.name,
+            &mut hooks,
+            outcome,
+            guards,
+            last.as_deref_mut(),
+        );
         match decision {
             Decision::Stop(outcome) => {
                 timer.set(None);
