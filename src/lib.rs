@@ -112,7 +112,7 @@ pub mod __private;
 /// | `budget` | expression giving `&RetryBudget` | none |
 /// | `one_layer` | `true` or `false`: retry at one layer (see `RetryPolicyBuilder::one_layer`; across HTTP, `http::OUTER_ATTEMPTS_LEFT` and `tower::OuterRetryLayer`) | `false` |
 /// | `throttle` | expression giving `&AdaptiveThrottle`; needs `E:` [`FromThrottled`] or `throttled_into` | none |
-/// | `bulkhead` | expression giving `&Bulkhead`, held for the whole call; needs `E:` [`FromBulkheadFull`] or `bulkhead_full_into` | none |
+/// | `bulkhead` | expression giving `&Bulkhead`, held from before the first attempt until the attempts are over (sleeps included; freed before a `recover` fallback runs); needs `E:` [`FromBulkheadFull`] or `bulkhead_full_into` | none |
 /// | `timeout_into` | path or closure capturing nothing, `fn(Elapsed) -> E`: a timed-out attempt as `E`, for another crate's error type | the type's own |
 /// | `breaker_open_into` | `fn(BreakerOpen) -> E`, for `circuit_breaker` | the type's own |
 /// | `throttled_into` | `fn(Throttled) -> E`, for `throttle` | the type's own |

@@ -107,6 +107,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
         run,
         guards,
         slot,
+        release,
     } = guarded(args, run, &p, &mutably, timed(args, f), f.is_async());
 
     let as_result = at(quote!(#p::IsResult::into_result), ret.span());
@@ -197,6 +198,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
                 };
                 #sleep
             };
+            #release
             #consumed
             #tail
         }
@@ -603,6 +605,9 @@ struct Guarded {
     guards: TokenStream,
     /// Takes the bulkhead's slot, once the call is made (its wait ends by the call's deadline).
     slot: TokenStream,
+    /// Frees the bulkhead's slot once the attempts are over, before a `#[recover]` fallback
+    /// runs (as the closure driver frees it when its future is done).
+    release: TokenStream,
 }
 
 /// The breaker and budget, each evaluated once per call and bound before the loop. Except an
@@ -693,8 +698,10 @@ fn guarded(
     // if the attempt can no longer be made, the call holds no slot and ends as
     // `DeadlineReached` (`Call::slot_or_deadline`), as the other drivers' `steps::poll_slot`.
     let mut take_slot = quote!();
+    let mut release = quote!();
     let full = if let Some(b) = &args.bulkhead {
         let slot = format_ident!("__reattempt_slot", span = Span::mixed_site());
+        release = quote!(::core::mem::drop(#slot););
         let bulkhead = format_ident!("__reattempt_bulkhead", span = Span::mixed_site());
         // The expression evaluated once: the slot's wait and what its end means both read it.
         take_slot.extend(quote_spanned!(b.span()=> let #bulkhead = #p::bulkhead_ref(&#b);));
@@ -728,6 +735,7 @@ fn guarded(
             run,
             guards,
             slot: take_slot,
+            release,
         };
     }
     // The engine asks the guards, in its order (`steps::admit`): the bulkhead, the time left,
@@ -755,6 +763,7 @@ fn guarded(
         run,
         guards,
         slot: take_slot,
+        release,
     }
 }
 

@@ -146,6 +146,7 @@ rows! {
     hedge_shed_by_the_throttle,
     hedged_retry_rejected_by_the_breaker,
     hedged_retry_shed_by_the_throttle,
+    one_layer_hedged_call_makes_one_attempt,
 }
 
 #[test]

@@ -830,3 +830,18 @@ pub fn hedged_retry_shed_by_the_throttle() -> Scenario {
         .throttle_after(2, 0)
         .ends_at(100)
 }
+
+/// A hedged `one_layer` call nested in an attempt of a call with attempts left makes one
+/// attempt: no hedge starts beside it (a hedge is an attempt), and its failure is left to the
+/// outer call.
+pub fn one_layer_hedged_call_makes_one_attempt() -> Scenario {
+    Scenario::new("one_layer_hedged_call_makes_one_attempt")
+        .hedge_after(50)
+        .one_layer()
+        .nested_in(3)
+        .script([err(1).after(1000), ok(2).after(10)])
+        .returns(Err(e(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::OuterRetries)])
+        .ends_at(1000)
+}

@@ -720,7 +720,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     }
 
     /// Holds a slot of `bulkhead` for the whole call, from before its first attempt to its end,
-    /// its sleeps included. When every slot is taken (for the bulkhead's `max_wait`, if it has
+    /// its sleeps included (freed when the future is done, so before a fallback run after it). When every slot is taken (for the bulkhead's `max_wait`, if it has
     /// one) no attempt is made and the call ends at once with
     /// `E::from_bulkhead_full(BulkheadFull)` ([`FromBulkheadFull`]), or what
     /// [`bulkhead_full_into`](Self::bulkhead_full_into), called before, makes; never retried.

@@ -432,7 +432,7 @@ impl RetryPolicyBuilder {
 
     /// Retry at one layer (the SRE book's advice, enforced): when `true`, a call made inside an
     /// attempt of an enclosing retrying call that still has attempts left makes a single
-    /// attempt, and leaves the retrying to that call (it gives up with
+    /// attempt (no hedge either, with `hedge_after`), and leaves the retrying to that call (it gives up with
     /// [`GiveUpReason::OuterRetries`](crate::GiveUpReason::OuterRetries)); once every enclosing
     /// call is on its last attempt (or has none: `max_attempts = 1`), it retries as its policy
     /// says. Outside any retrying call it changes nothing. Default `false`.
