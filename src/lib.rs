@@ -132,6 +132,31 @@ pub mod __private;
 /// a retry after a timeout costs the budget's `timeout_cost`, and the breaker counts a failure,
 /// retried or not.
 ///
+/// **What the macro refuses, by rule.** Every misuse is a compile error at the key, saying what
+/// to write:
+/// - *No setting that another setting makes dead.* `max_attempts = 1` beside any key about
+///   retries (`delay`, `retry_on`, `on_retry`, `hedge_after`, …); a `max_elapsed` no longer than
+///   the shortest first sleep (`delay` shortened only by jitter: no retry could ever start); a
+///   `hedge_after` the deadline always comes before; an `…_into` without its guard. Each would
+///   compile into a call that silently does less than it says.
+/// - *No guard built per call.* `circuit_breaker`, `budget`, `throttle` and `bulkhead` are
+///   evaluated once per call; an expression that builds one (`CircuitBreaker::builder()…build()`,
+///   `RetryBudget::default()`, a struct literal) would give every call a fresh guard that never
+///   sees a second call. Keep it in a `static` (`LazyLock`) or a field and name it.
+/// - *Literals where the value is checked at compile time.* The schedule's keys are read when
+///   the macro expands, before a `const` or a configuration has a value: `max_attempts =
+///   MAX_ATTEMPTS` or `delay = self.config.delay` is an error that points to `policy = …`, a
+///   [`RetryPolicy`] built at run time. (`max_attempts = u32::MAX` is accepted: until the
+///   deadline, see [`RetryPolicy::MAX_ATTEMPTS`].)
+/// - *Other libraries' names.* A key is looked up by its normalised spelling (any case style,
+///   separators and unit suffixes dropped): `MaxRetryAttempts = 3` (Polly) is told
+///   `max_attempts = 4`, `timeoutMs = 500` is told `timeout = "500ms"`, `WaitDuration` is told
+///   `delay`. A jitter written as a range of multipliers (`jitter = 0.5..1.5`) is told the
+///   factor that draws it (`jitter = 0.5`).
+/// - *Patterns of the wrong shape.* `retry_on` patterns match the error itself: a pattern of the
+///   `Result` (`Err(E::Busy)`) or of what an opaque error's method returns (`ErrorKind::TimedOut`
+///   on `std::io::Error`) is told the `retry_if` closure to write.
+///
 /// `retry_on` and `retry_if` together retry an error that either accepts; `no_retry_on` wins over
 /// both. Without `max_elapsed`, the call's clock starts at its first failure (or its first
 /// [`context()`] call), so that a call that succeeds reads no clock; with it, `timeout` is
@@ -263,9 +288,9 @@ pub mod runtime {
     };
     pub use retry_runtime::{
         Backoff, Breaker, BreakerOpen, BreakerSlot, BreakerState, CircuitBreaker,
-        CircuitBreakerBuilder, ConfigError, Delays, Elapsed, ElapsedInto, ErrorHook, FnHooks,
-        FromBreakerOpen, FromElapsed, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter,
-        Latencies, LogError, LoggedError, NoBreaker, NoTimeout, OkHook, OnRetryHook,
+        CircuitBreakerBuilder, ConfigError, DeadSetting, Delays, Elapsed, ElapsedInto, ErrorHook,
+        FnHooks, FromBreakerOpen, FromElapsed, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey,
+        Jitter, Latencies, LogError, LoggedError, NoBreaker, NoTimeout, OkHook, OnRetryHook,
         ParseBackoffError, ParseDurationError, ParseHedgeAfterError, ParseJitterError,
         ParseLogError, Permit, PolicyError, PolicySettings, Retry, RetryBudget, RetryBudgetBuilder,
         RetryContext, RetryFuture, RetryPolicy, RetryPolicyBuilder, TimeoutInto, Transient, Unset,

@@ -728,3 +728,22 @@ async fn a_retryable_method_future_is_send() {
     }));
     assert_eq!(handle.await.unwrap(), Ok(3));
 }
+
+static FOREVER: AtomicU32 = AtomicU32::new(0);
+
+/// "Retry until the deadline": `max_attempts = u32::MAX` is accepted and the call ends by its
+/// `max_elapsed` (1 s of 10 ms sleeps: about a hundred attempts), not by a count.
+#[retryable(max_attempts = u32::MAX, delay = "10ms", backoff = "fixed", jitter = "none", max_elapsed = "1s")]
+async fn until_the_deadline() -> Result<u32, String> {
+    FOREVER.fetch_add(1, SeqCst);
+    Err("down".to_owned())
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_attempts_u32_max_retries_until_the_deadline() {
+    let start = Instant::now();
+    assert_eq!(until_the_deadline().await, Err("down".to_owned()));
+    let made = FOREVER.load(SeqCst);
+    assert!((95..=101).contains(&made), "{made} attempts");
+    assert!(start.elapsed() <= Duration::from_secs(1));
+}

@@ -104,6 +104,10 @@ impl FromMeta for AttemptsArg {
                 .base10_parse::<u32>()
                 .map(|n| AttemptsArg(n, i.span()))
                 .map_err(|_| darling::Error::custom(message).with_span(i)),
+            // "Retry until the deadline": the runtime reads it as its most attempts.
+            other if is_u32_max(other) => {
+                Ok(AttemptsArg(u32::MAX, syn::spanned::Spanned::span(other)))
+            }
             other => Err(darling::Error::custom(message).with_span(other)),
         }
     }
@@ -668,6 +672,9 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
         syn::Meta::NameValue(nv) => nv,
     };
     let value = &nv.value;
+    if let Some(message) = not_a_literal(&key, value).or_else(|| jitter_range(&key, value)) {
+        return Some(syn::Error::new_spanned(value, message));
+    }
     let lit = lit_expr(value);
     let message = if DURATION_KEYS.contains(&key.as_str()) {
         match lit {
@@ -712,6 +719,184 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
         word_for_string(&key, value)
     };
     message.map(|m| syn::Error::new_spanned(value, m))
+}
+
+/// The keys whose value is read when the macro expands (and checked by the runtime's rules
+/// then): each takes a literal.
+const LITERAL_KEYS: &[&str] = &[
+    "max_attempts",
+    "delay",
+    "max_delay",
+    "timeout",
+    "max_elapsed",
+    "multiplier",
+    "jitter",
+    "backoff",
+    "hedge_after",
+    "log_error",
+    "one_layer",
+];
+
+/// A named constant, a field, a call or arithmetic where a literal is required (`delay = DELAY`,
+/// `max_attempts = config.retries`, `max_attempts = 2 + 1`): the macro reads and checks these
+/// values as it expands, before any constant or configuration has a value, so it cannot read
+/// them. The message says so and gives the two ways out: the literal, or `policy = …`.
+fn not_a_literal(key: &str, value: &Expr) -> Option<String> {
+    if !LITERAL_KEYS.contains(&key) {
+        return None;
+    }
+    let what = match value {
+        // `max_attempts = u32::MAX`: "retry until the deadline", accepted (see `AttemptsArg`).
+        _ if key == "max_attempts" && is_u32_max(value) => return None,
+        // `backoff = exponential`, `name = charge`: a word meant as a string (`word_for_string`).
+        Expr::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?.ident.to_string();
+            let constant = last.chars().any(|c| c.is_ascii_uppercase())
+                && !last.chars().any(|c| c.is_ascii_lowercase());
+            if !constant {
+                return None;
+            }
+            "a named constant"
+        }
+        Expr::Field(_) => "a field",
+        Expr::MethodCall(_) => "a method call",
+        // `Duration::from_millis(200)`: `duration_fix` gives the string.
+        Expr::Call(_) if crate::known_keys::duration_call(value).is_some() => return None,
+        Expr::Call(_) => "a call",
+        Expr::Binary(_) => "arithmetic",
+        Expr::Macro(_) => "a macro call",
+        Expr::Index(_) => "an index",
+        _ => return None,
+    };
+    let written = crate::known_keys::render(value);
+    let example = example(key);
+    Some(format!(
+        "`{key}` takes a literal such as `{key} = {example}`, not {what}: the macro reads and checks \
+         the value when it expands, before `{written}` has one. For a schedule from constants or \
+         configuration, build a `reattempt::RetryPolicy` (`RetryPolicy::builder().{key}(…).build()`) \
+         and pass it with `policy = …` instead of the schedule's keys"
+    ))
+}
+
+/// `u32::MAX`, as written for "no limit" (`core::u32::MAX`, `std::u32::MAX` too).
+pub(crate) fn is_u32_max(value: &Expr) -> bool {
+    let Expr::Path(p) = value else { return false };
+    let names: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    matches!(
+        names
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["u32", "MAX"] | ["core" | "std", "u32", "MAX"]
+    )
+}
+
+/// `jitter` written as a range of multipliers (`0.5..1.5`, `"0.5-1.5"`, `"±50%"`): the jitter
+/// kind, or the factor, that draws the same range, when there is one.
+fn jitter_range(key: &str, value: &Expr) -> Option<String> {
+    if key != "jitter" {
+        return None;
+    }
+    let (low, high) = match value {
+        Expr::Range(r) => (
+            r.start.as_deref().and_then(number_of)?,
+            r.end.as_deref().and_then(number_of)?,
+        ),
+        Expr::Tuple(t) if t.elems.len() == 2 => (number_of(&t.elems[0])?, number_of(&t.elems[1])?),
+        Expr::Array(t) if t.elems.len() == 2 => (number_of(&t.elems[0])?, number_of(&t.elems[1])?),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(s), ..
+        }) => range_text(&s.value())?,
+        _ => return None,
+    };
+    // A range as written, without the spaces tokens print around `..` and `..=`.
+    let written = crate::known_keys::render(value)
+        .replace(" ..= ", "..=")
+        .replace("..= ", "..=")
+        .replace(" .. ", "..");
+    Some(jitter_range_fix(&written, low, high))
+}
+
+/// A number written in an expression (`0.5`, `1`).
+fn number_of(e: &Expr) -> Option<f64> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f.base10_parse().ok(),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse().ok(),
+        _ => None,
+    }
+}
+
+/// A range of multipliers written as text: `"0.5..1.5"`, `"0.5-1.5"`, `"0.5 to 1.5"`,
+/// `"±50%"` / `"+-0.5"` (1 ± the value).
+pub(crate) fn range_text(text: &str) -> Option<(f64, f64)> {
+    let t = text.trim();
+    let percent = |x: &str| -> Option<f64> {
+        let x = x.trim();
+        x.strip_suffix('%').map_or_else(
+            || x.parse().ok(),
+            |p| p.trim().parse::<f64>().ok().map(|p| p / 100.0),
+        )
+    };
+    if let Some(rest) = t
+        .strip_prefix('±')
+        .or_else(|| t.strip_prefix("+-"))
+        .or_else(|| t.strip_prefix("+/-"))
+    {
+        let f = percent(rest)?;
+        return Some((1.0 - f, 1.0 + f));
+    }
+    for sep in ["..=", "..", " to ", "–", "-", ","] {
+        if let Some((a, b)) = t.split_once(sep)
+            && let (Some(a), Some(b)) = (percent(a), percent(b))
+        {
+            return Some((a, b));
+        }
+    }
+    None
+}
+
+/// The message for a jitter range of multipliers `[low, high]`: the kind or factor drawing
+/// the same range, else the nearest (ranges here are centred on the delay).
+pub(crate) fn jitter_range_fix(written: &str, low: f64, high: f64) -> String {
+    let head = format!(
+        "`jitter` takes a kind or a factor, not a range of multipliers (`{written}`, each delay times a random {low}–{high})"
+    );
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    if !(low.is_finite() && high.is_finite()) || low < 0.0 || high <= low {
+        return format!(
+            "{head}: write `jitter = \"full\"` (0–1), `jitter = \"equal\"` (0.5–1) or a factor f in (0, 1] for 1 − f to 1 + f, such as `jitter = 0.5` (0.5–1.5)"
+        );
+    }
+    if close(low, 0.0) && close(high, 1.0) {
+        return format!("{head}: that is full jitter, write `jitter = \"full\"`");
+    }
+    if close(low, 0.5) && close(high, 1.0) {
+        return format!("{head}: that is equal jitter, write `jitter = \"equal\"`");
+    }
+    let f = (high - low) / 2.0;
+    let f_text = format!("{}", (f * 1000.0).round() / 1000.0);
+    if close(low + high, 2.0) && f > 0.0 && f <= 1.0 {
+        return format!(
+            "{head}: a factor f draws from 1 − f to 1 + f, so write `jitter = {f_text}`"
+        );
+    }
+    let f = f.min(1.0);
+    let f_text = format!("{}", (f * 1000.0).round() / 1000.0);
+    format!(
+        "{head}: a factor f draws from 1 − f to 1 + f, centred on the delay, so the nearest is `jitter = {f_text}` ({}–{}); or `jitter = \"full\"` (0–1), `jitter = \"equal\"` (0.5–1)",
+        (1.0 - f).max(0.0),
+        1.0 + f
+    )
 }
 
 /// A bare word where a string is expected (`backoff = exponential`, `name = charge`), or a

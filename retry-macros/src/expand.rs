@@ -1132,18 +1132,8 @@ fn shown_receiver(f: &RetryFn) -> Option<String> {
 
 /// The error type as written in `Result<T, E>`, or (for an alias) the type rustc resolves.
 fn shown_error(f: &RetryFn) -> String {
-    if let Type::Path(tp) = item::ungroup(&f.output)
-        && let Some(last) = tp.path.segments.last()
-        && last.ident == "Result"
-        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
-        && args.args.len() == 2
-        && let Some(syn::GenericArgument::Type(e)) = args.args.last()
-    {
-        shown(e)
-    } else {
-        // The trait's `E`, filled in by rustc.
-        "{E}".to_owned()
-    }
+    // Else the trait's `E`, filled in by rustc.
+    item::error_type(&f.output).map_or_else(|| "{E}".to_owned(), shown)
 }
 
 /// `fn fallback(&self, err: E, id: u32) -> R`, with the arguments or without.

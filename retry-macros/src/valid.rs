@@ -31,6 +31,7 @@ pub(crate) fn args(parsed: &Parsed) -> syn::Result<()> {
     } else {
         schedule_rules(schedule, &mut errors);
     }
+    crate::no_effect::check(&parsed.args, &mut errors);
     errors.extend(parsed.unread_crate.clone());
     combine(errors).map_or(Ok(()), Err)
 }
@@ -75,6 +76,19 @@ pub(crate) fn together(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
     }
     if args.schedule.settings.hedge_after.is_some() {
         hedge_shape(args, f)?;
+    }
+    let error = crate::item::error_type(&f.output);
+    let mut shapes = vec![];
+    for (key, pats) in [
+        ("retry_on", &args.retry_on),
+        ("no_retry_on", &args.no_retry_on),
+    ] {
+        if let Some(pats) = pats {
+            shapes.extend(crate::patterns::shape_errors(key, pats, error));
+        }
+    }
+    if let Some(e) = combine(shapes) {
+        return Err(e);
     }
     conversions_in_use(args, f)?;
     no_cfg_with_recover(args, f)

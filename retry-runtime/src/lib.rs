@@ -64,7 +64,7 @@ pub use schedule::rng::seed_rng;
 // The rules the macros check at compile time, shared with them through retry-rules (which
 // compiles no tokio and no rand for the proc macro), each at its path here as before.
 pub use retry_rules::{
-    Backoff, HedgeAfter, Jitter, LogError, ParseBackoffError, ParseDurationError,
+    Backoff, DeadSetting, HedgeAfter, Jitter, LogError, ParseBackoffError, ParseDurationError,
     ParseHedgeAfterError, ParseJitterError, ParseLogError, PolicyError, PolicySettings,
     parse_duration,
 };

@@ -24,8 +24,8 @@ use crate::log::LogError;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PolicySettings {
-    /// Total attempts, the first included (≥ 1, at most [`MAX_ATTEMPTS`](Self::MAX_ATTEMPTS);
-    /// default 3).
+    /// Total attempts, the first included (≥ 1, at most [`MAX_ATTEMPTS`](Self::MAX_ATTEMPTS),
+    /// or `u32::MAX` for that most; default 3).
     pub max_attempts: Option<u32>,
     /// The first backoff delay (> 0; default 100 ms).
     pub delay: Option<Duration>,
@@ -108,6 +108,8 @@ impl PolicySettings {
     /// ```
     pub const fn check(&self) -> Result<CheckedSettings, PolicyError> {
         let max_attempts = match self.max_attempts {
+            // "Until something else stops the call": the most a policy allows.
+            Some(u32::MAX) => Self::MAX_ATTEMPTS,
             Some(n) => n,
             None => Self::DEFAULT_MAX_ATTEMPTS,
         };
@@ -387,7 +389,7 @@ impl std::fmt::Display for PolicyError {
             }
             PolicyError::TooManyAttempts { max_attempts } => write!(
                 f,
-                "must be at most {}, got {max_attempts}",
+                "must be at most {}, got {max_attempts} (for \"until the deadline\", write `u32::MAX`)",
                 PolicySettings::MAX_ATTEMPTS
             ),
             PolicyError::ZeroDuration { .. } => f.write_str("must be longer than zero"),
@@ -603,5 +605,17 @@ mod tests {
             .build()
             .unwrap();
         assert_eq!(p.max_attempts, PolicySettings::MAX_ATTEMPTS);
+    }
+
+    #[test]
+    fn u32_max_attempts_is_the_most_and_the_counts_between_are_errors() {
+        let p = builder().max_attempts(u32::MAX).build().unwrap();
+        assert_eq!(p.max_attempts, PolicySettings::MAX_ATTEMPTS);
+        for n in [PolicySettings::MAX_ATTEMPTS + 1, u32::MAX - 1] {
+            assert_eq!(
+                builder().max_attempts(n).build().unwrap_err(),
+                PolicyError::TooManyAttempts { max_attempts: n }
+            );
+        }
     }
 }

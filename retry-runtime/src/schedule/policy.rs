@@ -56,10 +56,17 @@ impl RetryPolicy {
     /// shares its word with the attempt's flags and the budget's bookkeeping, so that the call's
     /// future stays small.
     ///
+    /// `u32::MAX`, the usual way to say "retry until something else stops it", is accepted and
+    /// stands for this most: with the default 20 s ceiling on a delay that is over 170 years of
+    /// retrying, so a call ends by its `max_elapsed`, an error it does not retry, or an enclosing
+    /// deadline. Other counts above it are an error.
+    ///
     /// ```
     /// use retry_runtime::RetryPolicy;
     ///
-    /// let err = RetryPolicy::builder().max_attempts(u32::MAX).build().unwrap_err();
+    /// let forever = RetryPolicy::builder().max_attempts(u32::MAX).build().unwrap();
+    /// assert_eq!(forever.max_attempts(), RetryPolicy::MAX_ATTEMPTS);
+    /// let err = RetryPolicy::builder().max_attempts(u32::MAX - 1).build().unwrap_err();
     /// assert_eq!(err.field(), "max_attempts");
     /// assert!(RetryPolicy::builder().max_attempts(RetryPolicy::MAX_ATTEMPTS).build().is_ok());
     /// ```
@@ -287,7 +294,8 @@ impl RetryPolicyBuilder {
         RetryPolicyBuilder { settings }
     }
 
-    /// Total attempts, the first included (≥ 1; default 3).
+    /// Total attempts, the first included (≥ 1; default 3). `u32::MAX` retries until the call's
+    /// deadline or an error it does not retry ends it (see [`RetryPolicy::MAX_ATTEMPTS`]).
     pub const fn max_attempts(mut self, n: u32) -> Self {
         self.settings.max_attempts = Some(n);
         self
