@@ -230,6 +230,7 @@ fn split(args: TokenStream) -> syn::Result<Split> {
         let mut out = Split::default();
         while !input.is_empty() {
             colon_for_equals(input)?;
+            kebab_case_key(input)?;
             let fork = input.fork();
             let key = fork
                 .parse::<syn::Ident>()
@@ -337,6 +338,31 @@ fn colon_for_equals(input: ParseStream<'_>) -> syn::Result<()> {
     Err(syn::Error::new(
         colon.span,
         format!("#[retryable] takes `key = value`, with `=`: write `{key} = {value}`"),
+    ))
+}
+
+/// `max-attempts = 3`, `wait-duration = "500ms"`: a property name of a config file (Resilience4j's,
+/// Spring Boot's) written as a key, which Rust reads as a subtraction. Told the key, looked up
+/// by its normalised spelling as any unknown key is.
+fn kebab_case_key(input: ParseStream<'_>) -> syn::Result<()> {
+    let fork = input.fork();
+    let Ok(first) = fork.call(syn::Ident::parse_any) else {
+        return Ok(());
+    };
+    let mut key = first.to_string();
+    while fork.peek(Token![-]) && fork.peek2(syn::Ident) {
+        fork.parse::<Token![-]>()?;
+        key.push('-');
+        key.push_str(&fork.call(syn::Ident::parse_any)?.to_string());
+    }
+    if !key.contains('-') || !fork.peek(Token![=]) || fork.peek(Token![==]) {
+        return Ok(());
+    }
+    fork.parse::<Token![=]>()?;
+    let value = syn::parse2::<Expr>(rest_of_item(&fork)).ok();
+    Err(syn::Error::new(
+        first.span(),
+        crate::known_keys::unknown_key(&key, value.as_ref()),
     ))
 }
 
@@ -724,6 +750,7 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
 /// The keys whose value is read when the macro expands (and checked by the runtime's rules
 /// then): each takes a literal.
 const LITERAL_KEYS: &[&str] = &[
+    "name",
     "max_attempts",
     "delay",
     "max_delay",
@@ -770,6 +797,12 @@ fn not_a_literal(key: &str, value: &Expr) -> Option<String> {
     };
     let written = crate::known_keys::render(value);
     let example = example(key);
+    if key == "name" {
+        return Some(format!(
+            "`name` takes a string literal such as `name = {example}`, not {what}: the macro writes \
+             it into the function's events as it expands, before `{written}` has a value"
+        ));
+    }
     Some(format!(
         "`{key}` takes a literal such as `{key} = {example}`, not {what}: the macro reads and checks \
          the value when it expands, before `{written}` has one. For a schedule from constants or \
@@ -841,7 +874,8 @@ fn number_of(e: &Expr) -> Option<f64> {
 pub(crate) fn range_text(text: &str) -> Option<(f64, f64)> {
     let t = text.trim();
     let percent = |x: &str| -> Option<f64> {
-        let x = x.trim();
+        // `0.5x`, `1.5×`: a multiplier written as one.
+        let x = x.trim().trim_end_matches(['x', '×']).trim();
         x.strip_suffix('%').map_or_else(
             || x.parse().ok(),
             |p| p.trim().parse::<f64>().ok().map(|p| p / 100.0),
@@ -854,6 +888,13 @@ pub(crate) fn range_text(text: &str) -> Option<(f64, f64)> {
     {
         let f = percent(rest)?;
         return Some((1.0 - f, 1.0 + f));
+    }
+    // `50%`: a spread either side of the delay.
+    if let Some(p) = t
+        .strip_suffix('%')
+        .and_then(|p| p.trim().parse::<f64>().ok())
+    {
+        return Some((1.0 - p / 100.0, 1.0 + p / 100.0));
     }
     for sep in ["..=", "..", " to ", "–", "-", ","] {
         if let Some((a, b)) = t.split_once(sep)
@@ -1203,7 +1244,7 @@ mod tests {
     use quote::quote;
 
     /// The parse's errors: those of the shapes, else those of the values it could not read.
-    fn errors_of(args: TokenStream) -> Vec<String> {
+    pub(super) fn errors_of(args: TokenStream) -> Vec<String> {
         match parse(args) {
             Ok(parsed) => parsed
                 .unread
@@ -1419,5 +1460,74 @@ mod tests {
         let errs = errors_of(quote!(timeout = "2 parsecs"));
         assert!(errs[0].contains("write it like"), "{errs:?}");
         assert!(errors_of(quote!(delay = "1m 30s", max_delay = "1month")).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod habit_tests {
+    use super::tests::errors_of;
+    use quote::quote;
+
+    #[test]
+    fn a_config_files_property_name_is_told_the_key() {
+        assert_eq!(
+            errors_of(quote!(max - attempts = 3)),
+            [
+                "`max-attempts` is not a key of #[retryable]: the key is `max_attempts` (keys are snake_case): write `max_attempts = 3`"
+            ]
+        );
+        let m = errors_of(quote!(wait - duration = "500ms", max_attempts = 3));
+        assert!(m[0].contains("write `delay = \"500ms\"`"), "{m:?}");
+        let m = errors_of(quote!(exponential - backoff - multiplier = 2));
+        assert!(m[0].contains("`multiplier = 2`"), "{m:?}");
+    }
+
+    #[test]
+    fn a_jitter_percentage_or_multiplier_range_is_told_the_factor() {
+        for (written, factor) in [
+            (quote!(jitter = "50%"), "0.5"),
+            (quote!(jitter = "0.5x-1.5x"), "0.5"),
+            (quote!(jitter = "±10%"), "0.1"),
+            (quote!(jitter = [0.75, 1.25]), "0.25"),
+        ] {
+            let m = errors_of(written.clone());
+            assert!(
+                m.len() == 1 && m[0].contains(&format!("write `jitter = {factor}`")),
+                "{written}: {m:?}"
+            );
+        }
+        let m = errors_of(quote!(jitter = 0.5..=1.0));
+        assert!(m[0].contains("`jitter = \"equal\"`"), "{m:?}");
+        let m = errors_of(quote!(jitter = 0.8..1.0));
+        assert!(m[0].contains("the nearest is `jitter = 0.1`"), "{m:?}");
+    }
+
+    #[test]
+    fn a_named_constant_or_config_value_is_told_why_and_policy() {
+        for written in [
+            quote!(max_attempts = MAX),
+            quote!(delay = config::DELAY),
+            quote!(timeout = self.timeout),
+            quote!(max_elapsed = deadline()),
+            quote!(multiplier = Self::FACTOR),
+            quote!(hedge_after = HEDGE),
+            quote!(one_layer = ONE_LAYER),
+        ] {
+            let m = errors_of(written.clone());
+            assert!(
+                m.len() == 1 && m[0].contains("takes a literal") && m[0].contains("policy = …"),
+                "{written}: {m:?}"
+            );
+        }
+        let m = errors_of(quote!(name = NAME));
+        assert!(
+            m[0].contains("string literal") && !m[0].contains("policy"),
+            "{m:?}"
+        );
+        assert!(errors_of(quote!(max_attempts = u32::MAX)).is_empty());
+        assert!(
+            errors_of(quote!(delay = Duration::from_millis(200))).len() == 1,
+            "told the string, not a literal rule"
+        );
     }
 }

@@ -151,10 +151,16 @@ fn opaque_error(key: &str, pat: &Pat, error: Option<&str>) -> Option<String> {
     let Some((what, accessor)) = error.and_then(opaque) else {
         // A pattern of an accessor's type (`ErrorKind::TimedOut`) on an error of another type.
         let t = accessor_type.filter(|t| error_last.as_deref() != Some(*t))?;
+        let accessor = accessor_of(t).unwrap_or_default();
+        let read = if accessor == "status()" {
+            format!("matches!(e.status(), Some({written}))")
+        } else {
+            format!("matches!(e.{accessor}, {written})")
+        };
         return Some(format!(
             "`{key}` patterns match the error itself, of type `{shown}`, and `{written}` is a \
-             pattern of `{t}`: match the variant of `{shown}` that holds it, or write \
-             `retry_if = |e: &{shown}| …` with a method call that reads it"
+             pattern of `{t}`: if `{shown}` is an enum, match the variant that holds it; if it \
+             is a struct with `{accessor}`, write `retry_if = |e: &{shown}| {read}`"
         ));
     };
     let fix = match (accessor, accessor_type) {

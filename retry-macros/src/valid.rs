@@ -254,6 +254,12 @@ fn fix_hint(e: &retry_rules::PolicyError) -> String {
         P::ZeroAttempts => format!("{e}; use `max_attempts = 1` for no retries"),
         P::ZeroDuration { .. } => format!("{e}; write a positive duration such as \"100ms\""),
         P::DelayAboveMaxDelay { .. } => format!("{e}; lower `delay` or raise `max_delay`"),
+        // `jitter = 1.5` for "times a random 0.5 to 1.5": the factor is the spread, 0.5.
+        P::JitterFactorOutOfRange { factor } if *factor > 1.0 && *factor <= 2.0 => format!(
+            "{e}; a factor f multiplies each delay by a random 1 − f to 1 + f, so for a multiplier \
+             up to {factor} write `jitter = {}`",
+            (((factor - 1.0) * 1000.0).round() / 1000.0)
+        ),
         _ => e.to_string(),
     }
 }
