@@ -343,7 +343,8 @@ mod shape_tests {
     fn an_accessors_pattern_on_an_enum_says_to_match_its_variant() {
         let m = errors("io::ErrorKind::TimedOut", "AppError");
         assert!(
-            m[0].contains("a pattern of `ErrorKind`") && m[0].contains("variant of `AppError`"),
+            m[0].contains("a pattern of `ErrorKind`")
+                && m[0].contains("if `AppError` is an enum, match the variant"),
             "{m:?}"
         );
         assert!(
