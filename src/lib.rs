@@ -91,6 +91,7 @@ pub mod __private;
 /// |---|---|---|
 /// | `max_attempts` | integer ≥ 1, the first attempt included | 3 |
 /// | `delay` | the first delay, `"250ms"`, `"2s"`, `"1m 30s"` | `"100ms"` |
+/// | `throttling_delay` | the first delay after a throttling error ([`ErrorClass::Throttling`], from [`Transient::class`]: a 429, gRPC `RESOURCE_EXHAUSTED`), growing as `delay` does | `delay` |
 /// | `backoff` | `"fixed"`, `"linear"`, `"exponential"` | exponential |
 /// | `multiplier` | exponential growth, ≥ 1 | 2 |
 /// | `max_delay` | ceiling of one delay before jitter | `"20s"` (or `delay` if larger) |
@@ -257,10 +258,10 @@ pub use retry_runtime::{
 };
 pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
-    Elapsed, FnHooks, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter, LogError,
-    ParseBackoffError, ParseDurationError, ParseJitterError, ParseLogError, PolicyError, Retry,
-    RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, SampleJitter,
-    Transient, context, is_timeout, parse_duration, seed_rng, transient,
+    Elapsed, ErrorClass, FnHooks, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter,
+    LogError, ParseBackoffError, ParseDurationError, ParseJitterError, ParseLogError, PolicyError,
+    Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder,
+    SampleJitter, Transient, context, error_class, is_timeout, parse_duration, seed_rng, transient,
 };
 /// How a failure of the library's own (a timeout, a guard's rejection) becomes the function's
 /// error: see "Errors from other crates" in the README, and the `…_into` keys.
@@ -288,13 +289,14 @@ pub mod runtime {
     };
     pub use retry_runtime::{
         Backoff, Breaker, BreakerOpen, BreakerSlot, BreakerState, CircuitBreaker,
-        CircuitBreakerBuilder, ConfigError, DeadSetting, Delays, Elapsed, ElapsedInto, ErrorHook,
-        FnHooks, FromBreakerOpen, FromElapsed, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey,
-        Jitter, Latencies, LogError, LoggedError, NoBreaker, NoTimeout, OkHook, OnRetryHook,
-        ParseBackoffError, ParseDurationError, ParseHedgeAfterError, ParseJitterError,
-        ParseLogError, Permit, PolicyError, PolicySettings, Retry, RetryBudget, RetryBudgetBuilder,
-        RetryContext, RetryFuture, RetryPolicy, RetryPolicyBuilder, TimeoutInto, Transient, Unset,
-        context, is_timeout, parse_duration, seed_rng, transient,
+        CircuitBreakerBuilder, ClassHook, ClassOf, ConfigError, DeadSetting, Delays, Elapsed,
+        ElapsedInto, ErrorClass, ErrorHook, FnHooks, FromBreakerOpen, FromElapsed, GiveUpReason,
+        HedgeAfter, Hooks, IdempotencyKey, Jitter, Latencies, LogError, LoggedError, NoBreaker,
+        NoTimeout, OkHook, OnRetryHook, ParseBackoffError, ParseDurationError,
+        ParseHedgeAfterError, ParseJitterError, ParseLogError, Permit, PolicyError, PolicySettings,
+        Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryFuture, RetryPolicy,
+        RetryPolicyBuilder, TimeoutIf, TimeoutInto, Transient, Unset, context, error_class,
+        is_timeout, parse_duration, seed_rng, transient,
     };
 
     #[cfg(feature = "http")]

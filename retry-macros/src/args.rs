@@ -187,6 +187,7 @@ impl FromMeta for JitterArg {
 struct RawArgs {
     max_attempts: Option<AttemptsArg>,
     delay: Option<DurationArg>,
+    throttling_delay: Option<DurationArg>,
     backoff: Option<LitStr>,
     multiplier: Option<NumberArg>,
     max_delay: Option<DurationArg>,
@@ -487,6 +488,7 @@ fn example(key: &str) -> &'static str {
         "backoff" => "\"exponential\"",
         "multiplier" => "2",
         "max_delay" => "\"10s\"",
+        "throttling_delay" => "\"1s\"",
         "jitter" => "\"full\"",
         "timeout" => "\"1s\"",
         "max_elapsed" => "\"30s\"",
@@ -753,6 +755,7 @@ const LITERAL_KEYS: &[&str] = &[
     "name",
     "max_attempts",
     "delay",
+    "throttling_delay",
     "max_delay",
     "timeout",
     "max_elapsed",
@@ -1163,6 +1166,8 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
     let settings = &mut s.settings;
     settings.delay = parse_duration(raw.delay, "delay", spans, &mut errors);
     settings.max_delay = parse_duration(raw.max_delay, "max_delay", spans, &mut errors);
+    settings.throttling_delay =
+        parse_duration(raw.throttling_delay, "throttling_delay", spans, &mut errors);
     settings.timeout = parse_duration(raw.timeout, "timeout", spans, &mut errors);
     settings.max_elapsed = parse_duration(raw.max_elapsed, "max_elapsed", spans, &mut errors);
     if let Some(lit) = &raw.backoff {

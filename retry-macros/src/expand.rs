@@ -552,9 +552,9 @@ fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span) -> TokenStream {
             hooks.extend(quote!(.#method(#expr)));
         }
     }
-    if let Some(timeout_if) = timeout_probe(args, p) {
+    if let Some(class) = class_probe(args, p) {
         // Captures nothing: a `fn` pointer, as `retry_on`'s.
-        hooks = quote!(#p::timeout_if(#hooks, #timeout_if));
+        hooks = quote!(#p::error_class(#hooks, #class));
     }
     hooks
 }
@@ -767,18 +767,25 @@ fn guarded(
     }
 }
 
-/// Whether the attempt's error says it was a timeout (`Transient::is_timeout`, asked when the
-/// error type implements `Transient`: see `__private::TimeoutProbe`), for the budget's
-/// `timeout_cost` and the breaker's count: the `timeout_if` hook, only with a budget or a breaker.
-fn timeout_probe(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
-    if args.circuit_breaker.is_none() && args.budget.is_none() && args.throttle.is_none() {
+/// The class of the attempt's error (`Transient::class`, asked when the error type implements
+/// `Transient`: see `__private::ClassProbe`), for the budget's cost, the breaker's count of
+/// timeouts and the delay after throttling: the `error_class` hook, only where a class changes
+/// something (a guard, a `throttling_delay`, or a `policy`, which may hold one). Elsewhere every
+/// retry is transient, in its events too.
+fn class_probe(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
+    let needed = args.circuit_breaker.is_some()
+        || args.budget.is_some()
+        || args.throttle.is_some()
+        || args.policy.is_some()
+        || args.schedule.settings.throttling_delay.is_some();
+    if !needed {
         return None;
     }
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
     Some(quote! {
         |#e| {
-            use #p::ProbeTimeout as _;
-            #p::TimeoutProbe(#e).__reattempt_is_timeout()
+            use #p::ProbeClass as _;
+            #p::ClassProbe(#e).__reattempt_class()
         }
     })
 }
@@ -809,6 +816,10 @@ fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     if let Some(d) = s.max_delay {
         let d = duration(d);
         calls.push(quote!(.max_delay(#d)));
+    }
+    if let Some(d) = s.throttling_delay {
+        let d = duration(d);
+        calls.push(quote!(.throttling_delay(#d)));
     }
     if let Some(j) = s.jitter {
         let j = match j {
@@ -1339,14 +1350,14 @@ mod shared_types_tests {
     }
 
     #[test]
-    fn patterns_and_the_timeout_probe_are_fn_pointers() {
+    fn patterns_and_the_class_probe_are_fn_pointers() {
         let out = expansion("retry_on = [E::Busy], budget = BUDGET");
         assert!(
             out.contains(":: reattempt :: __private :: retry_on ("),
             "{out}"
         );
         assert!(
-            out.contains(":: reattempt :: __private :: timeout_if ("),
+            out.contains(":: reattempt :: __private :: error_class ("),
             "{out}"
         );
         assert!(!out.contains(". retry_if ("), "{out}");

@@ -10,6 +10,7 @@ use syn::{Expr, Lit};
 pub(crate) const KEYS: &[&str] = &[
     "max_attempts",
     "delay",
+    "throttling_delay",
     "backoff",
     "multiplier",
     "max_delay",
@@ -40,7 +41,13 @@ pub(crate) const KEYS: &[&str] = &[
 ];
 
 /// The keys whose value is a duration string.
-pub(crate) const DURATION_KEYS: &[&str] = &["delay", "max_delay", "timeout", "max_elapsed"];
+pub(crate) const DURATION_KEYS: &[&str] = &[
+    "delay",
+    "throttling_delay",
+    "max_delay",
+    "timeout",
+    "max_elapsed",
+];
 
 /// What a foreign key is here.
 #[derive(Clone, Copy)]

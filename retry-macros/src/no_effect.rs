@@ -20,6 +20,7 @@ use crate::known_keys::render;
 /// The keys whose only effect is on retries (or hedges): dead with `max_attempts = 1`.
 const RETRY_ONLY_KEYS: &[&str] = &[
     "delay",
+    "throttling_delay",
     "backoff",
     "multiplier",
     "max_delay",

@@ -216,7 +216,7 @@ fn hedge_shape(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
 fn schedule_rules(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
     let mut settings = schedule.settings;
     // Each pass drops the key at fault; there are only nine keys.
-    for _ in 0..9 {
+    for _ in 0..12 {
         let Err(e) = settings.check() else {
             return;
         };
@@ -237,6 +237,7 @@ fn forget(s: &mut PolicySettings, field: &str) {
         "delay" => s.delay = None,
         "multiplier" => s.multiplier = None,
         "max_delay" => s.max_delay = None,
+        "throttling_delay" => s.throttling_delay = None,
         "jitter" => s.jitter = None,
         "timeout" => s.timeout = None,
         "max_elapsed" => s.max_elapsed = None,
@@ -254,6 +255,9 @@ fn fix_hint(e: &retry_rules::PolicyError) -> String {
         P::ZeroAttempts => format!("{e}; use `max_attempts = 1` for no retries"),
         P::ZeroDuration { .. } => format!("{e}; write a positive duration such as \"100ms\""),
         P::DelayAboveMaxDelay { .. } => format!("{e}; lower `delay` or raise `max_delay`"),
+        P::ThrottlingDelayAboveMaxDelay { .. } => {
+            format!("{e}; lower `throttling_delay` or raise `max_delay`")
+        }
         // `jitter = 1.5` for "times a random 0.5 to 1.5": the factor is the spread, 0.5.
         P::JitterFactorOutOfRange { factor } if *factor > 1.0 && *factor <= 2.0 => format!(
             "{e}; a factor f multiplies each delay by a random 1 − f to 1 + f, so for a multiplier \

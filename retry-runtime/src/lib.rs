@@ -46,7 +46,9 @@ pub use integrations::tonic;
 pub use integrations::tower;
 
 pub use engine::context::{RetryContext, context};
-pub use engine::hooks::{ErrorHook, FnHooks, Hooks, OkHook, OnRetryHook, Unset};
+pub use engine::hooks::{
+    ClassHook, ClassOf, ErrorHook, FnHooks, Hooks, OkHook, OnRetryHook, TimeoutIf, Unset,
+};
 pub use engine::key::IdempotencyKey;
 pub use engine::state::GiveUpReason;
 pub use error::{BreakerOpen, BulkheadFull, ConfigError, Elapsed, Throttled};
@@ -54,11 +56,12 @@ pub use guards::breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, P
 pub use guards::budget::{RetryBudget, RetryBudgetBuilder};
 pub use guards::bulkhead::{Bulkhead, BulkheadBuilder, BulkheadPermit};
 pub use guards::throttle::{AdaptiveThrottle, AdaptiveThrottleBuilder};
-pub use integrations::classify::{Transient, is_timeout, transient};
+pub use integrations::classify::{ErrorClass, Transient, error_class, is_timeout, transient};
 pub use schedule::delays::Delays;
 pub use schedule::hedge::Latencies;
 pub use schedule::jitter::SampleJitter;
 pub use schedule::policy::{RetryPolicy, RetryPolicyBuilder};
+pub use schedule::preset::{ParsePresetError, Preset};
 pub use schedule::rng::seed_rng;
 
 // The rules the macros check at compile time, shared with them through retry-rules (which

@@ -29,12 +29,14 @@ pub struct PolicySettings {
     pub max_attempts: Option<u32>,
     /// The first backoff delay (> 0; default 100 ms).
     pub delay: Option<Duration>,
+    /// The first backoff delay after a throttling error (> 0, ≤ `max_delay`; default `delay`).
+    pub throttling_delay: Option<Duration>,
     /// How the delay grows (default exponential).
     pub backoff: Option<Backoff>,
     /// The exponential growth factor (finite, ≥ 1; default 2). Only with exponential backoff.
     pub multiplier: Option<f64>,
-    /// The ceiling of one delay before jitter (> 0, ≥ `delay`; default 20 s, or `delay` when that
-    /// is larger and no ceiling was set).
+    /// The ceiling of one delay before jitter (> 0, ≥ `delay` and `throttling_delay`; default
+    /// 20 s, or the longer of those two when one is longer and no ceiling was set).
     pub max_delay: Option<Duration>,
     /// How delays are randomised (default full jitter; a factor must be in (0, 1]).
     pub jitter: Option<Jitter>,
@@ -55,10 +57,10 @@ pub struct PolicySettings {
 impl PolicySettings {
     /// Total attempts, the first included.
     pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
-    /// The most attempts a policy may allow (2²⁸ − 1, over 268 million): a call's attempt counter
+    /// The most attempts a policy may allow (2²⁶ − 1, over 67 million): a call's attempt counter
     /// shares its word with the attempt's flags and the budget's bookkeeping, so that the call's
     /// future stays small.
-    pub const MAX_ATTEMPTS: u32 = (1 << 28) - 1;
+    pub const MAX_ATTEMPTS: u32 = (1 << 26) - 1;
     /// The first backoff delay.
     pub const DEFAULT_DELAY: Duration = Duration::from_millis(100);
     /// The exponential growth factor.
@@ -75,6 +77,7 @@ impl PolicySettings {
         PolicySettings {
             max_attempts: None,
             delay: None,
+            throttling_delay: None,
             backoff: None,
             multiplier: None,
             max_delay: None,
@@ -146,6 +149,11 @@ impl PolicySettings {
             }
             None => Self::DEFAULT_MULTIPLIER,
         };
+        // The longest first delay, which a default ceiling must not cut.
+        let longest = match self.throttling_delay {
+            Some(t) if t.as_nanos() > delay.as_nanos() => t,
+            _ => delay,
+        };
         let max_delay = match self.max_delay {
             Some(d) => {
                 if d.is_zero() {
@@ -164,8 +172,12 @@ impl PolicySettings {
                 }
                 d
             }
-            None if delay.as_nanos() > Self::DEFAULT_MAX_DELAY.as_nanos() => delay,
+            None if longest.as_nanos() > Self::DEFAULT_MAX_DELAY.as_nanos() => longest,
             None => Self::DEFAULT_MAX_DELAY,
+        };
+        let throttling_delay = match check_throttling_delay(self.throttling_delay, max_delay) {
+            Ok(t) => t,
+            Err(e) => return Err(e),
         };
         if let Jitter::Proportional(f) = jitter
             && !Jitter::factor_is_valid(f)
@@ -190,6 +202,7 @@ impl PolicySettings {
         Ok(CheckedSettings {
             max_attempts,
             delay,
+            throttling_delay,
             backoff,
             multiplier,
             max_delay,
@@ -218,6 +231,8 @@ pub struct CheckedSettings {
     pub max_attempts: u32,
     /// The first backoff delay.
     pub delay: Duration,
+    /// The first backoff delay after a throttling error, if set (else `delay`).
+    pub throttling_delay: Option<Duration>,
     /// How the delay grows.
     pub backoff: Backoff,
     /// The exponential growth factor.
@@ -236,6 +251,25 @@ pub struct CheckedSettings {
     pub hedge_after: Option<HedgeAfter>,
     /// Whether the call retries at one layer only.
     pub one_layer: bool,
+}
+
+/// The rules of `throttling_delay`: longer than zero, at most `max_delay`; `delay` unless set.
+const fn check_throttling_delay(
+    throttling_delay: Option<Duration>,
+    max_delay: Duration,
+) -> Result<Option<Duration>, PolicyError> {
+    match throttling_delay {
+        Some(t) if t.is_zero() => Err(PolicyError::ZeroDuration {
+            field: "throttling_delay",
+        }),
+        Some(t) if t.as_nanos() > max_delay.as_nanos() => {
+            Err(PolicyError::ThrottlingDelayAboveMaxDelay {
+                throttling_delay: t,
+                max_delay,
+            })
+        }
+        other => Ok(other),
+    }
 }
 
 /// The rules of `hedge_after`: longer than zero, shorter than `timeout`, a quantile in (0, 100).
@@ -329,6 +363,13 @@ pub enum PolicyError {
         /// The ceiling.
         max_delay: Duration,
     },
+    /// `throttling_delay` was larger than `max_delay`.
+    ThrottlingDelayAboveMaxDelay {
+        /// The first delay after a throttling error.
+        throttling_delay: Duration,
+        /// The ceiling.
+        max_delay: Duration,
+    },
     /// `max_delay` was set below the default `delay` (100 ms), and `delay` was not set.
     MaxDelayBelowDefaultDelay {
         /// The ceiling.
@@ -371,6 +412,7 @@ impl PolicyError {
             PolicyError::MultiplierBelowOne { .. }
             | PolicyError::MultiplierWithoutExponential { .. } => "multiplier",
             PolicyError::DelayAboveMaxDelay { .. } => "delay",
+            PolicyError::ThrottlingDelayAboveMaxDelay { .. } => "throttling_delay",
             PolicyError::MaxDelayBelowDefaultDelay { .. } => "max_delay",
             PolicyError::JitterFactorOutOfRange { .. } => "jitter",
             PolicyError::HedgeAfterNotBelowTimeout { .. }
@@ -403,6 +445,13 @@ impl std::fmt::Display for PolicyError {
             PolicyError::DelayAboveMaxDelay { delay, max_delay } => {
                 write!(f, "must not exceed `max_delay`: {delay:?} > {max_delay:?}")
             }
+            PolicyError::ThrottlingDelayAboveMaxDelay {
+                throttling_delay,
+                max_delay,
+            } => write!(
+                f,
+                "must not exceed `max_delay`: {throttling_delay:?} > {max_delay:?}"
+            ),
             PolicyError::MaxDelayBelowDefaultDelay { max_delay } => write!(
                 f,
                 "must be at least `delay`, whose default is {:?} (`delay` was not set): {max_delay:?} < {:?}; raise `max_delay` or set a `delay` no longer than it",

@@ -15,7 +15,7 @@ use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
 use crate::drivers::kept::{Keep, KeepsOutcome, NotKept};
 use crate::drivers::timed::{poll_attempt, set_timer, set_timer_at};
 use crate::engine::context::{RetryContext, enter};
-use crate::engine::hooks::{FnHooks, Hooks};
+use crate::engine::hooks::{ClassOf, FnHooks, Hooks, TimeoutIf};
 use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Engine, Start};
 use crate::engine::steps;
@@ -467,8 +467,44 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     pub fn timeout_if<F: FnMut(&E) -> bool>(
         self,
         predicate: F,
-    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, RA, OR, F>, B, C> {
+    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, RA, OR, TimeoutIf<F>>, B, C> {
         self.map_hooks(|h| h.timeout_if(predicate))
+    }
+
+    /// Tells each error's class ([`ErrorClass`](crate::ErrorClass)), in place of
+    /// [`timeout_if`](Self::timeout_if): a throttling error's retry grows from the policy's
+    /// `throttling_delay` and costs the budget's `throttling_cost`; a timeout's costs its
+    /// `timeout_cost`. [`error_class`](crate::error_class) asks
+    /// [`Transient::class`](crate::Transient::class), as `#[retryable]` does by itself.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::{ErrorClass, Jitter, RetryPolicy};
+    /// use tokio::time::Instant;
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .max_attempts(2)
+    ///     .delay(Duration::from_millis(50))
+    ///     .throttling_delay(Duration::from_secs(1))
+    ///     .jitter(Jitter::None)
+    ///     .build()
+    ///     .unwrap();
+    /// let start = Instant::now();
+    /// let out: Result<(), String> = policy
+    ///     .retry(|| async { Err("429 Too Many Requests".to_owned()) })
+    ///     .error_class(|e| if e.starts_with("429") { ErrorClass::Throttling } else { ErrorClass::Transient })
+    ///     .await;
+    /// assert!(out.is_err());
+    /// assert_eq!(start.elapsed(), Duration::from_secs(1), "a throttling retry waits from 1 s");
+    /// # }
+    /// ```
+    pub fn error_class<F: FnMut(&E) -> crate::ErrorClass>(
+        self,
+        class: F,
+    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, RA, OR, ClassOf<F>>, B, C> {
+        self.map_hooks(|h| h.error_class(class))
     }
 }
 

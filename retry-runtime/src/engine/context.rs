@@ -59,7 +59,7 @@ const _: () = assert!(align_of::<Engine<'static>>() > TAGGED);
 
 /// The tag of a frame whose call's attempts are over: this is its `#[recover]` fallback (its
 /// attempt is the engine's current one). No attempt has this number: attempt numbers stop at
-/// 2^28 - 1.
+/// 2^26 - 1.
 const RECOVERING: u32 = u32::MAX;
 
 /// The engine of `frame` (`None` for an outer frame), its tag (0 for an untagged frame) and its

@@ -7,6 +7,7 @@
 use std::marker::PhantomData;
 use std::time::Duration;
 
+use crate::ErrorClass;
 use crate::engine::context::RetryContext;
 
 /// How a call treats its outcomes. Every method has the default of an attribute without the
@@ -77,6 +78,24 @@ pub trait Hooks<T, E> {
     fn is_timeout(&mut self, error: &E) -> bool {
         let _ = error;
         false
+    }
+
+    /// The class of a retryable error ([`ErrorClass`]): what a retry after it costs the budget
+    /// and which delay it grows from. Default: a timeout when [`is_timeout`](Hooks::is_timeout)
+    /// says so, else transient.
+    fn class(&mut self, error: &E) -> ErrorClass {
+        if self.is_timeout(error) {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::Transient
+        }
+    }
+
+    /// The class of an `Ok` value that [`retry_if_ok`](Hooks::retry_if_ok) retries (a 429
+    /// response is throttling). Default: transient.
+    fn class_ok(&mut self, value: &T) -> ErrorClass {
+        let _ = value;
+        ErrorClass::Transient
     }
 }
 
@@ -228,15 +247,33 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
         }
     }
 
-    /// Tells which errors say they were a timeout.
+    /// Tells which errors say they were a timeout (the others are transient).
     #[inline]
-    pub fn timeout_if<I: FnMut(&E) -> bool>(self, predicate: I) -> FnHooks<T, E, A, B, C, D, I> {
+    pub fn timeout_if<I: FnMut(&E) -> bool>(
+        self,
+        predicate: I,
+    ) -> FnHooks<T, E, A, B, C, D, TimeoutIf<I>> {
+        self.error_class_slot(TimeoutIf(predicate))
+    }
+
+    /// Tells each error's class ([`ErrorClass`]): in place of [`timeout_if`](Self::timeout_if),
+    /// which it can say too.
+    #[inline]
+    pub fn error_class<I: FnMut(&E) -> ErrorClass>(
+        self,
+        class: I,
+    ) -> FnHooks<T, E, A, B, C, D, ClassOf<I>> {
+        self.error_class_slot(ClassOf(class))
+    }
+
+    #[inline]
+    fn error_class_slot<I>(self, slot: I) -> FnHooks<T, E, A, B, C, D, I> {
         FnHooks {
             retry_if: self.retry_if,
             retry_if_ok: self.retry_if_ok,
             retry_after: self.retry_after,
             on_retry: self.on_retry,
-            timeout_if: predicate,
+            timeout_if: slot,
             outcome: PhantomData,
         }
     }
@@ -248,7 +285,7 @@ where
     B: OkHook<T>,
     C: ErrorHook<E, Option<Duration>>,
     D: OnRetryHook<E>,
-    F: ErrorHook<E, bool>,
+    F: ClassHook<E>,
 {
     #[inline]
     fn retry_if(&mut self, error: &E) -> bool {
@@ -272,7 +309,67 @@ where
 
     #[inline]
     fn is_timeout(&mut self, error: &E) -> bool {
-        self.timeout_if.call(error).unwrap_or(false)
+        self.class(error) == ErrorClass::Timeout
+    }
+
+    #[inline]
+    fn class(&mut self, error: &E) -> ErrorClass {
+        self.timeout_if.class(error).unwrap_or_default()
+    }
+
+    #[inline]
+    fn class_ok(&mut self, value: &T) -> ErrorClass {
+        self.retry_if_ok.class(value).unwrap_or_default()
+    }
+}
+
+/// The slot of [`FnHooks`] (and of the tower layer's hooks) that tells an error's class:
+/// [`Unset`] (every error transient), [`TimeoutIf`] (a predicate naming the timeouts) or
+/// [`ClassOf`] (a function giving the class).
+pub trait ClassHook<E> {
+    /// The class the slot gives `error`, or `None` when unset.
+    fn class(&mut self, error: &E) -> Option<ErrorClass>;
+}
+
+impl<E> ClassHook<E> for Unset {
+    #[inline]
+    fn class(&mut self, _: &E) -> Option<ErrorClass> {
+        None
+    }
+}
+
+/// A predicate naming the errors that say they were a timeout (the others are transient): what
+/// `timeout_if` sets.
+#[derive(Debug, Clone, Copy)]
+pub struct TimeoutIf<P>(pub P);
+
+impl<E, P: FnMut(&E) -> bool> ClassHook<E> for TimeoutIf<P> {
+    #[inline]
+    fn class(&mut self, error: &E) -> Option<ErrorClass> {
+        Some(if (self.0)(error) {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::Transient
+        })
+    }
+}
+
+/// A function giving each error's class: what `error_class` sets (the attribute sets it from
+/// [`Transient::class`](crate::Transient::class)).
+///
+/// ```
+/// use retry_runtime::{ClassHook, ClassOf, ErrorClass};
+///
+/// let mut slot = ClassOf(|status: &u16| if *status == 429 { ErrorClass::Throttling } else { ErrorClass::Transient });
+/// assert_eq!(slot.class(&429), Some(ErrorClass::Throttling));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ClassOf<P>(pub P);
+
+impl<E, P: FnMut(&E) -> ErrorClass> ClassHook<E> for ClassOf<P> {
+    #[inline]
+    fn class(&mut self, error: &E) -> Option<ErrorClass> {
+        Some((self.0)(error))
     }
 }
 
@@ -301,6 +398,13 @@ impl<E, R, P: FnMut(&E) -> R> ErrorHook<E, R> for P {
 pub trait OkHook<T> {
     /// The closure's answer, or `None` when unset.
     fn call(&mut self, value: &T) -> Option<bool>;
+
+    /// The class of a value this slot retries (a 429 response is throttling), or `None` for
+    /// the default (transient). Default: `None`.
+    fn class(&mut self, value: &T) -> Option<ErrorClass> {
+        let _ = value;
+        None
+    }
 }
 
 impl<T> OkHook<T> for Unset {

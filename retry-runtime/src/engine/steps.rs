@@ -345,6 +345,7 @@ fn decide_inner<T, E: Debug>(
         }
         Ok(value) => {
             events::attempt_made(name);
+            engine.note_class(hooks.class_ok(&value));
             let hint = hooks.retry_after_ok(&value);
             after_ok_to_retry(engine, name.name(), value, hint, guards, last, number)
         }
@@ -407,7 +408,7 @@ fn after_ok_to_retry<T, E>(
     guards.record(false);
     match after_failure(engine, true, hint, guards) {
         Decision::Retry(delay) => {
-            events::retrying_ok(name, reported(engine, number), delay);
+            events::retrying_ok(name, reported(engine, number), delay, engine.class());
             if let Some(last) = last {
                 *last = Some(Ok(value));
             }
@@ -453,9 +454,7 @@ fn after_error<T, E: Debug>(
         return Decision::Stop(last.and_then(Option::take).unwrap_or(Err(rejection)));
     }
     events::attempt_made(name);
-    if hooks.is_timeout(&error) {
-        engine.mark_timed_out();
-    }
+    engine.note_class(hooks.class(&error));
     let retryable = hooks.retry_if(&error);
     // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
     // dependency that hangs must open the breaker.
@@ -469,7 +468,13 @@ fn after_error<T, E: Debug>(
         Decision::Retry(delay) => {
             hooks.on_retry(&error, &RetryContext::of_copy(engine, number), delay);
             let logged = Logged::new(&error, engine.policy().log_error);
-            events::retrying(name, reported(engine, number), delay, logged);
+            events::retrying(
+                name,
+                reported(engine, number),
+                delay,
+                engine.class(),
+                logged,
+            );
             if let Some(last) = last {
                 *last = Some(Err(error));
             }
@@ -590,15 +595,14 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         Ok(value) => {
             events::attempt_made(name);
             guards.record(false);
+            engine.note_class(hooks.class_ok(&value));
             ok_hint = hooks.retry_after_ok(&value);
             keep(Ok(value));
             None
         }
         Err(error) => {
             events::attempt_made(name);
-            if hooks.is_timeout(&error) {
-                engine.mark_timed_out();
-            }
+            engine.note_class(hooks.class(&error));
             if !hooks.retry_if(&error) {
                 guards.record(!engine.timed_out());
                 // The retry already decided will not be made: what it was paid comes back.
@@ -685,9 +689,15 @@ fn after_copy_failure<T, E: Debug>(
             if let Some(error) = error {
                 hooks.on_retry(error, &RetryContext::of_copy(engine, number), delay);
                 let logged = Logged::new(error, engine.policy().log_error);
-                events::retrying(name, reported(engine, number), delay, logged);
+                events::retrying(
+                    name,
+                    reported(engine, number),
+                    delay,
+                    engine.class(),
+                    logged,
+                );
             } else {
-                events::retrying_ok(name, reported(engine, number), delay);
+                events::retrying_ok(name, reported(engine, number), delay, engine.class());
             }
             CopyDecision::Retry(delay)
         }

@@ -83,13 +83,16 @@ use tokio::time::Sleep;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use crate::ErrorClass;
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
 use crate::drivers::closure::{ElapsedInto, NoTimeout, TimeoutInto};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
 use crate::drivers::kept::{self, KeepsOutcome, NotKept};
 use crate::drivers::timed::{poll_copy, set_timer};
 use crate::engine::context::{RetryContext, enter};
-use crate::engine::hooks::{ErrorHook, Hooks, OkHook, OnRetryHook, Unset};
+use crate::engine::hooks::{
+    ClassHook, ClassOf, ErrorHook, Hooks, OkHook, OnRetryHook, TimeoutIf, Unset,
+};
 use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Detached, Engine, Start};
 use crate::engine::steps;
@@ -379,7 +382,7 @@ where
     C: ErrorHook<E, Option<Duration>>,
     D: ErrorHook<T, Option<Duration>>,
     N: OnRetryHook<E>,
-    F: ErrorHook<E, bool>,
+    F: ClassHook<E>,
 {
     #[inline]
     fn retry_if(&mut self, error: &E) -> bool {
@@ -408,7 +411,17 @@ where
 
     #[inline]
     fn is_timeout(&mut self, error: &E) -> bool {
-        self.timeout_if.call(error).unwrap_or(false)
+        self.class(error) == ErrorClass::Timeout
+    }
+
+    #[inline]
+    fn class(&mut self, error: &E) -> ErrorClass {
+        self.timeout_if.class(error).unwrap_or_default()
+    }
+
+    #[inline]
+    fn class_ok(&mut self, value: &T) -> ErrorClass {
+        self.retry_if_ok.class(value).unwrap_or_default()
     }
 }
 
@@ -885,6 +898,32 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     pub fn timeout_if<E, F: FnMut(&E) -> bool + Clone>(
         self,
         predicate: F,
+    ) -> RetryLayer<Classify<RI, RO, RA, RAO, OR, TimeoutIf<F>>, C, R, B, G, Q, L> {
+        self.class_slot(TimeoutIf(predicate))
+    }
+
+    /// Tells each error's class ([`ErrorClass`]), in place of [`timeout_if`](Self::timeout_if),
+    /// as the closure API's `error_class`: a throttling error's retry grows from the policy's
+    /// `throttling_delay` and costs the budget's `throttling_cost`.
+    /// [`error_class`](crate::error_class) asks [`Transient::class`](crate::Transient::class).
+    ///
+    /// ```
+    /// use retry_runtime::tower::RetryLayer;
+    /// use retry_runtime::{RetryPolicy, error_class};
+    ///
+    /// let layer = RetryLayer::new(RetryPolicy::default()).error_class(error_class::<std::io::Error>);
+    /// # let _ = layer;
+    /// ```
+    pub fn error_class<E, F: FnMut(&E) -> ErrorClass + Clone>(
+        self,
+        class: F,
+    ) -> RetryLayer<Classify<RI, RO, RA, RAO, OR, ClassOf<F>>, C, R, B, G, Q, L> {
+        self.class_slot(ClassOf(class))
+    }
+
+    fn class_slot<F>(
+        self,
+        slot: F,
     ) -> RetryLayer<Classify<RI, RO, RA, RAO, OR, F>, C, R, B, G, Q, L> {
         self.map_hooks(|h| Classify {
             retry_if: h.retry_if,
@@ -892,7 +931,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
             retry_after: h.retry_after,
             retry_after_ok: h.retry_after_ok,
             on_retry: h.on_retry,
-            timeout_if: predicate,
+            timeout_if: slot,
         })
     }
 }
@@ -1120,6 +1159,20 @@ impl<T, E, H: Hooks<T, E>> Hooks<T, E> for ReadyAware<'_, H> {
     #[inline]
     fn is_timeout(&mut self, error: &E) -> bool {
         self.failed() || self.hooks.is_timeout(error)
+    }
+
+    #[inline]
+    fn class(&mut self, error: &E) -> ErrorClass {
+        if self.failed() {
+            ErrorClass::Timeout
+        } else {
+            self.hooks.class(error)
+        }
+    }
+
+    #[inline]
+    fn class_ok(&mut self, value: &T) -> ErrorClass {
+        self.hooks.class_ok(value)
     }
 }
 
@@ -1484,6 +1537,12 @@ mod http {
         #[inline]
         fn call(&mut self, response: &Response<B>) -> Option<bool> {
             Some(response.status().is_transient())
+        }
+
+        /// A 429 response is throttling (`StatusCode`'s [`Transient::class`](crate::Transient::class)).
+        #[inline]
+        fn class(&mut self, response: &Response<B>) -> Option<crate::ErrorClass> {
+            Some(response.status().class())
         }
     }
 

@@ -34,6 +34,8 @@ use crate::schedule::hedge::Latencies;
 pub struct RetryPolicy {
     pub(crate) max_attempts: u32,
     pub(crate) delay: Duration,
+    /// The first delay after a throttling error (`delay` unless set).
+    pub(crate) throttling_delay: Duration,
     pub(crate) backoff: Backoff,
     pub(crate) multiplier: f64,
     pub(crate) max_delay: Duration,
@@ -52,12 +54,12 @@ pub struct RetryPolicy {
 impl RetryPolicy {
     /// Total attempts, the first included.
     pub const DEFAULT_MAX_ATTEMPTS: u32 = PolicySettings::DEFAULT_MAX_ATTEMPTS;
-    /// The most attempts a policy may allow (2²⁸ − 1, over 268 million): a call's attempt counter
+    /// The most attempts a policy may allow (2²⁶ − 1, over 67 million): a call's attempt counter
     /// shares its word with the attempt's flags and the budget's bookkeeping, so that the call's
     /// future stays small.
     ///
     /// `u32::MAX`, the usual way to say "retry until something else stops it", is accepted and
-    /// stands for this most: with the default 20 s ceiling on a delay that is over 170 years of
+    /// stands for this most: with the default 20 s ceiling on a delay that is over 40 years of
     /// retrying, so a call ends by its `max_elapsed`, an error it does not retry, or an enclosing
     /// deadline. Other counts above it are an error.
     ///
@@ -110,6 +112,32 @@ impl RetryPolicy {
     /// ```
     pub const fn delay(&self) -> Duration {
         self.delay
+    }
+
+    /// The first backoff delay after a throttling error ([`ErrorClass::Throttling`]): `delay`
+    /// unless set.
+    ///
+    /// [`ErrorClass::Throttling`]: crate::ErrorClass::Throttling
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let p = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// assert_eq!(p.throttling_delay(), p.delay());
+    /// let p = retry_runtime::RetryPolicy::builder().throttling_delay(Duration::from_secs(1)).build().unwrap();
+    /// assert_eq!(p.throttling_delay(), Duration::from_secs(1));
+    /// ```
+    pub const fn throttling_delay(&self) -> Duration {
+        self.throttling_delay
+    }
+
+    /// The first delay of a retry after an error of `class`: `throttling_delay` after throttling,
+    /// else `delay`.
+    #[inline]
+    pub(crate) const fn base_delay(&self, class: crate::ErrorClass) -> Duration {
+        match class {
+            crate::ErrorClass::Throttling => self.throttling_delay,
+            _ => self.delay,
+        }
     }
 
     /// How the delay grows.
@@ -278,6 +306,17 @@ pub struct RetryPolicyBuilder {
 }
 
 impl RetryPolicyBuilder {
+    /// The settings given so far (`None`: not set).
+    ///
+    /// ```
+    /// use retry_runtime::{Preset, RetryPolicy};
+    /// assert_eq!(RetryPolicy::builder().max_attempts(4).settings().max_attempts, Some(4));
+    /// assert_eq!(Preset::Aws2026.policy().settings().max_attempts, Some(3));
+    /// ```
+    pub const fn settings(&self) -> PolicySettings {
+        self.settings
+    }
+
     /// A builder with each setting that is present in `settings` (the rest keep their defaults):
     /// how a config file's or the attribute's keys reach a policy.
     ///
@@ -307,6 +346,28 @@ impl RetryPolicyBuilder {
         self
     }
 
+    /// The first backoff delay after a throttling error (the server asked to slow down:
+    /// [`ErrorClass::Throttling`](crate::ErrorClass::Throttling)), which then grows as `delay`
+    /// does (> 0, ≤ `max_delay`; default `delay`). The AWS SDKs' 2026 standard mode backs off
+    /// from 1 s after throttling and from 50 ms otherwise.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::{Jitter, RetryPolicy};
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .delay(Duration::from_millis(50))
+    ///     .throttling_delay(Duration::from_secs(1))
+    ///     .jitter(Jitter::None)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(policy.throttling_delay(), Duration::from_secs(1));
+    /// ```
+    pub const fn throttling_delay(mut self, d: Duration) -> Self {
+        self.settings.throttling_delay = Some(d);
+        self
+    }
+
     /// How the delay grows (default exponential).
     pub const fn backoff(mut self, b: Backoff) -> Self {
         self.settings.backoff = Some(b);
@@ -319,8 +380,8 @@ impl RetryPolicyBuilder {
         self
     }
 
-    /// The ceiling of one delay before jitter (> 0, ≥ `delay`; default 20 s, or `delay` when that
-    /// is larger and no ceiling was set).
+    /// The ceiling of one delay before jitter (> 0, ≥ `delay` and `throttling_delay`; default
+    /// 20 s, or the longer of those two when one is longer and no ceiling was set).
     pub const fn max_delay(mut self, d: Duration) -> Self {
         self.settings.max_delay = Some(d);
         self
@@ -490,6 +551,10 @@ impl RetryPolicyBuilder {
         Ok(RetryPolicy {
             max_attempts: s.max_attempts,
             delay: s.delay,
+            throttling_delay: match s.throttling_delay {
+                Some(t) => t,
+                None => s.delay,
+            },
             backoff: s.backoff,
             multiplier: s.multiplier,
             max_delay: s.max_delay,

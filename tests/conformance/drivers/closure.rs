@@ -1,10 +1,10 @@
 //! The closure API: `policy.retry(..).retry_if(..).retry_if_ok(..).retry_after(..).on_retry(..)
-//! .timeout_if(..).circuit_breaker(..).budget(..)`, under the attribute's names.
+//! .error_class(..).circuit_breaker(..).budget(..)`, under the attribute's names.
 //!
 //! It is given exactly what the attribute is given. The attribute asks an error whether it says
 //! it was a timeout by itself when the error type implements `Transient` (it sees the concrete
 //! type); the closure API is generic over the error type and cannot tell, so it is told with
-//! `.timeout_if(reattempt::is_timeout)`, as its rustdoc says a user does.
+//! `.error_class(reattempt::error_class)`, as its rustdoc says a user does.
 
 use std::future::IntoFuture;
 
@@ -43,7 +43,7 @@ impl Driver for Closure {
             .on_retry(move |e: &TestError, ctx: &reattempt::RetryContext, d| {
                 probe.on_retry(e, ctx.attempt(), d);
             })
-            .timeout_if(reattempt::is_timeout)
+            .error_class(reattempt::error_class)
             .name(NAME);
         // A throttle or a bulkhead comes with no other guard (see `unsupported`).
         match (breaker, budget, throttle, bulkhead) {

@@ -104,6 +104,9 @@ impl Hooks<reqwest::Response, Error> for Classes {
     fn is_timeout(&mut self, error: &Error) -> bool {
         class(error).is_timeout()
     }
+    fn class(&mut self, error: &Error) -> reattempt::ErrorClass {
+        reattempt::Transient::class(&class(error))
+    }
 }
 
 impl Driver for ReqwestMiddleware {

@@ -1,10 +1,10 @@
 //! The tower layer: `RetryLayer::new(policy).retry_if(..).retry_if_ok(..).retry_after(..)
-//! .on_retry(..).timeout_if(..).circuit_breaker(..).budget(..).name(..)` around a service whose
+//! .on_retry(..).error_class(..).circuit_breaker(..).budget(..).name(..)` around a service whose
 //! `call` is the probe's attempt, under the attribute's names.
 //!
 //! It is given exactly what the closure API is given: the layer is generic over the error type,
 //! so, like the closure API, it is told which errors say they timed out
-//! (`.timeout_if(reattempt::is_timeout)`). The layer owns its policy (a clone of the scenario's)
+//! (`.error_class(reattempt::error_class)`). The layer owns its policy (a clone of the scenario's)
 //! and holds clones of the harness's `Arc`s of the guards, so the harness reads them afterwards
 //! as for the other drivers.
 
@@ -72,7 +72,7 @@ impl Driver for Tower {
             .on_retry(move |e: &TestError, ctx: &reattempt::RetryContext, d| {
                 probe.on_retry(e, ctx.attempt(), d);
             })
-            .timeout_if(reattempt::is_timeout::<TestError>)
+            .error_class(reattempt::error_class::<TestError>)
             .name(NAME);
         let inner = Scripted(probe);
         if let Some(throttle) = throttle {
