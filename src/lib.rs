@@ -135,8 +135,10 @@ pub mod __private;
 ///
 /// **What the macro refuses, by rule.** Every misuse is a compile error at the key, saying what
 /// to write:
-/// - *No setting that another setting makes dead.* `max_attempts = 1` beside any key about
-///   retries (`delay`, `retry_on`, `on_retry`, `hedge_after`, …); a `max_elapsed` no longer than
+/// - *No setting that another setting makes dead.* `max_attempts = 1` beside a key of the
+///   retries' schedule (`delay`, `jitter`, `on_retry`, `retry_after`, `hedge_after`, …; not
+///   `retry_on` or `retry_if`, by which a breaker still counts failures, nor `budget`, which a
+///   first-try success pays into); a `max_elapsed` no longer than
 ///   the shortest first sleep (`delay` shortened only by jitter: no retry could ever start); a
 ///   `hedge_after` the deadline always comes before; an `…_into` without its guard. Each would
 ///   compile into a call that silently does less than it says.

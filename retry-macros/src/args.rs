@@ -778,6 +778,20 @@ fn not_a_literal(key: &str, value: &Expr) -> Option<String> {
     let what = match value {
         // `max_attempts = u32::MAX`: "retry until the deadline", accepted (see `AttemptsArg`).
         _ if key == "max_attempts" && is_u32_max(value) => return None,
+        // `usize::MAX`, `i32::MAX` (Java's `Integer.MAX_VALUE`), `Duration::MAX`: "no limit".
+        _ if is_a_max(value) => {
+            return Some(if key == "max_attempts" {
+                format!(
+                    "`max_attempts = {}`: for \"retry until the deadline\", write `max_attempts = u32::MAX` \
+                     (with `max_elapsed`, or an enclosing call's deadline, to end it)",
+                    crate::known_keys::render(value)
+                )
+            } else if crate::known_keys::DURATION_KEYS.contains(&key) {
+                format!("`{key}` has no limit unless it is set: for no limit, leave `{key}` out")
+            } else {
+                format!("`{key}` takes a literal such as `{key} = {}`", example(key))
+            });
+        }
         // `backoff = exponential`, `name = charge`: a word meant as a string (`word_for_string`).
         Expr::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last()?.ident.to_string();
@@ -812,6 +826,12 @@ fn not_a_literal(key: &str, value: &Expr) -> Option<String> {
          configuration, build a `reattempt::RetryPolicy` (`RetryPolicy::builder().{key}(…).build()`) \
          and pass it with `policy = …` instead of the schedule's keys"
     ))
+}
+
+/// `T::MAX` for any `T` (`usize::MAX`, `i32::MAX`, `Duration::MAX`): a "no limit" habit.
+fn is_a_max(value: &Expr) -> bool {
+    matches!(value, Expr::Path(p) if p.path.segments.len() >= 2
+        && p.path.segments.last().is_some_and(|s| s.ident == "MAX"))
 }
 
 /// `u32::MAX`, as written for "no limit" (`core::u32::MAX`, `std::u32::MAX` too).
@@ -916,6 +936,12 @@ pub(crate) fn jitter_range_fix(written: &str, low: f64, high: f64) -> String {
         "`jitter` takes a kind or a factor, not a range of multipliers (`{written}`, each delay times a random {low}–{high})"
     );
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    // `-0.5..0.5`: an addition to a multiplier of 1, written around 0.
+    if low < 0.0 && close(low, -high) && high <= 1.0 {
+        return format!(
+            "{head}: a range around 0 is 1 ± {high}, and a factor f draws from 1 − f to 1 + f, so write `jitter = {high}`"
+        );
+    }
     if !(low.is_finite() && high.is_finite()) || low < 0.0 || high <= low {
         return format!(
             "{head}: write `jitter = \"full\"` (0–1), `jitter = \"equal\"` (0.5–1) or a factor f in (0, 1] for 1 − f to 1 + f, such as `jitter = 0.5` (0.5–1.5)"
@@ -1503,6 +1529,8 @@ mod habit_tests {
         }
         let m = errors_of(quote!(jitter = 0.5..=1.0));
         assert!(m[0].contains("`jitter = \"equal\"`"), "{m:?}");
+        let m = errors_of(quote!(jitter = "-0.5..0.5"));
+        assert!(m[0].contains("write `jitter = 0.5`"), "{m:?}");
         let m = errors_of(quote!(jitter = 0.8..1.0));
         assert!(m[0].contains("the nearest is `jitter = 0.1`"), "{m:?}");
     }
@@ -1530,6 +1558,22 @@ mod habit_tests {
             "{m:?}"
         );
         assert!(errors_of(quote!(max_attempts = u32::MAX)).is_empty());
+        for written in [
+            quote!(max_attempts = usize::MAX),
+            quote!(max_attempts = i32::MAX),
+        ] {
+            let m = errors_of(written.clone());
+            assert!(
+                m.len() == 1 && m[0].contains("write `max_attempts = u32::MAX`"),
+                "{written}: {m:?}"
+            );
+        }
+        let m = errors_of(quote!(max_elapsed = Duration::MAX));
+        assert!(m[0].contains("leave `max_elapsed` out"), "{m:?}");
+        let m = errors_of(quote!(max_retries = u32::MAX));
+        assert!(m[0].contains("write `max_attempts = u32::MAX`"), "{m:?}");
+        let m = errors_of(quote!(max_retries = -1));
+        assert!(m[0].contains("write `max_attempts = u32::MAX`"), "{m:?}");
         assert!(
             errors_of(quote!(delay = Duration::from_millis(200))).len() == 1,
             "told the string, not a literal rule"

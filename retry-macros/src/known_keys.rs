@@ -250,6 +250,7 @@ const TABLE: &[Known] = &[
             "total_timeout",
             "deadline",
             "max_total_delay",
+            "total_delay",
         ],
         "a name from tenacity or the backoff crate",
         Here::Key("max_elapsed"),
@@ -614,12 +615,30 @@ fn lookup(key: &str) -> Option<(Found, Option<&'static str>)> {
                     .map(Found::Table)
             })
     };
-    let text = normalise(key);
+    // A builder method's name (backon's `with_max_times`, Failsafe's `withMaxRetries`, a
+    // setter's `set_delay`) is the setting's name after its prefix.
+    let lower = key.to_ascii_lowercase();
+    let unprefixed = ["with_", "with", "set_", "set"]
+        .iter()
+        .find_map(|p| lower.strip_prefix(p).filter(|rest| rest.len() > 2));
+    // Exact case first: `unit_of` reads a unit from the name as written.
+    [Some(key), unprefixed]
+        .into_iter()
+        .flatten()
+        .find_map(|name| lookup_spelling(name, &find))
+}
+
+/// [`lookup`] of one spelling: as it is, then without a unit suffix.
+fn lookup_spelling(
+    name: &str,
+    find: &impl Fn(&str) -> Option<Found>,
+) -> Option<(Found, Option<&'static str>)> {
+    let text = normalise(name);
     if let Some(found) = find(&text) {
-        return Some((found, unit_of(key)));
+        return Some((found, unit_of(name)));
     }
     // `delay_s`, `timeout_S`: a one-letter unit after a separator.
-    let lower = key.to_ascii_lowercase();
+    let lower = name.to_ascii_lowercase();
     let short_s = lower.strip_suffix("_s").map(|stem| (normalise(stem), "s"));
     UNIT_SUFFIXES
         .iter()
@@ -652,7 +671,20 @@ pub(crate) fn explain(key: &str, value: Option<&Expr>) -> Option<String> {
     let head = format!("`{key}` is not a key of #[retryable] ({})", known.from);
     Some(match known.here {
         Here::Retries => {
+            // `u32::MAX`, `i32::MAX`, `-1`: "retry forever".
+            let forever = match value {
+                Some(Expr::Path(p)) => p.path.segments.last().is_some_and(|s| s.ident == "MAX"),
+                Some(Expr::Unary(u)) => matches!(u.op, syn::UnOp::Neg(_)),
+                // A meta value reads `-1` as one negative literal.
+                Some(Expr::Lit(syn::ExprLit {
+                    lit: Lit::Int(i), ..
+                })) => i.base10_digits().starts_with('-'),
+                _ => false,
+            };
             let fix = match value {
+                _ if forever => {
+                    ": for \"until the deadline\", write `max_attempts = u32::MAX`".to_owned()
+                }
                 Some(Expr::Lit(syn::ExprLit {
                     lit: Lit::Int(i), ..
                 })) => match i.base10_parse::<u32>() {
@@ -967,6 +999,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_builder_methods_name_is_the_settings_name() {
+        let m = unknown_key("with_max_times", Some(&expr("3")));
+        assert!(
+            m.contains("`max_attempts = 4`") && m.contains("backon"),
+            "{m}"
+        );
+        let m = unknown_key("withMaxRetries", Some(&expr("2")));
+        assert!(m.contains("`max_attempts = 3`"), "{m}");
+        let m = unknown_key("with_max_delay", Some(&expr("\"10s\"")));
+        assert!(m.contains("`max_delay = \"10s\"`"), "{m}");
+        let m = unknown_key("withBackoff", None);
+        assert!(m.contains("the key is `backoff`"), "{m}");
+        let m = unknown_key("with_factor", Some(&expr("3")));
+        assert!(m.contains("`multiplier = 3`"), "{m}");
+        let m = unknown_key("with_total_delay", Some(&expr("\"30s\"")));
+        assert!(m.contains("`max_elapsed = \"30s\"`"), "{m}");
+        let m = unknown_key("set_delay", Some(&expr("\"1s\"")));
+        assert!(m.contains("the key is `delay`"), "{m}");
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //!
 //! - Dead settings: the schedule's own rules are the runtime's ([`DeadSetting`], from
 //!   `retry-rules`: no retry fits in `max_elapsed`, a hedge that can never start); beside them,
-//!   `max_attempts = 1` makes every setting about retries dead.
+//!   `max_attempts = 1` makes every setting of the retries' schedule dead (`delay`, `on_retry`,
+//!   …), though not the classification, which a breaker still counts by.
 //! - Guards built per call: `circuit_breaker`, `budget`, `throttle` and `bulkhead` are evaluated
 //!   once per call (a breaker must see every call to the dependency); an expression that builds
 //!   one (`CircuitBreaker::builder()…build()`, `RetryBudget::default()`, `Bulkhead::new(…)`, a
@@ -17,7 +18,10 @@ use syn::Expr;
 use crate::args::RetryArgs;
 use crate::known_keys::render;
 
-/// The keys whose only effect is on retries (or hedges): dead with `max_attempts = 1`.
+/// The keys whose only effect is on retries (or hedges): dead with `max_attempts = 1`. Not the
+/// classification (`retry_on`, `no_retry_on`, `retry_if`, `retry_if_ok`), which still decides
+/// what a breaker or a throttle counts as a failure, nor `budget`, which a first-try success
+/// still pays into.
 const RETRY_ONLY_KEYS: &[&str] = &[
     "delay",
     "throttling_delay",
@@ -26,13 +30,8 @@ const RETRY_ONLY_KEYS: &[&str] = &[
     "max_delay",
     "jitter",
     "hedge_after",
-    "retry_on",
-    "no_retry_on",
-    "retry_if",
-    "retry_if_ok",
     "retry_after",
     "on_retry",
-    "budget",
     "one_layer",
 ];
 
@@ -143,57 +142,96 @@ fn guards_per_call(args: &RetryArgs, errors: &mut Vec<syn::Error>) {
     }
 }
 
+/// Types whose `new`, `default` or `builder` makes a fresh value each time it is evaluated: this
+/// crate's guards and their builders, and the lazy cells (a `OnceLock::new()` written in the
+/// expression is a new, empty cell per call).
+const FRESH_TYPES: &[&str] = &[
+    "CircuitBreaker",
+    "CircuitBreakerBuilder",
+    "RetryBudget",
+    "RetryBudgetBuilder",
+    "AdaptiveThrottle",
+    "AdaptiveThrottleBuilder",
+    "Bulkhead",
+    "BulkheadBuilder",
+    "Preset",
+    "OnceLock",
+    "OnceCell",
+    "LazyLock",
+    "Lazy",
+];
+
+/// The last two segments of a call's function path (`CircuitBreaker`, `builder`).
+fn callee(c: &syn::ExprCall) -> Option<(Option<String>, String)> {
+    let Expr::Path(p) = &*c.func else { return None };
+    let mut rev = p.path.segments.iter().rev();
+    let last = rev.next()?.ident.to_string();
+    let prev = rev.next().map(|s| s.ident.to_string());
+    Some((prev, last))
+}
+
 /// What a `static` holding the guard is initialised with: the expression without its leading
-/// `&` (and without an `Arc::new`/`Rc::new`/`Box::new` around it, which a `static` does not need).
+/// `&`, without an `Arc::new`/`Rc::new`/`Box::new`/`Box::leak` around it (a `static` needs
+/// none), and without a cell made on the spot (`OnceLock::new().get_or_init(|| …)`).
 fn once(expr: &Expr) -> &Expr {
     match expr {
         Expr::Reference(r) => once(&r.expr),
         Expr::Paren(p) => once(&p.expr),
         Expr::Group(g) => once(&g.expr),
-        Expr::Call(c)
-            if c.args.len() == 1
-                && matches!(&*c.func, Expr::Path(p) if p.path.segments.len() >= 2
-                    && p.path.segments.last().is_some_and(|s| s.ident == "new")
-                    && p.path.segments.iter().rev().nth(1).is_some_and(|s| matches!(s.ident.to_string().as_str(), "Arc" | "Rc" | "Box"))) =>
-        {
-            once(&c.args[0])
-        }
+        Expr::Call(c) if c.args.len() == 1 => match callee(c) {
+            Some((Some(ty), f))
+                if matches!(ty.as_str(), "Arc" | "Rc" | "Box")
+                    && matches!(f.as_str(), "new" | "leak" | "from") =>
+            {
+                once(&c.args[0])
+            }
+            _ => expr,
+        },
+        Expr::MethodCall(m) if m.method == "get_or_init" && m.args.len() == 1 => match &m.args[0] {
+            Expr::Closure(c) => once(&c.body),
+            _ => expr,
+        },
         other => other,
     }
 }
 
-/// The part of `expr` that builds a new value, if it does: a call of `new`, `default`,
-/// `builder` or `build` (or `new_…`, `with_…` constructors), or a struct literal. Looks through
-/// `&`, parentheses, `.unwrap()`, `.expect(…)` and `?`, which keep what they are given; a call
-/// that only reaches an existing guard (`registry.get("payments")`, `Arc::clone(&b)`,
-/// `breaker_for(name)`) is not building one.
+/// The part of `expr` that builds a new value, if it does: a struct literal; a call of `build` or
+/// `builder` anywhere down a method chain; a call of `new`, `default` or `builder` on one of
+/// [`FRESH_TYPES`], or `Default::default()`, at the chain's root. Looks through `&`, parentheses,
+/// a block's value, `?`, and `Arc::new`/`Rc::new`/`Box::new`/`Box::leak`, which keep what they
+/// are given. A call that only reaches an existing guard (`registry.get("payments")`,
+/// `self.breakers.with_name("x")`, `Arc::clone(&b)`, `breaker_for(name)`) is not building one.
 fn builds_a_value(expr: &Expr) -> Option<&Expr> {
-    let constructor = |name: &str| {
-        matches!(
-            name,
-            "new" | "default" | "builder" | "build" | "from_settings"
-        ) || name.starts_with("new_")
-            || name.starts_with("with_")
-    };
     match expr {
         Expr::Reference(r) => builds_a_value(&r.expr),
         Expr::Paren(p) => builds_a_value(&p.expr),
         Expr::Group(g) => builds_a_value(&g.expr),
         Expr::Try(t) => builds_a_value(&t.expr),
-        Expr::Struct(_) => Some(expr),
-        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "unwrap" | "expect") => {
-            builds_a_value(&m.receiver)
-        }
-        Expr::MethodCall(m) if constructor(&m.method.to_string()) => Some(expr),
-        Expr::Call(c) => match &*c.func {
-            Expr::Path(p) => p
-                .path
-                .segments
-                .last()
-                .filter(|s| constructor(&s.ident.to_string()))
-                .map(|_| expr),
+        Expr::Block(b) => match b.block.stmts.last() {
+            Some(syn::Stmt::Expr(e, None)) => builds_a_value(e),
             _ => None,
         },
+        Expr::Struct(_) => Some(expr),
+        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "build" | "builder") => {
+            Some(expr)
+        }
+        // Down the chain to its root: `….build().unwrap_or_else(…)`, `OnceLock::new().get_or_init(…)`.
+        Expr::MethodCall(m) => builds_a_value(&m.receiver),
+        Expr::Call(c) => {
+            let (prev, f) = callee(c)?;
+            let prev = prev.as_deref();
+            let fresh = matches!(f.as_str(), "new" | "default" | "builder" | "from_settings")
+                && prev.is_some_and(|t| FRESH_TYPES.contains(&t));
+            if fresh || (prev == Some("Default") && f == "default") {
+                return Some(expr);
+            }
+            if matches!(prev, Some("Arc" | "Rc" | "Box"))
+                && matches!(f.as_str(), "new" | "leak" | "from")
+            {
+                return c.args.first().and_then(builds_a_value);
+            }
+            None
+        }
         _ => None,
     }
 }
@@ -215,8 +253,14 @@ mod tests {
             "&Bulkhead::new(10)",
             "Arc::new(AdaptiveThrottle::builder().build().unwrap())",
             "&RetryBudget { max_tokens: 10 }",
-            "(CircuitBreaker::new_default())",
             "Default::default()",
+            "Box::leak(Box::new(CircuitBreaker::builder().build().unwrap()))",
+            "&CircuitBreaker::builder().build().unwrap_or_else(|e| panic!(\"{e}\"))",
+            "&{ CircuitBreaker::builder().build().unwrap() }",
+            "OnceLock::new().get_or_init(|| CircuitBreaker::builder().build().unwrap())",
+            "&CircuitBreaker::builder().build().ok().unwrap()",
+            "&CircuitBreaker::builder().build().map_err(E::from)?",
+            "&Preset::Aws2026.budget().build().unwrap()",
         ] {
             assert!(builds(s), "{s}");
         }
@@ -234,8 +278,27 @@ mod tests {
             "Arc::clone(&self.breaker)",
             "registry::BUDGET",
             "self.inner.breaker.as_ref()",
+            "self.breakers.with_name(\"payments\")",
+            "BREAKERS.with_label_values(&[\"payments\"])",
+            "breakers::default()",
+            "Registry::global().breaker(\"x\")",
+            "build_breaker()",
+            "BREAKER.get_or_init(make)",
         ] {
             assert!(!builds(s), "{s}");
         }
+    }
+
+    #[test]
+    fn the_static_is_initialised_with_the_guard_itself() {
+        let once_of = |s: &str| render(once(&syn::parse_str::<Expr>(s).unwrap()));
+        assert_eq!(
+            once_of("Box::leak(Box::new(CircuitBreaker::builder().build().unwrap()))"),
+            "CircuitBreaker::builder().build().unwrap()"
+        );
+        assert_eq!(
+            once_of("OnceLock::new().get_or_init(|| RetryBudget::default())"),
+            "RetryBudget::default()"
+        );
     }
 }

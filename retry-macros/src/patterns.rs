@@ -149,7 +149,22 @@ fn opaque_error(key: &str, pat: &Pat, error: Option<&str>) -> Option<String> {
     let written = crate::known_keys::render(pat);
     let accessor_type = pat_type.as_deref().filter(|t| accessor_of(t).is_some());
     let Some((what, accessor)) = error.and_then(opaque) else {
-        // A pattern of an accessor's type (`ErrorKind::TimedOut`) on an error of another type.
+        // A pattern of an accessor's type on an error of another type, when both are sure: the
+        // error type is written out (not an alias, not `Self`) and the pattern names the
+        // accessor's type by its crate (`io::ErrorKind::TimedOut`, `tonic::Code::Unavailable`),
+        // so that it cannot be the user's own `ErrorKind` or `Code` (rustc's mismatch says the
+        // rest).
+        let qualified = path.is_some_and(|p| {
+            p.segments.iter().rev().nth(2).is_some_and(|s| {
+                matches!(
+                    s.ident.to_string().as_str(),
+                    "io" | "std" | "tonic" | "http" | "reqwest" | "hyper"
+                )
+            })
+        });
+        if !qualified || error.is_none_or(|e| e == "Self") {
+            return None;
+        }
         let t = accessor_type.filter(|t| error_last.as_deref() != Some(*t))?;
         let accessor = accessor_of(t).unwrap_or_default();
         let read = if accessor == "status()" {
@@ -352,5 +367,19 @@ mod shape_tests {
             "the error is an ErrorKind"
         );
         assert!(errors("AppError::Io(_)", "AppError").is_empty());
+        // The user's own `ErrorKind` or `Code`, or a type that cannot be read: rustc decides.
+        assert!(errors("ErrorKind::TimedOut", "AppError").is_empty());
+        assert!(errors("Code::Unavailable", "GrpcCode").is_empty());
+        assert!(errors("io::ErrorKind::TimedOut", "Self").is_empty());
+        assert!(
+            shape_errors(
+                "retry_on",
+                &[Pat::parse_multi
+                    .parse_str("io::ErrorKind::TimedOut")
+                    .unwrap()],
+                None
+            )
+            .is_empty()
+        );
     }
 }

@@ -259,6 +259,11 @@ fn fix_hint(e: &retry_rules::PolicyError) -> String {
             format!("{e}; lower `throttling_delay` or raise `max_delay`")
         }
         // `jitter = 1.5` for "times a random 0.5 to 1.5": the factor is the spread, 0.5.
+        // `jitter = 50` for "50 %".
+        P::JitterFactorOutOfRange { factor } if *factor > 2.0 && *factor <= 100.0 => format!(
+            "{e}; a factor is a fraction, not a percentage: for ±{factor} % write `jitter = {}`",
+            factor / 100.0
+        ),
         P::JitterFactorOutOfRange { factor } if *factor > 1.0 && *factor <= 2.0 => format!(
             "{e}; a factor f multiplies each delay by a random 1 − f to 1 + f, so for a multiplier \
              up to {factor} write `jitter = {}`",

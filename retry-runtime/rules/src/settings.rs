@@ -431,7 +431,7 @@ impl std::fmt::Display for PolicyError {
             }
             PolicyError::TooManyAttempts { max_attempts } => write!(
                 f,
-                "must be at most {}, got {max_attempts} (for \"until the deadline\", write `u32::MAX`)",
+                "must be at most {}, got {max_attempts} (for \"until the deadline\", write `u32::MAX`, 4294967295)",
                 PolicySettings::MAX_ATTEMPTS
             ),
             PolicyError::ZeroDuration { .. } => f.write_str("must be longer than zero"),
