@@ -488,7 +488,7 @@ fn example(key: &str) -> &'static str {
         "backoff" => "\"exponential\"",
         "multiplier" => "2",
         "max_delay" => "\"10s\"",
-        "throttling_delay" => "\"1s\"",
+        "throttling_delay" => "\"2s\"",
         "jitter" => "\"full\"",
         "timeout" => "\"1s\"",
         "max_elapsed" => "\"30s\"",

@@ -149,31 +149,9 @@ impl PolicySettings {
             }
             None => Self::DEFAULT_MULTIPLIER,
         };
-        // The longest first delay, which a default ceiling must not cut.
-        let longest = match self.throttling_delay {
-            Some(t) if t.as_nanos() > delay.as_nanos() => t,
-            _ => delay,
-        };
-        let max_delay = match self.max_delay {
-            Some(d) => {
-                if d.is_zero() {
-                    return Err(PolicyError::ZeroDuration { field: "max_delay" });
-                }
-                if delay.as_nanos() > d.as_nanos() {
-                    return Err(if self.delay.is_some() {
-                        PolicyError::DelayAboveMaxDelay {
-                            delay,
-                            max_delay: d,
-                        }
-                    } else {
-                        // Only `max_delay` was set: it is the one at fault.
-                        PolicyError::MaxDelayBelowDefaultDelay { max_delay: d }
-                    });
-                }
-                d
-            }
-            None if longest.as_nanos() > Self::DEFAULT_MAX_DELAY.as_nanos() => longest,
-            None => Self::DEFAULT_MAX_DELAY,
+        let max_delay = match self.check_max_delay(delay) {
+            Ok(d) => d,
+            Err(e) => return Err(e),
         };
         let throttling_delay = match check_throttling_delay(self.throttling_delay, max_delay) {
             Ok(t) => t,
@@ -251,6 +229,32 @@ pub struct CheckedSettings {
     pub hedge_after: Option<HedgeAfter>,
     /// Whether the call retries at one layer only.
     pub one_layer: bool,
+}
+
+impl PolicySettings {
+    /// The rules of `max_delay` (> 0, ≥ `delay`), or its default: 20 s, or the longer of
+    /// `delay` and `throttling_delay` when one is longer (a default ceiling cuts neither).
+    const fn check_max_delay(&self, delay: Duration) -> Result<Duration, PolicyError> {
+        let longest = match self.throttling_delay {
+            Some(t) if t.as_nanos() > delay.as_nanos() => t,
+            _ => delay,
+        };
+        match self.max_delay {
+            Some(d) if d.is_zero() => Err(PolicyError::ZeroDuration { field: "max_delay" }),
+            Some(d) if delay.as_nanos() > d.as_nanos() => Err(if self.delay.is_some() {
+                PolicyError::DelayAboveMaxDelay {
+                    delay,
+                    max_delay: d,
+                }
+            } else {
+                // Only `max_delay` was set: it is the one at fault.
+                PolicyError::MaxDelayBelowDefaultDelay { max_delay: d }
+            }),
+            Some(d) => Ok(d),
+            None if longest.as_nanos() > Self::DEFAULT_MAX_DELAY.as_nanos() => Ok(longest),
+            None => Ok(Self::DEFAULT_MAX_DELAY),
+        }
+    }
 }
 
 /// The rules of `throttling_delay`: longer than zero, at most `max_delay`; `delay` unless set.

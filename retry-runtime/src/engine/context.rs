@@ -599,7 +599,7 @@ mod tests {
         });
         enter_outer(1, || {
             enter(&inner, || {
-                assert_eq!(outer_attempts_left(), Some(1), "a caller elsewhere")
+                assert_eq!(outer_attempts_left(), Some(1), "a caller elsewhere");
             });
         });
         // On the caller's last attempt, the one_layer call retries: its own count.

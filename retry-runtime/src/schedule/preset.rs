@@ -22,14 +22,14 @@ use crate::{Backoff, Jitter};
 ///
 /// - **AWS standard mode** (the SDKs' retry strategy, "standard" mode, before 2026; numbers from
 ///   aws-sdk-go-v2's announcement of the 2026 change, aws/aws-sdk-go-v2#3416: 1 s base delay
-///   for both classes, 3 attempts; MAX_BACKOFF 20 s; the retry quota of 500 tokens, 5 per
+///   for both classes, 3 attempts; `MAX_BACKOFF` 20 s; the retry quota of 500 tokens, 5 per
 ///   retry, 10 after a timeout, 1 back per first-try success). One difference: the SDKs applied
-///   MAX_BACKOFF after jitter, this crate before it (as the 2026 mode does); with 3 attempts
+///   `MAX_BACKOFF` after jitter, this crate before it (as the 2026 mode does); with 3 attempts
 ///   from a 1 s base no delay reaches the cap, so the two agree.
 /// - **AWS standard mode, 2026** (`AWS_NEW_RETRIES_2026`, on by default from late 2026;
 ///   aws/aws-sdk-go-v2#3400, aws/aws-sdk-java-v2#6987): a transient error backs off from 50 ms
 ///   and costs 14 tokens, a throttling error from 1 s and costs 5, timeouts are not special,
-///   MAX_BACKOFF (20 s) applies before jitter; DynamoDB and DynamoDB Streams: 25 ms and 4
+///   `MAX_BACKOFF` (20 s) applies before jitter; `DynamoDB` and `DynamoDB` Streams: 25 ms and 4
 ///   attempts. The SDKs also honour `x-amz-retry-after` (see [`crate::http`]).
 /// - **gRPC** (gRFC A6, "client retries"): the backoff is `min(initialBackoff ×
 ///   multiplier^(n−1), maxBackoff) × random(0.8, 1.2)` (jitter 0.2), and `maxAttempts` is capped
@@ -59,13 +59,13 @@ pub enum Preset {
     AwsStandard,
     /// The AWS SDKs' standard mode from 2026.
     Aws2026,
-    /// The AWS SDKs' standard mode from 2026, for DynamoDB and DynamoDB Streams.
+    /// The AWS SDKs' standard mode from 2026, for `DynamoDB` and its Streams.
     Aws2026DynamoDb,
     /// gRFC A6's client retries, where it sets a value.
     Grpc,
 }
 
-/// AWS's MAX_BACKOFF.
+/// AWS's `MAX_BACKOFF`.
 const AWS_MAX_BACKOFF: Duration = Duration::from_secs(20);
 
 impl Preset {
@@ -204,7 +204,7 @@ mod tests {
                 "{preset}: MAX_BACKOFF"
             );
             assert_eq!(p.jitter(), Jitter::Full, "{preset}");
-            assert_eq!(p.multiplier(), 2.0, "{preset}");
+            assert!((p.multiplier() - 2.0).abs() < f64::EPSILON, "{preset}");
             let b = preset.budget().build().unwrap();
             assert_eq!(b.available(), 500, "{preset}");
             let got = [
