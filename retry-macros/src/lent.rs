@@ -34,9 +34,17 @@ pub(crate) fn lending(f: &RetryFn) -> syn::Result<Option<Lending>> {
     let output = f.output.to_token_stream();
     let receiver_elided = matches!(f.receiver, Some((Receiver::Unique, _)));
     let mut found: Vec<(Unique, TokenStream)> = Vec::new();
+    // Without a receiver, elided output lifetimes are the one input lifetime's, if there is one.
+    let one_input = f.receiver.is_none() && {
+        let with_lifetimes = f.params.iter().filter(|p| {
+            let ty = p.ty().to_token_stream().to_string();
+            ty.contains('&') || ty.contains('\'')
+        });
+        with_lifetimes.count() == 1
+    };
     for u in uniques {
         // Elided output lifetimes are the receiver's (`&self` too, but that one is not lent).
-        let elided = u.arg.is_none() && receiver_elided;
+        let elided = (u.arg.is_none() && receiver_elided) || (u.arg.is_some() && one_input);
         let (rewritten, n) = rewrite(output.clone(), u.lifetime.as_deref(), elided);
         if n > 0 {
             found.push((u, rewritten));
@@ -100,11 +108,10 @@ fn uniques(f: &RetryFn) -> Vec<Unique> {
             ..
         } = p
             && let Type::Reference(t) = ungroup(ty)
-            && let Some(lt) = &t.lifetime
         {
             out.push(Unique {
                 arg: Some(ident.clone()),
-                lifetime: Some(lt.ident.to_string()),
+                lifetime: t.lifetime.as_ref().map(|lt| lt.ident.to_string()),
             });
         }
     }

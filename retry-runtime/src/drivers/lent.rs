@@ -49,13 +49,18 @@
 //!
 //! ```compile_fail
 //! # use retry_runtime::__private::{Call, Lends, WithLt};
-//! // A second `&mut` argument, reborrowed for the attempt and returned as the lent one.
+//! // A second `&mut` argument, reborrowed for each attempt and returned as the lent one: the
+//! // reborrow would have to last as long as the lent one, and the next attempt's conflicts.
 //! async fn f<'a>(call: &mut Call<'_>, lent: &'a mut u32, other: &'a mut u32) -> &'a mut u32 {
-//!     let of = Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new();
-//!     let other = &mut *other;
-//!     match call.attempt_lent(lent, of, None, |_, _| Box::pin(async move { Ok::<_, ()>(&mut *other) })).await {
-//!         Ok(v) => v,
-//!         Err(_) => unreachable!(),
+//!     let mut lent = Some(lent);
+//!     loop {
+//!         let of = Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new();
+//!         let other = &mut *other;
+//!         let taken = lent.take().unwrap();
+//!         match call.attempt_lent(taken, of, None, |_, _| Box::pin(async move { Ok::<_, ()>(other) })).await {
+//!             Ok(v) => return v,
+//!             Err(((), back)) => lent = Some(back),
+//!         }
 //!     }
 //! }
 //! ```
