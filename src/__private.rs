@@ -4,7 +4,7 @@
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
 pub use retry_runtime::__private::{
-    Admission, Admitted, Call, Decision, Guards, ThrottleAdmission, hedge_ignored,
+    Admission, Admitted, Call, Decision, Guards, Lends, ThrottleAdmission, WithLt, hedge_ignored,
 };
 pub use retry_runtime::{
     AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, GiveUpReason, HedgeAfter, Jitter,
@@ -63,6 +63,32 @@ impl<R> TypeOf<R> {
     pub fn value(self) -> R {
         unreachable!("reattempt: TypeOf::value is only named, never called")
     }
+}
+
+/// The error type of a `Result`, carried without a value: pins the error type of a lent call's
+/// attempt (whose `Ok` has the attempt's own lifetime, not the function's).
+pub struct ErrorOf<E>(core::marker::PhantomData<fn() -> E>);
+
+impl<E> Clone for ErrorOf<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for ErrorOf<E> {}
+
+impl<E> ErrorOf<E> {
+    /// A value of `E`, for a `return` that never runs (behind [`NEVER`]).
+    #[inline]
+    pub fn value(self) -> E {
+        unreachable!("reattempt: ErrorOf::value is only named, never called")
+    }
+}
+
+/// The error type of the function's return.
+#[inline]
+pub fn error_of<R: IsResult>(_: TypeOf<R>) -> ErrorOf<R::Err> {
+    ErrorOf(core::marker::PhantomData)
 }
 
 /// The type of the function's return, checked to be a `Result`.

@@ -66,7 +66,11 @@ pub mod __private;
 /// reborrow of `&mut self` (`self.as_mut()` for `self: Pin<&mut Self>`), or, for a `self` taken
 /// by value, a copy when `Self: Copy` (used as a value, as a `Copy` argument is: each attempt
 /// starts from the caller's value) and otherwise a mutable borrow (not cloned: the body may use
-/// it, but not move out of it).
+/// it, but not move out of it). A `&mut self` method or a `&'a mut` argument may return a borrow
+/// of it (`async fn conn(&mut self) -> Result<&mut Connection, E>`, `Result<Guard<'a>, E>`): each
+/// attempt is lent a reborrow, higher-ranked over its lifetime, so the compiler checks that the
+/// `Ok` borrows only from it (or from what outlives it); the attempt's future is boxed and must be
+/// `Send`; not with `retry_if_ok` or `recover` (see the README's shapes section).
 /// An argument the body never names (read only by the attribute, as `circuit_breaker = breaker`)
 /// is not copied. Inside macros, `{self}` is rewritten only in the format string of a known
 /// formatting macro (std's, `tracing`'s, `log`'s, `anyhow`'s, `eyre!`); other string literals are data. The error type must be `Debug` (the policy's `log_error`

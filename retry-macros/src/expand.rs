@@ -23,7 +23,10 @@ pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
         args::parse(args).and_then(|parsed| valid::args(&parsed).map(|()| parsed.args));
     let checked_fn = item::parse(item.clone()).and_then(|f| valid::item(&f).map(|()| f));
     match (checked_args, checked_fn) {
-        (Ok(args), Ok(f)) => match valid::together(&args, &f).map(|()| expand(&args, &f)) {
+        (Ok(args), Ok(f)) => match valid::together(&args, &f)
+            .and_then(|()| lent_keys(&args, &f))
+            .map(|()| expand(&args, &f))
+        {
             Ok(tokens) => tokens,
             Err(e) => with_errors(item, &e),
         },
@@ -35,6 +38,25 @@ pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
             )
         }
     }
+}
+
+/// The keys a call that lends its attempts a `&mut` input cannot take (see `lent`), and the
+/// shapes it cannot lend (two `&mut` inputs borrowed by the output).
+fn lent_keys(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
+    if crate::lent::lending(f)?.is_none() {
+        return Ok(());
+    }
+    let given = [
+        ("retry_if_ok", args.retry_if_ok.is_some()),
+        ("recover", args.recover.is_some()),
+    ];
+    let errors = given
+        .into_iter()
+        .filter(|(_, on)| *on)
+        .filter_map(|(key, _)| {
+            crate::lent::unsupported_key(key).map(|why| syn::Error::new(args.key_span(key), why))
+        });
+    combine(errors).map_or(Ok(()), Err)
 }
 
 /// The rewritten function.
@@ -97,10 +119,35 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     };
     let consumed = consumed(args, f, &p);
 
-    let run = quote! {{
-        #(#per_attempt)*
-        #attempt
-    }};
+    let lending = crate::lent::lending(f).ok().flatten();
+    let lent_var = format_ident!("__reattempt_lent", span = Span::mixed_site());
+    let run = if let Some(lending) = &lending {
+        lent_attempt(
+            args,
+            f,
+            lending,
+            (uses_self, &body, &block.stmts),
+            &p,
+            &call,
+            &lent_var,
+        )
+    } else {
+        quote! {{
+            #(#per_attempt)*
+            #attempt
+        }}
+    };
+    // The input the attempts are lent, taken back after each failed one.
+    let lend = lending.as_ref().map(|l| {
+        let input = l.arg.as_ref().map_or_else(
+            || {
+                let span = f.receiver.map_or_else(Span::call_site, |(_, s)| s);
+                quote_spanned!(span=> self)
+            },
+            |a| quote!(#a),
+        );
+        quote!(let mut #lent_var = ::core::option::Option::Some(#input);)
+    });
     let Guarded {
         bind,
         admit,
@@ -186,6 +233,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
             #slot
             #unhedged
             #keep_decl
+            #lend
             let #out = loop {
                 #admit
                 let #res = #run;
@@ -224,6 +272,97 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
         #(#attrs)*
         #vis #sig #new_body
     }
+}
+
+/// One attempt of a call lending its attempts a `&mut` input (`lent`): the body runs in a
+/// closure higher-ranked over the reborrow's lifetime (`Call::attempt_lent`, which says why that
+/// is sound), whose future is boxed; a failed attempt gives the input back for the next one.
+fn lent_attempt(
+    args: &RetryArgs,
+    f: &RetryFn,
+    lending: &crate::lent::Lending,
+    (uses_self, body, stmts): (bool, &TokenStream, &[TokenStream]),
+    p: &TokenStream,
+    call: &syn::Ident,
+    lent_var: &syn::Ident,
+) -> TokenStream {
+    let ty = format_ident!("__reattempt_ty", span = Span::mixed_site());
+    let err = format_ident!("__reattempt_err", span = Span::mixed_site());
+    let taken = format_ident!("__reattempt_taken", span = Span::mixed_site());
+    let back = format_ident!("__reattempt_back", span = Span::mixed_site());
+    let (param, named) = match &lending.arg {
+        None => {
+            let span = f.receiver.map_or_else(Span::call_site, |(_, s)| s);
+            let name = if uses_self {
+                quote_spanned!(span=> __self)
+            } else {
+                quote!(_)
+            };
+            (name, None)
+        }
+        Some(a) => {
+            let lent = f
+                .params
+                .iter()
+                .find(|p| matches!(p, Param::Borrowed { ident, .. } if ident == a));
+            let used = lent.is_some_and(|p| named_by(p, body));
+            let mutable = matches!(lent, Some(Param::Borrowed { mutable: true, .. }));
+            let name = match (used, mutable) {
+                (false, _) => quote!(_),
+                (true, true) => quote!(mut #a),
+                (true, false) => quote!(#a),
+            };
+            (name, Some(a.to_string()))
+        }
+    };
+    let bindings = f
+        .params
+        .iter()
+        .filter(|a| named_by(a, body))
+        .filter(|a| named.as_deref() != Some(a.original().to_string().as_str()))
+        .filter_map(|a| per_attempt_binding(a, p));
+    let r = crate::lent::lifetime();
+    let output = &lending.output;
+    let of =
+        quote!(#p::Lends::<dyn for<#r> #p::WithLt<#r, Of = <#output as #p::IsResult>::Ok>>::new());
+    // The body's error type, pinned as `pin` does for the whole return type (whose lifetime is
+    // the lent one's, not the attempt's), so that `?` knows what to convert into.
+    let err_pin =
+        quote!(if #p::NEVER { return ::core::result::Result::Err(#p::ErrorOf::value(#err)); });
+    let attempt = if f.is_async() {
+        let timed = timeout_into(args, p).map_or_else(
+            || quote!(::core::option::Option::None),
+            |into| quote!(::core::option::Option::Some(#p::timeout_fn(#into))),
+        );
+        quote! {
+            #p::Call::attempt_lent(&mut #call, #taken, #of, #timed, |#param, _| {
+                #(#bindings)*
+                ::std::boxed::Box::pin(async move { #err_pin #(#stmts)* })
+            }).await
+        }
+    } else {
+        quote! {
+            #p::Call::attempt_lent_blocking(&mut #call, #taken, #of, |#param, _| {
+                #(#bindings)*
+                #err_pin
+                #(#stmts)*
+            })
+        }
+    };
+    quote! {{
+        let #err = #p::error_of(#ty);
+        let #taken = match ::core::option::Option::take(&mut #lent_var) {
+            ::core::option::Option::Some(#taken) => #taken,
+            ::core::option::Option::None => ::core::unreachable!("reattempt: a lent call retried after an `Ok`"),
+        };
+        match #attempt {
+            ::core::result::Result::Ok(__reattempt_v) => ::core::result::Result::Ok(__reattempt_v),
+            ::core::result::Result::Err((__reattempt_e, #back)) => {
+                #lent_var = ::core::option::Option::Some(#back);
+                ::core::result::Result::Err(__reattempt_e)
+            }
+        }
+    }}
 }
 
 /// The parts of a hedged call's expansion.

@@ -21,7 +21,7 @@
 //! # }
 //! ```
 
-#![deny(unsafe_code)] // One exception, `context()`'s thread-local pointer: see engine/context.rs.
+#![deny(unsafe_code)] // Two exceptions: `context()`'s thread-local pointer (engine/context.rs), and a lent call's `Ok` given the lent lifetime (drivers/lent.rs, higher-ranked: see there).
 
 mod convert;
 mod drivers;
@@ -86,6 +86,7 @@ pub use drivers::call::LoggedError;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::drivers::call::{Attempt, Call, Recover, TimedAttempt, hedge_ignored};
+    pub use crate::drivers::lent::{Lends, Lent, LentAttempt, WithLt};
     pub use crate::engine::events::CallName;
     pub use crate::engine::state::{Decision, Detached, Engine, Start};
     pub use crate::engine::steps::{
