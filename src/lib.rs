@@ -109,6 +109,7 @@ pub mod __private;
 /// | `log_error` | what events show of an error: `"none"`, `"type"` (its type's name), `"debug"` (its `Debug` text too, secrets included); see [`LogError`] | `"type"` |
 /// | `hedge_after` | `async fn` only: a duration (`"50ms"`) or a quantile of recent latencies (`"p95"`); when no attempt has answered within it, the next starts alongside; the first accepted `Ok` wins, the other copies are dropped; copies share the idempotency key; hedges are paid from `budget`; by-value arguments are borrowed for the whole call (each copy gets a clone), so the future is `Send` only if they are also `Sync` | none |
 /// | `retry_after` | path or closure `Fn(&E) -> Option<Duration>`: a server's hint, a floor under the computed delay (beyond `max_delay` or the deadline, the call ends) | none |
+/// | `delay_for` | path or closure `Fn(&E, u32, Duration) -> Option<Duration>`: the delay before the retry of this error, chosen from it, the attempt that failed and the schedule's delay (`None` keeps it); bounded by `max_delay`, with `retry_after` still a floor (Resilience4j's `IntervalBiFunction`, Polly's `DelayGenerator`) | none |
 /// | `on_retry` | path or closure `Fn(&E, &RetryContext, Duration)`, called before each sleep | none |
 /// | `recover` | path to a [`macro@recover`] function: the fallback for the final error | none |
 /// | `name` | label in events | the function's path |

@@ -684,6 +684,7 @@ fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span) -> TokenStream {
     for (method, user) in [
         ("retry_if_ok", &args.retry_if_ok),
         ("retry_after", &args.retry_after),
+        ("delay_for", &args.delay_for),
         ("on_retry", &args.on_retry),
     ] {
         if let Some(expr) = user {

@@ -24,6 +24,7 @@ pub(crate) const KEYS: &[&str] = &[
     "retry_if",
     "retry_if_ok",
     "retry_after",
+    "delay_for",
     "on_retry",
     "recover",
     "name",
@@ -155,11 +156,18 @@ const TABLE: &[Known] = &[
     ),
     k(
         &[
-            "wait",
             "sleepDurationProvider",
             "intervalFunction",
-            "strategy",
+            "intervalBiFunction",
+            "adjust",
         ],
+        "a name from Polly, Resilience4j or backon",
+        Here::Key("delay_for"),
+        "a function choosing the delay from the error, `Fn(&E, u32, Duration) -> Option<Duration>` \
+         (the attempt that failed, the schedule's delay; `None` keeps it)",
+    ),
+    k(
+        &["wait", "strategy"],
         "a name from tenacity, Polly or Resilience4j",
         Here::Explain,
         "the wait between attempts is the keys `delay = \"200ms\"`, `backoff = \"exponential\"`, \
@@ -425,9 +433,9 @@ const TABLE: &[Known] = &[
     k(
         &["DelayGenerator"],
         "Polly's name",
-        Here::Explain,
-        "the delays are the keys `delay`, `backoff`, `multiplier`, `max_delay` and `jitter`; a \
-         server's own delay (`Retry-After`) is `retry_after = …`",
+        Here::Key("delay_for"),
+        "a function choosing the delay from the error, `Fn(&E, u32, Duration) -> Option<Duration>` \
+         (the attempt that failed, the schedule's delay; `None` keeps it)",
     ),
     k(
         &["failAfterMaxAttempts"],

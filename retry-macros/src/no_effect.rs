@@ -31,6 +31,7 @@ const RETRY_ONLY_KEYS: &[&str] = &[
     "jitter",
     "hedge_after",
     "retry_after",
+    "delay_for",
     "on_retry",
     "one_layer",
 ];

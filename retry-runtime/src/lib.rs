@@ -47,7 +47,8 @@ pub use integrations::tower;
 
 pub use engine::context::{RetryContext, context};
 pub use engine::hooks::{
-    ClassHook, ClassOf, ErrorHook, FnHooks, Hooks, OkHook, OnRetryHook, TimeoutIf, Unset,
+    ChooseDelay, ClassHook, ClassOf, DelayFor, DelayHook, DelaySlot, ErrorHook, FnHooks, Hooks,
+    OkHook, OnRetryHook, TimeoutIf, Unset,
 };
 pub use engine::key::IdempotencyKey;
 pub use engine::state::GiveUpReason;

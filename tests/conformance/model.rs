@@ -17,6 +17,12 @@ pub enum TestError {
     SaysTimeout { id: u32, retryable: bool },
     /// An error that says the server asked to slow down (a 429): retried, of class throttling.
     Throttled(u32),
+    /// Retried after the delay `delay_for` chooses for it (`ms`), under its hint, if any.
+    Paced {
+        id: u32,
+        ms: u64,
+        hint_ms: Option<u64>,
+    },
     /// The policy's `timeout` cut the attempt (`From<Elapsed>`).
     TimedOut,
     /// The circuit breaker rejected the attempt (`From<BreakerOpen>`).
@@ -81,7 +87,10 @@ impl Transient for TestError {
 /// The `retry_if` of every driver.
 pub fn retryable(e: &TestError) -> bool {
     match e {
-        TestError::Retryable { .. } | TestError::TimedOut | TestError::Throttled(_) => true,
+        TestError::Retryable { .. }
+        | TestError::TimedOut
+        | TestError::Throttled(_)
+        | TestError::Paced { .. } => true,
         TestError::SaysTimeout { retryable, .. } => *retryable,
         TestError::Fatal(_) | TestError::Rejected | TestError::Shed | TestError::Full => false,
     }
@@ -90,7 +99,17 @@ pub fn retryable(e: &TestError) -> bool {
 /// The `retry_after` of every driver.
 pub fn hint(e: &TestError) -> Option<Duration> {
     match e {
-        TestError::Retryable { hint_ms, .. } => hint_ms.map(Duration::from_millis),
+        TestError::Retryable { hint_ms, .. } | TestError::Paced { hint_ms, .. } => {
+            hint_ms.map(Duration::from_millis)
+        }
+        _ => None,
+    }
+}
+
+/// The `delay_for` of every driver: a `Paced` error's own delay, the schedule's for the rest.
+pub fn paced(e: &TestError, _attempt: u32, _computed: Duration) -> Option<Duration> {
+    match e {
+        TestError::Paced { ms, .. } => Some(Duration::from_millis(*ms)),
         _ => None,
     }
 }
@@ -144,6 +163,10 @@ pub fn fatal(id: u32) -> Step {
 }
 pub fn says_timeout(id: u32, retryable: bool) -> Step {
     Step::Now(Outcome::Err(TestError::SaysTimeout { id, retryable }))
+}
+/// An error whose retry waits `ms` (`delay_for`), with a hint if any.
+pub fn paced_err(id: u32, ms: u64, hint_ms: Option<u64>) -> Step {
+    Step::Now(Outcome::Err(TestError::Paced { id, ms, hint_ms }))
 }
 pub fn throttled(id: u32) -> Step {
     Step::Now(Outcome::Err(TestError::Throttled(id)))

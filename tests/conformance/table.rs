@@ -11,7 +11,7 @@ use crate::expect::{
     rejected_by, retrying, retrying_as, retrying_ok, transition,
 };
 use crate::model::{
-    TestError, e, eh, err, fatal, hang, hinted, ok, ok_retry, says_timeout, throttled,
+    TestError, e, eh, err, fatal, hang, hinted, ok, ok_retry, paced_err, says_timeout, throttled,
 };
 
 use TestError::{Fatal, Full, Rejected, SaysTimeout, Shed, TimedOut};
@@ -881,4 +881,58 @@ pub fn throttling_without_its_settings_is_a_retry_like_any() -> Scenario {
         .events([retrying_as(1, 100, "throttling")])
         .budget_after(100)
         .ends_at(100)
+}
+
+/// `delay_for` chooses the delay of a retry in place of the schedule's (100 ms): 30 ms.
+pub fn delay_for_replaces_the_schedule() -> Scenario {
+    Scenario::new("delay_for_replaces_the_schedule")
+        .script([paced_err(1, 30, None), ok(2)])
+        .returns(Ok(2))
+        .attempts([(0, 1), (30, 2)])
+        .on_retry([(
+            TestError::Paced {
+                id: 1,
+                ms: 30,
+                hint_ms: None,
+            },
+            1,
+            30,
+        )])
+        .events([retrying(1, 30)])
+        .ends_at(30)
+}
+
+/// A chosen delay past `max_delay` (10 s) is cut to it; a server's hint is still a floor under a
+/// chosen delay (a 30 ms choice with a 70 ms hint waits 70 ms).
+pub fn delay_for_within_max_delay_and_above_the_hint() -> Scenario {
+    Scenario::new("delay_for_within_max_delay_and_above_the_hint")
+        .script([
+            paced_err(1, 50_000, None),
+            paced_err(2, 30, Some(70)),
+            ok(3),
+        ])
+        .returns(Ok(3))
+        .attempts([(0, 1), (10_000, 2), (10_070, 3)])
+        .on_retry([
+            (
+                TestError::Paced {
+                    id: 1,
+                    ms: 50_000,
+                    hint_ms: None,
+                },
+                1,
+                10_000,
+            ),
+            (
+                TestError::Paced {
+                    id: 2,
+                    ms: 30,
+                    hint_ms: Some(70),
+                },
+                2,
+                70,
+            ),
+        ])
+        .events([retrying(1, 10_000), retrying(2, 70)])
+        .ends_at(10_070)
 }

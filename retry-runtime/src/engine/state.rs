@@ -633,6 +633,47 @@ impl<'p> Engine<'p> {
         inherited_deadline: Option<Instant>,
         budget: Option<&RetryBudget>,
     ) -> Decision<GiveUpReason> {
+        self.after_failure_chosen(
+            retryable,
+            hint,
+            |_, _| None,
+            now,
+            inherited_deadline,
+            budget,
+        )
+    }
+
+    /// As [`after_failure_within`](Self::after_failure_within), with the delay `choose`n from
+    /// the attempt that failed and the schedule's delay (`delay_for`): `Some` replaces the
+    /// schedule's delay, bounded by `max_delay`; the hint is still a floor under it, and the
+    /// deadline still ends the call before a delay it cannot wait.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    /// use retry_runtime::{Jitter, RetryPolicy};
+    /// use retry_runtime::__private::{Decision, Engine};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let policy = RetryPolicy::builder().jitter(Jitter::None).max_delay(ms(500)).build().unwrap();
+    /// let mut engine = Engine::new(&policy);
+    /// let now = Instant::now();
+    /// engine.begin(false, || now, None);
+    /// let chosen = engine.after_failure_chosen(true, None, |attempt, computed| Some(computed * 3 + ms(attempt.into())), now, None, None);
+    /// assert_eq!(chosen, Decision::Retry(ms(301)));
+    /// engine.begin(false, || now, None);
+    /// let capped = engine.after_failure_chosen(true, Some(ms(50)), |_, _| Some(ms(9000)), now, None, None);
+    /// assert_eq!(capped, Decision::Retry(ms(500)), "bounded by max_delay");
+    /// ```
+    pub fn after_failure_chosen(
+        &mut self,
+        retryable: bool,
+        hint: Option<Duration>,
+        choose: impl FnOnce(u32, Duration) -> Option<Duration>,
+        now: Instant,
+        inherited_deadline: Option<Instant>,
+        budget: Option<&RetryBudget>,
+    ) -> Decision<GiveUpReason> {
         self.start_or(|| now);
         if !retryable {
             return Decision::Stop(GiveUpReason::NotRetryable);
@@ -641,9 +682,11 @@ impl<'p> Engine<'p> {
             return Decision::Stop(GiveUpReason::Exhausted);
         }
         let class = self.class();
-        let computed =
+        let scheduled =
             self.schedule
                 .next(self.attempt(), self.policy, self.policy.base_delay(class));
+        let computed = choose(self.attempt(), scheduled)
+            .map_or(scheduled, |chosen| chosen.min(self.policy.max_delay));
         let delay = match hint {
             None => computed,
             Some(h) if h > self.policy.max_delay => {

@@ -382,6 +382,7 @@ fn after_failure(
     engine: &mut Engine<'_>,
     retryable: bool,
     hint: Option<std::time::Duration>,
+    choose: impl FnOnce(u32, Duration) -> Option<Duration>,
     guards: Guards<'_>,
 ) -> Decision<GiveUpReason> {
     let now = Instant::now();
@@ -390,7 +391,7 @@ fn after_failure(
         return Decision::Stop(GiveUpReason::OuterRetries);
     }
     let inherited = context::inherited_deadline();
-    engine.after_failure_within(retryable, hint, now, inherited, guards.budget_ref())
+    engine.after_failure_chosen(retryable, hint, choose, now, inherited, guards.budget_ref())
 }
 
 /// An `Ok` value that `retry_if_ok` asked to retry.
@@ -406,7 +407,7 @@ fn after_ok_to_retry<T, E>(
     number: u32,
 ) -> Decision<Result<T, E>> {
     guards.record(false);
-    match after_failure(engine, true, hint, guards) {
+    match after_failure(engine, true, hint, |_, _| None, guards) {
         Decision::Retry(delay) => {
             events::retrying_ok(name, reported(engine, number), delay, engine.class());
             if let Some(last) = last {
@@ -464,7 +465,8 @@ fn after_error<T, E: Debug>(
     } else {
         None
     };
-    match after_failure(engine, retryable, hint, guards) {
+    let choose = |attempt, computed| hooks.delay_for(&error, attempt, computed);
+    match after_failure(engine, retryable, hint, choose, guards) {
         Decision::Retry(delay) => {
             hooks.on_retry(&error, &RetryContext::of_copy(engine, number), delay);
             let logged = Logged::new(&error, engine.policy().log_error);
@@ -684,7 +686,16 @@ fn after_copy_failure<T, E: Debug>(
         None => ok_hint,
     };
     let inherited = context::inherited_deadline();
-    match engine.after_failure_within(true, hint, Instant::now(), inherited, guards.budget_ref()) {
+    let choose = |attempt, computed| error.and_then(|e| hooks.delay_for(e, attempt, computed));
+    let decision = engine.after_failure_chosen(
+        true,
+        hint,
+        choose,
+        Instant::now(),
+        inherited,
+        guards.budget_ref(),
+    );
+    match decision {
         Decision::Retry(delay) => {
             if let Some(error) = error {
                 hooks.on_retry(error, &RetryContext::of_copy(engine, number), delay);

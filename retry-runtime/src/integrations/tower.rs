@@ -91,7 +91,8 @@ use crate::drivers::kept::{self, KeepsOutcome, NotKept};
 use crate::drivers::timed::{poll_copy, set_timer};
 use crate::engine::context::{RetryContext, enter};
 use crate::engine::hooks::{
-    ClassHook, ClassOf, ErrorHook, Hooks, OkHook, OnRetryHook, TimeoutIf, Unset,
+    ClassHook, ClassOf, DelayFor, DelayHook, DelaySlot, ErrorHook, Hooks, OkHook, OnRetryHook,
+    TimeoutIf, Unset,
 };
 use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Detached, Engine, Start};
@@ -379,7 +380,7 @@ impl<T, E, A, B, C, D, N, F> Hooks<T, E> for Classify<A, B, C, D, N, F>
 where
     A: ErrorHook<E, bool>,
     B: OkHook<T>,
-    C: ErrorHook<E, Option<Duration>>,
+    C: DelayHook<E>,
     D: ErrorHook<T, Option<Duration>>,
     N: OnRetryHook<E>,
     F: ClassHook<E>,
@@ -396,7 +397,12 @@ where
 
     #[inline]
     fn retry_after(&mut self, error: &E) -> Option<Duration> {
-        self.retry_after.call(error).flatten()
+        self.retry_after.hint(error)
+    }
+
+    #[inline]
+    fn delay_for(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration> {
+        self.retry_after.choose(error, attempt, computed)
     }
 
     #[inline]
@@ -850,14 +856,54 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     pub fn retry_after<E, F: FnMut(&E) -> Option<Duration> + Clone>(
         self,
         hint: F,
-    ) -> RetryLayer<Classify<RI, RO, F, RAO, OR, TI>, C, R, B, G, Q, L> {
-        self.map_hooks(|h| Classify {
-            retry_if: h.retry_if,
-            retry_if_ok: h.retry_if_ok,
-            retry_after: hint,
-            retry_after_ok: h.retry_after_ok,
-            on_retry: h.on_retry,
-            timeout_if: h.timeout_if,
+    ) -> RetryLayer<Classify<RI, RO, DelayFor<F, RA::Choose>, RAO, OR, TI>, C, R, B, G, Q, L>
+    where
+        RA: DelaySlot,
+    {
+        self.map_hooks(|h| {
+            let (_, choose) = h.retry_after.into_parts();
+            Classify {
+                retry_if: h.retry_if,
+                retry_if_ok: h.retry_if_ok,
+                retry_after: DelayFor { hint, choose },
+                retry_after_ok: h.retry_after_ok,
+                on_retry: h.on_retry,
+                timeout_if: h.timeout_if,
+            }
+        })
+    }
+
+    /// Chooses the delay before each retry after an error, from the error, the attempt that
+    /// failed and the schedule's delay, as the closure API's
+    /// [`delay_for`](crate::Retry::delay_for): `Some` replaces the schedule's delay (bounded by
+    /// `max_delay`; `retry_after` is still a floor), `None` keeps it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::tower::RetryLayer;
+    ///
+    /// let layer = RetryLayer::new(RetryPolicy::default())
+    ///     .delay_for(|_: &std::io::Error, attempt, _| Some(Duration::from_millis(100) * attempt));
+    /// # let _ = layer;
+    /// ```
+    pub fn delay_for<E, F: FnMut(&E, u32, Duration) -> Option<Duration> + Clone>(
+        self,
+        choose: F,
+    ) -> RetryLayer<Classify<RI, RO, DelayFor<RA::Hint, F>, RAO, OR, TI>, C, R, B, G, Q, L>
+    where
+        RA: DelaySlot,
+    {
+        self.map_hooks(|h| {
+            let (hint, _) = h.retry_after.into_parts();
+            Classify {
+                retry_if: h.retry_if,
+                retry_if_ok: h.retry_if_ok,
+                retry_after: DelayFor { hint, choose },
+                retry_after_ok: h.retry_after_ok,
+                on_retry: h.on_retry,
+                timeout_if: h.timeout_if,
+            }
         })
     }
 
@@ -1173,6 +1219,11 @@ impl<T, E, H: Hooks<T, E>> Hooks<T, E> for ReadyAware<'_, H> {
     #[inline]
     fn class_ok(&mut self, value: &T) -> ErrorClass {
         self.hooks.class_ok(value)
+    }
+
+    #[inline]
+    fn delay_for(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration> {
+        self.hooks.delay_for(error, attempt, computed)
     }
 }
 

@@ -11,7 +11,7 @@ use std::future::IntoFuture;
 use super::{CallFuture, Driver, Env};
 use crate::expect::NAME;
 use crate::expect::Scenario;
-use crate::model::{TestError, hint, retry_ok, retryable};
+use crate::model::{TestError, hint, paced, retry_ok, retryable};
 
 pub struct Closure;
 
@@ -40,6 +40,7 @@ impl Driver for Closure {
             .retry_if(retryable)
             .retry_if_ok(retry_ok)
             .retry_after(hint)
+            .delay_for(paced)
             .on_retry(move |e: &TestError, ctx: &reattempt::RetryContext, d| {
                 probe.on_retry(e, ctx.attempt(), d);
             })

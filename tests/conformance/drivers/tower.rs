@@ -21,7 +21,7 @@ use super::{CallFuture, Driver, Env};
 use crate::expect::NAME;
 use crate::expect::Scenario;
 use crate::harness::Probe;
-use crate::model::{TestError, hint, retry_ok, retryable};
+use crate::model::{TestError, hint, paced, retry_ok, retryable};
 
 pub struct Tower;
 
@@ -69,6 +69,7 @@ impl Driver for Tower {
             .retry_if(retryable)
             .retry_if_ok(retry_ok)
             .retry_after(hint)
+            .delay_for(paced)
             .on_retry(move |e: &TestError, ctx: &reattempt::RetryContext, d| {
                 probe.on_retry(e, ctx.attempt(), d);
             })
