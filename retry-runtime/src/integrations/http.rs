@@ -24,6 +24,8 @@ use http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
 
 use crate::integrations::classify::Transient;
 
+pub use crate::integrations::hints::{ServerHint, retried_response, server_hint, server_hint_at};
+
 // Retrying at one layer across HTTP: the header and its server side (integrations/outer.rs).
 pub use crate::integrations::outer::{
     OUTER_ATTEMPTS_LEFT, OuterCall, outer_attempts_left, outer_call, outer_header,

@@ -7,6 +7,8 @@ pub(crate) mod classify;
 #[cfg(feature = "serde")]
 pub(crate) mod config;
 #[cfg(feature = "http")]
+mod hints;
+#[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "http")]
 pub(crate) mod outer;

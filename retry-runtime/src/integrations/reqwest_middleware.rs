@@ -285,11 +285,11 @@ impl Hooks<Response, Error> for HttpClassify {
     }
 
     fn retry_if_ok(&mut self, response: &Response) -> bool {
-        response.status().is_transient()
+        crate::http::retried_response(response.status(), response.headers())
     }
 
     fn retry_after_ok(&mut self, response: &Response) -> Option<Duration> {
-        crate::http::retry_after(response.headers())
+        crate::http::server_hint(response.headers()).delay
     }
 
     fn is_timeout(&mut self, error: &Error) -> bool {

@@ -1587,7 +1587,10 @@ mod http {
     impl<B> OkHook<Response<B>> for TransientStatus {
         #[inline]
         fn call(&mut self, response: &Response<B>) -> Option<bool> {
-            Some(response.status().is_transient())
+            Some(crate::http::retried_response(
+                response.status(),
+                response.headers(),
+            ))
         }
 
         /// A 429 response is throttling (`StatusCode`'s [`Transient::class`](crate::Transient::class)).
@@ -1597,14 +1600,15 @@ mod http {
         }
     }
 
-    /// Reads a retried response's `Retry-After` header (both forms; see
-    /// [`retry_after`](crate::http::retry_after)).
+    /// Reads a retried response's hint: `Retry-After` (both forms), the millisecond fields
+    /// (`retry-after-ms`, `x-ms-retry-after-ms`, `x-amz-retry-after`) and the rate-limit fields,
+    /// in the order [`server_hint`](crate::http::server_hint) gives.
     #[derive(Debug, Clone, Copy, Default)]
     pub struct RetryAfterHeader;
 
     impl<B> ErrorHook<Response<B>, Option<Duration>> for RetryAfterHeader {
         fn call(&mut self, response: &Response<B>) -> Option<Option<Duration>> {
-            Some(crate::http::retry_after(response.headers()))
+            Some(crate::http::server_hint(response.headers()).delay)
         }
     }
 

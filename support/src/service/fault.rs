@@ -25,6 +25,16 @@ pub enum Fault {
     Unavailable,
     /// `429 Too Many Requests` with a `Retry-After` header, nothing done.
     RateLimited(RetryAfter),
+    /// An error status with one header of the server's own (`x-amz-retry-after: 1500`,
+    /// `x-should-retry: false`), nothing done.
+    Hinted {
+        /// The status.
+        status: u16,
+        /// The header's name.
+        header: &'static str,
+        /// Its value.
+        value: &'static str,
+    },
 }
 
 /// The form of a `Retry-After` header.
@@ -49,6 +59,11 @@ impl std::fmt::Display for Fault {
             Fault::Unavailable => f.write_str("503"),
             Fault::RateLimited(RetryAfter::Seconds(s)) => write!(f, "429, Retry-After: {s}"),
             Fault::RateLimited(RetryAfter::Date(d)) => write!(f, "429, Retry-After: now + {d:?}"),
+            Fault::Hinted {
+                status,
+                header,
+                value,
+            } => write!(f, "{status}, {header}: {value}"),
         }
     }
 }

@@ -323,6 +323,20 @@ async fn pre_app_fault(
                 "deploying, try again",
             ))
         }
+        Fault::Hinted {
+            status,
+            header,
+            value,
+        } => {
+            record(shared, seen, Outcome::Status(status), None);
+            shared.say(format!("{status}, {header}: {value} (nothing done)"));
+            let code = StatusCode::from_u16(status).expect("a status");
+            let mut response = error(code, "with a hint");
+            response
+                .headers_mut()
+                .insert(header, HeaderValue::from_static(value));
+            Some(response)
+        }
         Fault::RateLimited(form) => {
             let now = SystemTime::now();
             let (value, not_before) = match form {

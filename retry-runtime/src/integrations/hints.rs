@@ -1,0 +1,327 @@
+//! What a response says about retrying it: one reader of every retry hint servers send (see
+//! [`server_hint`]).
+
+use std::time::{Duration, SystemTime};
+
+use http::{HeaderMap, HeaderValue};
+
+use crate::integrations::http::{digits, retry_after_at};
+
+/// What a response's headers say about retrying it: how long to wait, and whether to retry at
+/// all. Read by [`server_hint`].
+///
+/// ```
+/// use std::time::Duration;
+/// use http::HeaderMap;
+/// use retry_runtime::http::{ServerHint, server_hint};
+///
+/// let mut headers = HeaderMap::new();
+/// headers.insert("x-amz-retry-after", "1500".parse().unwrap());
+/// headers.insert("x-should-retry", "true".parse().unwrap());
+/// assert_eq!(
+///     server_hint(&headers),
+///     ServerHint { delay: Some(Duration::from_millis(1500)), should_retry: Some(true) }
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerHint {
+    /// How long the server asked to wait before the next attempt, if it said: a floor under the
+    /// schedule's delay.
+    pub delay: Option<Duration>,
+    /// `x-should-retry`: `Some(false)` the server says not to retry (whatever the status),
+    /// `Some(true)` to retry (a status otherwise final), `None` it did not say.
+    pub should_retry: Option<bool>,
+}
+
+/// The hint headers, in the order a delay is taken from them (the first that gives one wins).
+const MS_HEADERS: [&str; 3] = ["retry-after-ms", "x-ms-retry-after-ms", "x-amz-retry-after"];
+
+/// Every retry hint of a response's headers, measured from now (see [`server_hint_at`] for the
+/// rules). The tower layer's `.http()` and the reqwest middleware read a retried response's hint
+/// here; with `#[retryable]`, name it in `retry_after` for an error that carries its response's
+/// headers: `retry_after = |e: &ApiError| reattempt::http::server_hint(e.headers()).delay`.
+#[must_use]
+pub fn server_hint(headers: &HeaderMap) -> ServerHint {
+    server_hint_at(headers, SystemTime::now())
+}
+
+/// [`server_hint`] with the current time passed in (for an HTTP-date).
+///
+/// **The delay**, from the first of these that gives one (a header that is missing, malformed,
+/// negative or fractional gives none, and the next is read):
+/// 1. `retry-after-ms` (milliseconds; the APIs of `OpenAI` and others),
+/// 2. `x-ms-retry-after-ms` (milliseconds; Azure),
+/// 3. `x-amz-retry-after` (milliseconds; AWS, honoured by the SDKs' 2026 standard mode),
+/// 4. `Retry-After` (RFC 9110: delta-seconds or an HTTP-date; see
+///    [`retry_after_at`]),
+/// 5. the IETF `RateLimit` field (`"default";r=0;t=10`: `t` seconds; the older drafts'
+///    `limit=100, remaining=0, reset=10`: `reset` seconds) when it says no quota remains, or
+///    `RateLimit-Reset` (seconds) beside `RateLimit-Remaining: 0` or alone.
+///
+/// Millisecond fields come first: they are meant as retry delays and are the more precise;
+/// `Retry-After` is the standard one; a rate limit's reset says when the quota comes back, the
+/// least direct answer. A value too large for a `u64` saturates (the engine then ends the call,
+/// as for any hint beyond `max_delay`); a date in the past is no wait.
+///
+/// **Whether to retry**: `x-should-retry: true` or `false` (the APIs of `OpenAI` and Anthropic; any
+/// case, surrounding spaces allowed); anything else is ignored.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use http::HeaderMap;
+/// use retry_runtime::http::server_hint_at;
+///
+/// let mut h = HeaderMap::new();
+/// h.insert("retry-after", "120".parse().unwrap());
+/// h.insert("retry-after-ms", "250".parse().unwrap());
+/// let hint = server_hint_at(&h, SystemTime::UNIX_EPOCH);
+/// assert_eq!(hint.delay, Some(Duration::from_millis(250)), "milliseconds first");
+/// ```
+#[must_use]
+pub fn server_hint_at(headers: &HeaderMap, now: SystemTime) -> ServerHint {
+    let millis = MS_HEADERS.iter().find_map(|name| {
+        headers
+            .get_all(*name)
+            .iter()
+            .find_map(|v| digits(text(v)?).map(Duration::from_millis))
+    });
+    let delay = millis
+        .or_else(|| retry_after_at(headers, now))
+        .or_else(|| rate_limit_reset(headers));
+    let should_retry = headers.get_all("x-should-retry").iter().find_map(|v| {
+        match text(v)?.to_ascii_lowercase().as_str() {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        }
+    });
+    ServerHint {
+        delay,
+        should_retry,
+    }
+}
+
+/// Whether a response of `status` with `headers` is retried by the HTTP classification (the
+/// tower layer's `.http()`, the reqwest middleware): a failure (4xx or 5xx) as its
+/// `x-should-retry` says (`false` ends the call even on a 503; `true` retries even a 409), else
+/// as its status is [`Transient`](crate::Transient); a success or a redirect never.
+///
+/// ```
+/// use http::{HeaderMap, StatusCode};
+/// use retry_runtime::http::retried_response;
+///
+/// let mut h = HeaderMap::new();
+/// assert!(retried_response(StatusCode::SERVICE_UNAVAILABLE, &h));
+/// h.insert("x-should-retry", "false".parse().unwrap());
+/// assert!(!retried_response(StatusCode::SERVICE_UNAVAILABLE, &h));
+/// h.insert("x-should-retry", "true".parse().unwrap());
+/// assert!(retried_response(StatusCode::CONFLICT, &h));
+/// assert!(!retried_response(StatusCode::OK, &h), "a success is never retried");
+/// ```
+#[must_use]
+pub fn retried_response(status: http::StatusCode, headers: &HeaderMap) -> bool {
+    use crate::Transient as _;
+    if !(status.is_client_error() || status.is_server_error()) {
+        return false;
+    }
+    server_hint(headers)
+        .should_retry
+        .unwrap_or_else(|| status.is_transient())
+}
+
+/// A header's text, trimmed; `None` when it is not visible ASCII.
+fn text(value: &HeaderValue) -> Option<&str> {
+    value.to_str().ok().map(str::trim)
+}
+
+/// When a rate limit with no quota left resets: the `RateLimit` field's `t` (or an older draft's
+/// `reset`) when its remaining quota (`r`, `remaining`) is 0 or absent; else `RateLimit-Reset`
+/// unless `RateLimit-Remaining` says quota remains.
+fn rate_limit_reset(headers: &HeaderMap) -> Option<Duration> {
+    let from_field = headers.get_all("ratelimit").iter().find_map(|v| {
+        let mut remaining = None;
+        let mut reset = None;
+        // `"default";r=0;t=10` (structured) or `limit=100, remaining=0, reset=10`.
+        for part in text(v)?.split([';', ',']) {
+            let Some((key, value)) = part.trim().split_once('=') else {
+                continue;
+            };
+            let value = digits(value.trim());
+            match key.trim() {
+                "r" | "remaining" => remaining = value,
+                "t" | "reset" => reset = value,
+                _ => {}
+            }
+        }
+        reset.filter(|_| remaining.is_none_or(|r| r == 0))
+    });
+    let separate = || {
+        let remaining = headers
+            .get("ratelimit-remaining")
+            .and_then(|v| digits(text(v)?));
+        headers
+            .get_all("ratelimit-reset")
+            .iter()
+            .find_map(|v| digits(text(v)?))
+            .filter(|_| remaining.is_none_or(|r| r == 0))
+    };
+    from_field.or_else(separate).map(Duration::from_secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: SystemTime = SystemTime::UNIX_EPOCH;
+
+    fn hint(pairs: &[(&str, &str)]) -> ServerHint {
+        let mut h = HeaderMap::new();
+        for (name, value) in pairs {
+            h.append(
+                http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        // The clock at 1000 s after the epoch, for dates.
+        server_hint_at(&h, T0 + Duration::from_secs(1000))
+    }
+
+    fn delay(pairs: &[(&str, &str)]) -> Option<Duration> {
+        hint(pairs).delay
+    }
+
+    const MS: Duration = Duration::from_millis(1);
+    const S: Duration = Duration::from_secs(1);
+
+    /// One case: its name, its headers, the delay they give.
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Option<Duration>);
+
+    /// Forms, precedence, garbage, past dates, negative and huge values.
+    #[test]
+    #[allow(clippy::too_many_lines, reason = "a table of cases")]
+    fn the_table_of_header_cases() {
+        let date_in_30s = httpdate::fmt_http_date(T0 + Duration::from_secs(1030));
+        let date_past = httpdate::fmt_http_date(T0 + Duration::from_secs(10));
+        let rows: Vec<Case<'_>> = vec![
+            ("none", vec![], None),
+            (
+                "Retry-After seconds",
+                vec![("retry-after", "120")],
+                Some(120 * S),
+            ),
+            (
+                "Retry-After date",
+                vec![("retry-after", &date_in_30s)],
+                Some(30 * S),
+            ),
+            (
+                "Retry-After past date",
+                vec![("retry-after", &date_past)],
+                Some(Duration::ZERO),
+            ),
+            (
+                "retry-after-ms",
+                vec![("retry-after-ms", "250")],
+                Some(250 * MS),
+            ),
+            (
+                "x-ms-retry-after-ms",
+                vec![("x-ms-retry-after-ms", "40")],
+                Some(40 * MS),
+            ),
+            (
+                "x-amz-retry-after",
+                vec![("x-amz-retry-after", "1500")],
+                Some(1500 * MS),
+            ),
+            (
+                "ms before Retry-After",
+                vec![("retry-after", "120"), ("x-amz-retry-after", "1500")],
+                Some(1500 * MS),
+            ),
+            (
+                "retry-after-ms before the others",
+                vec![
+                    ("x-amz-retry-after", "1500"),
+                    ("retry-after-ms", "20"),
+                    ("x-ms-retry-after-ms", "30"),
+                ],
+                Some(20 * MS),
+            ),
+            (
+                "garbage falls through",
+                vec![("retry-after-ms", "soon"), ("retry-after", "7")],
+                Some(7 * S),
+            ),
+            ("negative ignored", vec![("x-amz-retry-after", "-5")], None),
+            ("fraction ignored", vec![("retry-after-ms", "1.5")], None),
+            (
+                "huge saturates",
+                vec![("retry-after-ms", "99999999999999999999999")],
+                Some(Duration::from_millis(u64::MAX)),
+            ),
+            (
+                "RateLimit structured",
+                vec![("ratelimit", "\"default\";r=0;t=10")],
+                Some(10 * S),
+            ),
+            (
+                "RateLimit with quota left",
+                vec![("ratelimit", "\"default\";r=5;t=10")],
+                None,
+            ),
+            (
+                "RateLimit older draft",
+                vec![("ratelimit", "limit=100, remaining=0, reset=3")],
+                Some(3 * S),
+            ),
+            (
+                "RateLimit-Reset alone",
+                vec![("ratelimit-reset", "4")],
+                Some(4 * S),
+            ),
+            (
+                "RateLimit-Reset with quota left",
+                vec![("ratelimit-reset", "4"), ("ratelimit-remaining", "9")],
+                None,
+            ),
+            (
+                "Retry-After before RateLimit",
+                vec![("ratelimit-reset", "4"), ("retry-after", "1")],
+                Some(S),
+            ),
+            ("empty value", vec![("retry-after-ms", "")], None),
+            (
+                "spaces trimmed",
+                vec![("x-amz-retry-after", "  300 ")],
+                Some(300 * MS),
+            ),
+        ];
+        assert!(rows.len() >= 15);
+        for (name, pairs, want) in rows {
+            assert_eq!(delay(&pairs), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn x_should_retry_says_yes_no_or_nothing() {
+        assert_eq!(
+            hint(&[("x-should-retry", "false")]).should_retry,
+            Some(false)
+        );
+        assert_eq!(
+            hint(&[("x-should-retry", " TRUE ")]).should_retry,
+            Some(true)
+        );
+        assert_eq!(hint(&[("x-should-retry", "maybe")]).should_retry, None);
+        assert_eq!(hint(&[]).should_retry, None);
+        let both = hint(&[("x-should-retry", "false"), ("retry-after", "2")]);
+        assert_eq!(
+            both,
+            ServerHint {
+                delay: Some(2 * S),
+                should_retry: Some(false)
+            }
+        );
+    }
+}
