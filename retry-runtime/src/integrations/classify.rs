@@ -61,6 +61,46 @@ impl ErrorClass {
     }
 }
 
+/// The error codes the AWS SDKs treat as throttling (the SDKs' retry specification, as in
+/// aws-sdk-go-v2's `retry.DefaultThrottleErrorCodes` and aws-sdk-java-v2's `THROTTLING_ERROR_CODES`).
+const AWS_THROTTLING_CODES: &[&str] = &[
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "RequestThrottledException",
+    "TooManyRequestsException",
+    "ProvisionedThroughputExceededException",
+    "TransactionInProgressException",
+    "RequestLimitExceeded",
+    "BandwidthLimitExceeded",
+    "LimitExceededException",
+    "RequestThrottled",
+    "SlowDown",
+    "PriorRequestNotComplete",
+    "EC2ThrottledException",
+];
+
+impl ErrorClass {
+    /// The class of an AWS error by its code (`err.code()` of an AWS SDK error): throttling for
+    /// the codes the SDKs treat as throttling (`ThrottlingException`, S3's `SlowDown`,
+    /// `DynamoDB`'s `ProvisionedThroughputExceededException`, …), else transient. For a
+    /// `Transient` impl of an error that wraps an SDK error:
+    /// `fn class(&self) -> ErrorClass { ErrorClass::of_aws_code(self.code()) }`.
+    ///
+    /// ```
+    /// use retry_runtime::ErrorClass;
+    /// assert_eq!(ErrorClass::of_aws_code("SlowDown"), ErrorClass::Throttling);
+    /// assert_eq!(ErrorClass::of_aws_code("InternalError"), ErrorClass::Transient);
+    /// ```
+    pub fn of_aws_code(code: &str) -> ErrorClass {
+        if AWS_THROTTLING_CODES.contains(&code) {
+            ErrorClass::Throttling
+        } else {
+            ErrorClass::Transient
+        }
+    }
+}
+
 impl std::fmt::Display for ErrorClass {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
