@@ -55,6 +55,18 @@ where
         .await
 }
 
+/// Sends a charge of `order` to `url` through `middleware`, and expects an answer.
+async fn post_charge(middleware: RetryMiddleware, url: &str, order: &str) -> reqwest::Response {
+    reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(middleware)
+        .build()
+        .post(format!("{url}/charges"))
+        .body(format!(r#"{{"order_id":"{order}","amount_cents":1250}}"#))
+        .send()
+        .await
+        .expect("an answer")
+}
+
 /// The hook of both drivers' tests: the default decision, but a request marked `x-dedupe` (its
 /// server deduplicates by the body) is safe to retry.
 fn dedupe_is_safe(headers: &http::HeaderMap, verdict: Verdict) -> bool {
@@ -111,15 +123,8 @@ async fn retrying_unsafe_methods_is_an_opt_in() {
     );
     assert_eq!(service.effects("o-t"), 2);
 
-    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-        .with(RetryMiddleware::new(quick()).retry_unsafe_methods(true))
-        .build();
-    let answer = client
-        .post(format!("{}/charges", service.url()))
-        .body(r#"{"order_id":"o-m","amount_cents":1250}"#)
-        .send()
-        .await
-        .expect("the retry's answer");
+    let middleware = RetryMiddleware::new(quick()).retry_unsafe_methods(true);
+    let answer = post_charge(middleware, &service.url(), "o-m").await;
     assert_eq!(answer.status(), StatusCode::CREATED);
     assert_eq!(service.effects("o-m"), 2);
 }
@@ -136,15 +141,7 @@ async fn the_final_response_carries_the_attempt_count() {
     assert_eq!(tower.status(), StatusCode::CREATED);
     assert_eq!(tower.extensions().get::<Attempts>(), Some(&Attempts(3)));
 
-    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-        .with(RetryMiddleware::new(quick()))
-        .build();
-    let answer = client
-        .post(format!("{}/charges", service.url()))
-        .body(r#"{"order_id":"o-m","amount_cents":1250}"#)
-        .send()
-        .await
-        .expect("an answer");
+    let answer = post_charge(RetryMiddleware::new(quick()), &service.url(), "o-m").await;
     assert_eq!(answer.status(), StatusCode::CREATED);
     assert_eq!(answer.extensions().get::<Attempts>(), Some(&Attempts(2)));
 }

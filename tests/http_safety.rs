@@ -65,20 +65,17 @@ async fn tower_charge(
     let request = request
         .body(Full::new(Bytes::from(body)))
         .expect("a request");
-    if key == Key::Layer {
-        let layer = layer.idempotency_key_header();
-        let svc = ServiceBuilder::new()
-            .layer(layer)
-            .map_err(BoxError::from)
-            .service(http);
-        svc.oneshot(request).await
+    let layer = if key == Key::Layer {
+        layer.idempotency_key_header()
     } else {
-        let svc = ServiceBuilder::new()
-            .layer(layer)
-            .map_err(BoxError::from)
-            .service(http);
-        svc.oneshot(request).await
-    }
+        layer
+    };
+    ServiceBuilder::new()
+        .layer(layer)
+        .map_err(BoxError::from)
+        .service(http)
+        .oneshot(request)
+        .await
 }
 
 /// The middleware's classification, counting retries.

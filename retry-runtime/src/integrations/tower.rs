@@ -134,6 +134,15 @@ impl<Req: Clone> Replay<Req> for Cloned {
 /// answer as it is; with the feature `http`, [`HttpRequests`]: HTTP's safety rule and the hook of
 /// [`RetryLayer::retry_request`]). Like tower's `Policy::retry`, it sees the request and the
 /// outcome; the classification (`retry_if`, `retry_if_ok`) has answered first (`retryable`).
+///
+/// ```
+/// use retry_runtime::tower::{Cloned, RetryRequest};
+///
+/// let outcome: Result<&u32, &std::io::Error> = Ok(&503);
+/// // A plain layer does what its classification says.
+/// assert!(Cloned.retry_request(&"request", outcome, true));
+/// assert!(!Cloned.retry_request(&"request", outcome, false));
+/// ```
 pub trait RetryRequest<Req, T, E> {
     /// Whether to retry after `outcome`, which the classification calls `retryable` or not.
     fn retry_request(&self, request: &Req, outcome: Result<&T, &E>, retryable: bool) -> bool;
@@ -1488,7 +1497,7 @@ where
 #[cfg(feature = "http")]
 pub use self::http::{
     DefaultRule, HttpHooks, HttpReplay, HttpRequests, HttpRetryLayer, HttpRetryService,
-    RetryAfterHeader, TransientStatus,
+    RequestHook, RetryAfterHeader, TransientStatus,
 };
 // The server side of `http::OUTER_ATTEMPTS_LEFT` (integrations/outer.rs).
 #[cfg(feature = "http")]
@@ -1533,12 +1542,35 @@ mod http {
 
     /// The decision of a layer without a [`retry_request`](RetryLayer::retry_request) hook:
     /// [`Verdict::retry`].
+    ///
+    /// ```
+    /// use retry_runtime::http::Verdict;
+    /// use retry_runtime::tower::{DefaultRule, RequestHook};
+    ///
+    /// let post = http::Request::post("http://api.test/orders").body(()).unwrap();
+    /// let lost: Result<&http::Response<()>, &std::io::Error> =
+    ///     Err(&std::io::ErrorKind::ConnectionReset.into());
+    /// let verdict = Verdict { retryable: true, safe: false };
+    /// assert!(!DefaultRule.decide(&post, lost, verdict));
+    /// ```
     #[derive(Debug, Clone, Copy, Default)]
     pub struct DefaultRule;
 
     /// A layer's [`RetryLayer::http`] layer, its hooks and its request copies as `.http()` sets
     /// them, with no guard: a name for a struct's field (with guards or other hooks, spell
     /// [`RetryLayer`]'s parameters out).
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::tower::{HttpRetryLayer, RetryLayer};
+    ///
+    /// struct Clients {
+    ///     retry: HttpRetryLayer,
+    /// }
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let clients = Clients { retry: RetryLayer::new(policy).http().idempotency_key_header() };
+    /// # let _ = clients.retry;
+    /// ```
     pub type HttpRetryLayer<C = ElapsedInto, F = DefaultRule> =
         RetryLayer<HttpHooks, C, HttpRequests<F>>;
 
@@ -1629,25 +1661,46 @@ mod http {
         }
     }
 
-    impl<B, B2, E: 'static> RetryRequest<Request<B>, Response<B2>, E> for HttpRequests<DefaultRule> {
-        fn retry_request(
-            &self,
-            request: &Request<B>,
-            outcome: Result<&Response<B2>, &E>,
-            retryable: bool,
-        ) -> bool {
-            // An outcome the classification does not retry needs no more thought.
-            retryable && self.verdict(request, outcome, retryable).retry()
-        }
+    /// A hook of [`RetryLayer::retry_request`]: a closure
+    /// `Fn(&Request<B>, Result<&Response<B2>, &E>, Verdict) -> bool`, or [`DefaultRule`] (none:
+    /// [`Verdict::retry`]).
+    ///
+    /// ```
+    /// use retry_runtime::http::Verdict;
+    /// use retry_runtime::tower::RequestHook;
+    ///
+    /// type Response = http::Response<()>;
+    /// let search_is_safe =
+    ///     |req: &http::Request<()>, _: Result<&Response, &std::io::Error>, v: Verdict| {
+    ///         v.retryable && (v.safe || req.uri().path() == "/search")
+    ///     };
+    /// let search = http::Request::post("http://api.test/search").body(()).unwrap();
+    /// let unavailable = http::Response::builder().status(500).body(()).unwrap();
+    /// let verdict = Verdict { retryable: true, safe: false };
+    /// assert!(search_is_safe.decide(&search, Ok(&unavailable), verdict));
+    /// ```
+    pub trait RequestHook<Req, T, E> {
+        /// Whether to retry after `outcome`, given the layer's `verdict`.
+        fn decide(&self, request: &Req, outcome: Result<&T, &E>, verdict: Verdict) -> bool;
+    }
 
-        fn finish(&self, outcome: &mut Result<Response<B2>, E>, attempts: u32) {
-            record_attempts(outcome, attempts);
+    impl<Req, T, E> RequestHook<Req, T, E> for DefaultRule {
+        #[inline]
+        fn decide(&self, _: &Req, _: Result<&T, &E>, verdict: Verdict) -> bool {
+            verdict.retry()
+        }
+    }
+
+    impl<Req, T, E, F: Fn(&Req, Result<&T, &E>, Verdict) -> bool> RequestHook<Req, T, E> for F {
+        #[inline]
+        fn decide(&self, request: &Req, outcome: Result<&T, &E>, verdict: Verdict) -> bool {
+            self(request, outcome, verdict)
         }
     }
 
     impl<B, B2, E: 'static, F> RetryRequest<Request<B>, Response<B2>, E> for HttpRequests<F>
     where
-        F: Fn(&Request<B>, Result<&Response<B2>, &E>, Verdict) -> bool,
+        F: RequestHook<Request<B>, Response<B2>, E>,
     {
         fn retry_request(
             &self,
@@ -1656,23 +1709,26 @@ mod http {
             retryable: bool,
         ) -> bool {
             let verdict = self.verdict(request, outcome, retryable);
-            (self.rule)(request, outcome, verdict)
+            self.rule.decide(request, outcome, verdict)
         }
 
         fn finish(&self, outcome: &mut Result<Response<B2>, E>, attempts: u32) {
-            record_attempts(outcome, attempts);
-        }
-    }
-
-    /// Writes [`Attempts`] into a final response's extensions.
-    fn record_attempts<B, E>(outcome: &mut Result<Response<B>, E>, attempts: u32) {
-        if let Ok(response) = outcome {
-            response.extensions_mut().insert(Attempts(attempts));
+            if let Ok(response) = outcome {
+                response.extensions_mut().insert(Attempts(attempts));
+            }
         }
     }
 
     /// A layer's replay slot that the HTTP settings can be added to, in any order: the default
     /// [`Cloned`] (it becomes [`HttpRequests`]) or [`HttpRequests`] itself.
+    ///
+    /// ```
+    /// use retry_runtime::tower::{Cloned, HttpReplay, HttpRequests, Replay};
+    ///
+    /// let requests: HttpRequests = Cloned.into_http();
+    /// let request = http::Request::get("http://api.test/").body(String::new()).unwrap();
+    /// assert_eq!(requests.replay(&request).uri(), "http://api.test/");
+    /// ```
     pub trait HttpReplay {
         /// The request-aware hook it carries ([`DefaultRule`] for none).
         type Rule;
@@ -1771,16 +1827,7 @@ mod http {
         /// # let _ = layer;
         /// ```
         pub fn http(self) -> RetryLayer<HttpHooks, C, HttpRequests<R::Rule>, B, G, Q, L> {
-            self.map_settings(|s| Settings {
-                replay: s.replay.into_http(),
-                policy: s.policy,
-                name: s.name,
-                breaker: s.breaker,
-                budget: s.budget,
-                throttle: s.throttle,
-                bulkhead: s.bulkhead,
-            })
-            .map_hooks(|h| Classify {
+            self.map_http(|requests| requests).map_hooks(|h| Classify {
                 retry_if: h.retry_if,
                 retry_if_ok: TransientStatus,
                 retry_after: h.retry_after,

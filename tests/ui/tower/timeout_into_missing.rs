@@ -1,5 +1,9 @@
-//! A service whose error has no conversion from `Elapsed`, behind the tower layer: the error
-//! says how to fix it (`.timeout_into(..)`, `.without_timeout()`, or `From<Elapsed>`).
+//! A service whose error has no conversion from `Elapsed`, behind the tower layer. Where the
+//! request type is known (a function returning `impl Service<String>`), the error names the
+//! missing conversion and the fixes (`.timeout_into(..)`, `.without_timeout()`,
+//! `From<Elapsed>`). Through `oneshot`, whose request type rustc has not inferred when it looks
+//! the method up, it can only say "trait bounds were not satisfied" (the layer's rustdoc
+//! explains it).
 
 use std::future::Ready;
 use std::task::{Context, Poll};
@@ -34,6 +38,12 @@ async fn fetch() {
     let _ = client.oneshot("ping".to_owned()).await;
 }
 
+fn client() -> impl Service<String, Response = String, Error = ClientError> {
+    let policy = RetryPolicy::builder().build().unwrap();
+    RetryLayer::new(policy).layer(Client)
+}
+
 fn main() {
     drop(fetch());
+    drop(client());
 }
