@@ -126,6 +126,7 @@ fn cause<'a>(
 /// 6585 §4) and 503 Service Unavailable (the server "is currently unable to handle the
 /// request", RFC 9110 §15.6.4). A 500, a 502 or a 504 may come after the request was acted on
 /// (by the server, or by the upstream a gateway forwarded it to), so they are not.
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub(crate) fn not_processed(status: StatusCode) -> bool {
     matches!(
         status,
@@ -585,6 +586,7 @@ mod tests {
         assert_eq!(transient, [408, 429, 500, 502, 503, 504]);
     }
 
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
     #[test]
     fn only_statuses_that_say_nothing_was_done_make_a_post_safe() {
         let not_done: Vec<u16> = (100..=599)
