@@ -43,7 +43,9 @@
 //! read, an attempt the `timeout` cut) is not sent again; the error is returned.
 //! [`retry_unsafe_methods(true)`](RetryMiddleware::retry_unsafe_methods) lifts the rule, and
 //! [`retry_request`](RetryMiddleware::retry_request) decides per request, seeing the request and
-//! the outcome.
+//! the outcome. The rule governs retries, not hedges: with the policy's `hedge_after`, a copy is
+//! sent while the first attempt runs, whatever the method, so hedge only requests that are
+//! idempotent or carry a key.
 //!
 //! A response carries the number of attempts made for it in its extensions
 //! ([`Attempts`](crate::http::Attempts): `response.extensions().get::<Attempts>()`); the same

@@ -1811,7 +1811,10 @@ mod http {
         /// - or [`retry_unsafe_methods(true)`](RetryLayer::retry_unsafe_methods) says so.
         ///
         /// [`retry_request`](RetryLayer::retry_request) decides per request instead. The
-        /// settings of this paragraph and `.http()` may come in any order.
+        /// settings of this paragraph and `.http()` may come in any order. The rule governs
+        /// retries, not hedges: with the policy's `hedge_after`, a copy is sent while the first
+        /// attempt runs, whatever the method, so hedge only requests that are idempotent or
+        /// carry a key.
         ///
         /// The final response carries the number of attempts made for it in its extensions
         /// ([`Attempts`](crate::http::Attempts)).
