@@ -4,7 +4,7 @@
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
 pub use retry_runtime::__private::{
-    Admission, Admitted, Call, Decision, Guards, ThrottleAdmission, hedge_ignored,
+    Admission, Admitted, Call, Decision, Guards, Lends, ThrottleAdmission, WithLt, hedge_ignored,
 };
 pub use retry_runtime::{
     AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, GiveUpReason, HedgeAfter, Jitter,
@@ -65,6 +65,32 @@ impl<R> TypeOf<R> {
     }
 }
 
+/// The error type of a `Result`, carried without a value: pins the error type of a lent call's
+/// attempt (whose `Ok` has the attempt's own lifetime, not the function's).
+pub struct ErrorOf<E>(core::marker::PhantomData<fn() -> E>);
+
+impl<E> Clone for ErrorOf<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for ErrorOf<E> {}
+
+impl<E> ErrorOf<E> {
+    /// A value of `E`, for a `return` that never runs (behind [`NEVER`]).
+    #[inline]
+    pub fn value(self) -> E {
+        unreachable!("reattempt: ErrorOf::value is only named, never called")
+    }
+}
+
+/// The error type of the function's return.
+#[inline]
+pub fn error_of<R: IsResult>(_: TypeOf<R>) -> ErrorOf<R::Err> {
+    ErrorOf(core::marker::PhantomData)
+}
+
 /// The type of the function's return, checked to be a `Result`.
 #[inline]
 pub fn result_type<R: IsResult>() -> TypeOf<R> {
@@ -78,8 +104,11 @@ pub fn hooks<R: IsResult>(_: TypeOf<R>) -> FnHooks<R::Ok, R::Err> {
     FnHooks::new()
 }
 
-/// A predicate on `E` as a `fn` pointer: the type [`retry_on`] and [`timeout_if`] set.
+/// A predicate on `E` as a `fn` pointer: the type [`retry_on`] sets.
 pub type Predicate<E> = fn(&E) -> bool;
+
+/// The class of an `E` as a `fn` pointer: the type [`error_class`] sets.
+pub type Classify<E> = fn(&E) -> retry_runtime::ErrorClass;
 
 /// `hooks.retry_if(predicate)`, for the predicate the macro writes from `retry_on` and
 /// `no_retry_on` patterns (a closure that captures nothing), taken as a `fn` pointer: one type
@@ -103,23 +132,25 @@ pub fn retry_on<T, E, A, B, C, D, F>(
     hooks.retry_if(predicate)
 }
 
-/// `hooks.timeout_if(probe)`, for the probe the macro writes with a breaker or a budget (see
-/// [`TimeoutProbe`]), taken as a `fn` pointer for the reason [`retry_on`] gives.
+/// `hooks.error_class(probe)`, for the probe the macro writes with a guard, a policy or a
+/// `throttling_delay` (see [`ClassProbe`]), taken as a `fn` pointer for the reason [`retry_on`]
+/// gives.
 ///
 /// ```
-/// use reattempt::__private::{TypeOf, hooks, result_type, timeout_if};
-/// use reattempt::Hooks;
+/// use reattempt::__private::{TypeOf, error_class, hooks, result_type};
+/// use reattempt::{ErrorClass, Hooks};
 ///
 /// let ty: TypeOf<Result<u8, std::io::Error>> = result_type();
-/// let mut h = timeout_if(hooks(ty), |e| e.kind() == std::io::ErrorKind::TimedOut);
+/// let mut h = error_class(hooks(ty), |e| reattempt::error_class(e));
+/// assert_eq!(Hooks::class(&mut h, &std::io::ErrorKind::TimedOut.into()), ErrorClass::Timeout);
 /// assert!(Hooks::is_timeout(&mut h, &std::io::ErrorKind::TimedOut.into()));
 /// ```
 #[inline]
-pub fn timeout_if<T, E, A, B, C, D, F>(
+pub fn error_class<T, E, A, B, C, D, F>(
     hooks: FnHooks<T, E, A, B, C, D, F>,
-    probe: fn(&E) -> bool,
-) -> FnHooks<T, E, A, B, C, D, Predicate<E>> {
-    hooks.timeout_if(probe)
+    probe: Classify<E>,
+) -> FnHooks<T, E, A, B, C, D, retry_runtime::ClassOf<Classify<E>>> {
+    hooks.error_class(probe)
 }
 
 /// `false`, opaque to lints (unlike `if false`). A constant rather than a call: a branch on it
@@ -415,7 +446,7 @@ pub fn clone_arg<T: CloneArg>(arg: &T) -> T {
 /// The generated code calls `ByValueReceiver(Some(&mut self)).__reattempt_receiver()` with
 /// [`ReceiveByValue`] in scope: method lookup tries `ByValueReceiver<T>` first (implemented when
 /// `T: Copy`, for a concrete type or a generic one bounded by `Copy`) and then
-/// `&mut ByValueReceiver<T>` (every `T`), as [`TimeoutProbe`] does.
+/// `&mut ByValueReceiver<T>` (every `T`), as [`ClassProbe`] does.
 ///
 /// ```
 /// use reattempt::__private::{ByValueReceiver, ReceiveByValue as _};
@@ -502,52 +533,59 @@ pub trait NeverFits {
         Self: Sized;
 }
 
-/// An attempt's error, asked whether it says it was a timeout ([`Transient::is_timeout`]) when
-/// its type implements [`Transient`], and answering `false` otherwise: autoref specialization.
-/// The generated code calls `TimeoutProbe(&error).__reattempt_is_timeout()` with [`ProbeTimeout`]
-/// in scope (a method name no user trait shares, so that no extension trait in scope takes the
-/// call over); method lookup tries `TimeoutProbe<E>` first (implemented when `E: Transient`, for a concrete
-/// type or a generic one bounded by `Transient`) and then `&TimeoutProbe<E>` (every `E`).
+/// An attempt's error, asked its class ([`Transient::class`]) when its type implements
+/// [`Transient`], and transient otherwise: autoref specialization. The generated code calls
+/// `ClassProbe(&error).__reattempt_class()` with [`ProbeClass`] in scope (a method name no user
+/// trait shares, so that no extension trait in scope takes the call over); method lookup tries
+/// `ClassProbe<E>` first (implemented when `E: Transient`, for a concrete type or a generic one
+/// bounded by `Transient`) and then `&ClassProbe<E>` (every `E`).
 ///
 /// ```
-/// use reattempt::__private::{ProbeTimeout as _, TimeoutProbe};
+/// use reattempt::ErrorClass;
+/// use reattempt::__private::{ClassProbe, ProbeClass as _};
 ///
 /// let timed_out = std::io::Error::from(std::io::ErrorKind::TimedOut);
-/// assert!(TimeoutProbe(&timed_out).__reattempt_is_timeout());
-/// assert!(!TimeoutProbe(&"not Transient").__reattempt_is_timeout());
+/// assert_eq!(ClassProbe(&timed_out).__reattempt_class(), ErrorClass::Timeout);
+/// assert_eq!(ClassProbe(&"not Transient").__reattempt_class(), ErrorClass::Transient);
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct TimeoutProbe<'a, E: ?Sized>(pub &'a E);
+pub struct ClassProbe<'a, E: ?Sized>(pub &'a E);
 
-/// See [`TimeoutProbe`].
-pub trait ProbeTimeout {
-    /// Whether the error says it was a timeout (`false` for a type that cannot say).
-    fn __reattempt_is_timeout(self) -> bool;
+/// See [`ClassProbe`].
+pub trait ProbeClass {
+    /// The error's class (transient for a type that cannot say).
+    fn __reattempt_class(self) -> retry_runtime::ErrorClass;
 }
 
-impl<E: Transient + ?Sized> ProbeTimeout for TimeoutProbe<'_, E> {
+impl<E: Transient + ?Sized> ProbeClass for ClassProbe<'_, E> {
     #[inline]
-    fn __reattempt_is_timeout(self) -> bool {
-        self.0.is_timeout()
+    fn __reattempt_class(self) -> retry_runtime::ErrorClass {
+        self.0.class()
     }
 }
 
-impl<E: ?Sized> ProbeTimeout for &TimeoutProbe<'_, E> {
+impl<E: ?Sized> ProbeClass for &ClassProbe<'_, E> {
     #[inline]
-    fn __reattempt_is_timeout(self) -> bool {
-        false
+    fn __reattempt_class(self) -> retry_runtime::ErrorClass {
+        retry_runtime::ErrorClass::Transient
     }
 }
 
 #[cfg(test)]
 mod fn_pointer_hooks_tests {
-    use super::{TypeOf, hooks, result_type, retry_on, timeout_if};
+    use super::{TypeOf, error_class, hooks, result_type, retry_on};
     use retry_runtime::Hooks;
 
     #[test]
-    fn retry_on_and_timeout_if_set_their_hooks() {
+    fn retry_on_and_error_class_set_their_hooks() {
         let ty: TypeOf<Result<u8, u16>> = result_type();
-        let mut h = timeout_if(retry_on(hooks(ty), |e| *e == 503), |e| *e == 504);
+        let mut h = error_class(retry_on(hooks(ty), |e| *e == 503), |e| {
+            if *e == 504 {
+                retry_runtime::ErrorClass::Timeout
+            } else {
+                retry_runtime::ErrorClass::Transient
+            }
+        });
         assert!(Hooks::retry_if(&mut h, &503));
         assert!(!Hooks::retry_if(&mut h, &404));
         assert!(Hooks::is_timeout(&mut h, &504));

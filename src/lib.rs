@@ -66,7 +66,11 @@ pub mod __private;
 /// reborrow of `&mut self` (`self.as_mut()` for `self: Pin<&mut Self>`), or, for a `self` taken
 /// by value, a copy when `Self: Copy` (used as a value, as a `Copy` argument is: each attempt
 /// starts from the caller's value) and otherwise a mutable borrow (not cloned: the body may use
-/// it, but not move out of it).
+/// it, but not move out of it). A `&mut self` method or a `&'a mut` argument may return a borrow
+/// of it (`async fn conn(&mut self) -> Result<&mut Connection, E>`, `Result<Guard<'a>, E>`): each
+/// attempt is lent a reborrow, higher-ranked over its lifetime, so the compiler checks that the
+/// `Ok` borrows only from it (or from what outlives it); the attempt's future is boxed and must be
+/// `Send`; not with `retry_if_ok` or `recover` (see the README's shapes section).
 /// An argument the body never names (read only by the attribute, as `circuit_breaker = breaker`)
 /// is not copied. Inside macros, `{self}` is rewritten only in the format string of a known
 /// formatting macro (std's, `tracing`'s, `log`'s, `anyhow`'s, `eyre!`); other string literals are data. The error type must be `Debug` (the policy's `log_error`
@@ -91,6 +95,7 @@ pub mod __private;
 /// |---|---|---|
 /// | `max_attempts` | integer ≥ 1, the first attempt included | 3 |
 /// | `delay` | the first delay, `"250ms"`, `"2s"`, `"1m 30s"` | `"100ms"` |
+/// | `throttling_delay` | the first delay after a throttling error ([`ErrorClass::Throttling`], from [`Transient::class`]: a 429, gRPC `RESOURCE_EXHAUSTED`), growing as `delay` does | `delay` |
 /// | `backoff` | `"fixed"`, `"linear"`, `"exponential"` | exponential |
 /// | `multiplier` | exponential growth, ≥ 1 | 2 |
 /// | `max_delay` | ceiling of one delay before jitter | `"20s"` (or `delay` if larger) |
@@ -104,6 +109,7 @@ pub mod __private;
 /// | `log_error` | what events show of an error: `"none"`, `"type"` (its type's name), `"debug"` (its `Debug` text too, secrets included); see [`LogError`] | `"type"` |
 /// | `hedge_after` | `async fn` only: a duration (`"50ms"`) or a quantile of recent latencies (`"p95"`); when no attempt has answered within it, the next starts alongside; the first accepted `Ok` wins, the other copies are dropped; copies share the idempotency key; hedges are paid from `budget`; by-value arguments are borrowed for the whole call (each copy gets a clone), so the future is `Send` only if they are also `Sync` | none |
 /// | `retry_after` | path or closure `Fn(&E) -> Option<Duration>`: a server's hint, a floor under the computed delay (beyond `max_delay` or the deadline, the call ends) | none |
+/// | `delay_for` | path or closure `Fn(&E, u32, Duration) -> Option<Duration>`: the delay before the retry of this error, chosen from it, the attempt that failed and the schedule's delay (`None` keeps it); bounded by `max_delay`, with `retry_after` still a floor (Resilience4j's `IntervalBiFunction`, Polly's `DelayGenerator`) | none |
 /// | `on_retry` | path or closure `Fn(&E, &RetryContext, Duration)`, called before each sleep | none |
 /// | `recover` | path to a [`macro@recover`] function: the fallback for the final error | none |
 /// | `name` | label in events | the function's path |
@@ -112,7 +118,7 @@ pub mod __private;
 /// | `budget` | expression giving `&RetryBudget` | none |
 /// | `one_layer` | `true` or `false`: retry at one layer (see `RetryPolicyBuilder::one_layer`; across HTTP, `http::OUTER_ATTEMPTS_LEFT` and `tower::OuterRetryLayer`) | `false` |
 /// | `throttle` | expression giving `&AdaptiveThrottle`; needs `E:` [`FromThrottled`] or `throttled_into` | none |
-/// | `bulkhead` | expression giving `&Bulkhead`, held for the whole call; needs `E:` [`FromBulkheadFull`] or `bulkhead_full_into` | none |
+/// | `bulkhead` | expression giving `&Bulkhead`, held from before the first attempt until the attempts are over (sleeps included; freed before a `recover` fallback runs); needs `E:` [`FromBulkheadFull`] or `bulkhead_full_into` | none |
 /// | `timeout_into` | path or closure capturing nothing, `fn(Elapsed) -> E`: a timed-out attempt as `E`, for another crate's error type | the type's own |
 /// | `breaker_open_into` | `fn(BreakerOpen) -> E`, for `circuit_breaker` | the type's own |
 /// | `throttled_into` | `fn(Throttled) -> E`, for `throttle` | the type's own |
@@ -131,6 +137,33 @@ pub mod __private;
 /// concrete type, or a type parameter bounded by `Transient`) is asked [`Transient::is_timeout`]:
 /// a retry after a timeout costs the budget's `timeout_cost`, and the breaker counts a failure,
 /// retried or not.
+///
+/// **What the macro refuses, by rule.** Every misuse is a compile error at the key, saying what
+/// to write:
+/// - *No setting that another setting makes dead.* `max_attempts = 1` beside a key of the
+///   retries' schedule (`delay`, `jitter`, `on_retry`, `retry_after`, `hedge_after`, …; not
+///   `retry_on` or `retry_if`, by which a breaker still counts failures, nor `budget`, which a
+///   first-try success pays into); a `max_elapsed` no longer than
+///   the shortest first sleep (`delay` shortened only by jitter: no retry could ever start); a
+///   `hedge_after` the deadline always comes before; an `…_into` without its guard. Each would
+///   compile into a call that silently does less than it says.
+/// - *No guard built per call.* `circuit_breaker`, `budget`, `throttle` and `bulkhead` are
+///   evaluated once per call; an expression that builds one (`CircuitBreaker::builder()…build()`,
+///   `RetryBudget::default()`, a struct literal) would give every call a fresh guard that never
+///   sees a second call. Keep it in a `static` (`LazyLock`) or a field and name it.
+/// - *Literals where the value is checked at compile time.* The schedule's keys are read when
+///   the macro expands, before a `const` or a configuration has a value: `max_attempts =
+///   MAX_ATTEMPTS` or `delay = self.config.delay` is an error that points to `policy = …`, a
+///   [`RetryPolicy`] built at run time. (`max_attempts = u32::MAX` is accepted: until the
+///   deadline, see [`RetryPolicy::MAX_ATTEMPTS`].)
+/// - *Other libraries' names.* A key is looked up by its normalised spelling (any case style,
+///   separators and unit suffixes dropped): `MaxRetryAttempts = 3` (Polly) is told
+///   `max_attempts = 4`, `timeoutMs = 500` is told `timeout = "500ms"`, `WaitDuration` is told
+///   `delay`. A jitter written as a range of multipliers (`jitter = 0.5..1.5`) is told the
+///   factor that draws it (`jitter = 0.5`).
+/// - *Patterns of the wrong shape.* `retry_on` patterns match the error itself: a pattern of the
+///   `Result` (`Err(E::Busy)`) or of what an opaque error's method returns (`ErrorKind::TimedOut`
+///   on `std::io::Error`) is told the `retry_if` closure to write.
 ///
 /// `retry_on` and `retry_if` together retry an error that either accepts; `no_retry_on` wins over
 /// both. Without `max_elapsed`, the call's clock starts at its first failure (or its first
@@ -232,10 +265,10 @@ pub use retry_runtime::{
 };
 pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
-    Elapsed, FnHooks, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter, LogError,
-    ParseBackoffError, ParseDurationError, ParseJitterError, ParseLogError, PolicyError, Retry,
-    RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, SampleJitter,
-    Transient, context, is_timeout, parse_duration, seed_rng, transient,
+    Elapsed, ErrorClass, FnHooks, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter,
+    LogError, ParseBackoffError, ParseDurationError, ParseJitterError, ParseLogError, PolicyError,
+    Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder,
+    SampleJitter, Transient, context, error_class, is_timeout, parse_duration, seed_rng, transient,
 };
 /// How a failure of the library's own (a timeout, a guard's rejection) becomes the function's
 /// error: see "Errors from other crates" in the README, and the `…_into` keys.
@@ -263,13 +296,14 @@ pub mod runtime {
     };
     pub use retry_runtime::{
         Backoff, Breaker, BreakerOpen, BreakerSlot, BreakerState, CircuitBreaker,
-        CircuitBreakerBuilder, ConfigError, Delays, Elapsed, ElapsedInto, ErrorHook, FnHooks,
-        FromBreakerOpen, FromElapsed, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter,
-        Latencies, LogError, LoggedError, NoBreaker, NoTimeout, OkHook, OnRetryHook,
-        ParseBackoffError, ParseDurationError, ParseHedgeAfterError, ParseJitterError,
-        ParseLogError, Permit, PolicyError, PolicySettings, Retry, RetryBudget, RetryBudgetBuilder,
-        RetryContext, RetryFuture, RetryPolicy, RetryPolicyBuilder, TimeoutInto, Transient, Unset,
-        context, is_timeout, parse_duration, seed_rng, transient,
+        CircuitBreakerBuilder, ClassHook, ClassOf, ConfigError, DeadSetting, Delays, Elapsed,
+        ElapsedInto, ErrorClass, ErrorHook, FnHooks, FromBreakerOpen, FromElapsed, GiveUpReason,
+        HedgeAfter, Hooks, IdempotencyKey, Jitter, Latencies, LogError, LoggedError, NoBreaker,
+        NoTimeout, OkHook, OnRetryHook, ParseBackoffError, ParseDurationError,
+        ParseHedgeAfterError, ParseJitterError, ParseLogError, Permit, PolicyError, PolicySettings,
+        Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryFuture, RetryPolicy,
+        RetryPolicyBuilder, TimeoutIf, TimeoutInto, Transient, Unset, context, error_class,
+        is_timeout, parse_duration, seed_rng, transient,
     };
 
     #[cfg(feature = "http")]

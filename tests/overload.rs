@@ -235,7 +235,11 @@ mod across_tasks {
         });
         assert!(outer_call(Some(4), call).await.is_err());
         assert_eq!(attempts.load(SeqCst), 1);
-        assert_eq!(sent, [Some("2".to_owned())], "its own attempts left first");
+        assert_eq!(
+            sent,
+            [Some("4".to_owned())],
+            "it makes one attempt: the retrying, and the count passed on, are the caller's"
+        );
 
         // On the caller's last attempt: three attempts, the last one says nothing.
         let (attempts, mut sent) = (AtomicU32::new(0), vec![]);
@@ -611,4 +615,119 @@ async fn a_full_bulkhead_without_max_wait_turns_the_call_away_under_a_spent_dead
         .without_timeout()
         .await;
     assert_eq!(closure, Err(ApiError::Busy));
+}
+
+/// The bulkhead's slot is the attempts': it is free again when they are over, before the
+/// `#[recover]` fallback runs, in every driver (unhedged, hedged, blocking), so a slow fallback
+/// never holds up calls that could reach the dependency.
+mod slot_during_recover {
+    use std::sync::LazyLock;
+
+    use reattempt::{Bulkhead, recover, retryable};
+
+    use super::ApiError;
+
+    static UNHEDGED: LazyLock<Bulkhead> =
+        LazyLock::new(|| Bulkhead::builder().max_concurrent(1).build().unwrap());
+    static HEDGED: LazyLock<Bulkhead> =
+        LazyLock::new(|| Bulkhead::builder().max_concurrent(1).build().unwrap());
+    static BLOCKING: LazyLock<Bulkhead> =
+        LazyLock::new(|| Bulkhead::builder().max_concurrent(1).build().unwrap());
+
+    #[retryable(max_attempts = 2, delay = "1ms", bulkhead = UNHEDGED, recover = in_flight_unhedged)]
+    async fn unhedged() -> Result<u32, ApiError> {
+        assert_eq!(UNHEDGED.in_flight(), 1, "the attempts hold the slot");
+        Err(ApiError::Down)
+    }
+
+    #[recover]
+    async fn in_flight_unhedged(_: ApiError) -> Result<u32, ApiError> {
+        Ok(UNHEDGED.in_flight())
+    }
+
+    #[retryable(max_attempts = 2, delay = "1ms", hedge_after = "5ms", bulkhead = HEDGED, recover = in_flight_hedged)]
+    async fn hedged() -> Result<u32, ApiError> {
+        assert_eq!(HEDGED.in_flight(), 1, "the attempts hold the slot");
+        Err(ApiError::Down)
+    }
+
+    #[recover]
+    async fn in_flight_hedged(_: ApiError) -> Result<u32, ApiError> {
+        Ok(HEDGED.in_flight())
+    }
+
+    #[retryable(max_attempts = 2, bulkhead = BLOCKING, recover = in_flight_blocking)]
+    fn blocking() -> Result<u32, ApiError> {
+        assert_eq!(BLOCKING.in_flight(), 1, "the attempts hold the slot");
+        Err(ApiError::Down)
+    }
+
+    #[recover]
+    fn in_flight_blocking(_: ApiError) -> Result<u32, ApiError> {
+        Ok(BLOCKING.in_flight())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_slot_is_free_before_the_fallback_runs_in_every_driver() {
+        assert_eq!(unhedged().await, Ok(0), "unhedged");
+        assert_eq!(hedged().await, Ok(0), "hedged");
+        assert_eq!(blocking(), Ok(0), "blocking");
+        assert_eq!(
+            UNHEDGED.in_flight() + HEDGED.in_flight() + BLOCKING.in_flight(),
+            0
+        );
+        // A call turned away reaches its fallback holding nothing.
+        let held = UNHEDGED.try_acquire().unwrap();
+        assert_eq!(
+            unhedged().await,
+            Ok(1),
+            "only the other holder's slot is taken"
+        );
+        drop(held);
+    }
+}
+
+/// `one_layer` on a hedged call nested in an attempt of a call with attempts left: it makes one
+/// attempt (no hedge either) and leaves the retrying to its caller, as an unhedged call does.
+mod one_layer_hedged {
+    use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    use std::time::Duration;
+
+    use reattempt::retryable;
+
+    use super::ApiError;
+
+    static SENT: AtomicU32 = AtomicU32::new(0);
+
+    /// Each attempt fails after 100 ms; a hedge would start every 10 ms.
+    #[retryable(
+        max_attempts = 3,
+        delay = "1ms",
+        hedge_after = "10ms",
+        one_layer = true
+    )]
+    async fn inner() -> Result<(), ApiError> {
+        SENT.fetch_add(1, SeqCst);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        Err(ApiError::Down)
+    }
+
+    #[retryable(max_attempts = 3, delay = "1ms")]
+    async fn outer() -> Result<(), ApiError> {
+        inner().await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hedged_one_layer_call_makes_one_attempt_while_its_caller_retries() {
+        SENT.store(0, SeqCst);
+        assert_eq!(outer().await, Err(ApiError::Down));
+        assert_eq!(
+            SENT.load(SeqCst),
+            5,
+            "(max_attempts − 1) × (layers − 1) + max_attempts, as unhedged"
+        );
+        SENT.store(0, SeqCst);
+        assert_eq!(inner().await, Err(ApiError::Down));
+        assert_eq!(SENT.load(SeqCst), 3, "alone, it hedges as its policy says");
+    }
 }

@@ -181,7 +181,7 @@ fn a_panic_in_a_blocking_attempt_leaves_no_context_behind() {
 // ---------------------------------------------------------------- extreme settings
 
 #[retryable(
-    max_attempts = 268435455,
+    max_attempts = 67108863,
     delay = "1ns",
     multiplier = 1000000,
     max_delay = "100 years",

@@ -728,3 +728,74 @@ async fn a_retryable_method_future_is_send() {
     }));
     assert_eq!(handle.await.unwrap(), Ok(3));
 }
+
+static FOREVER: AtomicU32 = AtomicU32::new(0);
+
+/// "Retry until the deadline": `max_attempts = u32::MAX` is accepted and the call ends by its
+/// `max_elapsed` (1 s of 10 ms sleeps: about a hundred attempts), not by a count.
+#[retryable(max_attempts = u32::MAX, delay = "10ms", backoff = "fixed", jitter = "none", max_elapsed = "1s")]
+async fn until_the_deadline() -> Result<u32, String> {
+    FOREVER.fetch_add(1, SeqCst);
+    Err("down".to_owned())
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_attempts_u32_max_retries_until_the_deadline() {
+    let start = Instant::now();
+    assert_eq!(until_the_deadline().await, Err("down".to_owned()));
+    let made = FOREVER.load(SeqCst);
+    assert!((95..=101).contains(&made), "{made} attempts");
+    assert!(start.elapsed() <= Duration::from_secs(1));
+}
+
+mod one_attempt_still_classifies {
+    use std::sync::LazyLock;
+
+    use reattempt::{CircuitBreaker, RetryBudget, retryable};
+
+    #[derive(Debug, PartialEq)]
+    enum ApiError {
+        BadRequest,
+        Open,
+    }
+
+    impl From<reattempt::BreakerOpen> for ApiError {
+        fn from(_: reattempt::BreakerOpen) -> Self {
+            ApiError::Open
+        }
+    }
+
+    static BREAKER: LazyLock<CircuitBreaker> = LazyLock::new(|| {
+        CircuitBreaker::builder()
+            .failure_threshold(2)
+            .build()
+            .unwrap()
+    });
+    static BUDGET: LazyLock<RetryBudget> =
+        LazyLock::new(|| RetryBudget::builder().max_tokens(100).build().unwrap());
+
+    /// One attempt, and still a classification: a 400 is not the dependency's failure, so the
+    /// breaker does not count it; and a first-try success pays into the shared budget.
+    #[retryable(max_attempts = 1, circuit_breaker = BREAKER, no_retry_on = [ApiError::BadRequest], budget = BUDGET)]
+    async fn call(fail: bool) -> Result<u32, ApiError> {
+        if fail {
+            Err(ApiError::BadRequest)
+        } else {
+            Ok(1)
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn max_attempts_1_keeps_retry_on_and_budget_meaningful() {
+        for _ in 0..5 {
+            assert_eq!(call(true).await, Err(ApiError::BadRequest));
+        }
+        assert!(BUDGET.try_withdraw(false));
+        assert_eq!(
+            call(false).await,
+            Ok(1),
+            "the breaker never counted a 400: still closed"
+        );
+        assert_eq!(BUDGET.available(), 96, "a first-try success deposits");
+    }
+}

@@ -24,6 +24,7 @@ pub(crate) struct RetryArgs {
     pub(crate) retry_if: Option<Expr>,
     pub(crate) retry_if_ok: Option<Expr>,
     pub(crate) retry_after: Option<Expr>,
+    pub(crate) delay_for: Option<Expr>,
     pub(crate) on_retry: Option<Expr>,
     pub(crate) recover: Option<Path>,
     pub(crate) name: Option<LitStr>,
@@ -104,6 +105,10 @@ impl FromMeta for AttemptsArg {
                 .base10_parse::<u32>()
                 .map(|n| AttemptsArg(n, i.span()))
                 .map_err(|_| darling::Error::custom(message).with_span(i)),
+            // "Retry until the deadline": the runtime reads it as its most attempts.
+            other if is_u32_max(other) => {
+                Ok(AttemptsArg(u32::MAX, syn::spanned::Spanned::span(other)))
+            }
             other => Err(darling::Error::custom(message).with_span(other)),
         }
     }
@@ -183,6 +188,7 @@ impl FromMeta for JitterArg {
 struct RawArgs {
     max_attempts: Option<AttemptsArg>,
     delay: Option<DurationArg>,
+    throttling_delay: Option<DurationArg>,
     backoff: Option<LitStr>,
     multiplier: Option<NumberArg>,
     max_delay: Option<DurationArg>,
@@ -194,6 +200,7 @@ struct RawArgs {
     retry_if: Option<Expr>,
     retry_if_ok: Option<Expr>,
     retry_after: Option<Expr>,
+    delay_for: Option<Expr>,
     on_retry: Option<Expr>,
     recover: Option<RecoverArg>,
     name: Option<NameArg>,
@@ -226,6 +233,7 @@ fn split(args: TokenStream) -> syn::Result<Split> {
         let mut out = Split::default();
         while !input.is_empty() {
             colon_for_equals(input)?;
+            kebab_case_key(input)?;
             let fork = input.fork();
             let key = fork
                 .parse::<syn::Ident>()
@@ -333,6 +341,31 @@ fn colon_for_equals(input: ParseStream<'_>) -> syn::Result<()> {
     Err(syn::Error::new(
         colon.span,
         format!("#[retryable] takes `key = value`, with `=`: write `{key} = {value}`"),
+    ))
+}
+
+/// `max-attempts = 3`, `wait-duration = "500ms"`: a property name of a config file (Resilience4j's,
+/// Spring Boot's) written as a key, which Rust reads as a subtraction. Told the key, looked up
+/// by its normalised spelling as any unknown key is.
+fn kebab_case_key(input: ParseStream<'_>) -> syn::Result<()> {
+    let fork = input.fork();
+    let Ok(first) = fork.call(syn::Ident::parse_any) else {
+        return Ok(());
+    };
+    let mut key = first.to_string();
+    while fork.peek(Token![-]) && fork.peek2(syn::Ident) {
+        fork.parse::<Token![-]>()?;
+        key.push('-');
+        key.push_str(&fork.call(syn::Ident::parse_any)?.to_string());
+    }
+    if !key.contains('-') || !fork.peek(Token![=]) || fork.peek(Token![==]) {
+        return Ok(());
+    }
+    fork.parse::<Token![=]>()?;
+    let value = syn::parse2::<Expr>(rest_of_item(&fork)).ok();
+    Err(syn::Error::new(
+        first.span(),
+        crate::known_keys::unknown_key(&key, value.as_ref()),
     ))
 }
 
@@ -457,6 +490,7 @@ fn example(key: &str) -> &'static str {
         "backoff" => "\"exponential\"",
         "multiplier" => "2",
         "max_delay" => "\"10s\"",
+        "throttling_delay" => "\"2s\"",
         "jitter" => "\"full\"",
         "timeout" => "\"1s\"",
         "max_elapsed" => "\"30s\"",
@@ -467,6 +501,7 @@ fn example(key: &str) -> &'static str {
         "retry_if" => "reattempt::transient",
         "retry_if_ok" => "|v| v.is_pending()",
         "retry_after" => "retry_after_hint",
+        "delay_for" => "|e, attempt, computed| e.wait().or(Some(computed))",
         "on_retry" => "log_retry",
         "recover" => "fallback",
         "name" => "\"charge\"",
@@ -490,6 +525,7 @@ fn expr_kind(key: &str) -> Option<&'static str> {
         "retry_if" => "a path or closure, `Fn(&E) -> bool`",
         "retry_if_ok" => "a path or closure, `Fn(&T) -> bool`",
         "retry_after" => "a path or closure, `Fn(&E) -> Option<Duration>`",
+        "delay_for" => "a path or closure, `Fn(&E, u32, Duration) -> Option<Duration>`",
         "on_retry" => "a path or closure, `Fn(&E, &reattempt::RetryContext, Duration)`",
         "circuit_breaker" => "an expression giving `&CircuitBreaker` (a `static`, `self.breaker`)",
         "budget" => "an expression giving `&RetryBudget` (a `static`, `self.budget`)",
@@ -668,6 +704,9 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
         syn::Meta::NameValue(nv) => nv,
     };
     let value = &nv.value;
+    if let Some(message) = not_a_literal(&key, value).or_else(|| jitter_range(&key, value)) {
+        return Some(syn::Error::new_spanned(value, message));
+    }
     let lit = lit_expr(value);
     let message = if DURATION_KEYS.contains(&key.as_str()) {
         match lit {
@@ -712,6 +751,226 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
         word_for_string(&key, value)
     };
     message.map(|m| syn::Error::new_spanned(value, m))
+}
+
+/// The keys whose value is read when the macro expands (and checked by the runtime's rules
+/// then): each takes a literal.
+const LITERAL_KEYS: &[&str] = &[
+    "name",
+    "max_attempts",
+    "delay",
+    "throttling_delay",
+    "max_delay",
+    "timeout",
+    "max_elapsed",
+    "multiplier",
+    "jitter",
+    "backoff",
+    "hedge_after",
+    "log_error",
+    "one_layer",
+];
+
+/// A named constant, a field, a call or arithmetic where a literal is required (`delay = DELAY`,
+/// `max_attempts = config.retries`, `max_attempts = 2 + 1`): the macro reads and checks these
+/// values as it expands, before any constant or configuration has a value, so it cannot read
+/// them. The message says so and gives the two ways out: the literal, or `policy = …`.
+fn not_a_literal(key: &str, value: &Expr) -> Option<String> {
+    if !LITERAL_KEYS.contains(&key) {
+        return None;
+    }
+    let what = match value {
+        // `max_attempts = u32::MAX`: "retry until the deadline", accepted (see `AttemptsArg`).
+        _ if key == "max_attempts" && is_u32_max(value) => return None,
+        // `usize::MAX`, `i32::MAX` (Java's `Integer.MAX_VALUE`), `Duration::MAX`: "no limit".
+        _ if is_a_max(value) => {
+            return Some(if key == "max_attempts" {
+                format!(
+                    "`max_attempts = {}`: for \"retry until the deadline\", write `max_attempts = u32::MAX` \
+                     (with `max_elapsed`, or an enclosing call's deadline, to end it)",
+                    crate::known_keys::render(value)
+                )
+            } else if crate::known_keys::DURATION_KEYS.contains(&key) {
+                format!("`{key}` has no limit unless it is set: for no limit, leave `{key}` out")
+            } else {
+                format!("`{key}` takes a literal such as `{key} = {}`", example(key))
+            });
+        }
+        // `backoff = exponential`, `name = charge`: a word meant as a string (`word_for_string`).
+        Expr::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?.ident.to_string();
+            let constant = last.chars().any(|c| c.is_ascii_uppercase())
+                && !last.chars().any(|c| c.is_ascii_lowercase());
+            if !constant {
+                return None;
+            }
+            "a named constant"
+        }
+        Expr::Field(_) => "a field",
+        Expr::MethodCall(_) => "a method call",
+        // `Duration::from_millis(200)`: `duration_fix` gives the string.
+        Expr::Call(_) if crate::known_keys::duration_call(value).is_some() => return None,
+        Expr::Call(_) => "a call",
+        Expr::Binary(_) => "arithmetic",
+        Expr::Macro(_) => "a macro call",
+        Expr::Index(_) => "an index",
+        _ => return None,
+    };
+    let written = crate::known_keys::render(value);
+    let example = example(key);
+    if key == "name" {
+        return Some(format!(
+            "`name` takes a string literal such as `name = {example}`, not {what}: the macro writes \
+             it into the function's events as it expands, before `{written}` has a value"
+        ));
+    }
+    Some(format!(
+        "`{key}` takes a literal such as `{key} = {example}`, not {what}: the macro reads and checks \
+         the value when it expands, before `{written}` has one. For a schedule from constants or \
+         configuration, build a `reattempt::RetryPolicy` (`RetryPolicy::builder().{key}(…).build()`) \
+         and pass it with `policy = …` instead of the schedule's keys"
+    ))
+}
+
+/// `T::MAX` for any `T` (`usize::MAX`, `i32::MAX`, `Duration::MAX`): a "no limit" habit.
+fn is_a_max(value: &Expr) -> bool {
+    matches!(value, Expr::Path(p) if p.path.segments.len() >= 2
+        && p.path.segments.last().is_some_and(|s| s.ident == "MAX"))
+}
+
+/// `u32::MAX`, as written for "no limit" (`core::u32::MAX`, `std::u32::MAX` too).
+pub(crate) fn is_u32_max(value: &Expr) -> bool {
+    let Expr::Path(p) = value else { return false };
+    let names: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    matches!(
+        names
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["u32", "MAX"] | ["core" | "std", "u32", "MAX"]
+    )
+}
+
+/// `jitter` written as a range of multipliers (`0.5..1.5`, `"0.5-1.5"`, `"±50%"`): the jitter
+/// kind, or the factor, that draws the same range, when there is one.
+fn jitter_range(key: &str, value: &Expr) -> Option<String> {
+    if key != "jitter" {
+        return None;
+    }
+    let (low, high) = match value {
+        Expr::Range(r) => (
+            r.start.as_deref().and_then(number_of)?,
+            r.end.as_deref().and_then(number_of)?,
+        ),
+        Expr::Tuple(t) if t.elems.len() == 2 => (number_of(&t.elems[0])?, number_of(&t.elems[1])?),
+        Expr::Array(t) if t.elems.len() == 2 => (number_of(&t.elems[0])?, number_of(&t.elems[1])?),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(s), ..
+        }) => range_text(&s.value())?,
+        _ => return None,
+    };
+    // A range as written, without the spaces tokens print around `..` and `..=`.
+    let written = crate::known_keys::render(value)
+        .replace(" ..= ", "..=")
+        .replace("..= ", "..=")
+        .replace(" .. ", "..");
+    Some(jitter_range_fix(&written, low, high))
+}
+
+/// A number written in an expression (`0.5`, `1`).
+fn number_of(e: &Expr) -> Option<f64> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f.base10_parse().ok(),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse().ok(),
+        _ => None,
+    }
+}
+
+/// A range of multipliers written as text: `"0.5..1.5"`, `"0.5-1.5"`, `"0.5 to 1.5"`,
+/// `"±50%"` / `"+-0.5"` (1 ± the value).
+pub(crate) fn range_text(text: &str) -> Option<(f64, f64)> {
+    let t = text.trim();
+    let percent = |x: &str| -> Option<f64> {
+        // `0.5x`, `1.5×`: a multiplier written as one.
+        let x = x.trim().trim_end_matches(['x', '×']).trim();
+        x.strip_suffix('%').map_or_else(
+            || x.parse().ok(),
+            |p| p.trim().parse::<f64>().ok().map(|p| p / 100.0),
+        )
+    };
+    if let Some(rest) = t
+        .strip_prefix('±')
+        .or_else(|| t.strip_prefix("+-"))
+        .or_else(|| t.strip_prefix("+/-"))
+    {
+        let f = percent(rest)?;
+        return Some((1.0 - f, 1.0 + f));
+    }
+    // `50%`: a spread either side of the delay.
+    if let Some(p) = t
+        .strip_suffix('%')
+        .and_then(|p| p.trim().parse::<f64>().ok())
+    {
+        return Some((1.0 - p / 100.0, 1.0 + p / 100.0));
+    }
+    for sep in ["..=", "..", " to ", "–", "-", ","] {
+        if let Some((a, b)) = t.split_once(sep)
+            && let (Some(a), Some(b)) = (percent(a), percent(b))
+        {
+            return Some((a, b));
+        }
+    }
+    None
+}
+
+/// The message for a jitter range of multipliers `[low, high]`: the kind or factor drawing
+/// the same range, else the nearest (ranges here are centred on the delay).
+pub(crate) fn jitter_range_fix(written: &str, low: f64, high: f64) -> String {
+    let head = format!(
+        "`jitter` takes a kind or a factor, not a range of multipliers (`{written}`, each delay times a random {low}–{high})"
+    );
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    // `-0.5..0.5`: an addition to a multiplier of 1, written around 0.
+    if low < 0.0 && close(low, -high) && high <= 1.0 {
+        return format!(
+            "{head}: a range around 0 is 1 ± {high}, and a factor f draws from 1 − f to 1 + f, so write `jitter = {high}`"
+        );
+    }
+    if !(low.is_finite() && high.is_finite()) || low < 0.0 || high <= low {
+        return format!(
+            "{head}: write `jitter = \"full\"` (0–1), `jitter = \"equal\"` (0.5–1) or a factor f in (0, 1] for 1 − f to 1 + f, such as `jitter = 0.5` (0.5–1.5)"
+        );
+    }
+    if close(low, 0.0) && close(high, 1.0) {
+        return format!("{head}: that is full jitter, write `jitter = \"full\"`");
+    }
+    if close(low, 0.5) && close(high, 1.0) {
+        return format!("{head}: that is equal jitter, write `jitter = \"equal\"`");
+    }
+    let f = (high - low) / 2.0;
+    let f_text = format!("{}", (f * 1000.0).round() / 1000.0);
+    if close(low + high, 2.0) && f > 0.0 && f <= 1.0 {
+        return format!(
+            "{head}: a factor f draws from 1 − f to 1 + f, so write `jitter = {f_text}`"
+        );
+    }
+    let f = f.min(1.0);
+    let f_text = format!("{}", (f * 1000.0).round() / 1000.0);
+    format!(
+        "{head}: a factor f draws from 1 − f to 1 + f, centred on the delay, so the nearest is `jitter = {f_text}` ({}–{}); or `jitter = \"full\"` (0–1), `jitter = \"equal\"` (0.5–1)",
+        (1.0 - f).max(0.0),
+        1.0 + f
+    )
 }
 
 /// A bare word where a string is expected (`backoff = exponential`, `name = charge`), or a
@@ -937,6 +1196,8 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
     let settings = &mut s.settings;
     settings.delay = parse_duration(raw.delay, "delay", spans, &mut errors);
     settings.max_delay = parse_duration(raw.max_delay, "max_delay", spans, &mut errors);
+    settings.throttling_delay =
+        parse_duration(raw.throttling_delay, "throttling_delay", spans, &mut errors);
     settings.timeout = parse_duration(raw.timeout, "timeout", spans, &mut errors);
     settings.max_elapsed = parse_duration(raw.max_elapsed, "max_elapsed", spans, &mut errors);
     if let Some(lit) = &raw.backoff {
@@ -988,6 +1249,7 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
         retry_if: raw.retry_if,
         retry_if_ok: raw.retry_if_ok,
         retry_after: raw.retry_after,
+        delay_for: raw.delay_for,
         on_retry: raw.on_retry,
         recover: raw.recover.map(|r| r.0),
         name: raw.name.map(|n| n.0),
@@ -1018,7 +1280,7 @@ mod tests {
     use quote::quote;
 
     /// The parse's errors: those of the shapes, else those of the values it could not read.
-    fn errors_of(args: TokenStream) -> Vec<String> {
+    pub(super) fn errors_of(args: TokenStream) -> Vec<String> {
         match parse(args) {
             Ok(parsed) => parsed
                 .unread
@@ -1234,5 +1496,92 @@ mod tests {
         let errs = errors_of(quote!(timeout = "2 parsecs"));
         assert!(errs[0].contains("write it like"), "{errs:?}");
         assert!(errors_of(quote!(delay = "1m 30s", max_delay = "1month")).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod habit_tests {
+    use super::tests::errors_of;
+    use quote::quote;
+
+    #[test]
+    fn a_config_files_property_name_is_told_the_key() {
+        assert_eq!(
+            errors_of(quote!(max - attempts = 3)),
+            [
+                "`max-attempts` is not a key of #[retryable]: the key is `max_attempts` (keys are snake_case): write `max_attempts = 3`"
+            ]
+        );
+        let m = errors_of(quote!(wait - duration = "500ms", max_attempts = 3));
+        assert!(m[0].contains("write `delay = \"500ms\"`"), "{m:?}");
+        let m = errors_of(quote!(exponential - backoff - multiplier = 2));
+        assert!(m[0].contains("`multiplier = 2`"), "{m:?}");
+    }
+
+    #[test]
+    fn a_jitter_percentage_or_multiplier_range_is_told_the_factor() {
+        for (written, factor) in [
+            (quote!(jitter = "50%"), "0.5"),
+            (quote!(jitter = "0.5x-1.5x"), "0.5"),
+            (quote!(jitter = "±10%"), "0.1"),
+            (quote!(jitter = [0.75, 1.25]), "0.25"),
+        ] {
+            let m = errors_of(written.clone());
+            assert!(
+                m.len() == 1 && m[0].contains(&format!("write `jitter = {factor}`")),
+                "{written}: {m:?}"
+            );
+        }
+        let m = errors_of(quote!(jitter = 0.5..=1.0));
+        assert!(m[0].contains("`jitter = \"equal\"`"), "{m:?}");
+        let m = errors_of(quote!(jitter = "-0.5..0.5"));
+        assert!(m[0].contains("write `jitter = 0.5`"), "{m:?}");
+        let m = errors_of(quote!(jitter = 0.8..1.0));
+        assert!(m[0].contains("the nearest is `jitter = 0.1`"), "{m:?}");
+    }
+
+    #[test]
+    fn a_named_constant_or_config_value_is_told_why_and_policy() {
+        for written in [
+            quote!(max_attempts = MAX),
+            quote!(delay = config::DELAY),
+            quote!(timeout = self.timeout),
+            quote!(max_elapsed = deadline()),
+            quote!(multiplier = Self::FACTOR),
+            quote!(hedge_after = HEDGE),
+            quote!(one_layer = ONE_LAYER),
+        ] {
+            let m = errors_of(written.clone());
+            assert!(
+                m.len() == 1 && m[0].contains("takes a literal") && m[0].contains("policy = …"),
+                "{written}: {m:?}"
+            );
+        }
+        let m = errors_of(quote!(name = NAME));
+        assert!(
+            m[0].contains("string literal") && !m[0].contains("policy"),
+            "{m:?}"
+        );
+        assert!(errors_of(quote!(max_attempts = u32::MAX)).is_empty());
+        for written in [
+            quote!(max_attempts = usize::MAX),
+            quote!(max_attempts = i32::MAX),
+        ] {
+            let m = errors_of(written.clone());
+            assert!(
+                m.len() == 1 && m[0].contains("write `max_attempts = u32::MAX`"),
+                "{written}: {m:?}"
+            );
+        }
+        let m = errors_of(quote!(max_elapsed = Duration::MAX));
+        assert!(m[0].contains("leave `max_elapsed` out"), "{m:?}");
+        let m = errors_of(quote!(max_retries = u32::MAX));
+        assert!(m[0].contains("write `max_attempts = u32::MAX`"), "{m:?}");
+        let m = errors_of(quote!(max_retries = -1));
+        assert!(m[0].contains("write `max_attempts = u32::MAX`"), "{m:?}");
+        assert!(
+            errors_of(quote!(delay = Duration::from_millis(200))).len() == 1,
+            "told the string, not a literal rule"
+        );
     }
 }

@@ -23,7 +23,10 @@ pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
         args::parse(args).and_then(|parsed| valid::args(&parsed).map(|()| parsed.args));
     let checked_fn = item::parse(item.clone()).and_then(|f| valid::item(&f).map(|()| f));
     match (checked_args, checked_fn) {
-        (Ok(args), Ok(f)) => match valid::together(&args, &f).map(|()| expand(&args, &f)) {
+        (Ok(args), Ok(f)) => match valid::together(&args, &f)
+            .and_then(|()| lent_keys(&args, &f))
+            .map(|()| expand(&args, &f))
+        {
             Ok(tokens) => tokens,
             Err(e) => with_errors(item, &e),
         },
@@ -35,6 +38,25 @@ pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
             )
         }
     }
+}
+
+/// The keys a call that lends its attempts a `&mut` input cannot take (see `lent`), and the
+/// shapes it cannot lend (two `&mut` inputs borrowed by the output).
+fn lent_keys(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
+    if crate::lent::lending(f)?.is_none() {
+        return Ok(());
+    }
+    let given = [
+        ("retry_if_ok", args.retry_if_ok.is_some()),
+        ("recover", args.recover.is_some()),
+    ];
+    let errors = given
+        .into_iter()
+        .filter(|(_, on)| *on)
+        .filter_map(|(key, _)| {
+            crate::lent::unsupported_key(key).map(|why| syn::Error::new(args.key_span(key), why))
+        });
+    combine(errors).map_or(Ok(()), Err)
 }
 
 /// The rewritten function.
@@ -97,16 +119,42 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     };
     let consumed = consumed(args, f, &p);
 
-    let run = quote! {{
-        #(#per_attempt)*
-        #attempt
-    }};
+    let lending = crate::lent::lending(f).ok().flatten();
+    let lent_var = format_ident!("__reattempt_lent", span = Span::mixed_site());
+    let run = if let Some(lending) = &lending {
+        lent_attempt(
+            args,
+            f,
+            lending,
+            (uses_self, &body, &block.stmts),
+            &p,
+            &call,
+            &lent_var,
+        )
+    } else {
+        quote! {{
+            #(#per_attempt)*
+            #attempt
+        }}
+    };
+    // The input the attempts are lent, taken back after each failed one.
+    let lend = lending.as_ref().map(|l| {
+        let input = l.arg.as_ref().map_or_else(
+            || {
+                let span = f.receiver.map_or_else(Span::call_site, |(_, s)| s);
+                quote_spanned!(span=> self)
+            },
+            |a| quote!(#a),
+        );
+        quote!(let mut #lent_var = ::core::option::Option::Some(#input);)
+    });
     let Guarded {
         bind,
         admit,
         run,
         guards,
         slot,
+        release,
     } = guarded(args, run, &p, &mutably, timed(args, f), f.is_async());
 
     let as_result = at(quote!(#p::IsResult::into_result), ret.span());
@@ -185,6 +233,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
             #slot
             #unhedged
             #keep_decl
+            #lend
             let #out = loop {
                 #admit
                 let #res = #run;
@@ -197,6 +246,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
                 };
                 #sleep
             };
+            #release
             #consumed
             #tail
         }
@@ -222,6 +272,97 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
         #(#attrs)*
         #vis #sig #new_body
     }
+}
+
+/// One attempt of a call lending its attempts a `&mut` input (`lent`): the body runs in a
+/// closure higher-ranked over the reborrow's lifetime (`Call::attempt_lent`, which says why that
+/// is sound), whose future is boxed; a failed attempt gives the input back for the next one.
+fn lent_attempt(
+    args: &RetryArgs,
+    f: &RetryFn,
+    lending: &crate::lent::Lending,
+    (uses_self, body, stmts): (bool, &TokenStream, &[TokenStream]),
+    p: &TokenStream,
+    call: &syn::Ident,
+    lent_var: &syn::Ident,
+) -> TokenStream {
+    let ty = format_ident!("__reattempt_ty", span = Span::mixed_site());
+    let err = format_ident!("__reattempt_err", span = Span::mixed_site());
+    let taken = format_ident!("__reattempt_taken", span = Span::mixed_site());
+    let back = format_ident!("__reattempt_back", span = Span::mixed_site());
+    let (param, named) = match &lending.arg {
+        None => {
+            let span = f.receiver.map_or_else(Span::call_site, |(_, s)| s);
+            let name = if uses_self {
+                quote_spanned!(span=> __self)
+            } else {
+                quote!(_)
+            };
+            (name, None)
+        }
+        Some(a) => {
+            let lent = f
+                .params
+                .iter()
+                .find(|p| matches!(p, Param::Borrowed { ident, .. } if ident == a));
+            let used = lent.is_some_and(|p| named_by(p, body));
+            let mutable = matches!(lent, Some(Param::Borrowed { mutable: true, .. }));
+            let name = match (used, mutable) {
+                (false, _) => quote!(_),
+                (true, true) => quote!(mut #a),
+                (true, false) => quote!(#a),
+            };
+            (name, Some(a.to_string()))
+        }
+    };
+    let bindings = f
+        .params
+        .iter()
+        .filter(|a| named_by(a, body))
+        .filter(|a| named.as_deref() != Some(a.original().to_string().as_str()))
+        .filter_map(|a| per_attempt_binding(a, p));
+    let r = crate::lent::lifetime();
+    let output = &lending.output;
+    let of =
+        quote!(#p::Lends::<dyn for<#r> #p::WithLt<#r, Of = <#output as #p::IsResult>::Ok>>::new());
+    // The body's error type, pinned as `pin` does for the whole return type (whose lifetime is
+    // the lent one's, not the attempt's), so that `?` knows what to convert into.
+    let err_pin =
+        quote!(if #p::NEVER { return ::core::result::Result::Err(#p::ErrorOf::value(#err)); });
+    let attempt = if f.is_async() {
+        let timed = timeout_into(args, p).map_or_else(
+            || quote!(::core::option::Option::None),
+            |into| quote!(::core::option::Option::Some(#p::timeout_fn(#into))),
+        );
+        quote! {
+            #p::Call::attempt_lent(&mut #call, #taken, #of, #timed, |#param, _| {
+                #(#bindings)*
+                ::std::boxed::Box::pin(async move { #err_pin #(#stmts)* })
+            }).await
+        }
+    } else {
+        quote! {
+            #p::Call::attempt_lent_blocking(&mut #call, #taken, #of, |#param, _| {
+                #(#bindings)*
+                #err_pin
+                #(#stmts)*
+            })
+        }
+    };
+    quote! {{
+        let #err = #p::error_of(#ty);
+        let #taken = match ::core::option::Option::take(&mut #lent_var) {
+            ::core::option::Option::Some(#taken) => #taken,
+            ::core::option::Option::None => ::core::unreachable!("reattempt: a lent call retried after an `Ok`"),
+        };
+        match #attempt {
+            ::core::result::Result::Ok(__reattempt_v) => ::core::result::Result::Ok(__reattempt_v),
+            ::core::result::Result::Err((__reattempt_e, #back)) => {
+                #lent_var = ::core::option::Option::Some(#back);
+                ::core::result::Result::Err(__reattempt_e)
+            }
+        }
+    }}
 }
 
 /// The parts of a hedged call's expansion.
@@ -543,6 +684,7 @@ fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span) -> TokenStream {
     for (method, user) in [
         ("retry_if_ok", &args.retry_if_ok),
         ("retry_after", &args.retry_after),
+        ("delay_for", &args.delay_for),
         ("on_retry", &args.on_retry),
     ] {
         if let Some(expr) = user {
@@ -550,9 +692,9 @@ fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span) -> TokenStream {
             hooks.extend(quote!(.#method(#expr)));
         }
     }
-    if let Some(timeout_if) = timeout_probe(args, p) {
+    if let Some(class) = class_probe(args, p) {
         // Captures nothing: a `fn` pointer, as `retry_on`'s.
-        hooks = quote!(#p::timeout_if(#hooks, #timeout_if));
+        hooks = quote!(#p::error_class(#hooks, #class));
     }
     hooks
 }
@@ -603,6 +745,9 @@ struct Guarded {
     guards: TokenStream,
     /// Takes the bulkhead's slot, once the call is made (its wait ends by the call's deadline).
     slot: TokenStream,
+    /// Frees the bulkhead's slot once the attempts are over, before a `#[recover]` fallback
+    /// runs (as the closure driver frees it when its future is done).
+    release: TokenStream,
 }
 
 /// The breaker and budget, each evaluated once per call and bound before the loop. Except an
@@ -693,8 +838,10 @@ fn guarded(
     // if the attempt can no longer be made, the call holds no slot and ends as
     // `DeadlineReached` (`Call::slot_or_deadline`), as the other drivers' `steps::poll_slot`.
     let mut take_slot = quote!();
+    let mut release = quote!();
     let full = if let Some(b) = &args.bulkhead {
         let slot = format_ident!("__reattempt_slot", span = Span::mixed_site());
+        release = quote!(::core::mem::drop(#slot););
         let bulkhead = format_ident!("__reattempt_bulkhead", span = Span::mixed_site());
         // The expression evaluated once: the slot's wait and what its end means both read it.
         take_slot.extend(quote_spanned!(b.span()=> let #bulkhead = #p::bulkhead_ref(&#b);));
@@ -728,6 +875,7 @@ fn guarded(
             run,
             guards,
             slot: take_slot,
+            release,
         };
     }
     // The engine asks the guards, in its order (`steps::admit`): the bulkhead, the time left,
@@ -755,21 +903,29 @@ fn guarded(
         run,
         guards,
         slot: take_slot,
+        release,
     }
 }
 
-/// Whether the attempt's error says it was a timeout (`Transient::is_timeout`, asked when the
-/// error type implements `Transient`: see `__private::TimeoutProbe`), for the budget's
-/// `timeout_cost` and the breaker's count: the `timeout_if` hook, only with a budget or a breaker.
-fn timeout_probe(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
-    if args.circuit_breaker.is_none() && args.budget.is_none() && args.throttle.is_none() {
+/// The class of the attempt's error (`Transient::class`, asked when the error type implements
+/// `Transient`: see `__private::ClassProbe`), for the budget's cost, the breaker's count of
+/// timeouts and the delay after throttling: the `error_class` hook, only where a class changes
+/// something (a guard, a `throttling_delay`, or a `policy`, which may hold one). Elsewhere every
+/// retry is transient, in its events too.
+fn class_probe(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
+    let needed = args.circuit_breaker.is_some()
+        || args.budget.is_some()
+        || args.throttle.is_some()
+        || args.policy.is_some()
+        || args.schedule.settings.throttling_delay.is_some();
+    if !needed {
         return None;
     }
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
     Some(quote! {
         |#e| {
-            use #p::ProbeTimeout as _;
-            #p::TimeoutProbe(#e).__reattempt_is_timeout()
+            use #p::ProbeClass as _;
+            #p::ClassProbe(#e).__reattempt_class()
         }
     })
 }
@@ -800,6 +956,10 @@ fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     if let Some(d) = s.max_delay {
         let d = duration(d);
         calls.push(quote!(.max_delay(#d)));
+    }
+    if let Some(d) = s.throttling_delay {
+        let d = duration(d);
+        calls.push(quote!(.throttling_delay(#d)));
     }
     if let Some(j) = s.jitter {
         let j = match j {
@@ -1123,18 +1283,8 @@ fn shown_receiver(f: &RetryFn) -> Option<String> {
 
 /// The error type as written in `Result<T, E>`, or (for an alias) the type rustc resolves.
 fn shown_error(f: &RetryFn) -> String {
-    if let Type::Path(tp) = item::ungroup(&f.output)
-        && let Some(last) = tp.path.segments.last()
-        && last.ident == "Result"
-        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
-        && args.args.len() == 2
-        && let Some(syn::GenericArgument::Type(e)) = args.args.last()
-    {
-        shown(e)
-    } else {
-        // The trait's `E`, filled in by rustc.
-        "{E}".to_owned()
-    }
+    // Else the trait's `E`, filled in by rustc.
+    item::error_type(&f.output).map_or_else(|| "{E}".to_owned(), shown)
 }
 
 /// `fn fallback(&self, err: E, id: u32) -> R`, with the arguments or without.
@@ -1340,14 +1490,14 @@ mod shared_types_tests {
     }
 
     #[test]
-    fn patterns_and_the_timeout_probe_are_fn_pointers() {
+    fn patterns_and_the_class_probe_are_fn_pointers() {
         let out = expansion("retry_on = [E::Busy], budget = BUDGET");
         assert!(
             out.contains(":: reattempt :: __private :: retry_on ("),
             "{out}"
         );
         assert!(
-            out.contains(":: reattempt :: __private :: timeout_if ("),
+            out.contains(":: reattempt :: __private :: error_class ("),
             "{out}"
         );
         assert!(!out.contains(". retry_if ("), "{out}");

@@ -169,6 +169,22 @@ pub(crate) fn ungroup(ty: &Type) -> &Type {
     }
 }
 
+/// The error type as written in the return type `Result<T, E>`, if it is written so (not an
+/// alias).
+pub(crate) fn error_type(output: &Type) -> Option<&Type> {
+    if let Type::Path(tp) = ungroup(output)
+        && let Some(last) = tp.path.segments.last()
+        && last.ident == "Result"
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && args.args.len() == 2
+        && let Some(syn::GenericArgument::Type(e)) = args.args.last()
+    {
+        Some(e)
+    } else {
+        None
+    }
+}
+
 pub(crate) fn is_cfg(a: &Attribute) -> bool {
     a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")
 }

@@ -10,6 +10,7 @@ use syn::{Expr, Lit};
 pub(crate) const KEYS: &[&str] = &[
     "max_attempts",
     "delay",
+    "throttling_delay",
     "backoff",
     "multiplier",
     "max_delay",
@@ -23,6 +24,7 @@ pub(crate) const KEYS: &[&str] = &[
     "retry_if",
     "retry_if_ok",
     "retry_after",
+    "delay_for",
     "on_retry",
     "recover",
     "name",
@@ -40,7 +42,13 @@ pub(crate) const KEYS: &[&str] = &[
 ];
 
 /// The keys whose value is a duration string.
-pub(crate) const DURATION_KEYS: &[&str] = &["delay", "max_delay", "timeout", "max_elapsed"];
+pub(crate) const DURATION_KEYS: &[&str] = &[
+    "delay",
+    "throttling_delay",
+    "max_delay",
+    "timeout",
+    "max_elapsed",
+];
 
 /// What a foreign key is here.
 #[derive(Clone, Copy)]
@@ -148,11 +156,18 @@ const TABLE: &[Known] = &[
     ),
     k(
         &[
-            "wait",
             "sleepDurationProvider",
             "intervalFunction",
-            "strategy",
+            "intervalBiFunction",
+            "adjust",
         ],
+        "a name from Polly, Resilience4j or backon",
+        Here::Key("delay_for"),
+        "a function choosing the delay from the error, `Fn(&E, u32, Duration) -> Option<Duration>` \
+         (the attempt that failed, the schedule's delay; `None` keeps it)",
+    ),
+    k(
+        &["wait", "strategy"],
         "a name from tenacity, Polly or Resilience4j",
         Here::Explain,
         "the wait between attempts is the keys `delay = \"200ms\"`, `backoff = \"exponential\"`, \
@@ -243,6 +258,7 @@ const TABLE: &[Known] = &[
             "total_timeout",
             "deadline",
             "max_total_delay",
+            "total_delay",
         ],
         "a name from tenacity or the backoff crate",
         Here::Key("max_elapsed"),
@@ -354,6 +370,104 @@ const TABLE: &[Known] = &[
         Here::Key("policy"),
         "an expression giving `&RetryPolicy`, the whole schedule at run time",
     ),
+    // Polly v8's option names (C# properties, PascalCase) and Resilience4j's builder names,
+    // beyond those that are keys here in another case style (`MaxDelay`, `Delay`, `OnRetry`,
+    // `Timeout`), which the normalised lookup finds.
+    k(
+        &["MaxRetryAttempts", "retry_attempts", "numRetries"],
+        "Polly's name",
+        Here::Retries,
+        "",
+    ),
+    k(
+        &["MaxHedgedAttempts"],
+        "Polly's hedging name",
+        Here::Explain,
+        "`max_attempts` counts the first attempt and every hedge: `MaxHedgedAttempts = n` is \
+         `max_attempts = n + 1`, beside `hedge_after = \"50ms\"`",
+    ),
+    k(
+        &["BackoffType", "enableExponentialBackoff"],
+        "a name from Polly or Resilience4j",
+        Here::Explain,
+        "the shape of the delays is `backoff = \"exponential\"` (the default), `\"linear\"` or \
+         `\"fixed\"`",
+    ),
+    k(
+        &["UseJitter", "enableRandomizedWait", "random"],
+        "a name from Polly, Resilience4j or Spring's @Backoff",
+        Here::Explain,
+        "jitter is on by default (\"full\"); choose with `jitter = \"none\" | \"full\" | \"equal\" | \
+         \"decorrelated\"`, or a factor in (0, 1] such as `jitter = 0.5` (delay × a random 0.5–1.5)",
+    ),
+    k(
+        &["randomizedWaitFactor"],
+        "Resilience4j's name",
+        Here::Key("jitter"),
+        "each delay times a random factor in [1 − f, 1 + f], f in (0, 1]",
+    ),
+    k(
+        &["exponentialBackoffMultiplier"],
+        "Resilience4j's name",
+        Here::Key("multiplier"),
+        "the growth factor of exponential backoff",
+    ),
+    k(
+        &["exponentialMaxWaitDuration"],
+        "Resilience4j's name",
+        Here::Key("max_delay"),
+        "the ceiling of one delay, before jitter",
+    ),
+    k(
+        &["ShouldHandle", "retryOnExceptionPredicate"],
+        "a name from Polly or Resilience4j",
+        Here::Key("retry_if"),
+        "a predicate on the error, `Fn(&E) -> bool`",
+    ),
+    k(
+        &["retryOnResultPredicate"],
+        "Resilience4j's name",
+        Here::Key("retry_if_ok"),
+        "a predicate on the `Ok` value, `Fn(&T) -> bool`",
+    ),
+    k(
+        &["DelayGenerator"],
+        "Polly's name",
+        Here::Key("delay_for"),
+        "a function choosing the delay from the error, `Fn(&E, u32, Duration) -> Option<Duration>` \
+         (the attempt that failed, the schedule's delay; `None` keeps it)",
+    ),
+    k(
+        &["failAfterMaxAttempts"],
+        "Resilience4j's name",
+        Here::Explain,
+        "the call returns the last error once its attempts are spent, always; to turn it into \
+         another, use `recover = fallback`",
+    ),
+    k(
+        &[
+            "maxAttemptsExpression",
+            "delayExpression",
+            "maxDelayExpression",
+            "multiplierExpression",
+        ],
+        "Spring Retry's name",
+        Here::Explain,
+        "the keys take literals, checked at compile time; a schedule from configuration is a \
+         `reattempt::RetryPolicy` built at run time and passed as `policy = …`",
+    ),
+    k(
+        &[
+            "maxConcurrentCalls",
+            "maxWaitDuration",
+            "PermitLimit",
+            "max_concurrent",
+        ],
+        "a name from Resilience4j's or Polly's bulkhead",
+        Here::Explain,
+        "a bulkhead is a `reattempt::Bulkhead` built once (`Bulkhead::builder().max_concurrent(10)`), \
+         kept in a `static` or a field, and named with `bulkhead = …`",
+    ),
     k(
         &["label", "id", "metric_name"],
         "a common name",
@@ -452,13 +566,133 @@ pub(crate) fn tidy(text: &str) -> String {
     s
 }
 
-/// The message for an unknown key, if the table knows it. `value` is the written value, if any.
+/// A key reduced to its letters and digits, lower case: every case style of one name
+/// (`maxRetryAttempts`, `MaxRetryAttempts`, `max_retry_attempts`, `MAX_RETRY_ATTEMPTS`) is the
+/// same text, `maxretryattempts`.
+pub(crate) fn normalise(key: &str) -> String {
+    key.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Unit suffixes a name may carry, normalised (`timeoutMs`, `delay_seconds`,
+/// `MaxDelayInMilliseconds`), longest first, with the unit they give an integer value.
+const UNIT_SUFFIXES: &[(&str, &str)] = &[
+    ("inmilliseconds", "ms"),
+    ("milliseconds", "ms"),
+    ("inmillis", "ms"),
+    ("millis", "ms"),
+    ("inms", "ms"),
+    ("msec", "ms"),
+    ("ms", "ms"),
+    ("inseconds", "s"),
+    ("seconds", "s"),
+    ("insecs", "s"),
+    ("secs", "s"),
+    ("sec", "s"),
+    ("inminutes", "m"),
+    ("minutes", "m"),
+    ("mins", "m"),
+];
+
+/// What an unknown key is, found by its spelling.
+#[derive(Clone, Copy)]
+enum Found {
+    /// A name of another library (the table).
+    Table(&'static Known),
+    /// One of this attribute's keys, in another case style or with a unit suffix.
+    Key(&'static str),
+}
+
+/// Looks `key` up by its normalised spelling: the table's names and this attribute's keys, then
+/// the same without a unit suffix. Gives what it is, and the unit its name gives an integer
+/// value (`timeoutMs = 500` is 500 ms).
+fn lookup(key: &str) -> Option<(Found, Option<&'static str>)> {
+    if let Some(known) = TABLE.iter().find(|k| k.names.contains(&key)) {
+        return Some((Found::Table(known), unit_of(key)));
+    }
+    let find = |text: &str| {
+        KEYS.iter()
+            .find(|k| normalise(k) == text)
+            .map(|k| Found::Key(k))
+            .or_else(|| {
+                TABLE
+                    .iter()
+                    .find(|t| t.names.iter().any(|n| normalise(n) == text))
+                    .map(Found::Table)
+            })
+    };
+    // A builder method's name (backon's `with_max_times`, Failsafe's `withMaxRetries`, a
+    // setter's `set_delay`) is the setting's name after its prefix.
+    let lower = key.to_ascii_lowercase();
+    let unprefixed = ["with_", "with", "set_", "set"]
+        .iter()
+        .find_map(|p| lower.strip_prefix(p).filter(|rest| rest.len() > 2));
+    // Exact case first: `unit_of` reads a unit from the name as written.
+    [Some(key), unprefixed]
+        .into_iter()
+        .flatten()
+        .find_map(|name| lookup_spelling(name, &find))
+}
+
+/// [`lookup`] of one spelling: as it is, then without a unit suffix.
+fn lookup_spelling(
+    name: &str,
+    find: &impl Fn(&str) -> Option<Found>,
+) -> Option<(Found, Option<&'static str>)> {
+    let text = normalise(name);
+    if let Some(found) = find(&text) {
+        return Some((found, unit_of(name)));
+    }
+    // `delay_s`, `timeout_S`: a one-letter unit after a separator.
+    let lower = name.to_ascii_lowercase();
+    let short_s = lower.strip_suffix("_s").map(|stem| (normalise(stem), "s"));
+    UNIT_SUFFIXES
+        .iter()
+        .filter_map(|(suffix, unit)| {
+            let stem = text.strip_suffix(suffix)?;
+            (!stem.is_empty()).then(|| (stem.to_owned(), *unit))
+        })
+        .chain(short_s)
+        .find_map(|(stem, unit)| find(&stem).map(|found| (found, Some(unit))))
+}
+
+/// The message for an unknown key, if its spelling (in any case style, with or without a unit
+/// suffix) is a name the table knows or one of the keys. `value` is the written value, if any.
 pub(crate) fn explain(key: &str, value: Option<&Expr>) -> Option<String> {
-    let known = TABLE.iter().find(|k| k.names.contains(&key))?;
+    let (found, unit) = lookup(key)?;
+    let known = match found {
+        Found::Key(here) => {
+            let fix = key_fix(here, unit, value);
+            return Some(format!(
+                "`{key}` is not a key of #[retryable]: the key is `{here}` (keys are snake_case{}): write {fix}",
+                if unit.is_some() {
+                    ", and a duration's unit goes in its value"
+                } else {
+                    ""
+                },
+            ));
+        }
+        Found::Table(known) => known,
+    };
     let head = format!("`{key}` is not a key of #[retryable] ({})", known.from);
     Some(match known.here {
         Here::Retries => {
+            // `u32::MAX`, `i32::MAX`, `-1`: "retry forever".
+            let forever = match value {
+                Some(Expr::Path(p)) => p.path.segments.last().is_some_and(|s| s.ident == "MAX"),
+                Some(Expr::Unary(u)) => matches!(u.op, syn::UnOp::Neg(_)),
+                // A meta value reads `-1` as one negative literal.
+                Some(Expr::Lit(syn::ExprLit {
+                    lit: Lit::Int(i), ..
+                })) => i.base10_digits().starts_with('-'),
+                _ => false,
+            };
             let fix = match value {
+                _ if forever => {
+                    ": for \"until the deadline\", write `max_attempts = u32::MAX`".to_owned()
+                }
                 Some(Expr::Lit(syn::ExprLit {
                     lit: Lit::Int(i), ..
                 })) => match i.base10_parse::<u32>() {
@@ -476,47 +710,51 @@ pub(crate) fn explain(key: &str, value: Option<&Expr>) -> Option<String> {
         }
         Here::Explain => format!("{head}; here {}", known.why),
         Here::Key(here) => {
-            let fix = value.map_or_else(
-                || format!("`{here} = …`"),
-                |v| {
-                    if DURATION_KEYS.contains(&here) {
-                        duration_fix(here, v, unit_of(key)).map_or_else(
-                            || {
-                                format!(
-                                    "a duration string with its unit, such as `{here} = \"{}ms\"`",
-                                    match v {
-                                        Expr::Lit(syn::ExprLit {
-                                            lit: Lit::Int(i), ..
-                                        }) => i.base10_digits().to_owned(),
-                                        _ => "200".to_owned(),
-                                    }
-                                )
-                            },
-                            |fix| format!("`{fix}`"),
-                        )
-                    } else if matches!(here, "retry_on" | "no_retry_on") {
-                        match v {
-                            Expr::Array(_) => format!("`{here} = {}`", render(v)),
-                            _ => format!("`{here} = [{}]`", render(v)),
-                        }
-                    } else if let (
-                        false,
-                        Expr::Lit(syn::ExprLit {
-                            lit: Lit::Str(text),
-                            ..
-                        }),
-                    ) = (here == "name", v)
-                    {
-                        // `fallbackMethod = "cached"`: here the fn is named by its path.
-                        format!("`{here} = {}`", text.value())
-                    } else {
-                        format!("`{here} = {}`", render(v))
-                    }
-                },
-            );
+            let fix = key_fix(here, unit, value);
             format!("{head}; here it is `{here}`, {}: write {fix}", known.why)
         }
     })
+}
+
+/// `here = value`, the value converted as the key takes it (a duration in a string with its
+/// unit, patterns in brackets, a fn by its path), for a message.
+fn key_fix(here: &str, unit: Option<&str>, value: Option<&Expr>) -> String {
+    let Some(v) = value else {
+        return format!("`{here} = …`");
+    };
+    if DURATION_KEYS.contains(&here) {
+        duration_fix(here, v, unit).map_or_else(
+            || {
+                format!(
+                    "a duration string with its unit, such as `{here} = \"{}ms\"`",
+                    match v {
+                        Expr::Lit(syn::ExprLit {
+                            lit: Lit::Int(i), ..
+                        }) => i.base10_digits().to_owned(),
+                        _ => "200".to_owned(),
+                    }
+                )
+            },
+            |fix| format!("`{fix}`"),
+        )
+    } else if matches!(here, "retry_on" | "no_retry_on") {
+        match v {
+            Expr::Array(_) => format!("`{here} = {}`", render(v)),
+            _ => format!("`{here} = [{}]`", render(v)),
+        }
+    } else if let (
+        false,
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(text),
+            ..
+        }),
+    ) = (here == "name", v)
+    {
+        // `fallbackMethod = "cached"`: here the fn is named by its path.
+        format!("`{here} = {}`", text.value())
+    } else {
+        format!("`{here} = {}`", render(v))
+    }
 }
 
 /// `maxDelay` → `max_delay`.
@@ -643,6 +881,177 @@ mod tests {
                 "`{key}` is missing from the README's key table"
             );
         }
+    }
+
+    /// The words of a name: split at `_` and where a lower-case letter or digit meets an upper-case one.
+    fn words(name: &str) -> Vec<String> {
+        let mut words: Vec<String> = vec![];
+        let mut prev_lower = false;
+        for c in name.chars() {
+            if c == '_' {
+                prev_lower = false;
+                words.push(String::new());
+                continue;
+            }
+            if c.is_ascii_uppercase() && prev_lower || words.is_empty() {
+                words.push(String::new());
+            }
+            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+            words.last_mut().unwrap().push(c.to_ascii_lowercase());
+        }
+        words.retain(|w| !w.is_empty());
+        words
+    }
+
+    fn capitalised(w: &str) -> String {
+        let mut c = w.chars();
+        c.next()
+            .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+            .unwrap_or_default()
+    }
+
+    /// A name in each case style a user of another library writes: snake, camel, Pascal,
+    /// screaming snake.
+    fn case_styles(name: &str) -> Vec<String> {
+        let w = words(name);
+        let camel = w
+            .iter()
+            .enumerate()
+            .map(|(i, w)| if i == 0 { w.clone() } else { capitalised(w) })
+            .collect::<String>();
+        vec![
+            w.join("_"),
+            camel,
+            w.iter().map(|w| capitalised(w)).collect(),
+            w.join("_").to_ascii_uppercase(),
+        ]
+    }
+
+    /// What a lookup leads to, whichever way it was found: the key it names, the retries rule,
+    /// or the explanation.
+    fn target(found: Found) -> String {
+        match found {
+            Found::Key(k) => format!("key {k}"),
+            Found::Table(Known {
+                here: Here::Key(k), ..
+            }) => format!("key {k}"),
+            Found::Table(Known {
+                here: Here::Retries,
+                ..
+            }) => "retries".to_owned(),
+            Found::Table(Known { why, .. }) => format!("explain {why}"),
+        }
+    }
+
+    proptest::proptest! {
+        /// Every name the table knows, and every key, in every case style, leads where its own
+        /// spelling leads, with the specific message (never the list of keys or a guess).
+        #[test]
+        fn every_known_name_in_every_case_style_gets_its_specific_message(
+            which in 0usize..1000,
+            value in proptest::sample::select(vec!["3", "500", "\"2s\"", "Duration::from_secs(2)"]),
+        ) {
+            let names: Vec<&str> = TABLE.iter().flat_map(|k| k.names.iter().copied()).chain(KEYS.iter().copied()).collect();
+            let name = names[which % names.len()];
+            let value = expr(value);
+            for variant in case_styles(name) {
+                if KEYS.contains(&variant.as_str()) {
+                    continue;
+                }
+                let want = lookup(name).map_or_else(
+                    || format!("key {name}"),
+                    |(found, _)| target(found),
+                );
+                let (found, _) = lookup(&variant).unwrap_or_else(|| panic!("`{variant}` (from `{name}`) is not found"));
+                proptest::prop_assert_eq!(target(found), want.clone(), "{} from {}", variant, name);
+                let m = unknown_key(&variant, Some(&value));
+                proptest::prop_assert!(!m.contains("the keys are") && !m.contains("did you mean"), "{}", m);
+                proptest::prop_assert!(m.starts_with(&format!("`{variant}` is not a key of #[retryable]")), "{}", m);
+            }
+        }
+    }
+
+    #[test]
+    fn every_name_is_found_in_every_case_style() {
+        let names = TABLE
+            .iter()
+            .flat_map(|k| k.names.iter().copied())
+            .chain(KEYS.iter().copied());
+        for name in names {
+            for variant in case_styles(name) {
+                if !KEYS.contains(&variant.as_str()) {
+                    assert!(lookup(&variant).is_some(), "`{variant}` (from `{name}`)");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_unit_suffix_carries_its_unit_into_the_value() {
+        for key in DURATION_KEYS {
+            for variant in case_styles(key) {
+                for (suffix, unit) in [
+                    ("Ms", "ms"),
+                    ("_ms", "ms"),
+                    ("Millis", "ms"),
+                    ("Seconds", "s"),
+                    ("_secs", "s"),
+                    ("InMilliseconds", "ms"),
+                ] {
+                    let written = format!("{variant}{suffix}");
+                    let m = unknown_key(&written, Some(&expr("500")));
+                    assert!(
+                        m.contains(&format!("`{key} = \"500{unit}\"`")),
+                        "{written}: {m}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_builder_methods_name_is_the_settings_name() {
+        let m = unknown_key("with_max_times", Some(&expr("3")));
+        assert!(
+            m.contains("`max_attempts = 4`") && m.contains("backon"),
+            "{m}"
+        );
+        let m = unknown_key("withMaxRetries", Some(&expr("2")));
+        assert!(m.contains("`max_attempts = 3`"), "{m}");
+        let m = unknown_key("with_max_delay", Some(&expr("\"10s\"")));
+        assert!(m.contains("`max_delay = \"10s\"`"), "{m}");
+        let m = unknown_key("withBackoff", None);
+        assert!(m.contains("the key is `backoff`"), "{m}");
+        let m = unknown_key("with_factor", Some(&expr("3")));
+        assert!(m.contains("`multiplier = 3`"), "{m}");
+        let m = unknown_key("with_total_delay", Some(&expr("\"30s\"")));
+        assert!(m.contains("`max_elapsed = \"30s\"`"), "{m}");
+        let m = unknown_key("set_delay", Some(&expr("\"1s\"")));
+        assert!(m.contains("the key is `delay`"), "{m}");
+    }
+
+    #[test]
+    fn polly_and_resilience4j_spellings() {
+        let m = unknown_key("MaxRetryAttempts", Some(&expr("3")));
+        assert!(
+            m.contains("`max_attempts = 4`") && m.contains("Polly"),
+            "{m}"
+        );
+        let m = unknown_key("MaxAttempts", Some(&expr("3")));
+        assert!(
+            m.contains("the key is `max_attempts`") && m.contains("`max_attempts = 3`"),
+            "{m}"
+        );
+        let m = unknown_key("Delay", Some(&expr("Duration::from_secs(2)")));
+        assert!(m.contains("`delay = \"2s\"`"), "{m}");
+        let m = unknown_key("RetryCount", Some(&expr("2")));
+        assert!(m.contains("`max_attempts = 3`"), "{m}");
+        let m = unknown_key("WaitDuration", Some(&expr("\"500ms\"")));
+        assert!(m.contains("`delay = \"500ms\"`"), "{m}");
+        let m = unknown_key("MAX_RETRIES", Some(&expr("5")));
+        assert!(m.contains("`max_attempts = 6`"), "{m}");
+        let m = unknown_key("randomizedWaitFactor", Some(&expr("0.5")));
+        assert!(m.contains("`jitter = 0.5`"), "{m}");
     }
 
     #[test]

@@ -25,6 +25,8 @@ mod expansion_bench;
 mod fuzz;
 mod item;
 mod known_keys;
+mod lent;
+mod no_effect;
 mod patterns;
 mod recover;
 mod rename;

@@ -31,6 +31,7 @@ pub(crate) fn args(parsed: &Parsed) -> syn::Result<()> {
     } else {
         schedule_rules(schedule, &mut errors);
     }
+    crate::no_effect::check(&parsed.args, &mut errors);
     errors.extend(parsed.unread_crate.clone());
     combine(errors).map_or(Ok(()), Err)
 }
@@ -75,6 +76,19 @@ pub(crate) fn together(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
     }
     if args.schedule.settings.hedge_after.is_some() {
         hedge_shape(args, f)?;
+    }
+    let error = crate::item::error_type(&f.output);
+    let mut shapes = vec![];
+    for (key, pats) in [
+        ("retry_on", &args.retry_on),
+        ("no_retry_on", &args.no_retry_on),
+    ] {
+        if let Some(pats) = pats {
+            shapes.extend(crate::patterns::shape_errors(key, pats, error));
+        }
+    }
+    if let Some(e) = combine(shapes) {
+        return Err(e);
     }
     conversions_in_use(args, f)?;
     no_cfg_with_recover(args, f)
@@ -202,7 +216,7 @@ fn hedge_shape(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
 fn schedule_rules(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
     let mut settings = schedule.settings;
     // Each pass drops the key at fault; there are only nine keys.
-    for _ in 0..9 {
+    for _ in 0..12 {
         let Err(e) = settings.check() else {
             return;
         };
@@ -223,6 +237,7 @@ fn forget(s: &mut PolicySettings, field: &str) {
         "delay" => s.delay = None,
         "multiplier" => s.multiplier = None,
         "max_delay" => s.max_delay = None,
+        "throttling_delay" => s.throttling_delay = None,
         "jitter" => s.jitter = None,
         "timeout" => s.timeout = None,
         "max_elapsed" => s.max_elapsed = None,
@@ -240,6 +255,20 @@ fn fix_hint(e: &retry_rules::PolicyError) -> String {
         P::ZeroAttempts => format!("{e}; use `max_attempts = 1` for no retries"),
         P::ZeroDuration { .. } => format!("{e}; write a positive duration such as \"100ms\""),
         P::DelayAboveMaxDelay { .. } => format!("{e}; lower `delay` or raise `max_delay`"),
+        P::ThrottlingDelayAboveMaxDelay { .. } => {
+            format!("{e}; lower `throttling_delay` or raise `max_delay`")
+        }
+        // `jitter = 1.5` for "times a random 0.5 to 1.5": the factor is the spread, 0.5.
+        // `jitter = 50` for "50 %".
+        P::JitterFactorOutOfRange { factor } if *factor > 2.0 && *factor <= 100.0 => format!(
+            "{e}; a factor is a fraction, not a percentage: for ±{factor} % write `jitter = {}`",
+            factor / 100.0
+        ),
+        P::JitterFactorOutOfRange { factor } if *factor > 1.0 && *factor <= 2.0 => format!(
+            "{e}; a factor f multiplies each delay by a random 1 − f to 1 + f, so for a multiplier \
+             up to {factor} write `jitter = {}`",
+            (((factor - 1.0) * 1000.0).round() / 1000.0)
+        ),
         _ => e.to_string(),
     }
 }

@@ -21,7 +21,7 @@
 //! # }
 //! ```
 
-#![deny(unsafe_code)] // One exception, `context()`'s thread-local pointer: see engine/context.rs.
+#![deny(unsafe_code)] // Two exceptions: `context()`'s thread-local pointer (engine/context.rs), and a lent call's `Ok` given the lent lifetime (drivers/lent.rs, higher-ranked: see there).
 
 mod convert;
 mod drivers;
@@ -46,7 +46,10 @@ pub use integrations::tonic;
 pub use integrations::tower;
 
 pub use engine::context::{RetryContext, context};
-pub use engine::hooks::{ErrorHook, FnHooks, Hooks, OkHook, OnRetryHook, Unset};
+pub use engine::hooks::{
+    ChooseDelay, ClassHook, ClassOf, DelayFor, DelayHook, DelaySlot, ErrorHook, FnHooks, Hooks,
+    OkHook, OnRetryHook, TimeoutIf, Unset,
+};
 pub use engine::key::IdempotencyKey;
 pub use engine::state::GiveUpReason;
 pub use error::{BreakerOpen, BulkheadFull, ConfigError, Elapsed, Throttled};
@@ -54,17 +57,18 @@ pub use guards::breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, P
 pub use guards::budget::{RetryBudget, RetryBudgetBuilder};
 pub use guards::bulkhead::{Bulkhead, BulkheadBuilder, BulkheadPermit};
 pub use guards::throttle::{AdaptiveThrottle, AdaptiveThrottleBuilder};
-pub use integrations::classify::{Transient, is_timeout, transient};
+pub use integrations::classify::{ErrorClass, Transient, error_class, is_timeout, transient};
 pub use schedule::delays::Delays;
 pub use schedule::hedge::Latencies;
 pub use schedule::jitter::SampleJitter;
 pub use schedule::policy::{RetryPolicy, RetryPolicyBuilder};
+pub use schedule::preset::{ParsePresetError, Preset};
 pub use schedule::rng::seed_rng;
 
 // The rules the macros check at compile time, shared with them through retry-rules (which
 // compiles no tokio and no rand for the proc macro), each at its path here as before.
 pub use retry_rules::{
-    Backoff, HedgeAfter, Jitter, LogError, ParseBackoffError, ParseDurationError,
+    Backoff, DeadSetting, HedgeAfter, Jitter, LogError, ParseBackoffError, ParseDurationError,
     ParseHedgeAfterError, ParseJitterError, ParseLogError, PolicyError, PolicySettings,
     parse_duration,
 };
@@ -83,6 +87,7 @@ pub use drivers::call::LoggedError;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::drivers::call::{Attempt, Call, Recover, TimedAttempt, hedge_ignored};
+    pub use crate::drivers::lent::{Lends, Lent, LentAttempt, WithLt};
     pub use crate::engine::events::CallName;
     pub use crate::engine::state::{Decision, Detached, Engine, Start};
     pub use crate::engine::steps::{

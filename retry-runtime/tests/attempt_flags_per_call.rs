@@ -256,19 +256,22 @@ async fn control_without_the_panic_the_next_call_retries() {
 #[cfg(feature = "serde")]
 #[test]
 fn config_names_the_real_limit_of_max_attempts() {
-    let at_most = serde_json::from_str::<RetryPolicy>(r#"{"max_attempts": 4294967295}"#)
+    // `u32::MAX` is "until the deadline": the most a policy allows, as in the builder.
+    let forever = serde_json::from_str::<RetryPolicy>(r#"{"max_attempts": 4294967295}"#).unwrap();
+    assert_eq!(forever.max_attempts(), RetryPolicy::MAX_ATTEMPTS);
+    let at_most = serde_json::from_str::<RetryPolicy>(r#"{"max_attempts": 4294967294}"#)
         .unwrap_err()
         .to_string();
-    assert!(at_most.contains("must be at most 268435455"), "{at_most}");
+    assert!(at_most.contains("must be at most 67108863"), "{at_most}");
     let above = serde_json::from_str::<RetryPolicy>(r#"{"max_attempts": 4294967296}"#)
         .unwrap_err()
         .to_string();
     assert!(
-        above.contains("must be at most 268435455"),
+        above.contains("must be at most 67108863"),
         "one key, two different limits: {above:?} vs {at_most:?}"
     );
     let toml = toml::from_str::<RetryPolicy>("max_attempts = 5000000000")
         .unwrap_err()
         .to_string();
-    assert!(toml.contains("must be at most 268435455"), "{toml}");
+    assert!(toml.contains("must be at most 67108863"), "{toml}");
 }

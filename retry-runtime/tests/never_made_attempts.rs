@@ -254,8 +254,8 @@ async fn a_spent_deadline_does_not_consume_a_half_open_probe_closure_api() {
 // 4. `max_attempts` beyond what the packed attempt counter holds is refused.
 // --------------------------------------------------------------------------------------------
 
-/// The engine packs the attempt number into 28 bits and saturates at `RetryPolicy::MAX_ATTEMPTS`
-/// (2^28 − 1, engine/state.rs), so a larger `max_attempts` would never be reached (the call would
+/// The engine packs the attempt number into 26 bits and saturates at `RetryPolicy::MAX_ATTEMPTS`
+/// (2^26 − 1, engine/state.rs), so a larger `max_attempts` would never be reached (the call would
 /// retry forever instead of giving up with `Exhausted`): the builder refuses it.
 #[test]
 fn max_attempts_beyond_what_the_engine_counts_is_refused() {
@@ -264,12 +264,18 @@ fn max_attempts_beyond_what_the_engine_counts_is_refused() {
         .build()
         .unwrap_err();
     assert_eq!(err.field(), "max_attempts");
-    assert!(err.to_string().contains("at most 268435455"), "{err}");
+    assert!(err.to_string().contains("at most 67108863"), "{err}");
     let err = RetryPolicy::builder()
-        .max_attempts(u32::MAX)
+        .max_attempts(u32::MAX - 1)
         .build()
         .unwrap_err();
     assert_eq!(err.field(), "max_attempts");
+    // `u32::MAX` is the habit for "until the deadline": the most the engine counts.
+    let forever = RetryPolicy::builder()
+        .max_attempts(u32::MAX)
+        .build()
+        .unwrap();
+    assert_eq!(forever.max_attempts(), RetryPolicy::MAX_ATTEMPTS);
     // The largest allowed count is still counted to the end.
     let policy = exact(
         RetryPolicy::builder()
@@ -277,5 +283,5 @@ fn max_attempts_beyond_what_the_engine_counts_is_refused() {
             .delay(Duration::from_nanos(1))
             .max_delay(Duration::from_nanos(1)),
     );
-    assert_eq!(policy.max_attempts(), (1 << 28) - 1);
+    assert_eq!(policy.max_attempts(), (1 << 26) - 1);
 }

@@ -52,6 +52,7 @@ impl Scenario {
             policy: PolicySpec {
                 max_attempts: 3,
                 delay_ms: 100,
+                throttling_delay_ms: None,
                 max_delay_ms: 10_000,
                 timeout_ms: None,
                 max_elapsed_ms: None,
@@ -118,9 +119,22 @@ impl Scenario {
             max_tokens,
             retry_cost: 5,
             timeout_cost: 10,
+            throttling_cost: 5,
             deposit: 1,
             start,
         });
+        self
+    }
+    /// The budget's cost of a retry after throttling (set after [`budget`](Self::budget)).
+    pub fn throttling_cost(mut self, cost: u32) -> Self {
+        self.budget
+            .as_mut()
+            .expect("a budget first")
+            .throttling_cost = cost;
+        self
+    }
+    pub fn throttling_delay(mut self, ms: u64) -> Self {
+        self.policy.throttling_delay_ms = Some(ms);
         self
     }
     /// An adaptive throttle (K = 1) that counted `requests` requests and no accept, its draws
@@ -336,6 +350,12 @@ pub fn hedging(attempt: u32) -> Ev {
 }
 
 pub fn retrying(attempt: u32, delay_ms: u64) -> Ev {
+    retrying_as(attempt, delay_ms, "transient")
+}
+
+/// A retry after a failure of `class` (`timeout`: cut by the policy's `timeout`, or an error
+/// saying it timed out).
+pub fn retrying_as(attempt: u32, delay_ms: u64, class: &str) -> Ev {
     ev(
         tracing::Level::DEBUG,
         RETRYING,
@@ -343,6 +363,7 @@ pub fn retrying(attempt: u32, delay_ms: u64) -> Ev {
             ("name", NAME.to_owned()),
             ("attempt", attempt.to_string()),
             ("delay", ms(delay_ms)),
+            ("class", class.to_owned()),
             ("error_type", error_type()),
         ],
     )
@@ -357,6 +378,7 @@ pub fn retrying_ok(attempt: u32, delay_ms: u64) -> Ev {
             ("name", NAME.to_owned()),
             ("attempt", attempt.to_string()),
             ("delay", ms(delay_ms)),
+            ("class", "transient".to_owned()),
         ],
     )
 }

@@ -92,6 +92,9 @@ fn policy(p: PolicySpec) -> RetryPolicy {
     if let Some(t) = p.timeout_ms {
         b = b.timeout(ms(t));
     }
+    if let Some(t) = p.throttling_delay_ms {
+        b = b.throttling_delay(ms(t));
+    }
     if let Some(m) = p.max_elapsed_ms {
         b = b.max_elapsed(ms(m));
     }
@@ -133,6 +136,7 @@ fn budget(spec: BudgetSpec) -> RetryBudget {
         .max_tokens(spec.max_tokens)
         .retry_cost(spec.retry_cost)
         .timeout_cost(spec.timeout_cost)
+        .throttling_cost(spec.throttling_cost)
         .success_deposit(spec.deposit)
         .build()
         .expect("a valid budget");

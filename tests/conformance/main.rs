@@ -146,6 +146,11 @@ rows! {
     hedge_shed_by_the_throttle,
     hedged_retry_rejected_by_the_breaker,
     hedged_retry_shed_by_the_throttle,
+    one_layer_hedged_call_makes_one_attempt,
+    throttling_retry_has_its_own_delay_and_cost,
+    throttling_without_its_settings_is_a_retry_like_any,
+    delay_for_replaces_the_schedule,
+    delay_for_within_max_delay_and_above_the_hint,
 }
 
 #[test]

@@ -15,6 +15,14 @@ pub enum TestError {
     Fatal(u32),
     /// An error that says it was a timeout (an HTTP client's own read timeout), retried or not.
     SaysTimeout { id: u32, retryable: bool },
+    /// An error that says the server asked to slow down (a 429): retried, of class throttling.
+    Throttled(u32),
+    /// Retried after the delay `delay_for` chooses for it (`ms`), under its hint, if any.
+    Paced {
+        id: u32,
+        ms: u64,
+        hint_ms: Option<u64>,
+    },
     /// The policy's `timeout` cut the attempt (`From<Elapsed>`).
     TimedOut,
     /// The circuit breaker rejected the attempt (`From<BreakerOpen>`).
@@ -67,12 +75,22 @@ impl Transient for TestError {
     fn is_timeout(&self) -> bool {
         matches!(self, TestError::SaysTimeout { .. } | TestError::TimedOut)
     }
+    fn class(&self) -> reattempt::ErrorClass {
+        match self {
+            TestError::Throttled(_) => reattempt::ErrorClass::Throttling,
+            e if e.is_timeout() => reattempt::ErrorClass::Timeout,
+            _ => reattempt::ErrorClass::Transient,
+        }
+    }
 }
 
 /// The `retry_if` of every driver.
 pub fn retryable(e: &TestError) -> bool {
     match e {
-        TestError::Retryable { .. } | TestError::TimedOut => true,
+        TestError::Retryable { .. }
+        | TestError::TimedOut
+        | TestError::Throttled(_)
+        | TestError::Paced { .. } => true,
         TestError::SaysTimeout { retryable, .. } => *retryable,
         TestError::Fatal(_) | TestError::Rejected | TestError::Shed | TestError::Full => false,
     }
@@ -81,7 +99,17 @@ pub fn retryable(e: &TestError) -> bool {
 /// The `retry_after` of every driver.
 pub fn hint(e: &TestError) -> Option<Duration> {
     match e {
-        TestError::Retryable { hint_ms, .. } => hint_ms.map(Duration::from_millis),
+        TestError::Retryable { hint_ms, .. } | TestError::Paced { hint_ms, .. } => {
+            hint_ms.map(Duration::from_millis)
+        }
+        _ => None,
+    }
+}
+
+/// The `delay_for` of every driver: a `Paced` error's own delay, the schedule's for the rest.
+pub fn paced(e: &TestError, _attempt: u32, _computed: Duration) -> Option<Duration> {
+    match e {
+        TestError::Paced { ms, .. } => Some(Duration::from_millis(*ms)),
         _ => None,
     }
 }
@@ -136,6 +164,13 @@ pub fn fatal(id: u32) -> Step {
 pub fn says_timeout(id: u32, retryable: bool) -> Step {
     Step::Now(Outcome::Err(TestError::SaysTimeout { id, retryable }))
 }
+/// An error whose retry waits `ms` (`delay_for`), with a hint if any.
+pub fn paced_err(id: u32, ms: u64, hint_ms: Option<u64>) -> Step {
+    Step::Now(Outcome::Err(TestError::Paced { id, ms, hint_ms }))
+}
+pub fn throttled(id: u32) -> Step {
+    Step::Now(Outcome::Err(TestError::Throttled(id)))
+}
 pub fn hang() -> Step {
     Step::Hang
 }
@@ -166,6 +201,8 @@ pub fn eh(id: u32, hint_ms: u64) -> TestError {
 pub struct PolicySpec {
     pub max_attempts: u32,
     pub delay_ms: u64,
+    /// `throttling_delay`, if set.
+    pub throttling_delay_ms: Option<u64>,
     pub max_delay_ms: u64,
     pub timeout_ms: Option<u64>,
     pub max_elapsed_ms: Option<u64>,
@@ -202,6 +239,7 @@ pub struct BudgetSpec {
     pub max_tokens: u32,
     pub retry_cost: u32,
     pub timeout_cost: u32,
+    pub throttling_cost: u32,
     pub deposit: u32,
     /// Tokens at the start (reached by withdrawing `retry_cost` from a full bucket).
     pub start: u32,

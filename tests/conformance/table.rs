@@ -8,9 +8,11 @@ use reattempt::GiveUpReason as R;
 
 use crate::expect::{
     Closed, HalfOpen, Open, OpenExpired, Scenario, gave_up_ok, give_up, hedging, rejected,
-    rejected_by, retrying, retrying_ok, transition,
+    rejected_by, retrying, retrying_as, retrying_ok, transition,
 };
-use crate::model::{TestError, e, eh, err, fatal, hang, hinted, ok, ok_retry, says_timeout};
+use crate::model::{
+    TestError, e, eh, err, fatal, hang, hinted, ok, ok_retry, paced_err, says_timeout, throttled,
+};
 
 use TestError::{Fatal, Full, Rejected, SaysTimeout, Shed, TimedOut};
 
@@ -81,7 +83,7 @@ pub fn timeout_then_success() -> Scenario {
         .returns(Ok(3))
         .attempts([(0, 1), (150, 2)])
         .on_retry([(TimedOut, 1, 100)])
-        .events([retrying(1, 100)])
+        .events([retrying_as(1, 100, "timeout")])
         .ends_at(150)
 }
 
@@ -93,7 +95,7 @@ pub fn timeout_exhausted() -> Scenario {
         .returns(Err(TimedOut))
         .attempts([(0, 1), (150, 2)])
         .on_retry([(TimedOut, 1, 100)])
-        .events([retrying(1, 100), give_up(2, R::Exhausted)])
+        .events([retrying_as(1, 100, "timeout"), give_up(2, R::Exhausted)])
         .ends_at(200)
 }
 
@@ -124,7 +126,7 @@ pub fn slow_attempt_cut() -> Scenario {
         .returns(Ok(6))
         .attempts([(0, 1), (200, 2)])
         .on_retry([(TimedOut, 1, 100)])
-        .events([retrying(1, 100)])
+        .events([retrying_as(1, 100, "timeout")])
         .ends_at(200)
 }
 
@@ -203,7 +205,10 @@ pub fn max_elapsed_clips_timeout() -> Scenario {
         .returns(Err(TimedOut))
         .attempts([(0, 1), (400, 2)])
         .on_retry([(TimedOut, 1, 100)])
-        .events([retrying(1, 100), give_up(2, R::DeadlineReached)])
+        .events([
+            retrying_as(1, 100, "timeout"),
+            give_up(2, R::DeadlineReached),
+        ])
         .ends_at(500)
 }
 
@@ -408,9 +413,9 @@ pub fn timeouts_open_the_breaker() -> Scenario {
         .attempts([(0, 1), (150, 2)])
         .on_retry([(TimedOut, 1, 100), (TimedOut, 2, 200)])
         .events([
-            retrying(1, 100),
+            retrying_as(1, 100, "timeout"),
             transition(S::Closed, S::Open),
-            retrying(2, 200),
+            retrying_as(2, 200, "timeout"),
             rejected(3),
         ])
         .breaker_after(S::Open, false)
@@ -488,7 +493,7 @@ pub fn budget_timeout_cost_refunded() -> Scenario {
         .returns(Ok(3))
         .attempts([(0, 1), (100, 2), (350, 3)])
         .on_retry([(e(1), 1, 100), (TimedOut, 2, 200)])
-        .events([retrying(1, 100), retrying(2, 200)])
+        .events([retrying(1, 100), retrying_as(2, 200, "timeout")])
         .budget_after(15)
         .ends_at(350)
 }
@@ -511,7 +516,7 @@ pub fn error_saying_timeout_costs_timeout_cost() -> Scenario {
         .returns(Err(t2))
         .attempts([(0, 1), (100, 2)])
         .on_retry([(t1, 1, 100)])
-        .events([retrying(1, 100), give_up(2, R::Exhausted)])
+        .events([retrying_as(1, 100, "timeout"), give_up(2, R::Exhausted)])
         .budget_after(10)
         .ends_at(100)
 }
@@ -829,4 +834,105 @@ pub fn hedged_retry_shed_by_the_throttle() -> Scenario {
         .events([retrying(1, 100), rejected_by(2, R::Throttled)])
         .throttle_after(2, 0)
         .ends_at(100)
+}
+
+/// A hedged `one_layer` call nested in an attempt of a call with attempts left makes one
+/// attempt: no hedge starts beside it (a hedge is an attempt), and its failure is left to the
+/// outer call.
+pub fn one_layer_hedged_call_makes_one_attempt() -> Scenario {
+    Scenario::new("one_layer_hedged_call_makes_one_attempt")
+        .hedge_after(50)
+        .one_layer()
+        .nested_in(3)
+        .script([err(1).after(1000), ok(2).after(10)])
+        .returns(Err(e(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::OuterRetries)])
+        .ends_at(1000)
+}
+
+/// A throttling error's retry grows from `throttling_delay` (1 s), a transient one's from
+/// `delay` (100 ms at the first retry, 200 ms at the second), and each is paid its class's cost:
+/// 2 tokens after throttling, 5 after the transient error; the call's success gives back the
+/// last retry's cost.
+pub fn throttling_retry_has_its_own_delay_and_cost() -> Scenario {
+    Scenario::new("throttling_retry_has_its_own_delay_and_cost")
+        .throttling_delay(1000)
+        .budget(100, 100)
+        .throttling_cost(2)
+        .script([throttled(1), err(2), ok(3)])
+        .returns(Ok(3))
+        .attempts([(0, 1), (1000, 2), (1200, 3)])
+        .on_retry([(TestError::Throttled(1), 1, 1000), (e(2), 2, 200)])
+        .events([retrying_as(1, 1000, "throttling"), retrying(2, 200)])
+        .budget_after(98)
+        .ends_at(1200)
+}
+
+/// A throttling error without `throttling_delay` waits `delay`, as any retry: the class changes
+/// nothing unless a setting gives it its own delay or cost.
+pub fn throttling_without_its_settings_is_a_retry_like_any() -> Scenario {
+    Scenario::new("throttling_without_its_settings_is_a_retry_like_any")
+        .budget(100, 100)
+        .script([throttled(1), ok(2)])
+        .returns(Ok(2))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(TestError::Throttled(1), 1, 100)])
+        .events([retrying_as(1, 100, "throttling")])
+        .budget_after(100)
+        .ends_at(100)
+}
+
+/// `delay_for` chooses the delay of a retry in place of the schedule's (100 ms): 30 ms.
+pub fn delay_for_replaces_the_schedule() -> Scenario {
+    Scenario::new("delay_for_replaces_the_schedule")
+        .script([paced_err(1, 30, None), ok(2)])
+        .returns(Ok(2))
+        .attempts([(0, 1), (30, 2)])
+        .on_retry([(
+            TestError::Paced {
+                id: 1,
+                ms: 30,
+                hint_ms: None,
+            },
+            1,
+            30,
+        )])
+        .events([retrying(1, 30)])
+        .ends_at(30)
+}
+
+/// A chosen delay past `max_delay` (10 s) is cut to it; a server's hint is still a floor under a
+/// chosen delay (a 30 ms choice with a 70 ms hint waits 70 ms).
+pub fn delay_for_within_max_delay_and_above_the_hint() -> Scenario {
+    Scenario::new("delay_for_within_max_delay_and_above_the_hint")
+        .script([
+            paced_err(1, 50_000, None),
+            paced_err(2, 30, Some(70)),
+            ok(3),
+        ])
+        .returns(Ok(3))
+        .attempts([(0, 1), (10_000, 2), (10_070, 3)])
+        .on_retry([
+            (
+                TestError::Paced {
+                    id: 1,
+                    ms: 50_000,
+                    hint_ms: None,
+                },
+                1,
+                10_000,
+            ),
+            (
+                TestError::Paced {
+                    id: 2,
+                    ms: 30,
+                    hint_ms: Some(70),
+                },
+                2,
+                70,
+            ),
+        ])
+        .events([retrying(1, 10_000), retrying(2, 70)])
+        .ends_at(10_070)
 }

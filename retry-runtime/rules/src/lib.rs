@@ -34,6 +34,7 @@
 mod backoff;
 #[cfg(feature = "serde")]
 mod de;
+mod dead;
 mod duration;
 mod hedge;
 mod jitter;
@@ -41,6 +42,7 @@ mod log;
 mod settings;
 
 pub use backoff::{Backoff, ParseBackoffError};
+pub use dead::DeadSetting;
 pub use duration::{ParseDurationError, parse_duration};
 pub use hedge::{HedgeAfter, ParseHedgeAfterError, Quantiles};
 pub use jitter::{Jitter, ParseJitterError};

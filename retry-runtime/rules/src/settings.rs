@@ -24,17 +24,19 @@ use crate::log::LogError;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PolicySettings {
-    /// Total attempts, the first included (≥ 1, at most [`MAX_ATTEMPTS`](Self::MAX_ATTEMPTS);
-    /// default 3).
+    /// Total attempts, the first included (≥ 1, at most [`MAX_ATTEMPTS`](Self::MAX_ATTEMPTS),
+    /// or `u32::MAX` for that most; default 3).
     pub max_attempts: Option<u32>,
     /// The first backoff delay (> 0; default 100 ms).
     pub delay: Option<Duration>,
+    /// The first backoff delay after a throttling error (> 0, ≤ `max_delay`; default `delay`).
+    pub throttling_delay: Option<Duration>,
     /// How the delay grows (default exponential).
     pub backoff: Option<Backoff>,
     /// The exponential growth factor (finite, ≥ 1; default 2). Only with exponential backoff.
     pub multiplier: Option<f64>,
-    /// The ceiling of one delay before jitter (> 0, ≥ `delay`; default 20 s, or `delay` when that
-    /// is larger and no ceiling was set).
+    /// The ceiling of one delay before jitter (> 0, ≥ `delay` and `throttling_delay`; default
+    /// 20 s, or the longer of those two when one is longer and no ceiling was set).
     pub max_delay: Option<Duration>,
     /// How delays are randomised (default full jitter; a factor must be in (0, 1]).
     pub jitter: Option<Jitter>,
@@ -55,10 +57,10 @@ pub struct PolicySettings {
 impl PolicySettings {
     /// Total attempts, the first included.
     pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
-    /// The most attempts a policy may allow (2²⁸ − 1, over 268 million): a call's attempt counter
+    /// The most attempts a policy may allow (2²⁶ − 1, over 67 million): a call's attempt counter
     /// shares its word with the attempt's flags and the budget's bookkeeping, so that the call's
     /// future stays small.
-    pub const MAX_ATTEMPTS: u32 = (1 << 28) - 1;
+    pub const MAX_ATTEMPTS: u32 = (1 << 26) - 1;
     /// The first backoff delay.
     pub const DEFAULT_DELAY: Duration = Duration::from_millis(100);
     /// The exponential growth factor.
@@ -75,6 +77,7 @@ impl PolicySettings {
         PolicySettings {
             max_attempts: None,
             delay: None,
+            throttling_delay: None,
             backoff: None,
             multiplier: None,
             max_delay: None,
@@ -108,6 +111,8 @@ impl PolicySettings {
     /// ```
     pub const fn check(&self) -> Result<CheckedSettings, PolicyError> {
         let max_attempts = match self.max_attempts {
+            // "Until something else stops the call": the most a policy allows.
+            Some(u32::MAX) => Self::MAX_ATTEMPTS,
             Some(n) => n,
             None => Self::DEFAULT_MAX_ATTEMPTS,
         };
@@ -144,26 +149,13 @@ impl PolicySettings {
             }
             None => Self::DEFAULT_MULTIPLIER,
         };
-        let max_delay = match self.max_delay {
-            Some(d) => {
-                if d.is_zero() {
-                    return Err(PolicyError::ZeroDuration { field: "max_delay" });
-                }
-                if delay.as_nanos() > d.as_nanos() {
-                    return Err(if self.delay.is_some() {
-                        PolicyError::DelayAboveMaxDelay {
-                            delay,
-                            max_delay: d,
-                        }
-                    } else {
-                        // Only `max_delay` was set: it is the one at fault.
-                        PolicyError::MaxDelayBelowDefaultDelay { max_delay: d }
-                    });
-                }
-                d
-            }
-            None if delay.as_nanos() > Self::DEFAULT_MAX_DELAY.as_nanos() => delay,
-            None => Self::DEFAULT_MAX_DELAY,
+        let max_delay = match self.check_max_delay(delay) {
+            Ok(d) => d,
+            Err(e) => return Err(e),
+        };
+        let throttling_delay = match check_throttling_delay(self.throttling_delay, max_delay) {
+            Ok(t) => t,
+            Err(e) => return Err(e),
         };
         if let Jitter::Proportional(f) = jitter
             && !Jitter::factor_is_valid(f)
@@ -188,6 +180,7 @@ impl PolicySettings {
         Ok(CheckedSettings {
             max_attempts,
             delay,
+            throttling_delay,
             backoff,
             multiplier,
             max_delay,
@@ -216,6 +209,8 @@ pub struct CheckedSettings {
     pub max_attempts: u32,
     /// The first backoff delay.
     pub delay: Duration,
+    /// The first backoff delay after a throttling error, if set (else `delay`).
+    pub throttling_delay: Option<Duration>,
     /// How the delay grows.
     pub backoff: Backoff,
     /// The exponential growth factor.
@@ -234,6 +229,51 @@ pub struct CheckedSettings {
     pub hedge_after: Option<HedgeAfter>,
     /// Whether the call retries at one layer only.
     pub one_layer: bool,
+}
+
+impl PolicySettings {
+    /// The rules of `max_delay` (> 0, ≥ `delay`), or its default: 20 s, or the longer of
+    /// `delay` and `throttling_delay` when one is longer (a default ceiling cuts neither).
+    const fn check_max_delay(&self, delay: Duration) -> Result<Duration, PolicyError> {
+        let longest = match self.throttling_delay {
+            Some(t) if t.as_nanos() > delay.as_nanos() => t,
+            _ => delay,
+        };
+        match self.max_delay {
+            Some(d) if d.is_zero() => Err(PolicyError::ZeroDuration { field: "max_delay" }),
+            Some(d) if delay.as_nanos() > d.as_nanos() => Err(if self.delay.is_some() {
+                PolicyError::DelayAboveMaxDelay {
+                    delay,
+                    max_delay: d,
+                }
+            } else {
+                // Only `max_delay` was set: it is the one at fault.
+                PolicyError::MaxDelayBelowDefaultDelay { max_delay: d }
+            }),
+            Some(d) => Ok(d),
+            None if longest.as_nanos() > Self::DEFAULT_MAX_DELAY.as_nanos() => Ok(longest),
+            None => Ok(Self::DEFAULT_MAX_DELAY),
+        }
+    }
+}
+
+/// The rules of `throttling_delay`: longer than zero, at most `max_delay`; `delay` unless set.
+const fn check_throttling_delay(
+    throttling_delay: Option<Duration>,
+    max_delay: Duration,
+) -> Result<Option<Duration>, PolicyError> {
+    match throttling_delay {
+        Some(t) if t.is_zero() => Err(PolicyError::ZeroDuration {
+            field: "throttling_delay",
+        }),
+        Some(t) if t.as_nanos() > max_delay.as_nanos() => {
+            Err(PolicyError::ThrottlingDelayAboveMaxDelay {
+                throttling_delay: t,
+                max_delay,
+            })
+        }
+        other => Ok(other),
+    }
 }
 
 /// The rules of `hedge_after`: longer than zero, shorter than `timeout`, a quantile in (0, 100).
@@ -327,6 +367,13 @@ pub enum PolicyError {
         /// The ceiling.
         max_delay: Duration,
     },
+    /// `throttling_delay` was larger than `max_delay`.
+    ThrottlingDelayAboveMaxDelay {
+        /// The first delay after a throttling error.
+        throttling_delay: Duration,
+        /// The ceiling.
+        max_delay: Duration,
+    },
     /// `max_delay` was set below the default `delay` (100 ms), and `delay` was not set.
     MaxDelayBelowDefaultDelay {
         /// The ceiling.
@@ -369,6 +416,7 @@ impl PolicyError {
             PolicyError::MultiplierBelowOne { .. }
             | PolicyError::MultiplierWithoutExponential { .. } => "multiplier",
             PolicyError::DelayAboveMaxDelay { .. } => "delay",
+            PolicyError::ThrottlingDelayAboveMaxDelay { .. } => "throttling_delay",
             PolicyError::MaxDelayBelowDefaultDelay { .. } => "max_delay",
             PolicyError::JitterFactorOutOfRange { .. } => "jitter",
             PolicyError::HedgeAfterNotBelowTimeout { .. }
@@ -387,7 +435,7 @@ impl std::fmt::Display for PolicyError {
             }
             PolicyError::TooManyAttempts { max_attempts } => write!(
                 f,
-                "must be at most {}, got {max_attempts}",
+                "must be at most {}, got {max_attempts} (for \"until the deadline\", write `u32::MAX`, 4294967295)",
                 PolicySettings::MAX_ATTEMPTS
             ),
             PolicyError::ZeroDuration { .. } => f.write_str("must be longer than zero"),
@@ -401,6 +449,13 @@ impl std::fmt::Display for PolicyError {
             PolicyError::DelayAboveMaxDelay { delay, max_delay } => {
                 write!(f, "must not exceed `max_delay`: {delay:?} > {max_delay:?}")
             }
+            PolicyError::ThrottlingDelayAboveMaxDelay {
+                throttling_delay,
+                max_delay,
+            } => write!(
+                f,
+                "must not exceed `max_delay`: {throttling_delay:?} > {max_delay:?}"
+            ),
             PolicyError::MaxDelayBelowDefaultDelay { max_delay } => write!(
                 f,
                 "must be at least `delay`, whose default is {:?} (`delay` was not set): {max_delay:?} < {:?}; raise `max_delay` or set a `delay` no longer than it",
@@ -603,5 +658,17 @@ mod tests {
             .build()
             .unwrap();
         assert_eq!(p.max_attempts, PolicySettings::MAX_ATTEMPTS);
+    }
+
+    #[test]
+    fn u32_max_attempts_is_the_most_and_the_counts_between_are_errors() {
+        let p = builder().max_attempts(u32::MAX).build().unwrap();
+        assert_eq!(p.max_attempts, PolicySettings::MAX_ATTEMPTS);
+        for n in [PolicySettings::MAX_ATTEMPTS + 1, u32::MAX - 1] {
+            assert_eq!(
+                builder().max_attempts(n).build().unwrap_err(),
+                PolicyError::TooManyAttempts { max_attempts: n }
+            );
+        }
     }
 }

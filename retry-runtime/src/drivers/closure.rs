@@ -15,7 +15,7 @@ use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
 use crate::drivers::kept::{Keep, KeepsOutcome, NotKept};
 use crate::drivers::timed::{poll_attempt, set_timer, set_timer_at};
 use crate::engine::context::{RetryContext, enter};
-use crate::engine::hooks::{FnHooks, Hooks};
+use crate::engine::hooks::{ClassOf, DelayFor, DelaySlot, FnHooks, Hooks, TimeoutIf};
 use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Engine, Start};
 use crate::engine::steps;
@@ -428,8 +428,45 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     pub fn retry_after<F: FnMut(&E) -> Option<Duration>>(
         self,
         hint: F,
-    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, F, OR, TI>, B, C> {
+    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, DelayFor<F, RA::Choose>, OR, TI>, B, C>
+    where
+        RA: DelaySlot,
+    {
         self.map_hooks(|h| h.retry_after(hint))
+    }
+
+    /// Chooses the delay before each retry from the error, the attempt that failed (1-based) and
+    /// the schedule's delay: `Some` replaces the schedule's delay, `None` keeps it (as
+    /// Resilience4j's `IntervalBiFunction`, Polly's `DelayGenerator`, backon's `adjust`; the
+    /// attribute's `delay_for`). The choice is bounded by `max_delay`; `retry_after`'s hint is
+    /// still a floor under it, and a delay that would end past the deadline ends the call.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::RetryPolicy;
+    /// use tokio::time::Instant;
+    ///
+    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    /// let start = Instant::now();
+    /// let out: Result<(), String> = policy
+    ///     .retry(|| async { Err("busy".to_owned()) })
+    ///     // A fixed 250 ms per attempt made, whatever the schedule says.
+    ///     .delay_for(|_, attempt, _| Some(Duration::from_millis(250) * attempt))
+    ///     .await;
+    /// assert!(out.is_err());
+    /// assert_eq!(start.elapsed(), Duration::from_millis(250 + 500));
+    /// # }
+    /// ```
+    pub fn delay_for<F: FnMut(&E, u32, Duration) -> Option<Duration>>(
+        self,
+        choose: F,
+    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, DelayFor<RA::Hint, F>, OR, TI>, B, C>
+    where
+        RA: DelaySlot,
+    {
+        self.map_hooks(|h| h.delay_for(choose))
     }
 
     /// Calls `f` before each retry's sleep, with the error, the call's context and the sleep
@@ -468,8 +505,44 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     pub fn timeout_if<F: FnMut(&E) -> bool>(
         self,
         predicate: F,
-    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, RA, OR, F>, B, C> {
+    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, RA, OR, TimeoutIf<F>>, B, C> {
         self.map_hooks(|h| h.timeout_if(predicate))
+    }
+
+    /// Tells each error's class ([`ErrorClass`](crate::ErrorClass)), in place of
+    /// [`timeout_if`](Self::timeout_if): a throttling error's retry grows from the policy's
+    /// `throttling_delay` and costs the budget's `throttling_cost`; a timeout's costs its
+    /// `timeout_cost`. [`error_class`](crate::error_class) asks
+    /// [`Transient::class`](crate::Transient::class), as `#[retryable]` does by itself.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::{ErrorClass, Jitter, RetryPolicy};
+    /// use tokio::time::Instant;
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .max_attempts(2)
+    ///     .delay(Duration::from_millis(50))
+    ///     .throttling_delay(Duration::from_secs(1))
+    ///     .jitter(Jitter::None)
+    ///     .build()
+    ///     .unwrap();
+    /// let start = Instant::now();
+    /// let out: Result<(), String> = policy
+    ///     .retry(|| async { Err("429 Too Many Requests".to_owned()) })
+    ///     .error_class(|e| if e.starts_with("429") { ErrorClass::Throttling } else { ErrorClass::Transient })
+    ///     .await;
+    /// assert!(out.is_err());
+    /// assert_eq!(start.elapsed(), Duration::from_secs(1), "a throttling retry waits from 1 s");
+    /// # }
+    /// ```
+    pub fn error_class<F: FnMut(&E) -> crate::ErrorClass>(
+        self,
+        class: F,
+    ) -> Retry<'p, Op, FnHooks<T, E, RI, RO, RA, OR, ClassOf<F>>, B, C> {
+        self.map_hooks(|h| h.error_class(class))
     }
 }
 
@@ -721,7 +794,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     }
 
     /// Holds a slot of `bulkhead` for the whole call, from before its first attempt to its end,
-    /// its sleeps included. When every slot is taken (for the bulkhead's `max_wait`, if it has
+    /// its sleeps included (freed when the future is done, so before a fallback run after it). When every slot is taken (for the bulkhead's `max_wait`, if it has
     /// one) no attempt is made and the call ends at once with
     /// `E::from_bulkhead_full(BulkheadFull)` ([`FromBulkheadFull`]), or what
     /// [`bulkhead_full_into`](Self::bulkhead_full_into), called before, makes; never retried.

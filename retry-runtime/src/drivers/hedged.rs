@@ -15,7 +15,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::drivers::closure::TimeoutInto;
 use crate::drivers::timed::{instant_after, poll_copy, poll_timer, set_timer};
-use crate::engine::context::enter_copy;
+use crate::engine::context::{self, enter_copy};
 use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine, GiveUpReason, Start};
 use crate::engine::steps::{self, CopyDecision};
@@ -241,12 +241,14 @@ where
             }
         }
 
-        // The next hedge, `hedge_after` after the last start.
+        // The next hedge, `hedge_after` after the last start. A `one_layer` call whose caller
+        // still retries makes one attempt (`Engine::defers_to_outer`): a hedge is an attempt too.
         if hedged.next == Next::Nothing
             && !hedged.no_more_hedges
             && !hedged.copies.is_empty()
             && call.engine.attempt() < policy.max_attempts()
             && let Some(hedge_after) = policy.hedge_after()
+            && !call.engine.defers_to_outer(context::outer_retries())
         {
             let last = hedged.copies.iter().map(|c| c.started).max();
             if let Some(last) = last.max(hedged.last_start) {

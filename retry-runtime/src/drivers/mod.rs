@@ -7,4 +7,5 @@ pub(crate) mod call;
 pub(crate) mod closure;
 pub(crate) mod hedged;
 pub(crate) mod kept;
+pub(crate) mod lent;
 pub(crate) mod timed;

@@ -59,7 +59,7 @@ const _: () = assert!(align_of::<Engine<'static>>() > TAGGED);
 
 /// The tag of a frame whose call's attempts are over: this is its `#[recover]` fallback (its
 /// attempt is the engine's current one). No attempt has this number: attempt numbers stop at
-/// 2^28 - 1.
+/// 2^26 - 1.
 const RECOVERING: u32 = u32::MAX;
 
 /// The engine of `frame` (`None` for an outer frame), its tag (0 for an untagged frame) and its
@@ -233,17 +233,33 @@ pub(crate) fn outer_retries() -> bool {
 }
 
 /// The attempts left after the current one of the innermost call being polled on this thread
-/// that has any (an outer frame's count for a call made elsewhere), or `None` when no call
+/// that will retry (an outer frame's count for a call made elsewhere), or `None` when no call
 /// around this point will retry: what a request made here tells the service it calls
 /// (`http::OUTER_ATTEMPTS_LEFT`). A `#[recover]` fallback's call has none left.
+///
+/// A `one_layer` call with attempts left makes one attempt when a call around it has attempts
+/// left too (`Engine::defers_to_outer`): the retrying is that call's, so its count is the one
+/// passed on. Only the outermost such `one_layer` call, with no retrying call around it,
+/// retries as its policy says.
 pub(crate) fn outer_attempts_left() -> Option<u32> {
+    // The outermost `one_layer` call with attempts left seen so far: the answer if no call
+    // around it retries.
+    let mut one_layer = None;
     find_frame(|engine, tag| match engine {
         None => Some(tag),
         Some(engine) => {
             let max = engine.policy().max_attempts();
-            (tag != RECOVERING && engine.attempt() < max).then(|| max - engine.attempt())
+            if tag == RECOVERING || engine.attempt() >= max {
+                None
+            } else if engine.policy().one_layer() {
+                one_layer = Some(max - engine.attempt());
+                None
+            } else {
+                Some(max - engine.attempt())
+            }
         }
     })
+    .or(one_layer)
 }
 
 /// Walks the frames current on this thread, innermost first, until `f` gives a value: `f` sees
@@ -542,6 +558,56 @@ mod tests {
             enter_recovering(&inner, || assert_eq!(outer_attempts_left(), Some(2)));
         });
         assert!(!outer_retries(), "restored");
+    }
+
+    #[test]
+    fn a_one_layer_call_that_defers_passes_its_callers_attempts_left_on() {
+        let b = |n: u32, one_layer: bool| {
+            RetryPolicy::builder()
+                .max_attempts(n)
+                .one_layer(one_layer)
+                .build()
+                .unwrap()
+        };
+        let (three, five, four_one_layer) = (b(3, false), b(5, true), b(4, true));
+        let mut outer = Engine::new(&three);
+        let mut inner = Engine::new(&five);
+        let mut innermost = Engine::new(&four_one_layer);
+        outer.begin(false, Instant::now, None);
+        inner.begin(false, Instant::now, None);
+        innermost.begin(false, Instant::now, None);
+        enter(&outer, || {
+            enter(&inner, || {
+                assert_eq!(
+                    outer_attempts_left(),
+                    Some(2),
+                    "the one_layer call makes one attempt: its caller's 3 − 1, not its own 5 − 1"
+                );
+                enter(&innermost, || assert_eq!(outer_attempts_left(), Some(2)));
+            });
+        });
+        // Alone, a one_layer call retries as its policy says: its own count.
+        enter(&inner, || {
+            assert_eq!(outer_attempts_left(), Some(4));
+            enter(&innermost, || {
+                assert_eq!(
+                    outer_attempts_left(),
+                    Some(4),
+                    "the outermost one_layer call retries"
+                );
+            });
+        });
+        enter_outer(1, || {
+            enter(&inner, || {
+                assert_eq!(outer_attempts_left(), Some(1), "a caller elsewhere");
+            });
+        });
+        // On the caller's last attempt, the one_layer call retries: its own count.
+        outer.begin(false, Instant::now, None);
+        outer.begin(false, Instant::now, None);
+        enter(&outer, || {
+            enter(&inner, || assert_eq!(outer_attempts_left(), Some(4)));
+        });
     }
 
     #[test]

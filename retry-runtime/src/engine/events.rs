@@ -8,7 +8,8 @@
 //!
 //! Their fields: `name` (the call's), `attempt` (1-based: the attempt that failed, or for a
 //! rejection by an open breaker the attempt that was not made), `delay` (a retry's sleep, exact:
-//! `250µs`, `1.5s`), `reason` (a give-up's), and the error as the policy's
+//! `250µs`, `1.5s`), `class` (a retry's: the failure's [`ErrorClass`], `transient`, `throttling`
+//! or `timeout`), `reason` (a give-up's), and the error as the policy's
 //! [`log_error`](crate::RetryPolicyBuilder::log_error) says: by default only `error_type`, the
 //! name of its type (`reqwest::error::Error`), since an error's `Debug` can carry a secret (a
 //! `reqwest::Error` holds its URL, query string and API key included); with [`LogError::Debug`]
@@ -26,13 +27,13 @@
 //! | `reattempt_throttle_rejections_total` | counter | attempts the adaptive throttle shed |
 //! | `reattempt_bulkhead_rejections_total` | counter | calls a bulkhead turned away |
 //! | `reattempt_one_layer_deferrals_total` | counter | calls that left a retry to an enclosing call (`one_layer`) |
-//! | `reattempt_retry_delay_seconds` | histogram | the sleeps before retries |
+//! | `reattempt_retry_delay_seconds` | histogram, label `class` | the sleeps before retries, by the class of the failure retried (`transient`, `throttling`, `timeout`) |
 
 use std::fmt::Debug;
 use std::time::Duration;
 
-use crate::LogError;
 use crate::engine::state::GiveUpReason;
+use crate::{ErrorClass, LogError};
 
 /// An error as an event shows it: the fields that its policy's [`LogError`] allows.
 #[derive(Clone, Copy)]
@@ -114,12 +115,12 @@ pub(crate) fn call_finished(name: impl CallName, attempts: u32, succeeded: bool)
     let _ = (name, attempts, succeeded);
 }
 
-fn delay_metric(name: &'static str, delay: Duration) {
+fn delay_metric(name: &'static str, delay: Duration, class: ErrorClass) {
     #[cfg(feature = "metrics")]
-    metrics::histogram!("reattempt_retry_delay_seconds", "name" => name)
+    metrics::histogram!("reattempt_retry_delay_seconds", "name" => name, "class" => class.as_str())
         .record(delay.as_secs_f64());
     #[cfg(not(feature = "metrics"))]
-    let _ = (name, delay);
+    let _ = (name, delay, class);
 }
 
 fn give_up_metric(name: &'static str, reason: GiveUpReason) {
@@ -146,13 +147,20 @@ fn give_up_metric(name: &'static str, reason: GiveUpReason) {
     let _ = (name, reason);
 }
 
-pub(crate) fn retrying(name: &'static str, attempt: u32, delay: Duration, error: Logged<'_>) {
-    delay_metric(name, delay);
+pub(crate) fn retrying(
+    name: &'static str,
+    attempt: u32,
+    delay: Duration,
+    class: ErrorClass,
+    error: Logged<'_>,
+) {
+    delay_metric(name, delay, class);
     tracing::debug!(
         target: "reattempt",
         name,
         attempt,
         delay = ?delay,
+        class = class.as_str(),
         error_type = error.type_name,
         error = error.debug(),
         "attempt failed; retrying"
@@ -182,13 +190,14 @@ pub(crate) fn hedging(name: &'static str, attempt: u32) {
     );
 }
 
-pub(crate) fn retrying_ok(name: &'static str, attempt: u32, delay: Duration) {
-    delay_metric(name, delay);
+pub(crate) fn retrying_ok(name: &'static str, attempt: u32, delay: Duration, class: ErrorClass) {
+    delay_metric(name, delay, class);
     tracing::debug!(
         target: "reattempt",
         name,
         attempt,
         delay = ?delay,
+        class = class.as_str(),
         "attempt returned a value to retry; retrying"
     );
 }

@@ -7,6 +7,7 @@
 use std::marker::PhantomData;
 use std::time::Duration;
 
+use crate::ErrorClass;
 use crate::engine::context::RetryContext;
 
 /// How a call treats its outcomes. Every method has the default of an attribute without the
@@ -65,6 +66,17 @@ pub trait Hooks<T, E> {
         None
     }
 
+    /// The delay before the retry of `error`, chosen from it, from the attempt that failed
+    /// (1-based) and from the schedule's delay (`computed`): `Some` replaces the schedule's delay
+    /// (`delay_for`; Resilience4j's `IntervalBiFunction`, Polly's `DelayGenerator`, backon's
+    /// `adjust`), `None` keeps it. The choice is bounded by `max_delay`, a server's hint
+    /// ([`retry_after`](Hooks::retry_after)) is still a floor under it, and a delay that would
+    /// end past the call's deadline ends the call, as any delay does. Default: `None`.
+    fn delay_for(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration> {
+        let _ = (error, attempt, computed);
+        None
+    }
+
     /// Called before each retry's sleep with the error, the call's context and the sleep
     /// (`on_retry`). Default: nothing.
     fn on_retry(&mut self, error: &E, context: &RetryContext, delay: Duration) {
@@ -77,6 +89,24 @@ pub trait Hooks<T, E> {
     fn is_timeout(&mut self, error: &E) -> bool {
         let _ = error;
         false
+    }
+
+    /// The class of a retryable error ([`ErrorClass`]): what a retry after it costs the budget
+    /// and which delay it grows from. Default: a timeout when [`is_timeout`](Hooks::is_timeout)
+    /// says so, else transient.
+    fn class(&mut self, error: &E) -> ErrorClass {
+        if self.is_timeout(error) {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::Transient
+        }
+    }
+
+    /// The class of an `Ok` value that [`retry_if_ok`](Hooks::retry_if_ok) retries (a 429
+    /// response is throttling). Default: transient.
+    fn class_ok(&mut self, value: &T) -> ErrorClass {
+        let _ = value;
+        ErrorClass::Transient
     }
 }
 
@@ -201,11 +231,35 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
     pub fn retry_after<H: FnMut(&E) -> Option<Duration>>(
         self,
         hint: H,
-    ) -> FnHooks<T, E, A, B, H, D, F> {
+    ) -> FnHooks<T, E, A, B, DelayFor<H, C::Choose>, D, F>
+    where
+        C: DelaySlot,
+    {
+        let (_, choose) = self.retry_after.into_parts();
         FnHooks {
             retry_if: self.retry_if,
             retry_if_ok: self.retry_if_ok,
-            retry_after: hint,
+            retry_after: DelayFor { hint, choose },
+            on_retry: self.on_retry,
+            timeout_if: self.timeout_if,
+            outcome: PhantomData,
+        }
+    }
+
+    /// Chooses the delay before each retry from the error, the attempt that failed and the
+    /// schedule's delay (see [`Hooks::delay_for`]); keeps a `retry_after` given before.
+    pub fn delay_for<P: FnMut(&E, u32, Duration) -> Option<Duration>>(
+        self,
+        choose: P,
+    ) -> FnHooks<T, E, A, B, DelayFor<C::Hint, P>, D, F>
+    where
+        C: DelaySlot,
+    {
+        let (hint, _) = self.retry_after.into_parts();
+        FnHooks {
+            retry_if: self.retry_if,
+            retry_if_ok: self.retry_if_ok,
+            retry_after: DelayFor { hint, choose },
             on_retry: self.on_retry,
             timeout_if: self.timeout_if,
             outcome: PhantomData,
@@ -228,15 +282,33 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
         }
     }
 
-    /// Tells which errors say they were a timeout.
+    /// Tells which errors say they were a timeout (the others are transient).
     #[inline]
-    pub fn timeout_if<I: FnMut(&E) -> bool>(self, predicate: I) -> FnHooks<T, E, A, B, C, D, I> {
+    pub fn timeout_if<I: FnMut(&E) -> bool>(
+        self,
+        predicate: I,
+    ) -> FnHooks<T, E, A, B, C, D, TimeoutIf<I>> {
+        self.error_class_slot(TimeoutIf(predicate))
+    }
+
+    /// Tells each error's class ([`ErrorClass`]): in place of [`timeout_if`](Self::timeout_if),
+    /// which it can say too.
+    #[inline]
+    pub fn error_class<I: FnMut(&E) -> ErrorClass>(
+        self,
+        class: I,
+    ) -> FnHooks<T, E, A, B, C, D, ClassOf<I>> {
+        self.error_class_slot(ClassOf(class))
+    }
+
+    #[inline]
+    fn error_class_slot<I>(self, slot: I) -> FnHooks<T, E, A, B, C, D, I> {
         FnHooks {
             retry_if: self.retry_if,
             retry_if_ok: self.retry_if_ok,
             retry_after: self.retry_after,
             on_retry: self.on_retry,
-            timeout_if: predicate,
+            timeout_if: slot,
             outcome: PhantomData,
         }
     }
@@ -246,9 +318,9 @@ impl<T, E, A, B, C, D, F> Hooks<T, E> for FnHooks<T, E, A, B, C, D, F>
 where
     A: ErrorHook<E, bool>,
     B: OkHook<T>,
-    C: ErrorHook<E, Option<Duration>>,
+    C: DelayHook<E>,
     D: OnRetryHook<E>,
-    F: ErrorHook<E, bool>,
+    F: ClassHook<E>,
 {
     #[inline]
     fn retry_if(&mut self, error: &E) -> bool {
@@ -262,7 +334,12 @@ where
 
     #[inline]
     fn retry_after(&mut self, error: &E) -> Option<Duration> {
-        self.retry_after.call(error).flatten()
+        self.retry_after.hint(error)
+    }
+
+    #[inline]
+    fn delay_for(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration> {
+        self.retry_after.choose(error, attempt, computed)
     }
 
     #[inline]
@@ -272,7 +349,155 @@ where
 
     #[inline]
     fn is_timeout(&mut self, error: &E) -> bool {
-        self.timeout_if.call(error).unwrap_or(false)
+        self.class(error) == ErrorClass::Timeout
+    }
+
+    #[inline]
+    fn class(&mut self, error: &E) -> ErrorClass {
+        self.timeout_if.class(error).unwrap_or_default()
+    }
+
+    #[inline]
+    fn class_ok(&mut self, value: &T) -> ErrorClass {
+        self.retry_if_ok.class(value).unwrap_or_default()
+    }
+}
+
+/// The slot of [`FnHooks`] (and of the tower layer's hooks) that says how long to wait after an
+/// error: [`Unset`], or a [`DelayFor`] holding a `retry_after` hint and a `delay_for` choice
+/// (each `Unset` until given).
+pub trait DelayHook<E> {
+    /// The server's hint (`retry_after`), a floor under the delay.
+    fn hint(&mut self, error: &E) -> Option<Duration>;
+    /// The delay chosen for this error (`delay_for`), in place of the schedule's.
+    fn choose(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration>;
+}
+
+impl<E> DelayHook<E> for Unset {
+    #[inline]
+    fn hint(&mut self, _: &E) -> Option<Duration> {
+        None
+    }
+    #[inline]
+    fn choose(&mut self, _: &E, _: u32, _: Duration) -> Option<Duration> {
+        None
+    }
+}
+
+/// A `retry_after` hint (`H`) and a `delay_for` choice (`P`), each [`Unset`] or a closure: the
+/// delay slot of [`FnHooks`] once either is given.
+#[derive(Debug, Clone, Copy)]
+pub struct DelayFor<H, P> {
+    /// `Fn(&E) -> Option<Duration>`, or [`Unset`].
+    pub hint: H,
+    /// `Fn(&E, u32, Duration) -> Option<Duration>`, or [`Unset`].
+    pub choose: P,
+}
+
+impl<E, H: ErrorHook<E, Option<Duration>>, P: ChooseDelay<E>> DelayHook<E> for DelayFor<H, P> {
+    #[inline]
+    fn hint(&mut self, error: &E) -> Option<Duration> {
+        self.hint.call(error).flatten()
+    }
+    #[inline]
+    fn choose(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration> {
+        self.choose.choose(error, attempt, computed)
+    }
+}
+
+/// The `delay_for` half of [`DelayFor`]: [`Unset`] or a closure.
+pub trait ChooseDelay<E> {
+    /// The delay chosen, or `None` to keep the schedule's.
+    fn choose(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration>;
+}
+
+impl<E> ChooseDelay<E> for Unset {
+    #[inline]
+    fn choose(&mut self, _: &E, _: u32, _: Duration) -> Option<Duration> {
+        None
+    }
+}
+
+impl<E, P: FnMut(&E, u32, Duration) -> Option<Duration>> ChooseDelay<E> for P {
+    #[inline]
+    fn choose(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration> {
+        self(error, attempt, computed)
+    }
+}
+
+/// A delay slot's two halves, so that giving one (`retry_after` or `delay_for`) keeps the other.
+pub trait DelaySlot {
+    /// The hint half: [`Unset`] or the closure given.
+    type Hint;
+    /// The choice half: [`Unset`] or the closure given.
+    type Choose;
+    /// Takes both halves out.
+    fn into_parts(self) -> (Self::Hint, Self::Choose);
+}
+
+impl DelaySlot for Unset {
+    type Hint = Unset;
+    type Choose = Unset;
+    fn into_parts(self) -> (Unset, Unset) {
+        (Unset, Unset)
+    }
+}
+
+impl<H, P> DelaySlot for DelayFor<H, P> {
+    type Hint = H;
+    type Choose = P;
+    fn into_parts(self) -> (H, P) {
+        (self.hint, self.choose)
+    }
+}
+
+/// The slot of [`FnHooks`] (and of the tower layer's hooks) that tells an error's class:
+/// [`Unset`] (every error transient), [`TimeoutIf`] (a predicate naming the timeouts) or
+/// [`ClassOf`] (a function giving the class).
+pub trait ClassHook<E> {
+    /// The class the slot gives `error`, or `None` when unset.
+    fn class(&mut self, error: &E) -> Option<ErrorClass>;
+}
+
+impl<E> ClassHook<E> for Unset {
+    #[inline]
+    fn class(&mut self, _: &E) -> Option<ErrorClass> {
+        None
+    }
+}
+
+/// A predicate naming the errors that say they were a timeout (the others are transient): what
+/// `timeout_if` sets.
+#[derive(Debug, Clone, Copy)]
+pub struct TimeoutIf<P>(pub P);
+
+impl<E, P: FnMut(&E) -> bool> ClassHook<E> for TimeoutIf<P> {
+    #[inline]
+    fn class(&mut self, error: &E) -> Option<ErrorClass> {
+        Some(if (self.0)(error) {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::Transient
+        })
+    }
+}
+
+/// A function giving each error's class: what `error_class` sets (the attribute sets it from
+/// [`Transient::class`](crate::Transient::class)).
+///
+/// ```
+/// use retry_runtime::{ClassHook, ClassOf, ErrorClass};
+///
+/// let mut slot = ClassOf(|status: &u16| if *status == 429 { ErrorClass::Throttling } else { ErrorClass::Transient });
+/// assert_eq!(slot.class(&429), Some(ErrorClass::Throttling));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ClassOf<P>(pub P);
+
+impl<E, P: FnMut(&E) -> ErrorClass> ClassHook<E> for ClassOf<P> {
+    #[inline]
+    fn class(&mut self, error: &E) -> Option<ErrorClass> {
+        Some((self.0)(error))
     }
 }
 
@@ -301,6 +526,13 @@ impl<E, R, P: FnMut(&E) -> R> ErrorHook<E, R> for P {
 pub trait OkHook<T> {
     /// The closure's answer, or `None` when unset.
     fn call(&mut self, value: &T) -> Option<bool>;
+
+    /// The class of a value this slot retries (a 429 response is throttling), or `None` for
+    /// the default (transient). Default: `None`.
+    fn class(&mut self, value: &T) -> Option<ErrorClass> {
+        let _ = value;
+        None
+    }
 }
 
 impl<T> OkHook<T> for Unset {

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::ErrorClass;
 use crate::engine::instant_slot::InstantSlot;
 use crate::engine::key::IdempotencyKey;
 use crate::guards::budget::RetryBudget;
@@ -82,27 +83,52 @@ impl std::fmt::Display for GiveUpReason {
     }
 }
 
-/// In the low four bits, two flags about the attempt that just ended and what the budget was
-/// paid for the last retry; above them, the attempt counter (packed, so that the call's future
-/// does not grow; per call, so that no other call can see them). The counter is on top so that
-/// starting an attempt is one addition that cannot carry into the flags.
-const FLAG_BITS: u32 = 4;
+/// In the low six bits, what the budget was paid for the last retry (3 bits), the class of the
+/// attempt that just ended (2 bits) and whether it was not made; above them, the attempt counter
+/// (packed, so that the call's future does not grow; per call, so that no other call can see
+/// them). The counter is on top so that starting an attempt is one addition that cannot carry
+/// into the flags.
+const FLAG_BITS: u32 = 6;
 const ATTEMPT_BITS: u32 = u32::BITS - FLAG_BITS;
 const _: () = assert!(RetryPolicy::MAX_ATTEMPTS == (1 << ATTEMPT_BITS) - 1);
 /// One attempt, in the counter's place.
 const ONE_ATTEMPT: u32 = 1 << FLAG_BITS;
-/// The attempt that just ended was cut by the policy's `timeout`.
-const TIMED_OUT: u32 = 1 << 2;
+/// The class of the attempt that just ended (`ErrorClass`): 0 transient (or no failure).
+const CLASS_MASK: u32 = 0b11 << 3;
+/// The attempt that just ended timed out: the policy's `timeout` cut it, or its error says so.
+const TIMED_OUT: u32 = 1 << 3;
+/// The attempt that just ended was throttled: its error says the server asked to slow down.
+const THROTTLED: u32 = 2 << 3;
 /// The attempt that just ended was not made: no time remained.
-const NOT_MADE: u32 = 1 << 3;
+const NOT_MADE: u32 = 1 << 5;
 /// What the budget was paid for the last retry.
-const PAID_MASK: u32 = 0b11;
+const PAID_MASK: u32 = 0b111;
 /// The last retry was paid `retry_cost`.
 const PAID_RETRY: u32 = 1;
 /// The last retry was paid `timeout_cost`.
 const PAID_TIMEOUT: u32 = 2;
 /// The last payment was for a hedge: `retry_cost`, never paid back by the call's success.
 const PAID_HEDGE: u32 = 3;
+/// The last retry was paid `throttling_cost`.
+const PAID_THROTTLING: u32 = 4;
+
+/// What a retry after an error of `class` is paid, as noted in the engine's word.
+const fn paid_for(class: ErrorClass) -> u32 {
+    match class {
+        ErrorClass::Transient => PAID_RETRY,
+        ErrorClass::Timeout => PAID_TIMEOUT,
+        ErrorClass::Throttling => PAID_THROTTLING,
+    }
+}
+
+/// The class a payment noted in the engine's word was for (a hedge pays as a transient retry).
+const fn class_paid(paid: u32) -> ErrorClass {
+    match paid {
+        PAID_TIMEOUT => ErrorClass::Timeout,
+        PAID_THROTTLING => ErrorClass::Throttling,
+        _ => ErrorClass::Transient,
+    }
+}
 
 /// The state of one logical call: which attempt it is on, when it started, its idempotency key
 /// and where it is in its schedule.
@@ -127,7 +153,7 @@ const PAID_HEDGE: u32 = 3;
 #[derive(Debug)]
 pub struct Engine<'p> {
     policy: &'p RetryPolicy,
-    /// The attempt number (saturating at 2^28 - 1) above two flags and what the budget was paid
+    /// The attempt number (saturating at 2^26 - 1) above two flags and what the budget was paid
     /// for the last retry (0: nothing): see `FLAG_BITS`.
     attempt: Cell<u32>,
     start: InstantSlot,
@@ -278,7 +304,7 @@ impl<'p> Engine<'p> {
         // addition needs no test (this runs after the guards' admission, whose out-of-line
         // paths keep the compiler from knowing the counter of a call's first attempt).
         debug_assert!(self.attempt() < RetryPolicy::MAX_ATTEMPTS);
-        let next = (self.attempt.get() & !(TIMED_OUT | NOT_MADE)).wrapping_add(ONE_ATTEMPT);
+        let next = (self.attempt.get() & !(CLASS_MASK | NOT_MADE)).wrapping_add(ONE_ATTEMPT);
         self.attempt.set(next);
         next >> FLAG_BITS
     }
@@ -287,8 +313,8 @@ impl<'p> Engine<'p> {
     #[inline]
     fn begin_attempt(&mut self) -> u32 {
         // A new attempt: the flags of the last one are gone, what the budget paid stays, and the
-        // counter saturates at 2^28 - 1.
-        let kept = self.attempt.get() & !(TIMED_OUT | NOT_MADE);
+        // counter saturates at 2^26 - 1.
+        let kept = self.attempt.get() & !(CLASS_MASK | NOT_MADE);
         let next = kept.checked_add(ONE_ATTEMPT).unwrap_or(kept);
         self.attempt.set(next);
         next >> FLAG_BITS
@@ -316,19 +342,51 @@ impl<'p> Engine<'p> {
     /// breaker counts it as a failure.
     #[inline]
     pub fn mark_timed_out(&self) {
-        self.attempt.set(self.attempt.get() | TIMED_OUT);
+        self.mark_class(ErrorClass::Timeout);
+    }
+
+    /// Notes the class of the attempt that just ended (see [`ErrorClass`]): what a retry after
+    /// it costs the budget, and the delay it grows from.
+    #[inline]
+    pub fn mark_class(&self, class: ErrorClass) {
+        let flag = match class {
+            ErrorClass::Transient => 0,
+            ErrorClass::Timeout => TIMED_OUT,
+            ErrorClass::Throttling => THROTTLED,
+        };
+        self.attempt.set((self.attempt.get() & !CLASS_MASK) | flag);
+    }
+
+    /// Notes the class an attempt's error says it is of: an attempt that our own `timeout` cut
+    /// stays a timeout, whatever its error says.
+    #[inline]
+    pub(crate) fn note_class(&self, class: ErrorClass) {
+        if class != ErrorClass::Transient && !self.timed_out() {
+            self.mark_class(class);
+        }
+    }
+
+    /// The class of the attempt that just ended (until the next one begins): transient unless
+    /// marked.
+    #[inline]
+    pub fn class(&self) -> ErrorClass {
+        match self.attempt.get() & CLASS_MASK {
+            TIMED_OUT => ErrorClass::Timeout,
+            THROTTLED => ErrorClass::Throttling,
+            _ => ErrorClass::Transient,
+        }
     }
 
     /// Whether the attempt that just ended timed out (until the next one begins).
     #[inline]
     pub fn timed_out(&self) -> bool {
-        self.attempt.get() & TIMED_OUT != 0
+        self.attempt.get() & CLASS_MASK == TIMED_OUT
     }
 
-    /// Forgets that an attempt timed out: a hedged call's copy that timed out has been decided,
-    /// and the next copy to end (begun before it ended) did not time out unless it says so.
+    /// Forgets the class of an attempt: a hedged call's copy that timed out (or was throttled)
+    /// has been decided, and the next copy to end (begun before it ended) is of its own class.
     pub(crate) fn forget_timed_out(&self) {
-        self.attempt.set(self.attempt.get() & !TIMED_OUT);
+        self.attempt.set(self.attempt.get() & !CLASS_MASK);
     }
 
     /// Forgets that the attempt begun last was not made: a hedged call's copy that could not
@@ -351,7 +409,7 @@ impl<'p> Engine<'p> {
         match self.paid() {
             0 => budget.deposit(),
             PAID_HEDGE => {}
-            paid => budget.refund(paid == PAID_TIMEOUT),
+            paid => budget.refund_for(class_paid(paid)),
         }
         self.set_paid(0);
     }
@@ -375,7 +433,7 @@ impl<'p> Engine<'p> {
     /// assert_eq!(budget.available(), 95, "a hedge is not refunded, and no deposit");
     /// ```
     pub fn pay_hedge(&self, budget: &RetryBudget) -> bool {
-        if budget.try_withdraw(false) {
+        if budget.try_withdraw_for(ErrorClass::Transient) {
             // The last retry's payment, if any, is kept: it is refunded on success.
             if self.paid() == 0 {
                 self.set_paid(PAID_HEDGE);
@@ -415,7 +473,7 @@ impl<'p> Engine<'p> {
     /// not made after all (the circuit breaker rejected it): an attempt never made costs nothing.
     pub fn unmade(&self, budget: &RetryBudget) {
         if let paid @ 1.. = self.paid() {
-            budget.refund(paid == PAID_TIMEOUT);
+            budget.refund_for(class_paid(paid));
         }
         self.set_paid(0);
     }
@@ -575,6 +633,47 @@ impl<'p> Engine<'p> {
         inherited_deadline: Option<Instant>,
         budget: Option<&RetryBudget>,
     ) -> Decision<GiveUpReason> {
+        self.after_failure_chosen(
+            retryable,
+            hint,
+            |_, _| None,
+            now,
+            inherited_deadline,
+            budget,
+        )
+    }
+
+    /// As [`after_failure_within`](Self::after_failure_within), with the delay `choose`n from
+    /// the attempt that failed and the schedule's delay (`delay_for`): `Some` replaces the
+    /// schedule's delay, bounded by `max_delay`; the hint is still a floor under it, and the
+    /// deadline still ends the call before a delay it cannot wait.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    /// use retry_runtime::{Jitter, RetryPolicy};
+    /// use retry_runtime::__private::{Decision, Engine};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let policy = RetryPolicy::builder().jitter(Jitter::None).max_delay(ms(500)).build().unwrap();
+    /// let mut engine = Engine::new(&policy);
+    /// let now = Instant::now();
+    /// engine.begin(false, || now, None);
+    /// let chosen = engine.after_failure_chosen(true, None, |attempt, computed| Some(computed * 3 + ms(attempt.into())), now, None, None);
+    /// assert_eq!(chosen, Decision::Retry(ms(301)));
+    /// engine.begin(false, || now, None);
+    /// let capped = engine.after_failure_chosen(true, Some(ms(50)), |_, _| Some(ms(9000)), now, None, None);
+    /// assert_eq!(capped, Decision::Retry(ms(500)), "bounded by max_delay");
+    /// ```
+    pub fn after_failure_chosen(
+        &mut self,
+        retryable: bool,
+        hint: Option<Duration>,
+        choose: impl FnOnce(u32, Duration) -> Option<Duration>,
+        now: Instant,
+        inherited_deadline: Option<Instant>,
+        budget: Option<&RetryBudget>,
+    ) -> Decision<GiveUpReason> {
         self.start_or(|| now);
         if !retryable {
             return Decision::Stop(GiveUpReason::NotRetryable);
@@ -582,7 +681,12 @@ impl<'p> Engine<'p> {
         if self.attempt() >= self.policy.max_attempts {
             return Decision::Stop(GiveUpReason::Exhausted);
         }
-        let computed = self.schedule.next(self.attempt(), self.policy);
+        let class = self.class();
+        let scheduled =
+            self.schedule
+                .next(self.attempt(), self.policy, self.policy.base_delay(class));
+        let computed = choose(self.attempt(), scheduled)
+            .map_or(scheduled, |chosen| chosen.min(self.policy.max_delay));
         let delay = match hint {
             None => computed,
             Some(h) if h > self.policy.max_delay => {
@@ -600,11 +704,10 @@ impl<'p> Engine<'p> {
             return Decision::Stop(reason);
         }
         if let Some(budget) = budget {
-            let timed_out = self.timed_out();
-            if !budget.try_withdraw(timed_out) {
+            if !budget.try_withdraw_for(class) {
                 return Decision::Stop(GiveUpReason::BudgetExhausted);
             }
-            self.set_paid(if timed_out { PAID_TIMEOUT } else { PAID_RETRY });
+            self.set_paid(paid_for(class));
         }
         Decision::Retry(delay)
     }

@@ -345,6 +345,7 @@ fn decide_inner<T, E: Debug>(
         }
         Ok(value) => {
             events::attempt_made(name);
+            engine.note_class(hooks.class_ok(&value));
             let hint = hooks.retry_after_ok(&value);
             after_ok_to_retry(engine, name.name(), value, hint, guards, last, number)
         }
@@ -381,6 +382,7 @@ fn after_failure(
     engine: &mut Engine<'_>,
     retryable: bool,
     hint: Option<std::time::Duration>,
+    choose: impl FnOnce(u32, Duration) -> Option<Duration>,
     guards: Guards<'_>,
 ) -> Decision<GiveUpReason> {
     let now = Instant::now();
@@ -389,7 +391,7 @@ fn after_failure(
         return Decision::Stop(GiveUpReason::OuterRetries);
     }
     let inherited = context::inherited_deadline();
-    engine.after_failure_within(retryable, hint, now, inherited, guards.budget_ref())
+    engine.after_failure_chosen(retryable, hint, choose, now, inherited, guards.budget_ref())
 }
 
 /// An `Ok` value that `retry_if_ok` asked to retry.
@@ -405,9 +407,9 @@ fn after_ok_to_retry<T, E>(
     number: u32,
 ) -> Decision<Result<T, E>> {
     guards.record(false);
-    match after_failure(engine, true, hint, guards) {
+    match after_failure(engine, true, hint, |_, _| None, guards) {
         Decision::Retry(delay) => {
-            events::retrying_ok(name, reported(engine, number), delay);
+            events::retrying_ok(name, reported(engine, number), delay, engine.class());
             if let Some(last) = last {
                 *last = Some(Ok(value));
             }
@@ -453,9 +455,7 @@ fn after_error<T, E: Debug>(
         return Decision::Stop(last.and_then(Option::take).unwrap_or(Err(rejection)));
     }
     events::attempt_made(name);
-    if hooks.is_timeout(&error) {
-        engine.mark_timed_out();
-    }
+    engine.note_class(hooks.class(&error));
     let retryable = hooks.retry_if(&error);
     // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
     // dependency that hangs must open the breaker.
@@ -465,11 +465,18 @@ fn after_error<T, E: Debug>(
     } else {
         None
     };
-    match after_failure(engine, retryable, hint, guards) {
+    let choose = |attempt, computed| hooks.delay_for(&error, attempt, computed);
+    match after_failure(engine, retryable, hint, choose, guards) {
         Decision::Retry(delay) => {
             hooks.on_retry(&error, &RetryContext::of_copy(engine, number), delay);
             let logged = Logged::new(&error, engine.policy().log_error);
-            events::retrying(name, reported(engine, number), delay, logged);
+            events::retrying(
+                name,
+                reported(engine, number),
+                delay,
+                engine.class(),
+                logged,
+            );
             if let Some(last) = last {
                 *last = Some(Err(error));
             }
@@ -590,15 +597,14 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         Ok(value) => {
             events::attempt_made(name);
             guards.record(false);
+            engine.note_class(hooks.class_ok(&value));
             ok_hint = hooks.retry_after_ok(&value);
             keep(Ok(value));
             None
         }
         Err(error) => {
             events::attempt_made(name);
-            if hooks.is_timeout(&error) {
-                engine.mark_timed_out();
-            }
+            engine.note_class(hooks.class(&error));
             if !hooks.retry_if(&error) {
                 guards.record(!engine.timed_out());
                 // The retry already decided will not be made: what it was paid comes back.
@@ -680,14 +686,29 @@ fn after_copy_failure<T, E: Debug>(
         None => ok_hint,
     };
     let inherited = context::inherited_deadline();
-    match engine.after_failure_within(true, hint, Instant::now(), inherited, guards.budget_ref()) {
+    let choose = |attempt, computed| error.and_then(|e| hooks.delay_for(e, attempt, computed));
+    let decision = engine.after_failure_chosen(
+        true,
+        hint,
+        choose,
+        Instant::now(),
+        inherited,
+        guards.budget_ref(),
+    );
+    match decision {
         Decision::Retry(delay) => {
             if let Some(error) = error {
                 hooks.on_retry(error, &RetryContext::of_copy(engine, number), delay);
                 let logged = Logged::new(error, engine.policy().log_error);
-                events::retrying(name, reported(engine, number), delay, logged);
+                events::retrying(
+                    name,
+                    reported(engine, number),
+                    delay,
+                    engine.class(),
+                    logged,
+                );
             } else {
-                events::retrying_ok(name, reported(engine, number), delay);
+                events::retrying_ok(name, reported(engine, number), delay, engine.class());
             }
             CopyDecision::Retry(delay)
         }

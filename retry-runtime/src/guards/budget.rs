@@ -2,16 +2,18 @@
 
 use crate::sync::{AtomicU32, Ordering};
 
-use crate::ConfigError;
+use crate::{ConfigError, ErrorClass};
 
 /// The retry budget: a token bucket shared by every call that names it, so that during an
 /// outage the fleet's retries stop instead of multiplying the load (the AWS SDK's standard retry
 /// quota, with its accounting).
 ///
-/// - Each retry withdraws `retry_cost` tokens (5), or `timeout_cost` (10) when the failed attempt
-///   was a timeout: our own `timeout` cut it, or its error says it was one
-///   ([`Transient::is_timeout`](crate::Transient::is_timeout), passed to the engine through
-///   [`Hooks::is_timeout`](crate::Hooks::is_timeout)).
+/// - Each retry withdraws what its failure's class costs ([`ErrorClass`], from
+///   [`Transient::class`](crate::Transient::class) through [`Hooks::class`](crate::Hooks::class)):
+///   `retry_cost` tokens (5) after a transient error; `timeout_cost` (10) when the failed attempt
+///   was a timeout (our own `timeout` cut it, or its error says it was one); `throttling_cost`
+///   (by default `retry_cost`) when the server asked to slow down. [`RetryBudget::aws_2026`]
+///   charges 14, 14 and 5, as the AWS SDKs' 2026 standard mode does.
 /// - A call that succeeds after retrying gets its last retry's cost back (AWS:
 ///   `retry_quota.release(cost)`); a call that succeeds on its first attempt deposits
 ///   `success_deposit` (1). Deposits and refunds stop at `max_tokens`.
@@ -42,6 +44,7 @@ pub struct RetryBudget {
     max_tokens: u32,
     retry_cost: u32,
     timeout_cost: u32,
+    throttling_cost: u32,
     success_deposit: u32,
 }
 
@@ -52,15 +55,73 @@ impl RetryBudget {
         RetryBudgetBuilder::default()
     }
 
+    /// A builder with the AWS SDKs' standard retry quota before 2026 (the same as
+    /// [`builder`](Self::builder)): 500 tokens, 5 per retry, 10 per retry after a timeout, 5
+    /// after throttling, 1 back per first-try success. Each value can still be changed.
+    ///
+    /// ```
+    /// use retry_runtime::{ErrorClass, RetryBudget};
+    /// let b = RetryBudget::aws_standard().build().unwrap();
+    /// assert_eq!((b.available(), b.cost(ErrorClass::Transient), b.cost(ErrorClass::Timeout)), (500, 5, 10));
+    /// ```
+    pub fn aws_standard() -> RetryBudgetBuilder {
+        RetryBudgetBuilder::default()
+            .max_tokens(500)
+            .retry_cost(5)
+            .timeout_cost(10)
+            .throttling_cost(5)
+            .success_deposit(1)
+    }
+
+    /// A builder with the AWS SDKs' 2026 standard mode retry quota (`AWS_NEW_RETRIES_2026`;
+    /// aws-sdk-go-v2 #3400, aws-sdk-java-v2 #6987): 500 tokens, 14 per transient retry, 5 per
+    /// throttling retry, timeouts no longer special (14), 1 back per first-try success.
+    ///
+    /// ```
+    /// use retry_runtime::{ErrorClass, RetryBudget};
+    /// let b = RetryBudget::aws_2026().build().unwrap();
+    /// assert_eq!(b.available(), 500);
+    /// assert_eq!(b.cost(ErrorClass::Timeout), b.cost(ErrorClass::Transient));
+    /// ```
+    pub fn aws_2026() -> RetryBudgetBuilder {
+        RetryBudgetBuilder::default()
+            .max_tokens(500)
+            .retry_cost(14)
+            .timeout_cost(14)
+            .throttling_cost(5)
+            .success_deposit(1)
+    }
+
     /// Tokens in the bucket now.
     pub fn available(&self) -> u32 {
         self.tokens.load(Ordering::Relaxed)
     }
 
     /// Pays for one retry (`timeout_cost` when the failed attempt timed out); `false`, taking
-    /// nothing, when the bucket cannot pay.
+    /// nothing, when the bucket cannot pay. [`try_withdraw_for`](Self::try_withdraw_for) with
+    /// [`ErrorClass::Timeout`] or [`ErrorClass::Transient`].
     pub fn try_withdraw(&self, after_timeout: bool) -> bool {
-        let cost = self.cost(after_timeout);
+        self.try_withdraw_for(if after_timeout {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::Transient
+        })
+    }
+
+    /// Pays for one retry after an error of `class` (its cost: `retry_cost`, `timeout_cost` or
+    /// `throttling_cost`); `false`, taking nothing, when the bucket cannot pay.
+    ///
+    /// ```
+    /// use retry_runtime::{ErrorClass, RetryBudget};
+    ///
+    /// let budget = RetryBudget::aws_2026().max_tokens(20).build().unwrap();
+    /// assert!(budget.try_withdraw_for(ErrorClass::Transient));
+    /// assert_eq!(budget.available(), 6, "a transient retry costs 14");
+    /// assert!(budget.try_withdraw_for(ErrorClass::Throttling));
+    /// assert_eq!(budget.available(), 1, "a throttling retry costs 5");
+    /// ```
+    pub fn try_withdraw_for(&self, class: ErrorClass) -> bool {
+        let cost = self.cost(class);
         self.tokens
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
                 t.checked_sub(cost)
@@ -79,7 +140,44 @@ impl RetryBudget {
     /// assert_eq!(budget.available(), 10);
     /// ```
     pub fn refund(&self, after_timeout: bool) {
-        self.put(self.cost(after_timeout));
+        self.refund_for(if after_timeout {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::Transient
+        });
+    }
+
+    /// Gives back what [`try_withdraw_for(class)`](Self::try_withdraw_for) took, up to
+    /// `max_tokens`.
+    ///
+    /// ```
+    /// use retry_runtime::{ErrorClass, RetryBudget};
+    ///
+    /// let budget = RetryBudget::aws_2026().build().unwrap();
+    /// assert!(budget.try_withdraw_for(ErrorClass::Throttling));
+    /// budget.refund_for(ErrorClass::Throttling);
+    /// assert_eq!(budget.available(), 500);
+    /// ```
+    pub fn refund_for(&self, class: ErrorClass) {
+        self.put(self.cost(class));
+    }
+
+    /// What a retry after an error of `class` costs.
+    ///
+    /// ```
+    /// use retry_runtime::{ErrorClass, RetryBudget};
+    ///
+    /// let before = RetryBudget::builder().build().unwrap();
+    /// assert_eq!([ErrorClass::Transient, ErrorClass::Timeout, ErrorClass::Throttling].map(|c| before.cost(c)), [5, 10, 5]);
+    /// let after = RetryBudget::aws_2026().build().unwrap();
+    /// assert_eq!([ErrorClass::Transient, ErrorClass::Timeout, ErrorClass::Throttling].map(|c| after.cost(c)), [14, 14, 5]);
+    /// ```
+    pub const fn cost(&self, class: ErrorClass) -> u32 {
+        match class {
+            ErrorClass::Transient => self.retry_cost,
+            ErrorClass::Timeout => self.timeout_cost,
+            ErrorClass::Throttling => self.throttling_cost,
+        }
     }
 
     /// Puts `success_deposit` tokens back, up to `max_tokens` (a call succeeded on its first
@@ -87,14 +185,6 @@ impl RetryBudget {
     #[inline]
     pub fn deposit(&self) {
         self.put(self.success_deposit);
-    }
-
-    fn cost(&self, after_timeout: bool) -> u32 {
-        if after_timeout {
-            self.timeout_cost
-        } else {
-            self.retry_cost
-        }
     }
 
     #[inline]
@@ -124,6 +214,7 @@ pub struct RetryBudgetBuilder {
     max_tokens: Option<u32>,
     retry_cost: Option<u32>,
     timeout_cost: Option<u32>,
+    throttling_cost: Option<u32>,
     success_deposit: u32,
 }
 
@@ -133,6 +224,7 @@ impl Default for RetryBudgetBuilder {
             max_tokens: None,
             retry_cost: None,
             timeout_cost: None,
+            throttling_cost: None,
             success_deposit: 1,
         }
     }
@@ -158,6 +250,15 @@ impl RetryBudgetBuilder {
         self
     }
 
+    /// Tokens a retry after a throttling error costs (≥ 1, ≤ `max_tokens`; default
+    /// `retry_cost`). The AWS SDKs' 2026 standard mode charges 5, against 14 for a transient
+    /// retry: a server that asks the client to slow down is answered with fewer tokens spent, so
+    /// more retries remain for it.
+    pub fn throttling_cost(mut self, n: u32) -> Self {
+        self.throttling_cost = Some(n);
+        self
+    }
+
     /// Tokens each call that succeeds on its first attempt puts back (default 1; 0 makes the
     /// budget a fixed allowance, apart from the refunds of retried calls that succeed).
     pub fn success_deposit(mut self, n: u32) -> Self {
@@ -177,10 +278,12 @@ impl RetryBudgetBuilder {
         let timeout_cost = self
             .timeout_cost
             .unwrap_or_else(|| retry_cost.saturating_mul(2).min(max_tokens));
+        let throttling_cost = self.throttling_cost.unwrap_or(retry_cost);
         for (field, n) in [
             ("max_tokens", max_tokens),
             ("retry_cost", retry_cost),
             ("timeout_cost", timeout_cost),
+            ("throttling_cost", throttling_cost),
         ] {
             if n == 0 {
                 return Err(ConfigError::Zero { field });
@@ -189,6 +292,11 @@ impl RetryBudgetBuilder {
         for (field, cost, set) in [
             ("retry_cost", retry_cost, self.retry_cost.is_some()),
             ("timeout_cost", timeout_cost, self.timeout_cost.is_some()),
+            (
+                "throttling_cost",
+                throttling_cost,
+                self.throttling_cost.is_some(),
+            ),
         ] {
             if cost > max_tokens {
                 return Err(ConfigError::Unpayable {
@@ -207,6 +315,7 @@ impl RetryBudgetBuilder {
             max_tokens,
             retry_cost,
             timeout_cost,
+            throttling_cost,
             success_deposit: self.success_deposit,
         })
     }

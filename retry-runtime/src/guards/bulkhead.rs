@@ -7,8 +7,10 @@ use crate::error::BulkheadFull;
 use crate::sync::{AtomicU32, Ordering};
 
 /// The bulkhead: at most `max_concurrent` calls in flight to one dependency, counting a call from
-/// its first attempt to its end, its sleeps between retries included (a call asleep still holds
-/// its connection, its permit, its memory). A call that finds every slot taken waits up to
+/// its first attempt to its last, its sleeps between retries included (a call asleep still holds
+/// its connection, its permit, its memory). The slot is free again once the attempts are over,
+/// before a `#[recover]` fallback runs: the fallback does not reach the dependency, and a slow
+/// one must not hold up calls that would (every driver, hedged or not). A call that finds every slot taken waits up to
 /// `max_wait` for one (default: not at all), then is turned away with
 /// [`BulkheadFull`](crate::BulkheadFull), which is never retried (Resilience4j's `Bulkhead`,
 /// Polly's concurrency limiter, Spring's `@ConcurrencyLimit`).

@@ -1,6 +1,71 @@
-//! Which errors are worth retrying.
+//! Which errors are worth retrying, and of which class a retryable error is.
 
 use crate::error::Elapsed;
+
+/// The class of a retryable error, which can set what its retry costs and how long it waits
+/// (the AWS SDKs' 2026 standard mode: a throttling retry costs a budget 5 tokens and backs off
+/// from 1 s, a transient one 14 tokens from 50 ms).
+///
+/// - [`Transient`](ErrorClass::Transient): a passing failure (a reset connection, a 500 or 503
+///   during a deploy). The policy's `delay`, the budget's `retry_cost`.
+/// - [`Throttling`](ErrorClass::Throttling): the server asked the client to slow down (429,
+///   gRPC `RESOURCE_EXHAUSTED`, AWS's `ThrottlingException` or S3's 503 `SlowDown`). The policy's
+///   `throttling_delay` if set, else `delay`; the budget's `throttling_cost` (by default its
+///   `retry_cost`).
+/// - [`Timeout`](ErrorClass::Timeout): the attempt waited too long for an answer (our own
+///   `timeout` cut it, or its error says so). The policy's `delay`; the budget's `timeout_cost`;
+///   a circuit breaker counts it as a failure even when it is not retried.
+///
+/// [`Transient::class`] says which; events (`class`) and metrics (label `class`) carry it.
+///
+/// ```
+/// use retry_runtime::{ErrorClass, Transient};
+///
+/// #[derive(Debug)]
+/// enum ApiError { TooManyRequests, Unavailable }
+/// impl Transient for ApiError {
+///     fn is_transient(&self) -> bool { true }
+///     fn class(&self) -> ErrorClass {
+///         match self {
+///             ApiError::TooManyRequests => ErrorClass::Throttling,
+///             ApiError::Unavailable => ErrorClass::Transient,
+///         }
+///     }
+/// }
+/// assert_eq!(ApiError::TooManyRequests.class(), ErrorClass::Throttling);
+/// assert_eq!(ErrorClass::Throttling.as_str(), "throttling");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ErrorClass {
+    /// A passing failure.
+    #[default]
+    Transient,
+    /// The server asked the client to slow down.
+    Throttling,
+    /// The attempt waited too long for an answer.
+    Timeout,
+}
+
+impl ErrorClass {
+    /// The class's name in events and metrics: `transient`, `throttling` or `timeout`.
+    ///
+    /// ```
+    /// assert_eq!(retry_runtime::ErrorClass::Timeout.as_str(), "timeout");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Transient => "transient",
+            ErrorClass::Throttling => "throttling",
+            ErrorClass::Timeout => "timeout",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// Errors that know whether they are transient: likely to succeed if tried again.
 ///
@@ -48,6 +113,27 @@ pub trait Transient {
     /// ```
     fn is_timeout(&self) -> bool {
         false
+    }
+
+    /// The class of this error when it is retried ([`ErrorClass`]). Default: a timeout when
+    /// [`is_timeout`](Transient::is_timeout) says so, else transient, so an impl that predates
+    /// the classes keeps its behaviour. Throttling: `http::StatusCode` 429, (feature `reqwest`)
+    /// a `reqwest::Error` of status 429, (feature `tonic`) a `tonic::Status` of
+    /// `RESOURCE_EXHAUSTED`.
+    ///
+    /// ```
+    /// use std::io::{Error, ErrorKind};
+    /// use retry_runtime::{ErrorClass, Transient};
+    ///
+    /// assert_eq!(Error::from(ErrorKind::TimedOut).class(), ErrorClass::Timeout);
+    /// assert_eq!(Error::from(ErrorKind::ConnectionReset).class(), ErrorClass::Transient);
+    /// ```
+    fn class(&self) -> ErrorClass {
+        if self.is_timeout() {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::Transient
+        }
     }
 }
 
@@ -107,6 +193,10 @@ impl<T: Transient + ?Sized> Transient for &T {
     fn is_timeout(&self) -> bool {
         (**self).is_timeout()
     }
+
+    fn class(&self) -> ErrorClass {
+        (**self).class()
+    }
 }
 
 impl<T: Transient + ?Sized> Transient for Box<T> {
@@ -116,6 +206,10 @@ impl<T: Transient + ?Sized> Transient for Box<T> {
 
     fn is_timeout(&self) -> bool {
         (**self).is_timeout()
+    }
+
+    fn class(&self) -> ErrorClass {
+        (**self).class()
     }
 }
 
@@ -127,6 +221,18 @@ impl<T: Transient + ?Sized> Transient for Box<T> {
 /// ```
 pub fn transient<E: Transient + ?Sized>(error: &E) -> bool {
     error.is_transient()
+}
+
+/// The function form of [`Transient::class`]: for the closure API's
+/// [`error_class`](crate::Retry::error_class) and the tower layer's.
+///
+/// ```
+/// use std::io::{Error, ErrorKind};
+/// use retry_runtime::{ErrorClass, error_class};
+/// assert_eq!(error_class(&Error::from(ErrorKind::TimedOut)), ErrorClass::Timeout);
+/// ```
+pub fn error_class<E: Transient + ?Sized>(error: &E) -> ErrorClass {
+    error.class()
 }
 
 /// The predicate form of [`Transient::is_timeout`]: for the closure API's

@@ -58,11 +58,14 @@ use retry_rules::{Backoff, HedgeAfter, Jitter, LogError, PolicySettings};
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
 use crate::schedule::policy::{RetryPolicy, RetryPolicyBuilder};
+use crate::schedule::preset::Preset;
 
 /// Read from a table of the builder's settings, checked by
 /// [`RetryPolicyBuilder::build`](crate::RetryPolicyBuilder::build).
 ///
-/// Keys: `max_attempts`, `delay`, `backoff` (`"fixed"`, `"linear"`, `"exponential"`),
+/// Keys: `preset` (a [`Preset`]'s name, `"aws-2026"`: the table starts from it, and its other keys
+/// change it), `max_attempts`, `delay`, `throttling_delay`, `backoff` (`"fixed"`, `"linear"`,
+/// `"exponential"`),
 /// `multiplier`, `max_delay`, `jitter` (`"none"`, `"full"`, `"equal"`, `"decorrelated"` or a
 /// factor in (0, 1]), `timeout`, `max_elapsed`, `log_error` (`"none"`, `"type"`, `"debug"`: see
 /// [`LogError`](crate::LogError)), `hedge_after` (`"50ms"` or `"p95"`: see
@@ -110,18 +113,23 @@ use crate::schedule::policy::{RetryPolicy, RetryPolicyBuilder};
 impl<'de> Deserialize<'de> for RetryPolicy {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw: RawPolicy = table(deserializer)?;
+        // A preset's settings, each changed by the table's own key.
+        let base = raw
+            .preset
+            .map_or_else(PolicySettings::new, |p| p.policy().settings());
         let settings = PolicySettings {
-            max_attempts: raw.max_attempts,
-            delay: raw.delay,
-            backoff: raw.backoff,
-            multiplier: raw.multiplier,
-            max_delay: raw.max_delay,
-            jitter: raw.jitter,
-            timeout: raw.timeout,
-            max_elapsed: raw.max_elapsed,
-            log_error: raw.log_error,
-            hedge_after: raw.hedge_after,
-            one_layer: raw.one_layer,
+            max_attempts: raw.max_attempts.or(base.max_attempts),
+            delay: raw.delay.or(base.delay),
+            throttling_delay: raw.throttling_delay.or(base.throttling_delay),
+            backoff: raw.backoff.or(base.backoff),
+            multiplier: raw.multiplier.or(base.multiplier),
+            max_delay: raw.max_delay.or(base.max_delay),
+            jitter: raw.jitter.or(base.jitter),
+            timeout: raw.timeout.or(base.timeout),
+            max_elapsed: raw.max_elapsed.or(base.max_elapsed),
+            log_error: raw.log_error.or(base.log_error),
+            hedge_after: raw.hedge_after.or(base.hedge_after),
+            one_layer: raw.one_layer.or(base.one_layer),
         };
         RetryPolicyBuilder::from_settings(settings)
             .build()
@@ -177,7 +185,20 @@ impl<'de> Deserialize<'de> for CircuitBreaker {
 /// Read from a table of the builder's settings, checked by
 /// [`RetryBudgetBuilder::build`](crate::RetryBudgetBuilder::build).
 ///
-/// Keys: `max_tokens`, `retry_cost`, `timeout_cost`, `success_deposit`.
+/// Keys: `preset` (a [`Preset`]'s name: its budget, changed by the other keys), `max_tokens`,
+/// `retry_cost`, `timeout_cost`, `throttling_cost`, `success_deposit`.
+///
+/// ```
+/// use retry_runtime::{ErrorClass, RetryBudget, RetryPolicy};
+///
+/// let budget: RetryBudget = toml::from_str(r#"preset = "aws-2026""#)?;
+/// assert_eq!(budget.cost(ErrorClass::Throttling), 5);
+/// let policy: RetryPolicy = toml::from_str("preset = \"aws-2026\"\nmax_attempts = 5")?;
+/// assert_eq!((policy.max_attempts(), policy.delay()), (5, std::time::Duration::from_millis(50)));
+/// let err = toml::from_str::<RetryPolicy>(r#"preset = "aws""#).unwrap_err();
+/// assert!(err.to_string().contains("unknown preset `aws`"), "{err}");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 ///
 /// ```
 /// use retry_runtime::RetryBudget;
@@ -194,7 +215,7 @@ impl<'de> Deserialize<'de> for CircuitBreaker {
 impl<'de> Deserialize<'de> for RetryBudget {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw: RawBudget = table(deserializer)?;
-        let mut b = RetryBudget::builder();
+        let mut b = raw.preset.map_or_else(RetryBudget::builder, Preset::budget);
         if let Some(n) = raw.max_tokens {
             b = b.max_tokens(n);
         }
@@ -203,6 +224,9 @@ impl<'de> Deserialize<'de> for RetryBudget {
         }
         if let Some(n) = raw.timeout_cost {
             b = b.timeout_cost(n);
+        }
+        if let Some(n) = raw.throttling_cost {
+            b = b.throttling_cost(n);
         }
         if let Some(n) = raw.success_deposit {
             b = b.success_deposit(n);
@@ -261,10 +285,14 @@ impl Expecting for RawBudget {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPolicy {
+    #[serde(default, deserialize_with = "preset")]
+    preset: Option<Preset>,
     #[serde(default, deserialize_with = "key::max_attempts")]
     max_attempts: Option<u32>,
     #[serde(default, deserialize_with = "key::delay")]
     delay: Option<Duration>,
+    #[serde(default, deserialize_with = "key::throttling_delay")]
+    throttling_delay: Option<Duration>,
     #[serde(default)]
     backoff: Option<Backoff>,
     #[serde(default, deserialize_with = "key::multiplier")]
@@ -304,12 +332,16 @@ struct RawBreaker {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawBudget {
+    #[serde(default, deserialize_with = "preset")]
+    preset: Option<Preset>,
     #[serde(default, deserialize_with = "key::max_tokens")]
     max_tokens: Option<u32>,
     #[serde(default, deserialize_with = "key::retry_cost")]
     retry_cost: Option<u32>,
     #[serde(default, deserialize_with = "key::timeout_cost")]
     timeout_cost: Option<u32>,
+    #[serde(default, deserialize_with = "key::throttling_cost")]
+    throttling_cost: Option<u32>,
     #[serde(default, deserialize_with = "key::success_deposit")]
     success_deposit: Option<u32>,
 }
@@ -333,6 +365,7 @@ mod key {
     keys! {
         max_attempts: Count -> u32,
         delay: HumanDuration -> Duration,
+        throttling_delay: HumanDuration -> Duration,
         multiplier: Number -> f64,
         max_delay: HumanDuration -> Duration,
         timeout: HumanDuration -> Duration,
@@ -346,8 +379,16 @@ mod key {
         max_tokens: Count -> u32,
         retry_cost: Count -> u32,
         timeout_cost: Count -> u32,
+        throttling_cost: Count -> u32,
         success_deposit: Count -> u32,
     }
+}
+
+/// A `preset` key: a preset's name ([`Preset`]), which the table's other keys then change.
+fn preset<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Preset>, D::Error> {
+    let name: Option<String> = Option::deserialize(d)?;
+    name.map(|n| n.parse::<Preset>().map_err(de::Error::custom))
+        .transpose()
 }
 
 /// The reader of one key's value: a [`Count`], a [`Number`] or a [`HumanDuration`], named so
@@ -624,7 +665,7 @@ mod tests {
         );
         let e = policy(r#"{"max_attempts": 4294967296}"#).unwrap_err();
         assert!(
-            e.contains("invalid `max_attempts`: must be at most 268435455"),
+            e.contains("invalid `max_attempts`: must be at most 67108863"),
             "{e}"
         );
         let e = policy(r#"{"max_attempts": 2.5}"#).unwrap_err();

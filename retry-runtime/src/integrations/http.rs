@@ -334,6 +334,23 @@ impl Transient for StatusCode {
                 | StatusCode::GATEWAY_TIMEOUT
         )
     }
+
+    /// 429 Too Many Requests is throttling; the rest transient (a 504 is the server's timeout,
+    /// not this attempt's: it costs what a transient error costs).
+    ///
+    /// ```
+    /// use http::StatusCode;
+    /// use retry_runtime::{ErrorClass, Transient};
+    ///
+    /// assert_eq!(StatusCode::TOO_MANY_REQUESTS.class(), ErrorClass::Throttling);
+    /// assert_eq!(StatusCode::SERVICE_UNAVAILABLE.class(), ErrorClass::Transient);
+    /// ```
+    fn class(&self) -> crate::ErrorClass {
+        match *self {
+            StatusCode::TOO_MANY_REQUESTS => crate::ErrorClass::Throttling,
+            _ => crate::ErrorClass::Transient,
+        }
+    }
 }
 
 /// Which [`reqwest::Error`]s are transient (feature `reqwest`):
@@ -379,6 +396,15 @@ impl Transient for reqwest::Error {
     /// `timeout_cost`.
     fn is_timeout(&self) -> bool {
         reqwest::Error::is_timeout(self)
+    }
+
+    /// A status error of 429 is throttling; the client's own timeout a timeout.
+    fn class(&self) -> crate::ErrorClass {
+        match self.status() {
+            Some(StatusCode::TOO_MANY_REQUESTS) => crate::ErrorClass::Throttling,
+            _ if reqwest::Error::is_timeout(self) => crate::ErrorClass::Timeout,
+            _ => crate::ErrorClass::Transient,
+        }
     }
 }
 

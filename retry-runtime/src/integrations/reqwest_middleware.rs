@@ -456,6 +456,19 @@ impl Hooks<Response, Error> for HttpClassify {
         elapsed(error) || matches!(error, Error::Reqwest(e) if e.is_timeout())
     }
 
+    fn class(&mut self, error: &Error) -> crate::ErrorClass {
+        match error {
+            _ if self.is_timeout(error) => crate::ErrorClass::Timeout,
+            Error::Reqwest(e) => e.class(),
+            Error::Middleware(_) => crate::ErrorClass::Transient,
+        }
+    }
+
+    /// A 429 response is throttling.
+    fn class_ok(&mut self, response: &Response) -> crate::ErrorClass {
+        response.status().class()
+    }
+
     fn on_retry(&mut self, _: &Error, _: &RetryContext, _: Duration) {}
 }
 

@@ -169,6 +169,18 @@ impl Transient for Status {
             || (self.code() == Code::Cancelled && self.message() == TimeoutExpired(()).to_string())
             || sources(self).any(is_timeout)
     }
+
+    /// `RESOURCE_EXHAUSTED` (retried when listed in [`codes`]) is throttling; a deadline a
+    /// timeout; the rest transient.
+    fn class(&self) -> crate::ErrorClass {
+        if self.code() == Code::ResourceExhausted {
+            crate::ErrorClass::Throttling
+        } else if self.is_timeout() {
+            crate::ErrorClass::Timeout
+        } else {
+            crate::ErrorClass::Transient
+        }
+    }
 }
 
 /// The server's `grpc-retry-pushback-ms` says not to retry: negative or malformed (gRFC A6). A

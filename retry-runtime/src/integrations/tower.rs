@@ -83,13 +83,17 @@ use tokio::time::Sleep;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use crate::ErrorClass;
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
 use crate::drivers::closure::{ElapsedInto, NoTimeout, TimeoutInto};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
 use crate::drivers::kept::{self, KeepsOutcome, NotKept};
 use crate::drivers::timed::{poll_copy, set_timer};
 use crate::engine::context::{RetryContext, enter};
-use crate::engine::hooks::{ErrorHook, Hooks, OkHook, OnRetryHook, Unset};
+use crate::engine::hooks::{
+    ClassHook, ClassOf, DelayFor, DelayHook, DelaySlot, ErrorHook, Hooks, OkHook, OnRetryHook,
+    TimeoutIf, Unset,
+};
 use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Detached, Engine, Start};
 use crate::engine::steps;
@@ -410,10 +414,10 @@ impl<T, E, A, B, C, D, N, F> Hooks<T, E> for Classify<A, B, C, D, N, F>
 where
     A: ErrorHook<E, bool>,
     B: OkHook<T>,
-    C: ErrorHook<E, Option<Duration>>,
+    C: DelayHook<E>,
     D: ErrorHook<T, Option<Duration>>,
     N: OnRetryHook<E>,
-    F: ErrorHook<E, bool>,
+    F: ClassHook<E>,
 {
     #[inline]
     fn retry_if(&mut self, error: &E) -> bool {
@@ -427,7 +431,12 @@ where
 
     #[inline]
     fn retry_after(&mut self, error: &E) -> Option<Duration> {
-        self.retry_after.call(error).flatten()
+        self.retry_after.hint(error)
+    }
+
+    #[inline]
+    fn delay_for(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration> {
+        self.retry_after.choose(error, attempt, computed)
     }
 
     #[inline]
@@ -442,7 +451,17 @@ where
 
     #[inline]
     fn is_timeout(&mut self, error: &E) -> bool {
-        self.timeout_if.call(error).unwrap_or(false)
+        self.class(error) == ErrorClass::Timeout
+    }
+
+    #[inline]
+    fn class(&mut self, error: &E) -> ErrorClass {
+        self.timeout_if.class(error).unwrap_or_default()
+    }
+
+    #[inline]
+    fn class_ok(&mut self, value: &T) -> ErrorClass {
+        self.retry_if_ok.class(value).unwrap_or_default()
     }
 }
 
@@ -871,14 +890,54 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     pub fn retry_after<E, F: FnMut(&E) -> Option<Duration> + Clone>(
         self,
         hint: F,
-    ) -> RetryLayer<Classify<RI, RO, F, RAO, OR, TI>, C, R, B, G, Q, L> {
-        self.map_hooks(|h| Classify {
-            retry_if: h.retry_if,
-            retry_if_ok: h.retry_if_ok,
-            retry_after: hint,
-            retry_after_ok: h.retry_after_ok,
-            on_retry: h.on_retry,
-            timeout_if: h.timeout_if,
+    ) -> RetryLayer<Classify<RI, RO, DelayFor<F, RA::Choose>, RAO, OR, TI>, C, R, B, G, Q, L>
+    where
+        RA: DelaySlot,
+    {
+        self.map_hooks(|h| {
+            let (_, choose) = h.retry_after.into_parts();
+            Classify {
+                retry_if: h.retry_if,
+                retry_if_ok: h.retry_if_ok,
+                retry_after: DelayFor { hint, choose },
+                retry_after_ok: h.retry_after_ok,
+                on_retry: h.on_retry,
+                timeout_if: h.timeout_if,
+            }
+        })
+    }
+
+    /// Chooses the delay before each retry after an error, from the error, the attempt that
+    /// failed and the schedule's delay, as the closure API's
+    /// [`delay_for`](crate::Retry::delay_for): `Some` replaces the schedule's delay (bounded by
+    /// `max_delay`; `retry_after` is still a floor), `None` keeps it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::tower::RetryLayer;
+    ///
+    /// let layer = RetryLayer::new(RetryPolicy::default())
+    ///     .delay_for(|_: &std::io::Error, attempt, _| Some(Duration::from_millis(100) * attempt));
+    /// # let _ = layer;
+    /// ```
+    pub fn delay_for<E, F: FnMut(&E, u32, Duration) -> Option<Duration> + Clone>(
+        self,
+        choose: F,
+    ) -> RetryLayer<Classify<RI, RO, DelayFor<RA::Hint, F>, RAO, OR, TI>, C, R, B, G, Q, L>
+    where
+        RA: DelaySlot,
+    {
+        self.map_hooks(|h| {
+            let (hint, _) = h.retry_after.into_parts();
+            Classify {
+                retry_if: h.retry_if,
+                retry_if_ok: h.retry_if_ok,
+                retry_after: DelayFor { hint, choose },
+                retry_after_ok: h.retry_after_ok,
+                on_retry: h.on_retry,
+                timeout_if: h.timeout_if,
+            }
         })
     }
 
@@ -919,6 +978,32 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     pub fn timeout_if<E, F: FnMut(&E) -> bool + Clone>(
         self,
         predicate: F,
+    ) -> RetryLayer<Classify<RI, RO, RA, RAO, OR, TimeoutIf<F>>, C, R, B, G, Q, L> {
+        self.class_slot(TimeoutIf(predicate))
+    }
+
+    /// Tells each error's class ([`ErrorClass`]), in place of [`timeout_if`](Self::timeout_if),
+    /// as the closure API's `error_class`: a throttling error's retry grows from the policy's
+    /// `throttling_delay` and costs the budget's `throttling_cost`.
+    /// [`error_class`](crate::error_class) asks [`Transient::class`](crate::Transient::class).
+    ///
+    /// ```
+    /// use retry_runtime::tower::RetryLayer;
+    /// use retry_runtime::{RetryPolicy, error_class};
+    ///
+    /// let layer = RetryLayer::new(RetryPolicy::default()).error_class(error_class::<std::io::Error>);
+    /// # let _ = layer;
+    /// ```
+    pub fn error_class<E, F: FnMut(&E) -> ErrorClass + Clone>(
+        self,
+        class: F,
+    ) -> RetryLayer<Classify<RI, RO, RA, RAO, OR, ClassOf<F>>, C, R, B, G, Q, L> {
+        self.class_slot(ClassOf(class))
+    }
+
+    fn class_slot<F>(
+        self,
+        slot: F,
     ) -> RetryLayer<Classify<RI, RO, RA, RAO, OR, F>, C, R, B, G, Q, L> {
         self.map_hooks(|h| Classify {
             retry_if: h.retry_if,
@@ -926,7 +1011,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
             retry_after: h.retry_after,
             retry_after_ok: h.retry_after_ok,
             on_retry: h.on_retry,
-            timeout_if: predicate,
+            timeout_if: slot,
         })
     }
 }
@@ -1178,6 +1263,25 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
     #[inline]
     fn is_timeout(&mut self, error: &E) -> bool {
         self.failed() || self.hooks.is_timeout(error)
+    }
+
+    #[inline]
+    fn class(&mut self, error: &E) -> ErrorClass {
+        if self.failed() {
+            ErrorClass::Timeout
+        } else {
+            self.hooks.class(error)
+        }
+    }
+
+    #[inline]
+    fn class_ok(&mut self, value: &T) -> ErrorClass {
+        self.hooks.class_ok(value)
+    }
+
+    #[inline]
+    fn delay_for(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration> {
+        self.hooks.delay_for(error, attempt, computed)
     }
 }
 
@@ -1759,6 +1863,12 @@ mod http {
         #[inline]
         fn call(&mut self, response: &Response<B>) -> Option<bool> {
             Some(response.status().is_transient())
+        }
+
+        /// A 429 response is throttling (`StatusCode`'s [`Transient::class`](crate::Transient::class)).
+        #[inline]
+        fn class(&mut self, response: &Response<B>) -> Option<crate::ErrorClass> {
+            Some(response.status().class())
         }
     }
 

@@ -38,35 +38,38 @@ pub(crate) fn unpack(packed: u32) -> u64 {
 }
 
 impl Schedule {
-    /// The sleep before retry `n` (1-based), drawn from `rng`.
+    /// The sleep before retry `n` (1-based), drawn from `rng`, growing from `base` (the policy's
+    /// `delay`, or its `throttling_delay` after a throttling error).
     pub(crate) fn next_with<R: Rng + ?Sized>(
         &mut self,
         n: u32,
         policy: &RetryPolicy,
+        base: Duration,
         rng: &mut R,
     ) -> Duration {
         let previous = if n <= 1 {
-            policy.delay
+            base
         } else {
             Duration::from_nanos(unpack(self.previous))
         };
         let d = policy
             .backoff
-            .delay(n, policy.delay, policy.multiplier, policy.max_delay);
+            .delay(n, base, policy.multiplier, policy.max_delay);
         let sleep = policy
             .jitter
-            .apply(d, previous, policy.delay, policy.max_delay, rng);
+            .apply(d, previous, base, policy.max_delay, rng);
         self.previous = pack(retry_rules::__private::nanos(sleep));
         sleep
     }
 
-    /// The sleep before retry `n`, from this thread's generator; draws nothing without jitter.
-    pub(crate) fn next(&mut self, n: u32, policy: &RetryPolicy) -> Duration {
+    /// The sleep before retry `n` growing from `base`, from this thread's generator; draws
+    /// nothing without jitter.
+    pub(crate) fn next(&mut self, n: u32, policy: &RetryPolicy, base: Duration) -> Duration {
         if matches!(policy.jitter, crate::Jitter::None) {
             // No randomness needed: skip the thread-local access.
-            self.next_with(n, policy, &mut NoRandomness)
+            self.next_with(n, policy, base, &mut NoRandomness)
         } else {
-            with_jitter_rng(|rng| self.next_with(n, policy, rng))
+            with_jitter_rng(|rng| self.next_with(n, policy, base, rng))
         }
     }
 }
@@ -127,8 +130,12 @@ impl Iterator for Delays<'_> {
         }
         self.retries += 1;
         Some(match &mut self.rng {
-            Some(rng) => self.schedule.next_with(self.retries, self.policy, rng),
-            None => self.schedule.next(self.retries, self.policy),
+            Some(rng) => self
+                .schedule
+                .next_with(self.retries, self.policy, self.policy.delay, rng),
+            None => self
+                .schedule
+                .next(self.retries, self.policy, self.policy.delay),
         })
     }
 
@@ -253,7 +260,7 @@ mod tests {
     fn highest(p: &RetryPolicy, n: usize) -> Vec<Duration> {
         let mut schedule = Schedule::default();
         (1..=n)
-            .map(|i| schedule.next_with(u32::try_from(i).unwrap(), p, &mut Highest))
+            .map(|i| schedule.next_with(u32::try_from(i).unwrap(), p, p.delay, &mut Highest))
             .collect()
     }
 

@@ -6,4 +6,5 @@ pub(crate) mod delays;
 pub(crate) mod hedge;
 pub(crate) mod jitter;
 pub(crate) mod policy;
+pub(crate) mod preset;
 pub(crate) mod rng;

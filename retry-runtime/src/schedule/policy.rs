@@ -34,6 +34,8 @@ use crate::schedule::hedge::Latencies;
 pub struct RetryPolicy {
     pub(crate) max_attempts: u32,
     pub(crate) delay: Duration,
+    /// The first delay after a throttling error (`delay` unless set).
+    pub(crate) throttling_delay: Duration,
     pub(crate) backoff: Backoff,
     pub(crate) multiplier: f64,
     pub(crate) max_delay: Duration,
@@ -52,14 +54,21 @@ pub struct RetryPolicy {
 impl RetryPolicy {
     /// Total attempts, the first included.
     pub const DEFAULT_MAX_ATTEMPTS: u32 = PolicySettings::DEFAULT_MAX_ATTEMPTS;
-    /// The most attempts a policy may allow (2²⁸ − 1, over 268 million): a call's attempt counter
+    /// The most attempts a policy may allow (2²⁶ − 1, over 67 million): a call's attempt counter
     /// shares its word with the attempt's flags and the budget's bookkeeping, so that the call's
     /// future stays small.
+    ///
+    /// `u32::MAX`, the usual way to say "retry until something else stops it", is accepted and
+    /// stands for this most: with the default 20 s ceiling on a delay that is over 40 years of
+    /// retrying, so a call ends by its `max_elapsed`, an error it does not retry, or an enclosing
+    /// deadline. Other counts above it are an error.
     ///
     /// ```
     /// use retry_runtime::RetryPolicy;
     ///
-    /// let err = RetryPolicy::builder().max_attempts(u32::MAX).build().unwrap_err();
+    /// let forever = RetryPolicy::builder().max_attempts(u32::MAX).build().unwrap();
+    /// assert_eq!(forever.max_attempts(), RetryPolicy::MAX_ATTEMPTS);
+    /// let err = RetryPolicy::builder().max_attempts(u32::MAX - 1).build().unwrap_err();
     /// assert_eq!(err.field(), "max_attempts");
     /// assert!(RetryPolicy::builder().max_attempts(RetryPolicy::MAX_ATTEMPTS).build().is_ok());
     /// ```
@@ -103,6 +112,32 @@ impl RetryPolicy {
     /// ```
     pub const fn delay(&self) -> Duration {
         self.delay
+    }
+
+    /// The first backoff delay after a throttling error ([`ErrorClass::Throttling`]): `delay`
+    /// unless set.
+    ///
+    /// [`ErrorClass::Throttling`]: crate::ErrorClass::Throttling
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let p = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// assert_eq!(p.throttling_delay(), p.delay());
+    /// let p = retry_runtime::RetryPolicy::builder().throttling_delay(Duration::from_secs(1)).build().unwrap();
+    /// assert_eq!(p.throttling_delay(), Duration::from_secs(1));
+    /// ```
+    pub const fn throttling_delay(&self) -> Duration {
+        self.throttling_delay
+    }
+
+    /// The first delay of a retry after an error of `class`: `throttling_delay` after throttling,
+    /// else `delay`.
+    #[inline]
+    pub(crate) const fn base_delay(&self, class: crate::ErrorClass) -> Duration {
+        match class {
+            crate::ErrorClass::Throttling => self.throttling_delay,
+            _ => self.delay,
+        }
     }
 
     /// How the delay grows.
@@ -271,6 +306,17 @@ pub struct RetryPolicyBuilder {
 }
 
 impl RetryPolicyBuilder {
+    /// The settings given so far (`None`: not set).
+    ///
+    /// ```
+    /// use retry_runtime::{Preset, RetryPolicy};
+    /// assert_eq!(RetryPolicy::builder().max_attempts(4).settings().max_attempts, Some(4));
+    /// assert_eq!(Preset::Aws2026.policy().settings().max_attempts, Some(3));
+    /// ```
+    pub const fn settings(&self) -> PolicySettings {
+        self.settings
+    }
+
     /// A builder with each setting that is present in `settings` (the rest keep their defaults):
     /// how a config file's or the attribute's keys reach a policy.
     ///
@@ -287,7 +333,8 @@ impl RetryPolicyBuilder {
         RetryPolicyBuilder { settings }
     }
 
-    /// Total attempts, the first included (≥ 1; default 3).
+    /// Total attempts, the first included (≥ 1; default 3). `u32::MAX` retries until the call's
+    /// deadline or an error it does not retry ends it (see [`RetryPolicy::MAX_ATTEMPTS`]).
     pub const fn max_attempts(mut self, n: u32) -> Self {
         self.settings.max_attempts = Some(n);
         self
@@ -296,6 +343,28 @@ impl RetryPolicyBuilder {
     /// The first backoff delay (> 0; default 100 ms).
     pub const fn delay(mut self, d: Duration) -> Self {
         self.settings.delay = Some(d);
+        self
+    }
+
+    /// The first backoff delay after a throttling error (the server asked to slow down:
+    /// [`ErrorClass::Throttling`](crate::ErrorClass::Throttling)), which then grows as `delay`
+    /// does (> 0, ≤ `max_delay`; default `delay`). The AWS SDKs' 2026 standard mode backs off
+    /// from 1 s after throttling and from 50 ms otherwise.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::{Jitter, RetryPolicy};
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .delay(Duration::from_millis(50))
+    ///     .throttling_delay(Duration::from_secs(1))
+    ///     .jitter(Jitter::None)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(policy.throttling_delay(), Duration::from_secs(1));
+    /// ```
+    pub const fn throttling_delay(mut self, d: Duration) -> Self {
+        self.settings.throttling_delay = Some(d);
         self
     }
 
@@ -311,8 +380,8 @@ impl RetryPolicyBuilder {
         self
     }
 
-    /// The ceiling of one delay before jitter (> 0, ≥ `delay`; default 20 s, or `delay` when that
-    /// is larger and no ceiling was set).
+    /// The ceiling of one delay before jitter (> 0, ≥ `delay` and `throttling_delay`; default
+    /// 20 s, or the longer of those two when one is longer and no ceiling was set).
     pub const fn max_delay(mut self, d: Duration) -> Self {
         self.settings.max_delay = Some(d);
         self
@@ -432,7 +501,7 @@ impl RetryPolicyBuilder {
 
     /// Retry at one layer (the SRE book's advice, enforced): when `true`, a call made inside an
     /// attempt of an enclosing retrying call that still has attempts left makes a single
-    /// attempt, and leaves the retrying to that call (it gives up with
+    /// attempt (no hedge either, with `hedge_after`), and leaves the retrying to that call (it gives up with
     /// [`GiveUpReason::OuterRetries`](crate::GiveUpReason::OuterRetries)); once every enclosing
     /// call is on its last attempt (or has none: `max_attempts = 1`), it retries as its policy
     /// says. Outside any retrying call it changes nothing. Default `false`.
@@ -482,6 +551,10 @@ impl RetryPolicyBuilder {
         Ok(RetryPolicy {
             max_attempts: s.max_attempts,
             delay: s.delay,
+            throttling_delay: match s.throttling_delay {
+                Some(t) => t,
+                None => s.delay,
+            },
             backoff: s.backoff,
             multiplier: s.multiplier,
             max_delay: s.max_delay,

@@ -8,7 +8,7 @@ use reattempt::{AdaptiveThrottle, Bulkhead, CircuitBreaker, RetryBudget, RetryPo
 use super::{CallFuture, Driver, Env};
 use crate::expect::Scenario;
 use crate::harness::Probe;
-use crate::model::{TestError, hint, retry_ok, retryable};
+use crate::model::{TestError, hint, paced, retry_ok, retryable};
 
 pub struct AttributeLoop;
 
@@ -57,13 +57,13 @@ impl Driver for AttributeLoop {
     }
 }
 
-#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint, delay_for = paced,
             on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance")]
 async fn plain(policy: &RetryPolicy, probe: &Probe, _exclusive: &mut ()) -> Result<u32, TestError> {
     probe.attempt().await
 }
 
-#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint, delay_for = paced,
             on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance",
             circuit_breaker = breaker)]
 async fn with_breaker(
@@ -75,7 +75,7 @@ async fn with_breaker(
     probe.attempt().await
 }
 
-#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint, delay_for = paced,
             on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance",
             budget = budget)]
 async fn with_budget(
@@ -87,7 +87,7 @@ async fn with_budget(
     probe.attempt().await
 }
 
-#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint, delay_for = paced,
             on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance",
             circuit_breaker = breaker, budget = budget)]
 async fn with_both(
@@ -100,7 +100,7 @@ async fn with_both(
     probe.attempt().await
 }
 
-#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint, delay_for = paced,
             on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance",
             throttle = throttle)]
 async fn with_throttle(
@@ -112,7 +112,7 @@ async fn with_throttle(
     probe.attempt().await
 }
 
-#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint,
+#[retryable(policy = policy, retry_if = retryable, retry_if_ok = retry_ok, retry_after = hint, delay_for = paced,
             on_retry = |e, ctx, d| probe.on_retry(e, ctx.attempt(), d), name = "conformance",
             bulkhead = bulkhead)]
 async fn with_bulkhead(

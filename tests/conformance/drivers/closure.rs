@@ -1,17 +1,17 @@
 //! The closure API: `policy.retry(..).retry_if(..).retry_if_ok(..).retry_after(..).on_retry(..)
-//! .timeout_if(..).circuit_breaker(..).budget(..)`, under the attribute's names.
+//! .error_class(..).circuit_breaker(..).budget(..)`, under the attribute's names.
 //!
 //! It is given exactly what the attribute is given. The attribute asks an error whether it says
 //! it was a timeout by itself when the error type implements `Transient` (it sees the concrete
 //! type); the closure API is generic over the error type and cannot tell, so it is told with
-//! `.timeout_if(reattempt::is_timeout)`, as its rustdoc says a user does.
+//! `.error_class(reattempt::error_class)`, as its rustdoc says a user does.
 
 use std::future::IntoFuture;
 
 use super::{CallFuture, Driver, Env};
 use crate::expect::NAME;
 use crate::expect::Scenario;
-use crate::model::{TestError, hint, retry_ok, retryable};
+use crate::model::{TestError, hint, paced, retry_ok, retryable};
 
 pub struct Closure;
 
@@ -40,10 +40,11 @@ impl Driver for Closure {
             .retry_if(retryable)
             .retry_if_ok(retry_ok)
             .retry_after(hint)
+            .delay_for(paced)
             .on_retry(move |e: &TestError, ctx: &reattempt::RetryContext, d| {
                 probe.on_retry(e, ctx.attempt(), d);
             })
-            .timeout_if(reattempt::is_timeout)
+            .error_class(reattempt::error_class)
             .name(NAME);
         // A throttle or a bulkhead comes with no other guard (see `unsupported`).
         match (breaker, budget, throttle, bulkhead) {

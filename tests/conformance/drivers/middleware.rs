@@ -24,7 +24,7 @@ use reqwest_middleware::{ClientBuilder, Error, Middleware, Next};
 use super::{CallFuture, Driver, Env};
 use crate::expect::NAME;
 use crate::harness::Probe;
-use crate::model::{Ev, TestError, hint, retry_ok, retryable};
+use crate::model::{Ev, TestError, hint, paced, retry_ok, retryable};
 
 pub struct ReqwestMiddleware;
 
@@ -103,6 +103,12 @@ impl Hooks<reqwest::Response, Error> for Classes {
     }
     fn is_timeout(&mut self, error: &Error) -> bool {
         class(error).is_timeout()
+    }
+    fn delay_for(&mut self, error: &Error, attempt: u32, computed: Duration) -> Option<Duration> {
+        paced(&class(error), attempt, computed)
+    }
+    fn class(&mut self, error: &Error) -> reattempt::ErrorClass {
+        reattempt::Transient::class(&class(error))
     }
 }
 

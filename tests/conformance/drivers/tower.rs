@@ -1,10 +1,10 @@
 //! The tower layer: `RetryLayer::new(policy).retry_if(..).retry_if_ok(..).retry_after(..)
-//! .on_retry(..).timeout_if(..).circuit_breaker(..).budget(..).name(..)` around a service whose
+//! .on_retry(..).error_class(..).circuit_breaker(..).budget(..).name(..)` around a service whose
 //! `call` is the probe's attempt, under the attribute's names.
 //!
 //! It is given exactly what the closure API is given: the layer is generic over the error type,
 //! so, like the closure API, it is told which errors say they timed out
-//! (`.timeout_if(reattempt::is_timeout)`). The layer owns its policy (a clone of the scenario's)
+//! (`.error_class(reattempt::error_class)`). The layer owns its policy (a clone of the scenario's)
 //! and holds clones of the harness's `Arc`s of the guards, so the harness reads them afterwards
 //! as for the other drivers.
 
@@ -21,7 +21,7 @@ use super::{CallFuture, Driver, Env};
 use crate::expect::NAME;
 use crate::expect::Scenario;
 use crate::harness::Probe;
-use crate::model::{TestError, hint, retry_ok, retryable};
+use crate::model::{TestError, hint, paced, retry_ok, retryable};
 
 pub struct Tower;
 
@@ -69,10 +69,11 @@ impl Driver for Tower {
             .retry_if(retryable)
             .retry_if_ok(retry_ok)
             .retry_after(hint)
+            .delay_for(paced)
             .on_retry(move |e: &TestError, ctx: &reattempt::RetryContext, d| {
                 probe.on_retry(e, ctx.attempt(), d);
             })
-            .timeout_if(reattempt::is_timeout::<TestError>)
+            .error_class(reattempt::error_class::<TestError>)
             .name(NAME);
         let inner = Scripted(probe);
         if let Some(throttle) = throttle {

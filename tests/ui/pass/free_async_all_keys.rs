@@ -47,7 +47,7 @@ async fn fixed() -> Result<(), ApiError> {
     Ok(())
 }
 
-#[retryable(jitter = "full", max_attempts = 1)]
+#[retryable(max_attempts = 1)]
 async fn once() -> Result<(), ApiError> {
     Err(ApiError::Unavailable)
 }

@@ -1,0 +1,388 @@
+//! An attempt that may return a borrow of what the caller lent it mutably: `#[retryable]` on
+//! `async fn conn(&mut self) -> Result<&mut Connection, E>` (reconnect, then hand out the
+//! connection), or on a function with a `&'a mut` argument whose `'a` the `Ok` names.
+//!
+//! Each attempt runs on a fresh reborrow of the lent `&'s mut S`, and the attempt that ends the
+//! call hands out a borrow of it. Written as a plain loop, the borrow checker refuses it (E0499:
+//! a borrow that may be returned lasts to the function's end, so it conflicts with the next
+//! iteration's reborrow even where it was dropped; NLL's "problem case #3", which Polonius
+//! accepts). Here each attempt is a function **higher-ranked over the reborrow's lifetime**
+//! (`for<'r> FnOnce(&'r mut S, …) -> … Result<Of<'r>, E>`), and only its `Ok` is given the lent
+//! lifetime `'s` (one narrowly scoped `unsafe`, [`extend`]), as `polonius-the-crab` does.
+//!
+//! # Why this is sound
+//!
+//! The attempt is type-checked once for every `'r`, knowing only what its signature implies:
+//! `S: 'r` (from `&'r mut S`) and `'s: 'r` (from [`Lent<'r, 's>`]). So a borrow in its `Ok`
+//! (typed `'r`) is one of:
+//! - a reborrow of the lent `&'r mut S`: valid for `'s` once the lent reference is not used
+//!   again, and the driver never uses it again after an `Ok` (it returns it only with an `Err`,
+//!   which cannot hold a borrow of it: `E` is one type outside the `for<'r>`);
+//! - data the attempt can show to outlive `'r` for *every* `'r` below `'s`: data that outlives
+//!   `'s` itself (a `&'s str` argument, `'static` data, what `S`'s own lifetimes borrow).
+//!
+//! A borrow of anything else (another argument with a shorter or unrelated lifetime, a second
+//! `&mut` argument, a local, a reference held by a by-value argument, the attempt's own future)
+//! cannot be typed `'r` for every `'r`: the attempt does not compile. By parametricity, the
+//! attempt behaves as if it had been handed `&'s mut S` itself, so its `Ok` is what it would have
+//! returned then, typed `Of<'s>`. `Of<'r>` and `Of<'s>` are one type but for a lifetime
+//! ([`WithLt`] cannot tell lifetimes apart: an impl cannot match on one), so their layouts are
+//! equal. The attempt's future is boxed (`LentAttempt`), so that the call's future, which holds
+//! it, is `Send` exactly when the attempt's is, without naming a higher-ranked associated type
+//! that the `Send` analysis cannot prove (an `AsyncFnOnce` bound's future is "not general
+//! enough" as soon as `S` has a lifetime).
+//!
+//! What it rejects, each a compile error (the shapes that broke the first attempt at this):
+//!
+//! ```compile_fail
+//! # use retry_runtime::RetryPolicy;
+//! # use retry_runtime::__private::{Call, Lends, WithLt};
+//! // A shared argument of its own lifetime, returned as the lent one's.
+//! async fn f<'a>(call: &mut Call<'_>, lent: &'a mut u32, other: &u32) -> &'a u32 {
+//!     let of = Lends::<dyn for<'r> WithLt<'r, Of = &'r u32>>::new();
+//!     match call.attempt_lent(lent, of, None, |_, _| Box::pin(async move { Ok::<_, ()>(other) })).await {
+//!         Ok(v) => v,
+//!         Err(_) => unreachable!(),
+//!     }
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! # use retry_runtime::__private::{Call, Lends, WithLt};
+//! // A second `&mut` argument, reborrowed for each attempt and returned as the lent one: the
+//! // reborrow would have to last as long as the lent one, and the next attempt's conflicts.
+//! async fn f<'a>(call: &mut Call<'_>, lent: &'a mut u32, other: &'a mut u32) -> &'a mut u32 {
+//!     let mut lent = Some(lent);
+//!     loop {
+//!         let of = Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new();
+//!         let other = &mut *other;
+//!         let taken = lent.take().unwrap();
+//!         match call.attempt_lent(taken, of, None, |_, _| Box::pin(async move { Ok::<_, ()>(other) })).await {
+//!             Ok(v) => return v,
+//!             Err(((), back)) => lent = Some(back),
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! # use retry_runtime::__private::{Call, Lends, WithLt};
+//! // A by-value argument holding a reference, returned through it.
+//! struct Holder<'h>(&'h mut u32);
+//! async fn f<'a>(call: &mut Call<'_>, lent: &'a mut u32, mut h: Holder<'_>) -> &'a mut u32 {
+//!     let of = Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new();
+//!     let h = &mut h;
+//!     match call.attempt_lent(lent, of, None, |_, _| Box::pin(async move { Ok::<_, ()>(&mut *h.0) })).await {
+//!         Ok(v) => v,
+//!         Err(_) => unreachable!(),
+//!     }
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! # use retry_runtime::__private::{Call, Lends, WithLt};
+//! // An error borrowing from the lent reference: `E` is outside the `for<'r>`.
+//! async fn f<'a>(call: &mut Call<'_>, lent: &'a mut u32) -> Result<&'a mut u32, &'a u32> {
+//!     let of = Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new();
+//!     call.attempt_lent(lent, of, None, |l, _| Box::pin(async move { Err(&*l) })).await.map_err(|(e, _)| e)
+//! }
+//! ```
+//!
+//! This is the soundness that the first attempt at this lacked (it extended the final `Ok`
+//! without knowing which input it borrows from): here the compiler knows.
+
+use core::future::Future;
+use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
+use core::pin::Pin;
+
+use crate::drivers::call::Call;
+use crate::error::Elapsed;
+
+/// A type-level function of a lifetime: `dyn for<'r> WithLt<'r, Of = &'r mut Conn>` implements
+/// `WithLt<'a>` for every `'a`, with `Of = &'a mut Conn` (no item to declare).
+pub trait WithLt<'r> {
+    /// The type at `'r`.
+    type Of;
+}
+
+/// What an attempt of a lent call knows of its lifetime `'r`: `'s: 'r` (`'s` is the lent
+/// reference's), so that it may return data that outlives `'s` (a `&'s str` argument) beside
+/// its reborrow.
+pub type Lent<'r, 's> = PhantomData<&'r &'s ()>;
+
+/// One attempt's future, made by a lent call's attempt from its reborrow.
+pub type LentAttempt<'r, T> = Pin<Box<dyn Future<Output = T> + Send + 'r>>;
+
+/// The `R` of [`Call::attempt_lent`] (`dyn for<'r> WithLt<'r, Of = …>`), passed as a value.
+pub struct Lends<R: ?Sized>(PhantomData<fn() -> PhantomData<R>>);
+
+impl<R: ?Sized> Lends<R> {
+    /// The marker.
+    #[inline]
+    #[must_use]
+    pub const fn new() -> Self {
+        Lends(PhantomData)
+    }
+}
+
+impl<R: ?Sized> Default for Lends<R> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `Of<'r>` as `Of<'s>`.
+///
+/// # Safety
+///
+/// `v` must be what an attempt higher-ranked over `'r` (`for<'r> FnOnce(&'r mut S, Lent<'r, 's>)
+/// -> … Of<'r> …`) returned from a reborrow of a `&'s mut S` that the caller does not use again
+/// (see the module's documentation).
+#[allow(
+    unsafe_code,
+    reason = "NLL problem case #3: see the module's documentation"
+)]
+#[inline]
+unsafe fn extend<'r, 's, R: ?Sized + for<'x> WithLt<'x>>(
+    v: <R as WithLt<'r>>::Of,
+) -> <R as WithLt<'s>>::Of {
+    const {
+        assert!(
+            size_of::<<R as WithLt<'r>>::Of>() == size_of::<<R as WithLt<'s>>::Of>()
+                && align_of::<<R as WithLt<'r>>::Of>() == align_of::<<R as WithLt<'s>>::Of>()
+        );
+    }
+    let v = ManuallyDrop::new(v);
+    // SAFETY: one type but for a lifetime (`WithLt` cannot tell lifetimes apart), so one layout
+    // (checked above too); `v` is not dropped, so the value keeps one owner; the lifetime is the
+    // caller's to vouch for (see the module's documentation).
+    unsafe { core::mem::transmute_copy::<<R as WithLt<'r>>::Of, <R as WithLt<'s>>::Of>(&*v) }
+}
+
+impl Call<'_> {
+    /// One attempt of a call whose `Ok` may borrow from `lent` (the function's `&mut self`, or
+    /// its `&'a mut` argument): `attempt` makes the attempt's future from a reborrow of it
+    /// (`timed_out`: the attempt runs under the policy's `timeout`, as
+    /// [`attempt_timed_into`](Self::attempt_timed_into)). Gives the `Ok` with the lent lifetime,
+    /// or the error and `lent` back, for the next attempt or the fallback.
+    ///
+    /// # Errors
+    /// The attempt's error, with `lent`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use retry_runtime::{FnHooks, RetryPolicy};
+    /// use retry_runtime::__private::{Call, Decision, Guards, Lends, WithLt};
+    ///
+    /// struct Pool { conn: u32, tries: u32 }
+    ///
+    /// async fn conn(pool: &mut Pool) -> Result<&mut u32, &'static str> {
+    ///     let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    ///     let mut call = Call::new(&policy);
+    ///     let mut lent = Some(pool);
+    ///     loop {
+    ///         let Some(pool) = lent.take() else { unreachable!() };
+    ///         let res = call
+    ///             .attempt_lent(pool, Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new(), None, |pool, _| {
+    ///                 Box::pin(async move {
+    ///                     pool.tries += 1;
+    ///                     if pool.tries < 2 { Err("busy") } else { Ok(&mut pool.conn) }
+    ///                 })
+    ///             })
+    ///             .await;
+    ///         let res = res.map_err(|(e, back)| { lent = Some(back); e });
+    ///         match call.decide("conn", &mut FnHooks::of(&res), res, Guards::NONE) {
+    ///             Decision::Stop(out) => break out,
+    ///             Decision::Retry(_) => {}
+    ///         }
+    ///     }
+    /// }
+    /// let mut pool = Pool { conn: 7, tries: 0 };
+    /// *conn(&mut pool).await.unwrap() += 1;
+    /// assert_eq!((pool.conn, pool.tries), (8, 2));
+    /// # }
+    /// ```
+    pub async fn attempt_lent<'s, S, R, E, F>(
+        &mut self,
+        lent: &'s mut S,
+        _of: Lends<R>,
+        timed_out: Option<fn(Elapsed) -> E>,
+        attempt: F,
+    ) -> Result<<R as WithLt<'s>>::Of, (E, &'s mut S)>
+    where
+        S: ?Sized,
+        R: ?Sized + for<'r> WithLt<'r>,
+        F: for<'r> FnOnce(
+            &'r mut S,
+            Lent<'r, 's>,
+        ) -> LentAttempt<'r, Result<<R as WithLt<'r>>::Of, E>>,
+    {
+        let fut = attempt(&mut *lent, PhantomData);
+        let out = match timed_out {
+            Some(timed_out) => self.attempt_timed_into(fut, timed_out).await,
+            None => self.attempt(fut).await,
+        };
+        // SAFETY: `attempt` is higher-ranked over the reborrow's lifetime, and `lent` is not
+        // used again on this path (see the module's documentation).
+        #[allow(unsafe_code, reason = "see `extend`")]
+        let out = out.map(|v| unsafe { extend::<R>(v) });
+        out.map_err(|e| (e, lent))
+    }
+
+    /// [`attempt_lent`](Self::attempt_lent) for a blocking function.
+    ///
+    /// # Errors
+    /// The attempt's error, with `lent`.
+    pub fn attempt_lent_blocking<'s, S, R, E, F>(
+        &mut self,
+        lent: &'s mut S,
+        _of: Lends<R>,
+        attempt: F,
+    ) -> Result<<R as WithLt<'s>>::Of, (E, &'s mut S)>
+    where
+        S: ?Sized,
+        R: ?Sized + for<'r> WithLt<'r>,
+        F: for<'r> FnOnce(&'r mut S, Lent<'r, 's>) -> Result<<R as WithLt<'r>>::Of, E>,
+    {
+        let out = self.attempt_blocking(|| attempt(&mut *lent, PhantomData));
+        // SAFETY: as in `attempt_lent`.
+        #[allow(unsafe_code, reason = "see `extend`")]
+        let out = out.map(|v| unsafe { extend::<R>(v) });
+        out.map_err(|e| (e, lent))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{Lends, WithLt};
+    use crate::drivers::call::Call;
+    use crate::error::Elapsed;
+    use crate::schedule::policy::RetryPolicy;
+
+    #[derive(Debug, Default)]
+    struct Pool {
+        conn: u32,
+        tries: u32,
+    }
+
+    /// A borrowed holder of the lent reference (`S` with a lifetime).
+    struct Client<'c> {
+        pool: &'c mut Pool,
+    }
+
+    fn of<'x>() -> Lends<dyn for<'r> WithLt<'r, Of = &'r mut u32> + 'x> {
+        Lends::new()
+    }
+
+    /// The loop the attribute writes, without it: each attempt on a reborrow, the `Ok` returned.
+    async fn conn(pool: &mut Pool, fail: u32, timed: bool) -> Result<&mut u32, u32> {
+        let policy = RetryPolicy::builder()
+            .max_attempts(3)
+            .timeout(Duration::from_millis(10))
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut call = Call::new(&policy);
+        let mut lent = Some(pool);
+        let timed_out: Option<fn(Elapsed) -> u32> = timed.then_some(|_| 504);
+        loop {
+            let pool = lent.take().unwrap_or_else(|| unreachable!());
+            let out = call
+                .attempt_lent(pool, of(), timed_out, |pool, _| {
+                    Box::pin(async move {
+                        pool.tries += 1;
+                        if pool.tries <= fail {
+                            if timed {
+                                std::future::pending::<()>().await;
+                            }
+                            return Err(pool.tries);
+                        }
+                        Ok(&mut pool.conn)
+                    })
+                })
+                .await;
+            match out {
+                Ok(c) => break Ok(c),
+                Err((e, back)) if back.tries >= 3 => break Err(e),
+                Err((_, back)) => lent = Some(back),
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_last_attempts_borrow_is_returned() {
+        let mut pool = Pool::default();
+        *conn(&mut pool, 2, false)
+            .await
+            .unwrap_or_else(|e| panic!("{e}")) += 10;
+        assert_eq!((pool.conn, pool.tries), (10, 3));
+        let mut pool = Pool::default();
+        assert_eq!(conn(&mut pool, 5, false).await.err(), Some(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_timed_out_attempt_gives_the_lent_reference_back() {
+        let mut pool = Pool::default();
+        *conn(&mut pool, 1, true)
+            .await
+            .unwrap_or_else(|e| panic!("{e}")) += 1;
+        assert_eq!((pool.conn, pool.tries), (1, 2));
+        let mut pool = Pool::default();
+        assert_eq!(conn(&mut pool, 5, true).await.err(), Some(504));
+    }
+
+    impl Client<'_> {
+        async fn conn(&mut self) -> Result<&mut u32, u32> {
+            let policy = RetryPolicy::builder()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            let mut call = Call::new(&policy);
+            call.attempt_lent(self, of(), None, |c, _| {
+                Box::pin(async move {
+                    tokio::task::yield_now().await;
+                    Ok(&mut c.pool.conn)
+                })
+            })
+            .await
+            .map_err(|(e, _)| e)
+        }
+    }
+
+    fn assert_send<T: Send>(_: T) {}
+
+    #[tokio::test]
+    async fn the_call_is_send_when_a_lifetime_is_in_the_lent_type() {
+        let mut pool = Pool::default();
+        let mut client = Client { pool: &mut pool };
+        assert_send(client.conn());
+        *client.conn().await.unwrap_or_else(|e| panic!("{e}")) = 4;
+        assert_eq!(pool.conn, 4);
+    }
+
+    #[test]
+    fn blocking() {
+        let policy = RetryPolicy::builder()
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut call = Call::new(&policy);
+        let mut pool = Pool::default();
+        let tag = String::from("t");
+        // A shared borrow that outlives the lent one may be returned beside it.
+        let (c, t) = {
+            let tag: &str = &tag;
+            let lent = &mut pool;
+            call.attempt_lent_blocking(
+                lent,
+                Lends::<dyn for<'r> WithLt<'r, Of = (&'r mut u32, &'r str)>>::new(),
+                |p, _| Ok::<_, ()>((&mut p.conn, tag)),
+            )
+            .unwrap_or_else(|((), _)| unreachable!())
+        };
+        *c = 3;
+        assert_eq!(t, "t");
+        assert_eq!(pool.conn, 3);
+    }
+}

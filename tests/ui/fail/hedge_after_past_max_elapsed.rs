@@ -1,0 +1,8 @@
+use reattempt::retryable;
+
+#[retryable(hedge_after = "2s", max_elapsed = "1s")]
+async fn fetch() -> Result<u32, std::io::Error> {
+    Ok(1)
+}
+
+fn main() {}
