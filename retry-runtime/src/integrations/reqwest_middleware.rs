@@ -74,6 +74,7 @@ use http::Extensions;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next, Result};
 
+use crate::ErrorClass;
 use crate::engine::context::RetryContext;
 use crate::engine::hooks::Hooks;
 use crate::error::Elapsed;
@@ -427,8 +428,20 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
         self.hooks.retry_after_ok(response)
     }
 
+    fn delay_for(&mut self, error: &Error, attempt: u32, computed: Duration) -> Option<Duration> {
+        self.hooks.delay_for(error, attempt, computed)
+    }
+
     fn is_timeout(&mut self, error: &Error) -> bool {
         self.hooks.is_timeout(error)
+    }
+
+    fn class(&mut self, error: &Error) -> ErrorClass {
+        self.hooks.class(error)
+    }
+
+    fn class_ok(&mut self, response: &Response) -> ErrorClass {
+        self.hooks.class_ok(response)
     }
 
     fn on_retry(&mut self, error: &Error, context: &RetryContext, delay: Duration) {
