@@ -148,7 +148,12 @@ async fn custom_hooks_classify_and_are_told_of_each_retry() {
     let service = Service::start().await;
     let asked = Arc::new(AtomicU32::new(0));
     let client = ClientBuilder::new(reqwest::Client::new())
-        .with(RetryMiddleware::new(quick()).hooks(RetryBadRequests(asked.clone())))
+        .with(
+            // The key makes the POST safe to retry (HTTP's safety rule applies under any hooks).
+            RetryMiddleware::new(quick())
+                .idempotency_key_header()
+                .hooks(RetryBadRequests(asked.clone())),
+        )
         .build();
     let resp = client
         .post(format!("{}/charges", service.url()))

@@ -226,9 +226,10 @@ pub struct NoTimeout;
 /// `E: From<Elapsed>`), an `FnMut(Elapsed) -> E` given to [`Retry::timeout_into`], or
 /// [`NoTimeout`].
 #[diagnostic::on_unimplemented(
-    message = "the closure API turns a timed-out attempt into `{E}` with `reattempt::FromElapsed`, which `{E}` lacks",
+    message = "a timed-out attempt must become `{E}`, which lacks `reattempt::FromElapsed` (the closure API's and the tower layer's default conversion)",
     label = "`{E}` cannot hold a timeout",
-    note = "call `.without_timeout()` if this call needs no per-attempt timeout, or `.timeout_into(|elapsed| …)` to make a `{E}` from one"
+    note = "call `.without_timeout()` if the calls need no per-attempt timeout, or `.timeout_into(|elapsed| …)` to make a `{E}` from one (on the closure API's call, or on the tower layer)",
+    note = "or implement `From<reattempt::Elapsed>` for an error type of your own; below a tower layer, `map_err(tower::BoxError::from)` gives one that has it"
 )]
 pub trait TimeoutInto<E> {
     /// Whether the policy's `timeout` is applied at all.

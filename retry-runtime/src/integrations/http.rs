@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
+//! use http::{HeaderMap, HeaderValue, Method, StatusCode, header::RETRY_AFTER};
 //! use retry_runtime::{http::retry_after, transient};
 //!
 //! let mut headers = HeaderMap::new();
@@ -20,7 +20,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header::RETRY_AFTER};
 
 use crate::integrations::classify::Transient;
 
@@ -56,6 +56,167 @@ pub(crate) fn set_attempt_headers(
         headers.insert(OUTER_ATTEMPTS_LEFT, left);
     }
 }
+
+/// Whether `method` is idempotent (RFC 9110 §9.2.2): `GET`, `HEAD`, `OPTIONS`, `TRACE`, `PUT`
+/// and `DELETE`. Sending such a request twice has the effect of sending it once, so a retrying
+/// client may repeat it after any failure; any other method (`POST`, `PATCH`, an extension
+/// method) may do its side effect again.
+///
+/// ```
+/// use http::Method;
+/// use retry_runtime::http::idempotent;
+///
+/// assert!(idempotent(&Method::GET) && idempotent(&Method::PUT) && idempotent(&Method::DELETE));
+/// assert!(!idempotent(&Method::POST) && !idempotent(&Method::PATCH));
+/// ```
+#[must_use]
+pub fn idempotent(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
+    )
+}
+
+/// Whether `error` says that the request provably never left the client: a connection that
+/// could not be made (refused: nothing listens there), found anywhere in its chain of
+/// [`source`](std::error::Error::source)s as a [`std::io::Error`] of kind `ConnectionRefused`,
+/// or (feature `reqwest`) a `reqwest::Error` whose `is_connect()` is true (refused, DNS, or a
+/// timeout while connecting). hyper-util's legacy client reports a refused connection that way,
+/// below its own error.
+///
+/// Any other failure (a reset, a connection closed before the answer, a timeout while waiting
+/// for it) may have come after the server read the request, and so may have had its effect.
+///
+/// ```
+/// use std::io;
+/// use retry_runtime::http::never_sent;
+///
+/// assert!(never_sent(&io::Error::from(io::ErrorKind::ConnectionRefused)));
+/// assert!(!never_sent(&io::Error::from(io::ErrorKind::ConnectionReset)));
+/// ```
+#[must_use]
+pub fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(error), |e| cause(*e)).any(|e| {
+        #[cfg(feature = "reqwest")]
+        if e.downcast_ref::<reqwest::Error>()
+            .is_some_and(reqwest::Error::is_connect)
+        {
+            return true;
+        }
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+    })
+}
+
+/// The error below `error`: its source, or for an `io::Error` holding another error, that
+/// error (whose own source is what the `io::Error` reports as its source, skipping it).
+fn cause<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    match error
+        .downcast_ref::<std::io::Error>()
+        .and_then(std::io::Error::get_ref)
+    {
+        Some(inner) => Some(inner),
+        None => error.source(),
+    }
+}
+
+/// Whether a response with `status` says that the server did not act on the request, so that
+/// even a non-idempotent one may be sent again: 408 Request Timeout (the server did not receive
+/// the whole request, RFC 9110 §15.5.9), 429 Too Many Requests (refused before processing, RFC
+/// 6585 §4) and 503 Service Unavailable (the server "is currently unable to handle the
+/// request", RFC 9110 §15.6.4). A 500, a 502 or a 504 may come after the request was acted on
+/// (by the server, or by the upstream a gateway forwarded it to), so they are not.
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub(crate) fn not_processed(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::REQUEST_TIMEOUT
+            | StatusCode::TOO_MANY_REQUESTS
+            | StatusCode::SERVICE_UNAVAILABLE
+    )
+}
+
+/// What a retrying HTTP client (the tower layer's `.http()`, the reqwest middleware) thinks of
+/// one attempt's outcome, handed to a request-aware hook (`retry_request`) that decides in its
+/// place.
+///
+/// - `retryable`: the classification says the outcome is worth another attempt (a transient
+///   error, a transient status, an attempt the policy's `timeout` cut);
+/// - `safe`: the request may be sent again without doing its side effect twice (RFC 9110
+///   §9.2.2). True when its method is [`idempotent`], when it carries an `Idempotency-Key`
+///   (its own, or the client's with `idempotency_key_header`), when the attempt provably never
+///   reached the server ([`never_sent`]), when the server answered 408, 429 or 503 (it did not
+///   act on the request), or when the client says unsafe methods may be retried
+///   (`retry_unsafe_methods(true)`).
+///
+/// The default decision is [`retry`](Verdict::retry): both.
+///
+/// ```
+/// use retry_runtime::http::Verdict;
+///
+/// let lost_post = Verdict { retryable: true, safe: false };
+/// assert!(!lost_post.retry());
+/// assert!(Verdict { retryable: true, safe: true }.retry());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    /// The outcome is worth another attempt.
+    pub retryable: bool,
+    /// The request may be sent again without repeating its side effect.
+    pub safe: bool,
+}
+
+impl Verdict {
+    /// The default decision: retry when the outcome is retryable and the request safe to send
+    /// again.
+    #[must_use]
+    pub fn retry(self) -> bool {
+        self.retryable && self.safe
+    }
+}
+
+/// Whether a request with `method` and `headers` may be sent again after an attempt whose
+/// outcome says the server did not act on it (`not_acted_on`) or may have: see
+/// [`Verdict::safe`].
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub(crate) fn safe_to_resend(
+    method: &Method,
+    headers: &HeaderMap,
+    rule: SafetyRule,
+    not_acted_on: bool,
+) -> bool {
+    rule.unsafe_methods
+        || not_acted_on
+        || idempotent(method)
+        || rule.idempotency_key
+        || headers.contains_key(&IDEMPOTENCY_KEY)
+}
+
+/// A retrying HTTP client's settings that bear on whether a request is safe to send again.
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SafetyRule {
+    /// Each attempt carries the call's `Idempotency-Key`.
+    pub(crate) idempotency_key: bool,
+    /// The user said a non-idempotent request may be retried.
+    pub(crate) unsafe_methods: bool,
+}
+
+/// How many attempts a retrying HTTP client made for the response it returns, in the response's
+/// extensions (the tower layer's `.http()` and the reqwest middleware): the first attempt
+/// counts, so a response that needed no retry says 1.
+///
+/// ```
+/// use retry_runtime::http::Attempts;
+///
+/// let mut response = http::Response::new(());
+/// response.extensions_mut().insert(Attempts(3));
+/// assert_eq!(response.extensions().get::<Attempts>(), Some(&Attempts(3)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Attempts(pub u32);
 
 /// The delay a response's `Retry-After` header asks for, measured from now.
 ///
@@ -451,6 +612,68 @@ mod tests {
             .map(|status| status.as_u16())
             .collect();
         assert_eq!(transient, [408, 429, 500, 502, 503, 504]);
+    }
+
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    #[test]
+    fn only_statuses_that_say_nothing_was_done_make_a_post_safe() {
+        let not_done: Vec<u16> = (100..=599)
+            .filter_map(|code| StatusCode::from_u16(code).ok())
+            .filter(|s| not_processed(*s))
+            .map(|s| s.as_u16())
+            .collect();
+        assert_eq!(not_done, [408, 429, 503]);
+    }
+
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    #[test]
+    fn a_request_is_safe_to_resend_for_one_reason_or_another() {
+        let none = HeaderMap::new();
+        let mut keyed = HeaderMap::new();
+        keyed.insert("idempotency-key", HeaderValue::from_static("k"));
+        let rule = SafetyRule::default();
+        let own_key = SafetyRule {
+            idempotency_key: true,
+            ..rule
+        };
+        let opted_in = SafetyRule {
+            unsafe_methods: true,
+            ..rule
+        };
+        for method in [Method::POST, Method::PATCH, Method::CONNECT] {
+            assert!(!safe_to_resend(&method, &none, rule, false), "{method}");
+            assert!(
+                safe_to_resend(&method, &none, rule, true),
+                "{method}: not acted on"
+            );
+            assert!(
+                safe_to_resend(&method, &keyed, rule, false),
+                "{method}: its key"
+            );
+            assert!(
+                safe_to_resend(&method, &none, own_key, false),
+                "{method}: ours"
+            );
+            assert!(
+                safe_to_resend(&method, &none, opted_in, false),
+                "{method}: opted in"
+            );
+        }
+        for method in [Method::GET, Method::HEAD, Method::PUT, Method::DELETE] {
+            assert!(safe_to_resend(&method, &none, rule, false), "{method}");
+        }
+    }
+
+    #[test]
+    fn never_sent_looks_through_the_sources() {
+        use std::io::{Error, ErrorKind};
+
+        let refused: Box<dyn std::error::Error + Send + Sync> =
+            Box::new(Error::other(Error::from(ErrorKind::ConnectionRefused)));
+        assert!(never_sent(&*refused));
+        let reset = Error::other(Error::from(ErrorKind::ConnectionReset));
+        assert!(!never_sent(&reset));
+        assert!(!never_sent(&crate::error::Elapsed::new()));
     }
 
     #[cfg(feature = "reqwest")]

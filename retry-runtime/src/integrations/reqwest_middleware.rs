@@ -33,6 +33,25 @@
 //! left, the last response is returned as it is (a 503 stays an `Ok` response, as without the
 //! middleware). Other errors (another middleware's) are returned at once.
 //!
+//! HTTP's safety rule (RFC 9110 §9.2.2): a request whose method is not
+//! [`idempotent`](crate::http::idempotent) (`POST`, `PATCH`) is retried only when sending it
+//! again cannot do its side effect twice: when it carries an `Idempotency-Key` (its own, or the
+//! call's with [`idempotency_key_header`](RetryMiddleware::idempotency_key_header)), when the
+//! attempt provably never reached the server (a connect error: [`never_sent`](crate::http::never_sent)),
+//! or when the server answered 408, 429 or 503 (it did not act on the request; a 500, 502 or 504
+//! may come after it did). A `POST` whose response was lost (a reset after the request was
+//! read, an attempt the `timeout` cut) is not sent again; the error is returned.
+//! [`retry_unsafe_methods(true)`](RetryMiddleware::retry_unsafe_methods) lifts the rule, and
+//! [`retry_request`](RetryMiddleware::retry_request) decides per request, seeing the request and
+//! the outcome. The rule governs retries, not hedges: with the policy's `hedge_after`, a copy is
+//! sent while the first attempt runs, whatever the method, so hedge only requests that are
+//! idempotent or carry a key.
+//!
+//! A response carries the number of attempts made for it in its extensions
+//! ([`Attempts`](crate::http::Attempts): `response.extensions().get::<Attempts>()`); the same
+//! value is written into the caller's `Extensions`, which middlewares around this one see after
+//! an error too.
+//!
 //! Each attempt sends a copy of the request ([`reqwest::Request::try_clone`]) and a copy of the
 //! caller's `Extensions` (those of the last attempt that ended are written back). A request whose
 //! body is a stream cannot be copied: the call fails at once with [`NotReplayable`], before
@@ -43,10 +62,11 @@
 //! `tower::OuterRetryLayer` leaves the retrying of its `one_layer` calls to this one.
 //!
 //! A timed-out attempt's error is `reqwest_middleware::Error::Middleware` holding
-//! [`Elapsed`]; a circuit breaker's rejection, one holding [`BreakerOpen`](crate::BreakerOpen); the adaptive
+//! [`Elapsed`] ([`is_timeout`] tells it, and reqwest's own timeouts, apart); a circuit breaker's rejection, one holding [`BreakerOpen`](crate::BreakerOpen); the adaptive
 //! throttle's, one holding [`Throttled`](crate::Throttled); a full bulkhead's, one holding
 //! [`BulkheadFull`](crate::BulkheadFull) (`err.downcast_ref` through `anyhow`).
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -54,6 +74,7 @@ use http::Extensions;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next, Result};
 
+use crate::ErrorClass;
 use crate::engine::context::RetryContext;
 use crate::engine::hooks::Hooks;
 use crate::error::Elapsed;
@@ -62,6 +83,7 @@ use crate::guards::budget::RetryBudget;
 use crate::guards::bulkhead::Bulkhead;
 use crate::guards::throttle::AdaptiveThrottle;
 use crate::integrations::classify::Transient;
+use crate::integrations::http::{Attempts, SafetyRule, Verdict, never_sent, not_processed};
 use crate::schedule::policy::RetryPolicy;
 
 /// A request whose body is a stream cannot be sent again, so it is not sent at all by a
@@ -97,8 +119,22 @@ pub struct RetryMiddleware<H = HttpClassify> {
     throttle: Option<Arc<AdaptiveThrottle>>,
     bulkhead: Option<Arc<Bulkhead>>,
     name: &'static str,
-    idempotency_key: bool,
+    safety: SafetyRule,
     outer_attempts: bool,
+    request_hook: Option<RequestHook>,
+}
+
+/// The user's request-aware hook ([`RetryMiddleware::retry_request`]).
+type RequestHookFn =
+    dyn Fn(&Request, std::result::Result<&Response, &Error>, Verdict) -> bool + Send + Sync;
+
+#[derive(Clone)]
+struct RequestHook(Arc<RequestHookFn>);
+
+impl std::fmt::Debug for RequestHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestHook")
+    }
 }
 
 impl RetryMiddleware {
@@ -113,8 +149,9 @@ impl RetryMiddleware {
             throttle: None,
             bulkhead: None,
             name: "retry",
-            idempotency_key: false,
+            safety: SafetyRule::default(),
             outer_attempts: false,
+            request_hook: None,
         }
     }
 }
@@ -163,8 +200,9 @@ impl<H> RetryMiddleware<H> {
             throttle: self.throttle,
             bulkhead: self.bulkhead,
             name: self.name,
-            idempotency_key: self.idempotency_key,
+            safety: self.safety,
             outer_attempts: self.outer_attempts,
+            request_hook: self.request_hook,
         }
     }
 
@@ -230,10 +268,61 @@ impl<H> RetryMiddleware<H> {
     }
 
     /// Sets an `Idempotency-Key` header, the call's key (the same on every attempt of one
-    /// request), unless the request has one.
+    /// request), unless the request has one: the server can tell a retry from a new call, and
+    /// a non-idempotent request (a `POST`) becomes safe to retry after a lost response.
     #[must_use]
     pub fn idempotency_key_header(mut self) -> Self {
-        self.idempotency_key = true;
+        self.safety.idempotency_key = true;
+        self
+    }
+
+    /// With `true`, retries a request whatever its method, as if every method were idempotent
+    /// (Polly's `DisableForUnsafeHttpMethods` is the opposite switch): for a server that
+    /// deduplicates by other means (a key in the body). Default `false`: see the
+    /// [module](self) for the safety rule.
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    ///
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let middleware = RetryMiddleware::new(policy).retry_unsafe_methods(true);
+    /// # let _ = middleware;
+    /// ```
+    #[must_use]
+    pub fn retry_unsafe_methods(mut self, retry: bool) -> Self {
+        self.safety.unsafe_methods = retry;
+        self
+    }
+
+    /// Decides, for each attempt's outcome, whether the request is sent again, seeing the
+    /// request (method, URL, headers), the outcome and what the middleware would decide
+    /// ([`Verdict`]: whether the outcome is retryable, whether the request is safe to send
+    /// again; the default decision is [`Verdict::retry`]). Called for every outcome, successes
+    /// included; `true` retries it (while attempts, `max_elapsed` and the budget allow), so
+    /// return `true` only for outcomes worth another attempt. The rest of the settings (the
+    /// schedule, `Retry-After`, the guards) apply as before, as do [`hooks`](Self::hooks).
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    ///
+    /// // `POST /search` has no side effect: retry it as a `GET`.
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let middleware = RetryMiddleware::new(policy).retry_request(|request, _outcome, verdict| {
+    ///     verdict.retryable && (verdict.safe || request.url().path() == "/search")
+    /// });
+    /// # let _ = middleware;
+    /// ```
+    #[must_use]
+    pub fn retry_request<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&Request, std::result::Result<&Response, &Error>, Verdict) -> bool
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.request_hook = Some(RequestHook(Arc::new(hook)));
         self
     }
 
@@ -274,6 +363,90 @@ pub struct HttpClassify;
 
 fn elapsed(error: &Error) -> bool {
     matches!(error, Error::Middleware(e) if e.downcast_ref::<Elapsed>().is_some())
+}
+
+/// Whether `error` is a timeout: reqwest's own (`is_timeout()`) or an attempt the policy's
+/// `timeout` cut, which reaches the caller as `Error::Middleware` holding [`Elapsed`] (a
+/// `reqwest::Error` cannot be made to say `is_timeout()`, and a synthetic status would pass for
+/// the server's answer). `reqwest_middleware::Error::is_timeout` sees only the first; this sees
+/// both.
+///
+/// ```
+/// use retry_runtime::Elapsed;
+/// use retry_runtime::reqwest_middleware::is_timeout;
+///
+/// let cut = reqwest_middleware::Error::middleware(Elapsed::new());
+/// assert!(!cut.is_timeout());
+/// assert!(is_timeout(&cut));
+/// ```
+pub fn is_timeout(error: &Error) -> bool {
+    elapsed(error) || error.is_timeout()
+}
+
+/// A call's hooks with the safety rule and the user's request-aware hook on top: the decision
+/// of [`RetryMiddleware::retry_request`], by default [`Verdict::retry`].
+struct RequestAware<'r, H> {
+    hooks: H,
+    request: &'r Request,
+    safety: SafetyRule,
+    hook: Option<&'r RequestHook>,
+}
+
+impl<H> RequestAware<'_, H> {
+    fn decide(&self, outcome: std::result::Result<&Response, &Error>, retryable: bool) -> bool {
+        let not_acted_on = match outcome {
+            Ok(response) => not_processed(response.status()),
+            Err(Error::Reqwest(e)) => never_sent(e),
+            Err(Error::Middleware(_)) => false,
+        };
+        let (method, headers) = (self.request.method(), self.request.headers());
+        let safe = crate::http::safe_to_resend(method, headers, self.safety, not_acted_on);
+        let verdict = Verdict { retryable, safe };
+        match self.hook {
+            Some(hook) => (hook.0)(self.request, outcome, verdict),
+            None => verdict.retry(),
+        }
+    }
+}
+
+impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
+    fn retry_if(&mut self, error: &Error) -> bool {
+        let retryable = self.hooks.retry_if(error);
+        self.decide(Err(error), retryable)
+    }
+
+    fn retry_if_ok(&mut self, response: &Response) -> bool {
+        let retryable = self.hooks.retry_if_ok(response);
+        self.decide(Ok(response), retryable)
+    }
+
+    fn retry_after(&mut self, error: &Error) -> Option<Duration> {
+        self.hooks.retry_after(error)
+    }
+
+    fn retry_after_ok(&mut self, response: &Response) -> Option<Duration> {
+        self.hooks.retry_after_ok(response)
+    }
+
+    fn delay_for(&mut self, error: &Error, attempt: u32, computed: Duration) -> Option<Duration> {
+        self.hooks.delay_for(error, attempt, computed)
+    }
+
+    fn is_timeout(&mut self, error: &Error) -> bool {
+        self.hooks.is_timeout(error)
+    }
+
+    fn class(&mut self, error: &Error) -> ErrorClass {
+        self.hooks.class(error)
+    }
+
+    fn class_ok(&mut self, response: &Response) -> ErrorClass {
+        self.hooks.class_ok(response)
+    }
+
+    fn on_retry(&mut self, error: &Error, context: &RetryContext, delay: Duration) {
+        self.hooks.on_retry(error, context, delay);
+    }
 }
 
 impl Hooks<Response, Error> for HttpClassify {
@@ -326,8 +499,11 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
         let template = extensions.clone();
         let written = Mutex::new(None::<Extensions>);
         let (req, template, written) = (&req, &template, &written);
-        let (key, outer) = (self.idempotency_key, self.outer_attempts);
+        let (key, outer) = (self.safety.idempotency_key, self.outer_attempts);
+        let attempts = AtomicU32::new(0);
+        let attempts = &attempts;
         let op = || {
+            attempts.fetch_add(1, Ordering::Relaxed);
             let mut copy = req.try_clone().expect("checked before the first attempt");
             crate::http::set_attempt_headers(copy.headers_mut(), key, outer);
             let mut ext = template.clone();
@@ -343,10 +519,15 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
         let call = self
             .policy
             .retry(op)
-            .hooks(self.hooks.clone())
+            .hooks(RequestAware {
+                hooks: self.hooks.clone(),
+                request: req,
+                safety: self.safety,
+                hook: self.request_hook.as_ref(),
+            })
             .timeout_into(Error::middleware)
             .name(self.name);
-        let out = match (&self.breaker, &self.throttle, &self.bulkhead, &self.budget) {
+        let mut out = match (&self.breaker, &self.throttle, &self.bulkhead, &self.budget) {
             (None, None, None, None) => call.await,
             (None, None, None, Some(g)) => call.budget(g).await,
             (breaker, throttle, bulkhead, budget) => {
@@ -372,6 +553,11 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
             .take()
         {
             *extensions = ext;
+        }
+        let made = Attempts(attempts.load(Ordering::Relaxed));
+        extensions.insert(made);
+        if let Ok(response) = &mut out {
+            response.extensions_mut().insert(made);
         }
         out
     }

@@ -133,6 +133,40 @@ impl<Req: Clone> Replay<Req> for Cloned {
     }
 }
 
+/// Whether a call sends its request again after an attempt's outcome, seeing the request: the
+/// layer's request-aware decision, made by its [`Replay`] slot ([`Cloned`]: the classification's
+/// answer as it is; with the feature `http`, [`HttpRequests`]: HTTP's safety rule and the hook of
+/// [`RetryLayer::retry_request`]). Like tower's `Policy::retry`, it sees the request and the
+/// outcome; the classification (`retry_if`, `retry_if_ok`) has answered first (`retryable`).
+///
+/// ```
+/// use retry_runtime::tower::{Cloned, RetryRequest};
+///
+/// let outcome: Result<&u32, &std::io::Error> = Ok(&503);
+/// // A plain layer does what its classification says.
+/// assert!(Cloned.retry_request(&"request", outcome, true));
+/// assert!(!Cloned.retry_request(&"request", outcome, false));
+/// ```
+pub trait RetryRequest<Req, T, E> {
+    /// Whether to retry after `outcome`, which the classification calls `retryable` or not.
+    fn retry_request(&self, request: &Req, outcome: Result<&T, &E>, retryable: bool) -> bool;
+
+    /// Called once with the call's final outcome and the number of attempts made (with the
+    /// feature `http`, [`HttpRequests`] records it in a response's extensions). Default:
+    /// nothing.
+    #[inline]
+    fn finish(&self, outcome: &mut Result<T, E>, attempts: u32) {
+        let _ = (outcome, attempts);
+    }
+}
+
+impl<Req, T, E> RetryRequest<Req, T, E> for Cloned {
+    #[inline]
+    fn retry_request(&self, _: &Req, _: Result<&T, &E>, retryable: bool) -> bool {
+        retryable
+    }
+}
+
 /// No circuit breaker, budget, throttle or bulkhead (the layer's defaults).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoGuard;
@@ -996,6 +1030,18 @@ impl<S, H: Clone, C: Clone, R, B, G, Q, L> Layer<S> for RetryLayer<H, C, R, B, G
 }
 
 /// The service a [`RetryLayer`] makes: each call is retried under the layer's policy.
+///
+/// `RetryService<S>` names the service of a plain `RetryLayer::new(policy)`, and
+/// [`HttpRetryService<S>`](HttpRetryService) (feature `http`) the one of `.http()`, for a
+/// struct's field.
+///
+/// When the service's error type `E` has no conversion from [`Elapsed`], the layer's service is
+/// not a `Service`, and a call such as `svc.oneshot(request)` fails with rustc's "the method
+/// `oneshot` exists for struct `RetryService<…>`, but its trait bounds were not satisfied"
+/// (rustc cannot say which bound while the request type is still unknown; a function returning
+/// `impl Service<Req>` gets the full message). The fix: `.timeout_into(|elapsed| …)` or
+/// `.without_timeout()` on the layer, `impl From<reattempt::Elapsed>` for an error type of your
+/// own, or `map_err(tower::BoxError::from)` below the layer.
 #[derive(Debug)]
 pub struct RetryService<
     S,
@@ -1030,7 +1076,7 @@ where
     S::Error: Debug,
     H: Hooks<S::Response, S::Error> + Clone,
     C: TimeoutInto<S::Error> + Clone,
-    R: Replay<Req>,
+    R: Replay<Req> + RetryRequest<Req, S::Response, S::Error>,
     B: BreakerFor<S::Error>,
     G: BudgetSlot,
     Q: ThrottleFor<S::Error>,
@@ -1164,27 +1210,39 @@ impl<S: Service<Req>, Req> Future for AttemptPoll<'_, S, Req> {
 /// `poll_ready` failed has failed for good (tower's contract: it must not be polled again), so
 /// the call ends with that error, as tower's own `Retry` does: it is never retried, and counts
 /// as a failure for the breaker (as a timeout does: the dependency did not answer).
-struct ReadyAware<'h, H> {
+///
+/// It also asks the layer's [`RetryRequest`] (`rule`, its replay slot) about each outcome, with
+/// the caller's `request`.
+struct ReadyAware<'h, H, Req, R> {
     hooks: &'h mut H,
     failed: &'h AtomicBool,
+    request: &'h Req,
+    rule: &'h R,
 }
 
-impl<H> ReadyAware<'_, H> {
+impl<H, Req, R> ReadyAware<'_, H, Req, R> {
     #[inline]
     fn failed(&self) -> bool {
         self.failed.load(Ordering::Relaxed)
     }
 }
 
-impl<T, E, H: Hooks<T, E>> Hooks<T, E> for ReadyAware<'_, H> {
+impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
+    for ReadyAware<'_, H, Req, R>
+{
     #[inline]
     fn retry_if(&mut self, error: &E) -> bool {
-        !self.failed() && self.hooks.retry_if(error)
+        if self.failed() {
+            return false;
+        }
+        let retryable = self.hooks.retry_if(error);
+        self.rule.retry_request(self.request, Err(error), retryable)
     }
 
     #[inline]
     fn retry_if_ok(&mut self, value: &T) -> bool {
-        self.hooks.retry_if_ok(value)
+        let retryable = self.hooks.retry_if_ok(value);
+        self.rule.retry_request(self.request, Ok(value), retryable)
     }
 
     #[inline]
@@ -1266,7 +1324,7 @@ where
     S::Error: Debug,
     H: Hooks<S::Response, S::Error>,
     C: TimeoutInto<S::Error>,
-    R: Replay<Req>,
+    R: Replay<Req> + RetryRequest<Req, S::Response, S::Error>,
     B: BreakerFor<S::Error>,
     G: BudgetSlot,
     Q: ThrottleFor<S::Error>,
@@ -1354,7 +1412,7 @@ where
     S::Error: Debug,
     H: Hooks<S::Response, S::Error>,
     C: TimeoutInto<S::Error>,
-    R: Replay<Req>,
+    R: Replay<Req> + RetryRequest<Req, S::Response, S::Error>,
     B: BreakerFor<S::Error>,
     G: BudgetSlot,
     Q: ThrottleFor<S::Error>,
@@ -1422,6 +1480,8 @@ where
         let mut hooks = ReadyAware {
             hooks: &mut *hooks,
             failed: &failed,
+            request,
+            rule: &settings.replay,
         };
         let decision = steps::decide_kept(
             engine,
@@ -1432,7 +1492,8 @@ where
             last.as_deref_mut(),
         );
         match decision {
-            Decision::Stop(outcome) => {
+            Decision::Stop(mut outcome) => {
+                settings.replay.finish(&mut outcome, engine.attempt());
                 timer.set(None);
                 // The call is over: its bulkhead slot is free for another.
                 *slot = CallSlot::Untaken;
@@ -1485,7 +1546,7 @@ where
     S::Error: Debug,
     H: Hooks<S::Response, S::Error>,
     C: TimeoutInto<S::Error>,
-    R: Replay<Req>,
+    R: Replay<Req> + RetryRequest<Req, S::Response, S::Error>,
     B: BreakerFor<S::Error>,
     G: BudgetSlot,
     Q: ThrottleFor<S::Error>,
@@ -1512,7 +1573,12 @@ where
         engine,
         name: settings.name,
         op: &mut op,
-        hooks: &mut ReadyAware { hooks, failed },
+        hooks: &mut ReadyAware {
+            hooks,
+            failed,
+            request,
+            rule: &settings.replay,
+        },
         breaker: settings.breaker.breaker(),
         throttle: settings.throttle.throttle(),
         reject: |reason| rejection(settings, reason),
@@ -1524,7 +1590,8 @@ where
         Some(slots) => steps::poll_slot(slots, slot, engine, C::APPLIES, cx),
         None => Poll::Ready(false),
     };
-    let out = ready!(poll_hedged(&mut call, hedged, last, poll_slot, cx));
+    let mut out = ready!(poll_hedged(&mut call, hedged, last, poll_slot, cx));
+    settings.replay.finish(&mut out, engine.attempt());
     timer.set(None);
     // The call is over: its bulkhead slot (one for all its copies) is free for another.
     *slot = CallSlot::Untaken;
@@ -1532,7 +1599,10 @@ where
 }
 
 #[cfg(feature = "http")]
-pub use self::http::{HttpHooks, HttpRequests, RetryAfterHeader, TransientStatus};
+pub use self::http::{
+    DefaultRule, HttpHooks, HttpReplay, HttpRequests, HttpRetryLayer, HttpRetryService,
+    RequestHook, RetryAfterHeader, TransientStatus,
+};
 // The server side of `http::OUTER_ATTEMPTS_LEFT` (integrations/outer.rs).
 #[cfg(feature = "http")]
 pub use crate::integrations::outer::{OuterRetryLayer, OuterRetryService};
@@ -1540,13 +1610,19 @@ pub use crate::integrations::outer::{OuterRetryLayer, OuterRetryService};
 /// The ready HTTP classification (feature `http`).
 #[cfg(feature = "http")]
 mod http {
+    use std::any::Any;
+    use std::error::Error;
     use std::time::Duration;
 
     use http::{Request, Response};
 
-    use super::{Classify, Replay, RetryLayer};
+    use super::{Classify, Cloned, Replay, RetryLayer, RetryRequest, RetryService, Settings};
+    use crate::drivers::closure::ElapsedInto;
     use crate::engine::hooks::{ErrorHook, OkHook, Unset};
     use crate::integrations::classify::Transient;
+    use crate::integrations::http::{
+        Attempts, SafetyRule, Verdict, never_sent, not_processed, safe_to_resend,
+    };
 
     /// Copies an `http::Request<B>` with a `Clone` body for each attempt (method, URI, version,
     /// headers, extensions and body), and with [`RetryLayer::idempotency_key_header`] sets its
@@ -1556,13 +1632,77 @@ mod http {
     /// [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT) to how many, so that a server
     /// behind [`OuterRetryLayer`](super::OuterRetryLayer) leaves the retrying to this call
     /// (`one_layer`).
+    ///
+    /// It also decides whether a request is sent again ([`RetryRequest`]): HTTP's safety rule
+    /// (see [`RetryLayer::http`]), or `F`, the hook of [`RetryLayer::retry_request`]. And it
+    /// records the number of attempts made in the final response's extensions
+    /// ([`Attempts`](crate::http::Attempts)).
     #[derive(Debug, Clone, Copy, Default)]
-    pub struct HttpRequests {
-        idempotency_key: bool,
+    pub struct HttpRequests<F = DefaultRule> {
+        safety: SafetyRule,
         outer_attempts: bool,
+        rule: F,
     }
 
-    impl<Body: Clone> Replay<Request<Body>> for HttpRequests {
+    /// The decision of a layer without a [`retry_request`](RetryLayer::retry_request) hook:
+    /// [`Verdict::retry`].
+    ///
+    /// ```
+    /// use retry_runtime::http::Verdict;
+    /// use retry_runtime::tower::{DefaultRule, RequestHook};
+    ///
+    /// let post = http::Request::post("http://api.test/orders").body(()).unwrap();
+    /// let lost: Result<&http::Response<()>, &std::io::Error> =
+    ///     Err(&std::io::ErrorKind::ConnectionReset.into());
+    /// let verdict = Verdict { retryable: true, safe: false };
+    /// assert!(!DefaultRule.decide(&post, lost, verdict));
+    /// ```
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct DefaultRule;
+
+    /// A layer's [`RetryLayer::http`] layer, its hooks and its request copies as `.http()` sets
+    /// them, with no guard: a name for a struct's field (with guards or other hooks, spell
+    /// [`RetryLayer`]'s parameters out).
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::tower::{HttpRetryLayer, RetryLayer};
+    ///
+    /// struct Clients {
+    ///     retry: HttpRetryLayer,
+    /// }
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let clients = Clients { retry: RetryLayer::new(policy).http().idempotency_key_header() };
+    /// # let _ = clients.retry;
+    /// ```
+    pub type HttpRetryLayer<C = ElapsedInto, F = DefaultRule> =
+        RetryLayer<HttpHooks, C, HttpRequests<F>>;
+
+    /// The service an [`HttpRetryLayer`] makes, to store in a struct's field:
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::tower::{HttpRetryService, RetryLayer};
+    /// use tower_layer::Layer;
+    ///
+    /// /// A client over any `Service<http::Request<B>>` (hyper-util's).
+    /// struct Api<S> {
+    ///     http: HttpRetryService<S>,
+    /// }
+    ///
+    /// impl<S> Api<S> {
+    ///     fn new(client: S) -> Self {
+    ///         let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap()).http();
+    ///         Api { http: layer.layer(client) }
+    ///     }
+    /// }
+    /// # struct Client;
+    /// # let _ = Api::new(Client).http;
+    /// ```
+    pub type HttpRetryService<S, C = ElapsedInto, F = DefaultRule> =
+        RetryService<S, HttpHooks, C, HttpRequests<F>>;
+
+    impl<Body: Clone, F> Replay<Request<Body>> for HttpRequests<F> {
         fn replay(&self, request: &Request<Body>) -> Request<Body> {
             let mut copy = Request::new(request.body().clone());
             *copy.method_mut() = request.method().clone();
@@ -1572,10 +1712,145 @@ mod http {
             *copy.extensions_mut() = request.extensions().clone();
             crate::http::set_attempt_headers(
                 copy.headers_mut(),
-                self.idempotency_key,
+                self.safety.idempotency_key,
                 self.outer_attempts,
             );
             copy
+        }
+    }
+
+    /// The error `E` as a `dyn Error`, when it is one of the types that can hold another's:
+    /// `tower::BoxError` (`Box<dyn Error + Send + Sync>`) and its siblings, `std::io::Error`,
+    /// (feature `reqwest`) `reqwest::Error`. Other types' sources cannot be seen.
+    fn as_error<E: 'static>(error: &E) -> Option<&(dyn Error + 'static)> {
+        let any: &dyn Any = error;
+        if let Some(boxed) = any.downcast_ref::<Box<dyn Error + Send + Sync>>() {
+            return Some(&**boxed);
+        }
+        if let Some(boxed) = any.downcast_ref::<Box<dyn Error + Send>>() {
+            return Some(&**boxed);
+        }
+        if let Some(boxed) = any.downcast_ref::<Box<dyn Error>>() {
+            return Some(&**boxed);
+        }
+        if let Some(io) = any.downcast_ref::<std::io::Error>() {
+            return Some(io);
+        }
+        #[cfg(feature = "reqwest")]
+        if let Some(e) = any.downcast_ref::<reqwest::Error>() {
+            return Some(e);
+        }
+        None
+    }
+
+    impl<F> HttpRequests<F> {
+        /// The [`Verdict`] on an outcome of `request`.
+        fn verdict<B, B2, E: 'static>(
+            &self,
+            request: &Request<B>,
+            outcome: Result<&Response<B2>, &E>,
+            retryable: bool,
+        ) -> Verdict {
+            let not_acted_on = match outcome {
+                Ok(response) => not_processed(response.status()),
+                Err(error) => as_error(error).is_some_and(never_sent),
+            };
+            let safe = safe_to_resend(
+                request.method(),
+                request.headers(),
+                self.safety,
+                not_acted_on,
+            );
+            Verdict { retryable, safe }
+        }
+    }
+
+    /// A hook of [`RetryLayer::retry_request`]: a closure
+    /// `Fn(&Request<B>, Result<&Response<B2>, &E>, Verdict) -> bool`, or [`DefaultRule`] (none:
+    /// [`Verdict::retry`]).
+    ///
+    /// ```
+    /// use retry_runtime::http::Verdict;
+    /// use retry_runtime::tower::RequestHook;
+    ///
+    /// type Response = http::Response<()>;
+    /// let search_is_safe =
+    ///     |req: &http::Request<()>, _: Result<&Response, &std::io::Error>, v: Verdict| {
+    ///         v.retryable && (v.safe || req.uri().path() == "/search")
+    ///     };
+    /// let search = http::Request::post("http://api.test/search").body(()).unwrap();
+    /// let unavailable = http::Response::builder().status(500).body(()).unwrap();
+    /// let verdict = Verdict { retryable: true, safe: false };
+    /// assert!(search_is_safe.decide(&search, Ok(&unavailable), verdict));
+    /// ```
+    pub trait RequestHook<Req, T, E> {
+        /// Whether to retry after `outcome`, given the layer's `verdict`.
+        fn decide(&self, request: &Req, outcome: Result<&T, &E>, verdict: Verdict) -> bool;
+    }
+
+    impl<Req, T, E> RequestHook<Req, T, E> for DefaultRule {
+        #[inline]
+        fn decide(&self, _: &Req, _: Result<&T, &E>, verdict: Verdict) -> bool {
+            verdict.retry()
+        }
+    }
+
+    impl<Req, T, E, F: Fn(&Req, Result<&T, &E>, Verdict) -> bool> RequestHook<Req, T, E> for F {
+        #[inline]
+        fn decide(&self, request: &Req, outcome: Result<&T, &E>, verdict: Verdict) -> bool {
+            self(request, outcome, verdict)
+        }
+    }
+
+    impl<B, B2, E: 'static, F> RetryRequest<Request<B>, Response<B2>, E> for HttpRequests<F>
+    where
+        F: RequestHook<Request<B>, Response<B2>, E>,
+    {
+        fn retry_request(
+            &self,
+            request: &Request<B>,
+            outcome: Result<&Response<B2>, &E>,
+            retryable: bool,
+        ) -> bool {
+            let verdict = self.verdict(request, outcome, retryable);
+            self.rule.decide(request, outcome, verdict)
+        }
+
+        fn finish(&self, outcome: &mut Result<Response<B2>, E>, attempts: u32) {
+            if let Ok(response) = outcome {
+                response.extensions_mut().insert(Attempts(attempts));
+            }
+        }
+    }
+
+    /// A layer's replay slot that the HTTP settings can be added to, in any order: the default
+    /// [`Cloned`] (it becomes [`HttpRequests`]) or [`HttpRequests`] itself.
+    ///
+    /// ```
+    /// use retry_runtime::tower::{Cloned, HttpReplay, HttpRequests, Replay};
+    ///
+    /// let requests: HttpRequests = Cloned.into_http();
+    /// let request = http::Request::get("http://api.test/").body(String::new()).unwrap();
+    /// assert_eq!(requests.replay(&request).uri(), "http://api.test/");
+    /// ```
+    pub trait HttpReplay {
+        /// The request-aware hook it carries ([`DefaultRule`] for none).
+        type Rule;
+        /// The HTTP request copies, with the settings made so far.
+        fn into_http(self) -> HttpRequests<Self::Rule>;
+    }
+
+    impl HttpReplay for Cloned {
+        type Rule = DefaultRule;
+        fn into_http(self) -> HttpRequests {
+            HttpRequests::default()
+        }
+    }
+
+    impl<F> HttpReplay for HttpRequests<F> {
+        type Rule = F;
+        fn into_http(self) -> Self {
+            self
         }
     }
 
@@ -1613,14 +1888,19 @@ mod http {
     }
 
     /// The hooks [`RetryLayer::http`] sets: every error retried, transient statuses retried,
-    /// their `Retry-After` honoured.
+    /// their `Retry-After` honoured (the safety rule is [`HttpRequests`]'s, on top of them).
     pub type HttpHooks = Classify<Unset, TransientStatus, Unset, RetryAfterHeader>;
 
-    impl<C, B: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<Classify, C, super::Cloned, B, G, Q, L> {
+    impl<C, R: HttpReplay + Clone, B: Clone, G: Clone, Q: Clone, L: Clone>
+        RetryLayer<Classify, C, R, B, G, Q, L>
+    where
+        R::Rule: Clone,
+    {
         /// The ready HTTP classification, for a service of `http::Request<Body>` (hyper's,
         /// hyper-util's, tonic's clients): each attempt sends a copy of the request (its body
         /// must be `Clone`: `Full<Bytes>`, `String`; a streaming body does not compile); every
-        /// error is retried (a connection reset, a response lost); a response with a transient
+        /// error is retried (a connection reset, a response lost), within the safety rule below;
+        /// a response with a transient
         /// status (408, 429, 500, 502, 503, 504) is retried, after at least the delay its
         /// `Retry-After` asks for (both forms), and when no retry is left, returned as it is.
         /// With [`outer_attempts_header`](RetryLayer::outer_attempts_header), each attempt that
@@ -1628,6 +1908,30 @@ mod http {
         /// [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT), for `one_layer` across
         /// services ([`OuterRetryLayer`](super::OuterRetryLayer)).
         /// The other settings still apply (`.retry_if` narrows the errors retried).
+        ///
+        /// HTTP's safety rule (RFC 9110 §9.2.2): a request whose method is not
+        /// [`idempotent`](crate::http::idempotent) (`POST`, `PATCH`) is retried only when
+        /// sending it again cannot do its side effect twice:
+        /// - it carries an `Idempotency-Key` (its own, or the call's with
+        ///   [`idempotency_key_header`](RetryLayer::idempotency_key_header));
+        /// - the attempt provably never reached the server: a refused connection, found in the
+        ///   error's sources ([`never_sent`](crate::http::never_sent)) when the service's error
+        ///   is a `tower::BoxError`, an `io::Error` or a `reqwest::Error` (the layer cannot look
+        ///   inside other types);
+        /// - the server answered 408, 429 or 503: it says it did not act on the request. A 500,
+        ///   502 or 504 may come after it did (a gateway's 502 or 504 after its upstream did),
+        ///   so they are returned, as a lost response (a reset after the request was read, an
+        ///   attempt the policy's `timeout` cut) is;
+        /// - or [`retry_unsafe_methods(true)`](RetryLayer::retry_unsafe_methods) says so.
+        ///
+        /// [`retry_request`](RetryLayer::retry_request) decides per request instead. The
+        /// settings of this paragraph and `.http()` may come in any order. The rule governs
+        /// retries, not hedges: with the policy's `hedge_after`, a copy is sent while the first
+        /// attempt runs, whatever the method, so hedge only requests that are idempotent or
+        /// carry a key.
+        ///
+        /// The final response carries the number of attempts made for it in its extensions
+        /// ([`Attempts`](crate::http::Attempts)).
         ///
         /// ```
         /// use retry_runtime::RetryPolicy;
@@ -1639,32 +1943,160 @@ mod http {
         ///     .name("payments");
         /// # let _ = layer;
         /// ```
-        pub fn http(self) -> RetryLayer<HttpHooks, C, HttpRequests, B, G, Q, L> {
-            self.replay(HttpRequests::default())
-                .map_hooks(|h| Classify {
-                    retry_if: h.retry_if,
-                    retry_if_ok: TransientStatus,
-                    retry_after: h.retry_after,
-                    retry_after_ok: RetryAfterHeader,
-                    on_retry: h.on_retry,
-                    timeout_if: h.timeout_if,
-                })
+        pub fn http(self) -> RetryLayer<HttpHooks, C, HttpRequests<R::Rule>, B, G, Q, L> {
+            self.map_http(|requests| requests).map_hooks(|h| Classify {
+                retry_if: h.retry_if,
+                retry_if_ok: TransientStatus,
+                retry_after: h.retry_after,
+                retry_after_ok: RetryAfterHeader,
+                on_retry: h.on_retry,
+                timeout_if: h.timeout_if,
+            })
         }
     }
 
-    impl<H, C, B: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, HttpRequests, B, G, Q, L> {
+    impl<H, C, R: HttpReplay + Clone, B: Clone, G: Clone, Q: Clone, L: Clone>
+        RetryLayer<H, C, R, B, G, Q, L>
+    where
+        R::Rule: Clone,
+    {
+        /// Changes the HTTP request copies' settings (`f` gets them as they are so far).
+        fn map_http<F2>(
+            self,
+            f: impl FnOnce(HttpRequests<R::Rule>) -> HttpRequests<F2>,
+        ) -> RetryLayer<H, C, HttpRequests<F2>, B, G, Q, L> {
+            self.map_settings(|s| Settings {
+                replay: f(s.replay.into_http()),
+                policy: s.policy,
+                name: s.name,
+                breaker: s.breaker,
+                budget: s.budget,
+                throttle: s.throttle,
+                bulkhead: s.bulkhead,
+            })
+        }
+
         /// Sets an `Idempotency-Key` header, the call's key
         /// ([`RetryContext::idempotency_key`](crate::RetryContext::idempotency_key)), on every
         /// attempt's request, unless the request has one: the server can tell a retry from a
-        /// new call, and perform it once.
+        /// new call, and perform it once, so a non-idempotent request (a `POST`) becomes safe to
+        /// retry after a lost response. Before or after [`http`](RetryLayer::http).
+        ///
+        /// ```
+        /// use retry_runtime::RetryPolicy;
+        /// use retry_runtime::tower::RetryLayer;
+        ///
+        /// let policy = RetryPolicy::builder().build().unwrap();
+        /// let layer = RetryLayer::new(policy).idempotency_key_header().http();
+        /// # let _ = layer;
+        /// ```
         #[must_use]
-        pub fn idempotency_key_header(self) -> Self {
-            self.map_settings(|s| super::Settings {
-                replay: HttpRequests {
+        pub fn idempotency_key_header(self) -> RetryLayer<H, C, HttpRequests<R::Rule>, B, G, Q, L> {
+            self.map_http(|r| HttpRequests {
+                safety: SafetyRule {
                     idempotency_key: true,
-                    ..s.replay
+                    ..r.safety
                 },
-                ..s
+                ..r
+            })
+        }
+
+        /// With `true`, retries a request whatever its method, as if every method were
+        /// idempotent (Polly's `DisableForUnsafeHttpMethods` is the opposite switch): for a
+        /// server that deduplicates by other means (a key in the body). Default `false`: see
+        /// [`http`](RetryLayer::http) for the safety rule.
+        ///
+        /// ```
+        /// use retry_runtime::RetryPolicy;
+        /// use retry_runtime::tower::RetryLayer;
+        ///
+        /// let policy = RetryPolicy::builder().build().unwrap();
+        /// let layer = RetryLayer::new(policy).http().retry_unsafe_methods(true);
+        /// # let _ = layer;
+        /// ```
+        #[must_use]
+        pub fn retry_unsafe_methods(
+            self,
+            retry: bool,
+        ) -> RetryLayer<H, C, HttpRequests<R::Rule>, B, G, Q, L> {
+            self.map_http(|r| HttpRequests {
+                safety: SafetyRule {
+                    unsafe_methods: retry,
+                    ..r.safety
+                },
+                ..r
+            })
+        }
+
+        /// Decides, for each attempt's outcome, whether the request is sent again, seeing the
+        /// request (method, URI, headers, extensions), the outcome and what the layer would
+        /// decide ([`Verdict`]: whether the classification retries the outcome, whether the
+        /// request is safe to send again; the default decision is [`Verdict::retry`]), as
+        /// tower's `Policy::retry` sees the request and the result. Called for every outcome,
+        /// successes included; `true` retries it (while attempts, `max_elapsed` and the budget
+        /// allow), so return `true` only for outcomes worth another attempt. Its argument types
+        /// are the service's: write them on the closure.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+        /// # async fn main() {
+        /// use std::io;
+        /// use std::sync::Arc;
+        /// use std::sync::atomic::{AtomicU32, Ordering};
+        /// use http::{Request, Response, StatusCode};
+        /// use retry_runtime::RetryPolicy;
+        /// use retry_runtime::http::Verdict;
+        /// use retry_runtime::tower::RetryLayer;
+        /// use tower_layer::Layer;
+        /// use tower_service::Service;
+        ///
+        /// // A service that answers 500 to every request it counts.
+        /// #[derive(Clone)]
+        /// struct Failing(Arc<AtomicU32>);
+        /// impl Service<Request<String>> for Failing {
+        ///     type Response = Response<String>;
+        ///     type Error = io::Error;
+        ///     type Future = std::future::Ready<io::Result<Response<String>>>;
+        ///     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+        ///         std::task::Poll::Ready(Ok(()))
+        ///     }
+        ///     fn call(&mut self, _: Request<String>) -> Self::Future {
+        ///         self.0.fetch_add(1, Ordering::SeqCst);
+        ///         let mut response = Response::new(String::new());
+        ///         *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        ///         std::future::ready(Ok(response))
+        ///     }
+        /// }
+        ///
+        /// // `POST /search` has no side effect: retry it as a `GET`.
+        /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+        /// let sent = Arc::new(AtomicU32::new(0));
+        /// let mut svc = RetryLayer::new(policy)
+        ///     .http()
+        ///     .retry_request(
+        ///         |req: &Request<String>, _: Result<&Response<String>, &io::Error>, v: Verdict| {
+        ///             v.retryable && (v.safe || req.uri().path() == "/search")
+        ///         },
+        ///     )
+        ///     .layer(Failing(Arc::clone(&sent)));
+        ///
+        /// let search = Request::post("http://api.test/search").body(String::new()).unwrap();
+        /// assert_eq!(svc.call(search).await.unwrap().status(), 500);
+        /// assert_eq!(sent.swap(0, Ordering::SeqCst), 3, "retried");
+        ///
+        /// let order = Request::post("http://api.test/orders").body(String::new()).unwrap();
+        /// assert_eq!(svc.call(order).await.unwrap().status(), 500);
+        /// assert_eq!(sent.load(Ordering::SeqCst), 1, "a POST's 500 is not retried");
+        /// # }
+        /// ```
+        pub fn retry_request<F2: Clone>(
+            self,
+            hook: F2,
+        ) -> RetryLayer<H, C, HttpRequests<F2>, B, G, Q, L> {
+            self.map_http(|r| HttpRequests {
+                safety: r.safety,
+                outer_attempts: r.outer_attempts,
+                rule: hook,
             })
         }
 
@@ -1684,13 +2116,10 @@ mod http {
         /// # let _ = layer;
         /// ```
         #[must_use]
-        pub fn outer_attempts_header(self) -> Self {
-            self.map_settings(|s| super::Settings {
-                replay: HttpRequests {
-                    outer_attempts: true,
-                    ..s.replay
-                },
-                ..s
+        pub fn outer_attempts_header(self) -> RetryLayer<H, C, HttpRequests<R::Rule>, B, G, Q, L> {
+            self.map_http(|r| HttpRequests {
+                outer_attempts: true,
+                ..r
             })
         }
     }
