@@ -145,6 +145,25 @@ pub fn retry_on<T, E, A, B, C, D, F>(
 /// assert_eq!(Hooks::class(&mut h, &std::io::ErrorKind::TimedOut.into()), ErrorClass::Timeout);
 /// assert!(Hooks::is_timeout(&mut h, &std::io::ErrorKind::TimedOut.into()));
 /// ```
+/// `hooks.ok_class(probe)`: the class of an `Ok` value `retry_if_ok` retries, for the probe the
+/// macro writes beside `retry_if_ok` where a class matters (see [`ClassProbe`]).
+///
+/// ```
+/// use reattempt::__private::{TypeOf, hooks, ok_class, result_type};
+/// use reattempt::{ErrorClass, Hooks};
+///
+/// let ty: TypeOf<Result<http::StatusCode, String>> = result_type();
+/// let mut h = ok_class(hooks(ty).retry_if_ok(|s| *s == 429), |s| reattempt::error_class(s));
+/// assert_eq!(Hooks::class_ok(&mut h, &http::StatusCode::TOO_MANY_REQUESTS), ErrorClass::Throttling);
+/// ```
+#[inline]
+pub fn ok_class<T, E, A, B, C, D, F>(
+    hooks: FnHooks<T, E, A, B, C, D, F>,
+    probe: Classify<T>,
+) -> FnHooks<T, E, A, retry_runtime::OkClassOf<B, Classify<T>>, C, D, F> {
+    hooks.ok_class(probe)
+}
+
 #[inline]
 pub fn error_class<T, E, A, B, C, D, F>(
     hooks: FnHooks<T, E, A, B, C, D, F>,

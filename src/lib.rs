@@ -266,9 +266,10 @@ pub use retry_runtime::{
 pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
     Elapsed, ErrorClass, FnHooks, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter,
-    LogError, ParseBackoffError, ParseDurationError, ParseJitterError, ParseLogError, PolicyError,
-    Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder,
-    SampleJitter, Transient, context, error_class, is_timeout, parse_duration, seed_rng, transient,
+    LogError, ParseBackoffError, ParseDurationError, ParseJitterError, ParseLogError,
+    ParsePresetError, PolicyError, Preset, Retry, RetryBudget, RetryBudgetBuilder, RetryContext,
+    RetryPolicy, RetryPolicyBuilder, SampleJitter, Transient, context, error_class, is_timeout,
+    parse_duration, seed_rng, transient,
 };
 /// How a failure of the library's own (a timeout, a guard's rejection) becomes the function's
 /// error: see "Errors from other crates" in the README, and the `…_into` keys.
@@ -299,11 +300,11 @@ pub mod runtime {
         CircuitBreakerBuilder, ClassHook, ClassOf, ConfigError, DeadSetting, Delays, Elapsed,
         ElapsedInto, ErrorClass, ErrorHook, FnHooks, FromBreakerOpen, FromElapsed, GiveUpReason,
         HedgeAfter, Hooks, IdempotencyKey, Jitter, Latencies, LogError, LoggedError, NoBreaker,
-        NoTimeout, OkHook, OnRetryHook, ParseBackoffError, ParseDurationError,
-        ParseHedgeAfterError, ParseJitterError, ParseLogError, Permit, PolicyError, PolicySettings,
-        Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryFuture, RetryPolicy,
-        RetryPolicyBuilder, TimeoutIf, TimeoutInto, Transient, Unset, context, error_class,
-        is_timeout, parse_duration, seed_rng, transient,
+        NoTimeout, OkClassOf, OkHook, OnRetryHook, ParseBackoffError, ParseDurationError,
+        ParseHedgeAfterError, ParseJitterError, ParseLogError, ParsePresetError, Permit,
+        PolicyError, PolicySettings, Preset, Retry, RetryBudget, RetryBudgetBuilder, RetryContext,
+        RetryFuture, RetryPolicy, RetryPolicyBuilder, TimeoutIf, TimeoutInto, Transient, Unset,
+        context, error_class, is_timeout, parse_duration, seed_rng, transient,
     };
 
     #[cfg(feature = "http")]

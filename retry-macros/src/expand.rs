@@ -695,6 +695,10 @@ fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span) -> TokenStream {
     if let Some(class) = class_probe(args, p) {
         // Captures nothing: a `fn` pointer, as `retry_on`'s.
         hooks = quote!(#p::error_class(#hooks, #class));
+        // A retried `Ok` (a 429 status) has a class too.
+        if args.retry_if_ok.is_some() {
+            hooks = quote!(#p::ok_class(#hooks, #class));
+        }
     }
     hooks
 }

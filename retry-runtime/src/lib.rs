@@ -48,7 +48,7 @@ pub use integrations::tower;
 pub use engine::context::{RetryContext, context};
 pub use engine::hooks::{
     ChooseDelay, ClassHook, ClassOf, DelayFor, DelayHook, DelaySlot, ErrorHook, FnHooks, Hooks,
-    OkHook, OnRetryHook, TimeoutIf, Unset,
+    OkClassOf, OkHook, OnRetryHook, TimeoutIf, Unset,
 };
 pub use engine::key::IdempotencyKey;
 pub use engine::state::GiveUpReason;

@@ -509,6 +509,41 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
         self.map_hooks(|h| h.timeout_if(predicate))
     }
 
+    /// Tells the class of the `Ok` values [`retry_if_ok`](Self::retry_if_ok) retries (a 429
+    /// status is throttling: its retry grows from the policy's `throttling_delay`), as
+    /// [`error_class`](Self::error_class) does for errors.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use retry_runtime::{Jitter, RetryPolicy, error_class};
+    /// use tokio::time::Instant;
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .max_attempts(2)
+    ///     .delay(Duration::from_millis(10))
+    ///     .throttling_delay(Duration::from_secs(1))
+    ///     .jitter(Jitter::None)
+    ///     .build()
+    ///     .unwrap();
+    /// let start = Instant::now();
+    /// let out: Result<http::StatusCode, String> = policy
+    ///     .retry(|| async { Ok(http::StatusCode::TOO_MANY_REQUESTS) })
+    ///     .retry_if_ok(|s| *s == 429)
+    ///     .ok_class(error_class)
+    ///     .await;
+    /// assert_eq!(out, Ok(http::StatusCode::TOO_MANY_REQUESTS));
+    /// assert_eq!(start.elapsed(), Duration::from_secs(1), "a 429 waits throttling_delay");
+    /// # }
+    /// ```
+    pub fn ok_class<F: FnMut(&T) -> crate::ErrorClass>(
+        self,
+        class: F,
+    ) -> Retry<'p, Op, FnHooks<T, E, RI, crate::OkClassOf<RO, F>, RA, OR, TI>, B, C> {
+        self.map_hooks(|h| h.ok_class(class))
+    }
+
     /// Tells each error's class ([`ErrorClass`](crate::ErrorClass)), in place of
     /// [`timeout_if`](Self::timeout_if): a throttling error's retry grows from the policy's
     /// `throttling_delay` and costs the budget's `throttling_cost`; a timeout's costs its

@@ -108,6 +108,23 @@ pub trait Hooks<T, E> {
         let _ = value;
         ErrorClass::Transient
     }
+
+    /// Whether an `Ok` value that is not retried is still the dependency's failure (a 503 that
+    /// the server said not to retry, `x-should-retry: false`, or that the HTTP safety rule keeps
+    /// from being sent again): the call returns it at once, the breaker counts a failure, and
+    /// the budget gets nothing back, as for a retried `Ok` returned when no retry is left.
+    /// Default: no value is.
+    fn ok_failed(&mut self, value: &T) -> bool {
+        let _ = value;
+        false
+    }
+
+    /// [`delay_for`](Hooks::delay_for) for an `Ok` value that
+    /// [`retry_if_ok`](Hooks::retry_if_ok) retries (a 503 response). Default: `None`.
+    fn delay_for_ok(&mut self, value: &T, attempt: u32, computed: Duration) -> Option<Duration> {
+        let _ = (value, attempt, computed);
+        None
+    }
 }
 
 /// A hook left to its default (see [`Hooks`]).
@@ -246,6 +263,25 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
         }
     }
 
+    /// Tells the class of the `Ok` values `retry_if_ok` retries (a 429 response is
+    /// throttling: its retry grows from `throttling_delay`); keeps the `retry_if_ok` given.
+    pub fn ok_class<P: FnMut(&T) -> ErrorClass>(
+        self,
+        class: P,
+    ) -> FnHooks<T, E, A, OkClassOf<B, P>, C, D, F> {
+        FnHooks {
+            retry_if: self.retry_if,
+            retry_if_ok: OkClassOf {
+                retry_if_ok: self.retry_if_ok,
+                class,
+            },
+            retry_after: self.retry_after,
+            on_retry: self.on_retry,
+            timeout_if: self.timeout_if,
+            outcome: PhantomData,
+        }
+    }
+
     /// Chooses the delay before each retry from the error, the attempt that failed and the
     /// schedule's delay (see [`Hooks::delay_for`]); keeps a `retry_after` given before.
     pub fn delay_for<P: FnMut(&E, u32, Duration) -> Option<Duration>>(
@@ -360,6 +396,11 @@ where
     #[inline]
     fn class_ok(&mut self, value: &T) -> ErrorClass {
         self.retry_if_ok.class(value).unwrap_or_default()
+    }
+
+    #[inline]
+    fn ok_failed(&mut self, value: &T) -> bool {
+        self.retry_if_ok.failed(value)
     }
 }
 
@@ -532,6 +573,37 @@ pub trait OkHook<T> {
     fn class(&mut self, value: &T) -> Option<ErrorClass> {
         let _ = value;
         None
+    }
+
+    /// Whether a value this slot does not retry is still a failure (see [`Hooks::ok_failed`]).
+    /// Default: `false`.
+    fn failed(&mut self, value: &T) -> bool {
+        let _ = value;
+        false
+    }
+}
+
+/// A `retry_if_ok` slot with the class of the values it retries (`ok_class`).
+#[derive(Debug, Clone, Copy)]
+pub struct OkClassOf<B, P> {
+    /// The `retry_if_ok` slot.
+    pub retry_if_ok: B,
+    /// `Fn(&T) -> ErrorClass`.
+    pub class: P,
+}
+
+impl<T, B: OkHook<T>, P: FnMut(&T) -> ErrorClass> OkHook<T> for OkClassOf<B, P> {
+    #[inline]
+    fn call(&mut self, value: &T) -> Option<bool> {
+        self.retry_if_ok.call(value)
+    }
+    #[inline]
+    fn class(&mut self, value: &T) -> Option<ErrorClass> {
+        Some((self.class)(value))
+    }
+    #[inline]
+    fn failed(&mut self, value: &T) -> bool {
+        self.retry_if_ok.failed(value)
     }
 }
 

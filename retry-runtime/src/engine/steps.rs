@@ -336,6 +336,9 @@ fn decide_inner<T, E: Debug>(
     match outcome {
         Ok(value) if !hooks.retry_if_ok(&value) => {
             events::attempt_made(name);
+            if hooks.ok_failed(&value) {
+                return ok_failed(engine, name.name(), value, guards);
+            }
             guards.record(true);
             if let Some(budget) = guards.budget_ref() {
                 engine.succeeded(budget);
@@ -347,7 +350,16 @@ fn decide_inner<T, E: Debug>(
             events::attempt_made(name);
             engine.note_class(hooks.class_ok(&value));
             let hint = hooks.retry_after_ok(&value);
-            after_ok_to_retry(engine, name.name(), value, hint, guards, last, number)
+            after_ok_to_retry(
+                engine,
+                name.name(),
+                hooks,
+                value,
+                hint,
+                guards,
+                last,
+                number,
+            )
         }
         Err(error) => after_error(engine, name.name(), hooks, error, guards, last, number),
     }
@@ -394,12 +406,29 @@ fn after_failure(
     engine.after_failure_chosen(retryable, hint, choose, now, inherited, guards.budget_ref())
 }
 
+/// An `Ok` value that is not retried but is still the dependency's failure (`Hooks::ok_failed`):
+/// returned at once, a failure for the breaker, nothing back to the budget.
+#[cold]
+#[inline(never)]
+fn ok_failed<T, E>(
+    engine: &mut Engine<'_>,
+    name: &'static str,
+    value: T,
+    guards: Guards<'_>,
+) -> Decision<Result<T, E>> {
+    guards.record(false);
+    events::giving_up(name, engine.attempt(), GiveUpReason::NotRetryable, None);
+    Decision::Stop(Ok(value))
+}
+
 /// An `Ok` value that `retry_if_ok` asked to retry.
 #[cold]
 #[inline(never)]
+#[allow(clippy::too_many_arguments, reason = "the value and the call's state")]
 fn after_ok_to_retry<T, E>(
     engine: &mut Engine<'_>,
     name: &'static str,
+    hooks: &mut impl Hooks<T, E>,
     value: T,
     hint: Option<Duration>,
     guards: Guards<'_>,
@@ -407,7 +436,8 @@ fn after_ok_to_retry<T, E>(
     number: u32,
 ) -> Decision<Result<T, E>> {
     guards.record(false);
-    match after_failure(engine, true, hint, |_, _| None, guards) {
+    let choose = |attempt, computed| hooks.delay_for_ok(&value, attempt, computed);
+    match after_failure(engine, true, hint, choose, guards) {
         Decision::Retry(delay) => {
             events::retrying_ok(name, reported(engine, number), delay, engine.class());
             if let Some(last) = last {

@@ -55,9 +55,10 @@ impl RetryBudget {
         RetryBudgetBuilder::default()
     }
 
-    /// A builder with the AWS SDKs' standard retry quota before 2026 (the same as
-    /// [`builder`](Self::builder)): 500 tokens, 5 per retry, 10 per retry after a timeout, 5
-    /// after throttling, 1 back per first-try success. Each value can still be changed.
+    /// A builder with the AWS SDKs' standard retry quota before 2026, which is this crate's
+    /// default ([`builder`](Self::builder), the same builder): 500 tokens, 5 per retry, 10 per
+    /// retry after a timeout (twice `retry_cost`, at most the bucket), 5 after throttling
+    /// (`retry_cost`), 1 back per first-try success. Each value can still be changed.
     ///
     /// ```
     /// use retry_runtime::{ErrorClass, RetryBudget};
@@ -66,11 +67,6 @@ impl RetryBudget {
     /// ```
     pub fn aws_standard() -> RetryBudgetBuilder {
         RetryBudgetBuilder::default()
-            .max_tokens(500)
-            .retry_cost(5)
-            .timeout_cost(10)
-            .throttling_cost(5)
-            .success_deposit(1)
     }
 
     /// A builder with the AWS SDKs' 2026 standard mode retry quota (`AWS_NEW_RETRIES_2026`;

@@ -54,9 +54,9 @@ pub fn server_hint(headers: &HeaderMap) -> ServerHint {
 /// 3. `x-amz-retry-after` (milliseconds; AWS, honoured by the SDKs' 2026 standard mode),
 /// 4. `Retry-After` (RFC 9110: delta-seconds or an HTTP-date; see
 ///    [`retry_after_at`]),
-/// 5. the IETF `RateLimit` field (`"default";r=0;t=10`: `t` seconds; the older drafts'
-///    `limit=100, remaining=0, reset=10`: `reset` seconds) when it says no quota remains, or
-///    `RateLimit-Reset` (seconds) beside `RateLimit-Remaining: 0` or alone.
+/// 5. the IETF `RateLimit` field (`"minute";r=0;t=10`: the longest `t` of the policies with no
+///    quota left; the older drafts' `limit=100, remaining=0, reset=10`) or `RateLimit-Reset`
+///    beside `RateLimit-Remaining: 0` (seconds): only where the quota is said to be spent.
 ///
 /// Millisecond fields come first: they are meant as retry delays and are the more precise;
 /// `Retry-After` is the standard one; a rate limit's reset says when the quota comes back, the
@@ -134,16 +134,44 @@ fn text(value: &HeaderValue) -> Option<&str> {
     value.to_str().ok().map(str::trim)
 }
 
-/// When a rate limit with no quota left resets: the `RateLimit` field's `t` (or an older draft's
-/// `reset`) when its remaining quota (`r`, `remaining`) is 0 or absent; else `RateLimit-Reset`
-/// unless `RateLimit-Remaining` says quota remains.
+/// When a rate limit with no quota left resets, in seconds.
+///
+/// - The IETF `RateLimit` field is a list of policies (`"minute";r=0;t=10, "day";r=100;t=3600`),
+///   each with its remaining quota `r` and its reset `t`: the longest `t` of the policies whose
+///   `r` is 0 (the client can send again once each exhausted one has reset). An older draft's
+///   dictionary (`limit=100, remaining=0, reset=10`) says the same of one policy.
+/// - `RateLimit-Reset` (an older draft's field) counts only beside `RateLimit-Remaining: 0`: a
+///   reset alone does not say that the quota is spent.
 fn rate_limit_reset(headers: &HeaderMap) -> Option<Duration> {
-    let from_field = headers.get_all("ratelimit").iter().find_map(|v| {
-        let mut remaining = None;
-        let mut reset = None;
-        // `"default";r=0;t=10` (structured) or `limit=100, remaining=0, reset=10`.
-        for part in text(v)?.split([';', ',']) {
-            let Some((key, value)) = part.trim().split_once('=') else {
+    let from_field = headers
+        .get_all("ratelimit")
+        .iter()
+        .filter_map(|v| exhausted_reset(text(v)?))
+        .max();
+    let separate = || {
+        let remaining = headers
+            .get("ratelimit-remaining")
+            .and_then(|v| digits(text(v)?))?;
+        (remaining == 0)
+            .then(|| {
+                headers
+                    .get_all("ratelimit-reset")
+                    .iter()
+                    .find_map(|v| digits(text(v)?))
+            })
+            .flatten()
+    };
+    from_field.or_else(separate).map(Duration::from_secs)
+}
+
+/// The reset of one `RateLimit` field value's exhausted policies (see [`rate_limit_reset`]).
+fn exhausted_reset(field: &str) -> Option<u64> {
+    // Each list member's parameters (`r`, `t`); an older draft's dictionary is one member whose
+    // keys are spread over the commas.
+    let member = |part: &str| {
+        let (mut remaining, mut reset) = (None, None);
+        for param in part.split(';') {
+            let Some((key, value)) = param.trim().split_once('=') else {
                 continue;
             };
             let value = digits(value.trim());
@@ -153,19 +181,21 @@ fn rate_limit_reset(headers: &HeaderMap) -> Option<Duration> {
                 _ => {}
             }
         }
-        reset.filter(|_| remaining.is_none_or(|r| r == 0))
-    });
-    let separate = || {
-        let remaining = headers
-            .get("ratelimit-remaining")
-            .and_then(|v| digits(text(v)?));
-        headers
-            .get_all("ratelimit-reset")
-            .iter()
-            .find_map(|v| digits(text(v)?))
-            .filter(|_| remaining.is_none_or(|r| r == 0))
+        (remaining, reset)
     };
-    from_field.or_else(separate).map(Duration::from_secs)
+    let members: Vec<_> = field.split(',').map(member).collect();
+    let structured = members.iter().any(|(r, t)| r.is_some() && t.is_some());
+    if structured {
+        members
+            .into_iter()
+            .filter_map(|(r, t)| (r == Some(0)).then_some(t).flatten())
+            .max()
+    } else {
+        // The older dictionary: its keys across the members.
+        let remaining = members.iter().find_map(|(r, _)| *r);
+        let reset = members.iter().find_map(|(_, t)| *t);
+        reset.filter(|_| remaining == Some(0))
+    }
 }
 
 #[cfg(test)]
@@ -278,7 +308,27 @@ mod tests {
             (
                 "RateLimit-Reset alone",
                 vec![("ratelimit-reset", "4")],
+                None,
+            ),
+            (
+                "RateLimit-Reset with no quota left",
+                vec![("ratelimit-reset", "4"), ("ratelimit-remaining", "0")],
                 Some(4 * S),
+            ),
+            (
+                "RateLimit: one exhausted policy of two",
+                vec![("ratelimit", "\"minute\";r=0;t=10, \"day\";r=100;t=36000")],
+                Some(10 * S),
+            ),
+            (
+                "RateLimit: the order of policies does not matter",
+                vec![("ratelimit", "\"day\";r=100;t=36000, \"minute\";r=0;t=10")],
+                Some(10 * S),
+            ),
+            (
+                "RateLimit: the longest reset of the exhausted policies",
+                vec![("ratelimit", "\"minute\";r=0;t=10, \"hour\";r=0;t=1800")],
+                Some(1800 * S),
             ),
             (
                 "RateLimit-Reset with quota left",
@@ -287,7 +337,11 @@ mod tests {
             ),
             (
                 "Retry-After before RateLimit",
-                vec![("ratelimit-reset", "4"), ("retry-after", "1")],
+                vec![
+                    ("ratelimit-reset", "4"),
+                    ("ratelimit-remaining", "0"),
+                    ("retry-after", "1"),
+                ],
                 Some(S),
             ),
             ("empty value", vec![("retry-after-ms", "")], None),

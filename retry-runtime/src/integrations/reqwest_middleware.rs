@@ -444,6 +444,19 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
         self.hooks.class_ok(response)
     }
 
+    fn ok_failed(&mut self, response: &Response) -> bool {
+        self.hooks.ok_failed(response)
+    }
+
+    fn delay_for_ok(
+        &mut self,
+        response: &Response,
+        attempt: u32,
+        computed: Duration,
+    ) -> Option<Duration> {
+        self.hooks.delay_for_ok(response, attempt, computed)
+    }
+
     fn on_retry(&mut self, error: &Error, context: &RetryContext, delay: Duration) {
         self.hooks.on_retry(error, context, delay);
     }
@@ -480,6 +493,12 @@ impl Hooks<Response, Error> for HttpClassify {
     /// A 429 response is throttling.
     fn class_ok(&mut self, response: &Response) -> crate::ErrorClass {
         response.status().class()
+    }
+
+    /// A transient status not retried (`x-should-retry: false`, the safety rule) is still the
+    /// dependency's failure.
+    fn ok_failed(&mut self, response: &Response) -> bool {
+        response.status().is_transient()
     }
 
     fn on_retry(&mut self, _: &Error, _: &RetryContext, _: Duration) {}

@@ -415,7 +415,7 @@ where
     A: ErrorHook<E, bool>,
     B: OkHook<T>,
     C: DelayHook<E>,
-    D: ErrorHook<T, Option<Duration>>,
+    D: DelayHook<T>,
     N: OnRetryHook<E>,
     F: ClassHook<E>,
 {
@@ -441,7 +441,17 @@ where
 
     #[inline]
     fn retry_after_ok(&mut self, value: &T) -> Option<Duration> {
-        self.retry_after_ok.call(value).flatten()
+        self.retry_after_ok.hint(value)
+    }
+
+    #[inline]
+    fn delay_for_ok(&mut self, value: &T, attempt: u32, computed: Duration) -> Option<Duration> {
+        self.retry_after_ok.choose(value, attempt, computed)
+    }
+
+    #[inline]
+    fn ok_failed(&mut self, value: &T) -> bool {
+        self.retry_if_ok.failed(value)
     }
 
     #[inline]
@@ -946,14 +956,54 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     pub fn retry_after_ok<T, F: FnMut(&T) -> Option<Duration> + Clone>(
         self,
         hint: F,
-    ) -> RetryLayer<Classify<RI, RO, RA, F, OR, TI>, C, R, B, G, Q, L> {
-        self.map_hooks(|h| Classify {
-            retry_if: h.retry_if,
-            retry_if_ok: h.retry_if_ok,
-            retry_after: h.retry_after,
-            retry_after_ok: hint,
-            on_retry: h.on_retry,
-            timeout_if: h.timeout_if,
+    ) -> RetryLayer<Classify<RI, RO, RA, DelayFor<F, RAO::Choose>, OR, TI>, C, R, B, G, Q, L>
+    where
+        RAO: DelaySlot,
+    {
+        self.map_hooks(|h| {
+            let (_, choose) = h.retry_after_ok.into_parts();
+            Classify {
+                retry_if: h.retry_if,
+                retry_if_ok: h.retry_if_ok,
+                retry_after: h.retry_after,
+                retry_after_ok: DelayFor { hint, choose },
+                on_retry: h.on_retry,
+                timeout_if: h.timeout_if,
+            }
+        })
+    }
+
+    /// As [`delay_for`](Self::delay_for), for a response that
+    /// [`retry_if_ok`](Self::retry_if_ok) retries (a 503): the delay chosen from it, the attempt
+    /// that failed and the schedule's delay; the response's hint is still a floor.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::tower::RetryLayer;
+    ///
+    /// let layer = RetryLayer::new(RetryPolicy::default())
+    ///     .http()
+    ///     .delay_for_ok(|_: &http::Response<String>, attempt, _| Some(Duration::from_millis(100) * attempt));
+    /// # let _ = layer;
+    /// ```
+    pub fn delay_for_ok<T, F: FnMut(&T, u32, Duration) -> Option<Duration> + Clone>(
+        self,
+        choose: F,
+    ) -> RetryLayer<Classify<RI, RO, RA, DelayFor<RAO::Hint, F>, OR, TI>, C, R, B, G, Q, L>
+    where
+        RAO: DelaySlot,
+    {
+        self.map_hooks(|h| {
+            let (hint, _) = h.retry_after_ok.into_parts();
+            Classify {
+                retry_if: h.retry_if,
+                retry_if_ok: h.retry_if_ok,
+                retry_after: h.retry_after,
+                retry_after_ok: DelayFor { hint, choose },
+                on_retry: h.on_retry,
+                timeout_if: h.timeout_if,
+            }
         })
     }
 
@@ -1282,6 +1332,16 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
     #[inline]
     fn delay_for(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration> {
         self.hooks.delay_for(error, attempt, computed)
+    }
+
+    #[inline]
+    fn delay_for_ok(&mut self, value: &T, attempt: u32, computed: Duration) -> Option<Duration> {
+        self.hooks.delay_for_ok(value, attempt, computed)
+    }
+
+    #[inline]
+    fn ok_failed(&mut self, value: &T) -> bool {
+        self.hooks.ok_failed(value)
     }
 }
 
@@ -1873,6 +1933,13 @@ mod http {
         fn class(&mut self, response: &Response<B>) -> Option<crate::ErrorClass> {
             Some(response.status().class())
         }
+
+        /// A transient status not retried (`x-should-retry: false`, the safety rule) is still
+        /// the dependency's failure.
+        #[inline]
+        fn failed(&mut self, response: &Response<B>) -> bool {
+            response.status().is_transient()
+        }
     }
 
     /// Reads a retried response's hint: `Retry-After` (both forms), the millisecond fields
@@ -1884,6 +1951,24 @@ mod http {
     impl<B> ErrorHook<Response<B>, Option<Duration>> for RetryAfterHeader {
         fn call(&mut self, response: &Response<B>) -> Option<Option<Duration>> {
             Some(crate::http::server_hint(response.headers()).delay)
+        }
+    }
+
+    impl<B> super::DelayHook<Response<B>> for RetryAfterHeader {
+        fn hint(&mut self, response: &Response<B>) -> Option<Duration> {
+            crate::http::server_hint(response.headers()).delay
+        }
+        fn choose(&mut self, _: &Response<B>, _: u32, _: Duration) -> Option<Duration> {
+            None
+        }
+    }
+
+    /// `delay_for_ok` after `.http()` keeps the server's hint.
+    impl super::DelaySlot for RetryAfterHeader {
+        type Hint = RetryAfterHeader;
+        type Choose = Unset;
+        fn into_parts(self) -> (RetryAfterHeader, Unset) {
+            (self, Unset)
         }
     }
 

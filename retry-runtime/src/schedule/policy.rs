@@ -348,8 +348,10 @@ impl RetryPolicyBuilder {
 
     /// The first backoff delay after a throttling error (the server asked to slow down:
     /// [`ErrorClass::Throttling`](crate::ErrorClass::Throttling)), which then grows as `delay`
-    /// does (> 0, ≤ `max_delay`; default `delay`). The AWS SDKs' 2026 standard mode backs off
-    /// from 1 s after throttling and from 50 ms otherwise.
+    /// does (> 0; default `delay`; capped at `max_delay`, so that a preset's 1 s gives way to a
+    /// lower ceiling set after it — `#[retryable]` refuses one above `max_delay` instead, as a
+    /// setting the other makes dead). The AWS SDKs' 2026 standard mode backs off from 1 s after
+    /// throttling and from 50 ms otherwise.
     ///
     /// ```
     /// use std::time::Duration;
@@ -544,7 +546,15 @@ impl RetryPolicyBuilder {
     /// assert_eq!(err.to_string(), "invalid `multiplier`: must be a finite number ≥ 1, got 0.5");
     /// ```
     pub const fn build(self) -> Result<RetryPolicy, PolicyError> {
-        let s = match self.settings.check() {
+        let mut settings = self.settings;
+        // A `throttling_delay` above an explicit `max_delay` is capped, as every delay is: a
+        // preset's 1 s gives way to a lower ceiling set after it.
+        if let (Some(t), Some(max)) = (settings.throttling_delay, settings.max_delay)
+            && t.as_nanos() > max.as_nanos()
+        {
+            settings.throttling_delay = Some(max);
+        }
+        let s = match settings.check() {
             Ok(s) => s,
             Err(e) => return Err(e),
         };

@@ -18,7 +18,7 @@ use crate::{Backoff, Jitter};
 /// | `aws-standard` | 3 | 1 s | 1 s | 20 s | full | 500, 5 / 10 / 5 |
 /// | `aws-2026` | 3 | 50 ms | 1 s | 20 s | full | 500, 14 / 14 / 5 |
 /// | `aws-2026-dynamodb` | 4 | 25 ms | 1 s | 20 s | full | 500, 14 / 14 / 5 |
-/// | `grpc` | 5 (A6's cap) | — | — | — | ×0.8–1.2 | this crate's default |
+/// | `grpc` | 5 (A6's cap) | — | — | — | full | this crate's default |
 ///
 /// - **AWS standard mode** (the SDKs' retry strategy, "standard" mode, before 2026; numbers from
 ///   aws-sdk-go-v2's announcement of the 2026 change, aws/aws-sdk-go-v2#3416: 1 s base delay
@@ -31,9 +31,10 @@ use crate::{Backoff, Jitter};
 ///   and costs 14 tokens, a throttling error from 1 s and costs 5, timeouts are not special,
 ///   `MAX_BACKOFF` (20 s) applies before jitter; `DynamoDB` and `DynamoDB` Streams: 25 ms and 4
 ///   attempts. The SDKs also honour `x-amz-retry-after` (see [`crate::http`]).
-/// - **gRPC** (gRFC A6, "client retries"): the backoff is `min(initialBackoff ×
-///   multiplier^(n−1), maxBackoff) × random(0.8, 1.2)` (jitter 0.2), and `maxAttempts` is capped
-///   at 5. A6 gives `initialBackoff`, `maxBackoff` and `backoffMultiplier` no default (a service
+/// - **gRPC** (gRFC A6, "client retries"): the n-th retry waits `random(0,
+///   min(initialBackoff × backoffMultiplier^(n−1), maxBackoff))` (full jitter, the cap before
+///   it), and `maxAttempts` is capped at 5. (The ×0.8–1.2 jitter of gRPC's
+///   `connection-backoff.md` is its reconnection backoff, not its retries'.) A6 gives `initialBackoff`, `maxBackoff` and `backoffMultiplier` no default (a service
 ///   config must set them): set `delay`, `max_delay` and `multiplier` (this crate's 100 ms, 20 s
 ///   and 2 until then). A6's retry throttle is not a token bucket of costs: the budget is this
 ///   crate's default.
@@ -99,7 +100,7 @@ impl Preset {
     /// use retry_runtime::{Jitter, Preset};
     ///
     /// let grpc = Preset::Grpc.policy().delay(Duration::from_millis(100)).build().unwrap();
-    /// assert_eq!((grpc.max_attempts(), grpc.jitter()), (5, Jitter::Proportional(0.2)));
+    /// assert_eq!((grpc.max_attempts(), grpc.jitter()), (5, Jitter::Full));
     /// ```
     pub const fn policy(self) -> RetryPolicyBuilder {
         let aws = RetryPolicy::builder()
@@ -112,9 +113,7 @@ impl Preset {
             Preset::AwsStandard => aws.max_attempts(3).delay(Duration::from_secs(1)),
             Preset::Aws2026 => aws.max_attempts(3).delay(Duration::from_millis(50)),
             Preset::Aws2026DynamoDb => aws.max_attempts(4).delay(Duration::from_millis(25)),
-            Preset::Grpc => RetryPolicy::builder()
-                .max_attempts(5)
-                .jitter(Jitter::Proportional(0.2)),
+            Preset::Grpc => RetryPolicy::builder().max_attempts(5).jitter(Jitter::Full),
         }
     }
 
