@@ -218,8 +218,8 @@ mod tests {
         assert_eq!(grpc.max_attempts(), 5, "A6 caps maxAttempts at 5");
         assert_eq!(
             grpc.jitter(),
-            Jitter::Proportional(0.2),
-            "A6: × random(0.8, 1.2)"
+            Jitter::Full,
+            "A6: random(0, min(initialBackoff × multiplier^(n−1), maxBackoff))"
         );
     }
 
