@@ -340,8 +340,15 @@ mod tests {
         Lends::new()
     }
 
-    /// The loop the attribute writes, without it: each attempt on a reborrow, the `Ok` returned.
-    async fn conn(pool: &mut Pool, fail: u32, timed: bool) -> Result<&mut u32, u32> {
+    /// The loop the attribute writes, without it: each attempt on a reborrow, the `Ok` returned;
+    /// beside the lent reference, a `&str` and a `&mut` of their own lifetimes, in the captures
+    /// (each attempt reads the one and writes a reborrow of the other).
+    async fn conn<'p>(
+        pool: &'p mut Pool,
+        (fail, timed): (u32, bool),
+        url: &str,
+        log: &mut Vec<String>,
+    ) -> Result<&'p mut u32, u32> {
         let policy = RetryPolicy::builder()
             .max_attempts(3)
             .timeout(Duration::from_millis(10))
@@ -353,9 +360,11 @@ mod tests {
         loop {
             let pool = lent.take().unwrap_or_else(|| unreachable!());
             let out = call
-                .attempt_lent(pool, of(), timed_out, (), |pool, _, _| {
+                .attempt_lent(pool, of(), timed_out, (url, &mut *log), |pool, c, _| {
+                    let (url, log) = c.into_inner();
                     Box::pin(async move {
                         pool.tries += 1;
+                        log.push(format!("{url} {}", pool.tries));
                         if pool.tries <= fail {
                             if timed {
                                 std::future::pending::<()>().await;
@@ -377,23 +386,31 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn the_last_attempts_borrow_is_returned() {
         let mut pool = Pool::default();
-        *conn(&mut pool, 2, false)
+        *conn(&mut pool, (2, false), "u", &mut Vec::new())
             .await
             .unwrap_or_else(|e| panic!("{e}")) += 10;
         assert_eq!((pool.conn, pool.tries), (10, 3));
         let mut pool = Pool::default();
-        assert_eq!(conn(&mut pool, 5, false).await.err(), Some(3));
+        assert_eq!(
+            conn(&mut pool, (5, false), "u", &mut Vec::new())
+                .await
+                .err(),
+            Some(3)
+        );
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_timed_out_attempt_gives_the_lent_reference_back() {
         let mut pool = Pool::default();
-        *conn(&mut pool, 1, true)
+        *conn(&mut pool, (1, true), "u", &mut Vec::new())
             .await
             .unwrap_or_else(|e| panic!("{e}")) += 1;
         assert_eq!((pool.conn, pool.tries), (1, 2));
         let mut pool = Pool::default();
-        assert_eq!(conn(&mut pool, 5, true).await.err(), Some(504));
+        assert_eq!(
+            conn(&mut pool, (5, true), "u", &mut Vec::new()).await.err(),
+            Some(504)
+        );
     }
 
     impl Client<'_> {
@@ -424,51 +441,14 @@ mod tests {
         assert_eq!(pool.conn, 4);
     }
 
-    /// Beside the lent reference, a `&str` and a `&mut` of their own lifetimes, in the captures:
-    /// each attempt reads the one and writes a reborrow of the other.
-    async fn conn_logged<'p>(
-        pool: &'p mut Pool,
-        url: &str,
-        log: &mut Vec<String>,
-    ) -> Result<&'p mut u32, u32> {
-        let policy = RetryPolicy::builder()
-            .build()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut call = Call::new(&policy);
-        let mut lent = Some(pool);
-        loop {
-            let pool = lent.take().unwrap_or_else(|| unreachable!());
-            let out = call
-                .attempt_lent(pool, of(), None, (url, &mut *log), |pool, c, _| {
-                    let (url, log) = c.into_inner();
-                    Box::pin(async move {
-                        pool.tries += 1;
-                        log.push(format!("{url} {}", pool.tries));
-                        tokio::task::yield_now().await;
-                        if pool.tries < 2 {
-                            return Err(pool.tries);
-                        }
-                        Ok(&mut pool.conn)
-                    })
-                })
-                .await;
-            match out {
-                Ok(c) => break Ok(c),
-                Err((e, back)) if back.tries >= 3 => break Err(e),
-                Err((_, back)) => lent = Some(back),
-            }
-        }
-    }
-
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn lent_beside_arguments_of_other_lifetimes() {
         let mut pool = Pool::default();
         let mut log = Vec::new();
-        let url = String::from("u");
-        assert_send(conn_logged(&mut pool, &url, &mut log));
+        assert_send(conn(&mut pool, (1, false), "u", &mut log));
         let c = {
             let url = String::from("db");
-            conn_logged(&mut pool, &url, &mut log)
+            conn(&mut pool, (1, false), &url, &mut log)
                 .await
                 .unwrap_or_else(|e| panic!("{e}"))
         };
