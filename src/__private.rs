@@ -4,7 +4,8 @@
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
 pub use retry_runtime::__private::{
-    Admission, Admitted, Call, Decision, Guards, Lends, ThrottleAdmission, WithLt, hedge_ignored,
+    Admission, Admitted, Call, Captures, Decision, Guards, Lends, ThrottleAdmission, WithLt,
+    hedge_ignored,
 };
 pub use retry_runtime::{
     AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, GiveUpReason, HedgeAfter, Jitter,

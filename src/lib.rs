@@ -69,8 +69,10 @@ pub mod __private;
 /// it, but not move out of it). A `&mut self` method or a `&'a mut` argument may return a borrow
 /// of it (`async fn conn(&mut self) -> Result<&mut Connection, E>`, `Result<Guard<'a>, E>`): each
 /// attempt is lent a reborrow, higher-ranked over its lifetime, so the compiler checks that the
-/// `Ok` borrows only from it (or from what outlives it); the attempt's future is boxed and must be
-/// `Send`; not with `retry_if_ok` or `recover` (see the README's shapes section).
+/// `Ok` borrows only from it (or from what outlives it); the other arguments, whatever their
+/// lifetimes (`url: &str`, a second `&mut`), are copied or reborrowed for each attempt as above;
+/// the attempt's future is boxed and must be `Send`; not with `retry_if_ok` or `recover` (see the
+/// README's shapes section).
 /// An argument the body never names (read only by the attribute, as `circuit_breaker = breaker`)
 /// is not copied. Inside macros, `{self}` is rewritten only in the format string of a known
 /// formatting macro (std's, `tracing`'s, `log`'s, `anyhow`'s, `eyre!`); other string literals are data. The error type must be `Debug` (the policy's `log_error`

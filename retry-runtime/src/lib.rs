@@ -87,7 +87,7 @@ pub use drivers::call::LoggedError;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::drivers::call::{Attempt, Call, Recover, TimedAttempt, hedge_ignored};
-    pub use crate::drivers::lent::{Lends, Lent, LentAttempt, WithLt};
+    pub use crate::drivers::lent::{Captures, Lends, Lent, LentAttempt, WithLt};
     pub use crate::engine::events::CallName;
     pub use crate::engine::state::{Decision, Detached, Engine, Start};
     pub use crate::engine::steps::{

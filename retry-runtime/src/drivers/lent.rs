@@ -12,35 +12,57 @@
 //!
 //! # Why this is sound
 //!
-//! The attempt is type-checked once for every `'r`, knowing only what its signature implies:
-//! `S: 'r` (from `&'r mut S`) and `'s: 'r` (from [`Lent<'r, 's>`]). So a borrow in its `Ok`
-//! (typed `'r`) is one of:
+//! The attempt is type-checked once for every `'r` and `'x`, knowing only what its signature
+//! implies: `S: 'r` (from `&'r mut S`), `'s: 'r` and `'r: 'x` (from [`Lent<'r, 's, 'x>`]), and
+//! `C: 'x` (from [`Captures<'x, C>`]). `'x` is its future's lifetime: the future may hold the
+//! reborrow and the captures (the other arguments, each copied, reborrowed or cloned for this
+//! attempt), whatever their lifetimes, since each outlives `'x`. Its `Ok` is typed `'r`, and the
+//! only fact with `'r` on the right is `'s: 'r`; so a borrow in it is one of:
 //! - a reborrow of the lent `&'r mut S`: valid for `'s` once the lent reference is not used
 //!   again, and the driver never uses it again after an `Ok` (it returns it only with an `Err`,
-//!   which cannot hold a borrow of it: `E` is one type outside the `for<'r>`);
+//!   which cannot hold a borrow of it: `E` is one type outside the `for<'r, 'x>`);
 //! - data the attempt can show to outlive `'r` for *every* `'r` below `'s`: data that outlives
 //!   `'s` itself (a `&'s str` argument, `'static` data, what `S`'s own lifetimes borrow).
 //!
 //! A borrow of anything else (another argument with a shorter or unrelated lifetime, a second
-//! `&mut` argument, a local, a reference held by a by-value argument, the attempt's own future)
-//! cannot be typed `'r` for every `'r`: the attempt does not compile. By parametricity, the
+//! `&mut` argument, a local, a reference held by a by-value argument, the captures' `'x`, the
+//! attempt's own future) cannot be typed `'r` for every `'r`: `C: 'x` and `'r: 'x` relate the
+//! captures to `'x` only, never to `'r`, so the attempt does not compile. By parametricity, the
 //! attempt behaves as if it had been handed `&'s mut S` itself, so its `Ok` is what it would have
 //! returned then, typed `Of<'s>`. `Of<'r>` and `Of<'s>` are one type but for a lifetime
 //! ([`WithLt`] cannot tell lifetimes apart: an impl cannot match on one), so their layouts are
-//! equal. The attempt's future is boxed (`LentAttempt`), so that the call's future, which holds
-//! it, is `Send` exactly when the attempt's is, without naming a higher-ranked associated type
-//! that the `Send` analysis cannot prove (an `AsyncFnOnce` bound's future is "not general
-//! enough" as soon as `S` has a lifetime).
+//! equal.
+//!
+//! The facts the attempt assumes hold at its one call, where the driver picks `'r` and `'x`
+//! (and rustc checks that the arguments' types are well-formed): the reborrow is taken from the
+//! `&'s mut S` (`'s: 'r`), and the future is awaited and dropped before the driver uses the lent
+//! reference again, so both the reborrow and the captures (moved in by the caller, with
+//! lifetimes that outlive the driver's call) outlive it (`'r: 'x`, `C: 'x`).
+//!
+//! The captures come as an argument, not as the closure's own captures: inside a closure, a
+//! captured borrow of lifetime `'u` put in a future of the closure's own `'x` makes rustc require
+//! `'u` to outlive every region it knows above `'x`, `'s` among them (through `'r`), which
+//! refuses `url: &str` beside `&mut self` (sound, but too strict). An implied bound of the
+//! argument's own type (`C: 'x`) is a fact, not a requirement. (A closure's direct captures
+//! still compile where they outlive `'s`.)
+//!
+//! The attempt's future is boxed (`LentAttempt`), so that the call's future, which holds it, is
+//! `Send` exactly when the attempt's is, without naming a higher-ranked associated type that the
+//! `Send` analysis cannot prove (an `AsyncFnOnce` bound's future is "not general enough" as soon
+//! as `S` has a lifetime).
 //!
 //! What it rejects, each a compile error (the shapes that broke the first attempt at this):
 //!
 //! ```compile_fail
-//! # use retry_runtime::RetryPolicy;
 //! # use retry_runtime::__private::{Call, Lends, WithLt};
 //! // A shared argument of its own lifetime, returned as the lent one's.
 //! async fn f<'a>(call: &mut Call<'_>, lent: &'a mut u32, other: &u32) -> &'a u32 {
 //!     let of = Lends::<dyn for<'r> WithLt<'r, Of = &'r u32>>::new();
-//!     match call.attempt_lent(lent, of, None, |_, _| Box::pin(async move { Ok::<_, ()>(other) })).await {
+//!     let out = call.attempt_lent(lent, of, None, (other,), |_, c, _| {
+//!         let (other,) = c.into_inner();
+//!         Box::pin(async move { Ok::<_, ()>(other) })
+//!     });
+//!     match out.await {
 //!         Ok(v) => v,
 //!         Err(_) => unreachable!(),
 //!     }
@@ -55,9 +77,12 @@
 //!     let mut lent = Some(lent);
 //!     loop {
 //!         let of = Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new();
-//!         let other = &mut *other;
 //!         let taken = lent.take().unwrap();
-//!         match call.attempt_lent(taken, of, None, |_, _| Box::pin(async move { Ok::<_, ()>(other) })).await {
+//!         let out = call.attempt_lent(taken, of, None, (&mut *other,), |_, c, _| {
+//!             let (other,) = c.into_inner();
+//!             Box::pin(async move { Ok::<_, ()>(other) })
+//!         });
+//!         match out.await {
 //!             Ok(v) => return v,
 //!             Err(((), back)) => lent = Some(back),
 //!         }
@@ -69,10 +94,13 @@
 //! # use retry_runtime::__private::{Call, Lends, WithLt};
 //! // A by-value argument holding a reference, returned through it.
 //! struct Holder<'h>(&'h mut u32);
-//! async fn f<'a>(call: &mut Call<'_>, lent: &'a mut u32, mut h: Holder<'_>) -> &'a mut u32 {
+//! async fn f<'a>(call: &mut Call<'_>, lent: &'a mut u32, h: Holder<'_>) -> &'a mut u32 {
 //!     let of = Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new();
-//!     let h = &mut h;
-//!     match call.attempt_lent(lent, of, None, |_, _| Box::pin(async move { Ok::<_, ()>(&mut *h.0) })).await {
+//!     let out = call.attempt_lent(lent, of, None, (h,), |_, c, _| {
+//!         let (h,) = c.into_inner();
+//!         Box::pin(async move { Ok::<_, ()>(h.0) })
+//!     });
+//!     match out.await {
 //!         Ok(v) => v,
 //!         Err(_) => unreachable!(),
 //!     }
@@ -81,10 +109,28 @@
 //!
 //! ```compile_fail
 //! # use retry_runtime::__private::{Call, Lends, WithLt};
-//! // An error borrowing from the lent reference: `E` is outside the `for<'r>`.
+//! // An error borrowing from the lent reference: `E` is outside the `for<'r, 'x>`.
 //! async fn f<'a>(call: &mut Call<'_>, lent: &'a mut u32) -> Result<&'a mut u32, &'a u32> {
 //!     let of = Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new();
-//!     call.attempt_lent(lent, of, None, |l, _| Box::pin(async move { Err(&*l) })).await.map_err(|(e, _)| e)
+//!     let out = call.attempt_lent(lent, of, None, (), |l, _, _| Box::pin(async move { Err(&*l) }));
+//!     out.await.map_err(|(e, _)| e)
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! # use retry_runtime::__private::{Call, Lends, WithLt};
+//! // A borrow of a local, passed in the captures, returned as the lent one.
+//! async fn f<'a>(call: &mut Call<'_>, lent: &'a mut u32) -> &'a mut u32 {
+//!     let of = Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new();
+//!     let mut n = 0;
+//!     let out = call.attempt_lent(lent, of, None, (&mut n,), |_, c, _| {
+//!         let (log,) = c.into_inner();
+//!         Box::pin(async move { Ok::<_, ()>(&mut *log) })
+//!     });
+//!     match out.await {
+//!         Ok(v) => v,
+//!         Err(_) => unreachable!(),
+//!     }
 //! }
 //! ```
 //!
@@ -106,13 +152,27 @@ pub trait WithLt<'r> {
     type Of;
 }
 
-/// What an attempt of a lent call knows of its lifetime `'r`: `'s: 'r` (`'s` is the lent
-/// reference's), so that it may return data that outlives `'s` (a `&'s str` argument) beside
-/// its reborrow.
-pub type Lent<'r, 's> = PhantomData<&'r &'s ()>;
+/// What an attempt of a lent call knows of its lifetimes: `'s: 'r` (`'s` is the lent reference's,
+/// `'r` its reborrow's), so that it may return data that outlives `'s` (a `&'s str` argument)
+/// beside its reborrow; and `'r: 'x` (`'x` is its future's), so that the future may hold the
+/// reborrow.
+pub type Lent<'r, 's, 'x> = PhantomData<(&'x &'r (), &'r &'s ())>;
 
-/// One attempt's future, made by a lent call's attempt from its reborrow.
-pub type LentAttempt<'r, T> = Pin<Box<dyn Future<Output = T> + Send + 'r>>;
+/// One attempt's future, made by a lent call's attempt from its reborrow and its [`Captures`].
+pub type LentAttempt<'x, T> = Pin<Box<dyn Future<Output = T> + Send + 'x>>;
+
+/// What an attempt of a lent call takes beside its reborrow (the other arguments, each copied,
+/// reborrowed or cloned for it), known to outlive its future's lifetime `'x` (`C: 'x`, an implied
+/// bound of this argument's type), whatever their own lifetimes are.
+pub struct Captures<'x, C: 'x>(C, PhantomData<&'x ()>);
+
+impl<'x, C: 'x> Captures<'x, C> {
+    /// The values.
+    #[inline]
+    pub fn into_inner(self) -> C {
+        self.0
+    }
+}
 
 /// The `R` of [`Call::attempt_lent`] (`dyn for<'r> WithLt<'r, Of = …>`), passed as a value.
 pub struct Lends<R: ?Sized>(PhantomData<fn() -> PhantomData<R>>);
@@ -136,9 +196,9 @@ impl<R: ?Sized> Default for Lends<R> {
 ///
 /// # Safety
 ///
-/// `v` must be what an attempt higher-ranked over `'r` (`for<'r> FnOnce(&'r mut S, Lent<'r, 's>)
-/// -> … Of<'r> …`) returned from a reborrow of a `&'s mut S` that the caller does not use again
-/// (see the module's documentation).
+/// `v` must be what an attempt higher-ranked over `'r` (`for<'r, 'x> FnOnce(&'r mut S, …,
+/// Lent<'r, 's, 'x>) -> … Of<'r> …`) returned from a reborrow of a `&'s mut S` that the caller
+/// does not use again (see the module's documentation).
 #[allow(
     unsafe_code,
     reason = "NLL problem case #3: see the module's documentation"
@@ -185,7 +245,7 @@ impl Call<'_> {
     ///     loop {
     ///         let Some(pool) = lent.take() else { unreachable!() };
     ///         let res = call
-    ///             .attempt_lent(pool, Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new(), None, |pool, _| {
+    ///             .attempt_lent(pool, Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new(), None, (), |pool, _, _| {
     ///                 Box::pin(async move {
     ///                     pool.tries += 1;
     ///                     if pool.tries < 2 { Err("busy") } else { Ok(&mut pool.conn) }
@@ -204,22 +264,24 @@ impl Call<'_> {
     /// assert_eq!((pool.conn, pool.tries), (8, 2));
     /// # }
     /// ```
-    pub async fn attempt_lent<'s, S, R, E, F>(
+    pub async fn attempt_lent<'s, S, R, C, E, F>(
         &mut self,
         lent: &'s mut S,
         _of: Lends<R>,
         timed_out: Option<fn(Elapsed) -> E>,
+        captures: C,
         attempt: F,
     ) -> Result<<R as WithLt<'s>>::Of, (E, &'s mut S)>
     where
         S: ?Sized,
         R: ?Sized + for<'r> WithLt<'r>,
-        F: for<'r> FnOnce(
+        F: for<'r, 'x> FnOnce(
             &'r mut S,
-            Lent<'r, 's>,
-        ) -> LentAttempt<'r, Result<<R as WithLt<'r>>::Of, E>>,
+            Captures<'x, C>,
+            Lent<'r, 's, 'x>,
+        ) -> LentAttempt<'x, Result<<R as WithLt<'r>>::Of, E>>,
     {
-        let fut = attempt(&mut *lent, PhantomData);
+        let fut = attempt(&mut *lent, Captures(captures, PhantomData), PhantomData);
         let out = match timed_out {
             Some(timed_out) => self.attempt_timed_into(fut, timed_out).await,
             None => self.attempt(fut).await,
@@ -244,7 +306,7 @@ impl Call<'_> {
     where
         S: ?Sized,
         R: ?Sized + for<'r> WithLt<'r>,
-        F: for<'r> FnOnce(&'r mut S, Lent<'r, 's>) -> Result<<R as WithLt<'r>>::Of, E>,
+        F: for<'r> FnOnce(&'r mut S, Lent<'r, 's, 'r>) -> Result<<R as WithLt<'r>>::Of, E>,
     {
         let out = self.attempt_blocking(|| attempt(&mut *lent, PhantomData));
         // SAFETY: as in `attempt_lent`.
@@ -278,8 +340,15 @@ mod tests {
         Lends::new()
     }
 
-    /// The loop the attribute writes, without it: each attempt on a reborrow, the `Ok` returned.
-    async fn conn(pool: &mut Pool, fail: u32, timed: bool) -> Result<&mut u32, u32> {
+    /// The loop the attribute writes, without it: each attempt on a reborrow, the `Ok` returned;
+    /// beside the lent reference, a `&str` and a `&mut` of their own lifetimes, in the captures
+    /// (each attempt reads the one and writes a reborrow of the other).
+    async fn conn<'p>(
+        pool: &'p mut Pool,
+        (fail, timed): (u32, bool),
+        url: &str,
+        log: &mut Vec<String>,
+    ) -> Result<&'p mut u32, u32> {
         let policy = RetryPolicy::builder()
             .max_attempts(3)
             .timeout(Duration::from_millis(10))
@@ -291,9 +360,11 @@ mod tests {
         loop {
             let pool = lent.take().unwrap_or_else(|| unreachable!());
             let out = call
-                .attempt_lent(pool, of(), timed_out, |pool, _| {
+                .attempt_lent(pool, of(), timed_out, (url, &mut *log), |pool, c, _| {
+                    let (url, log) = c.into_inner();
                     Box::pin(async move {
                         pool.tries += 1;
+                        log.push(format!("{url} {}", pool.tries));
                         if pool.tries <= fail {
                             if timed {
                                 std::future::pending::<()>().await;
@@ -315,23 +386,31 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn the_last_attempts_borrow_is_returned() {
         let mut pool = Pool::default();
-        *conn(&mut pool, 2, false)
+        *conn(&mut pool, (2, false), "u", &mut Vec::new())
             .await
             .unwrap_or_else(|e| panic!("{e}")) += 10;
         assert_eq!((pool.conn, pool.tries), (10, 3));
         let mut pool = Pool::default();
-        assert_eq!(conn(&mut pool, 5, false).await.err(), Some(3));
+        assert_eq!(
+            conn(&mut pool, (5, false), "u", &mut Vec::new())
+                .await
+                .err(),
+            Some(3)
+        );
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_timed_out_attempt_gives_the_lent_reference_back() {
         let mut pool = Pool::default();
-        *conn(&mut pool, 1, true)
+        *conn(&mut pool, (1, true), "u", &mut Vec::new())
             .await
             .unwrap_or_else(|e| panic!("{e}")) += 1;
         assert_eq!((pool.conn, pool.tries), (1, 2));
         let mut pool = Pool::default();
-        assert_eq!(conn(&mut pool, 5, true).await.err(), Some(504));
+        assert_eq!(
+            conn(&mut pool, (5, true), "u", &mut Vec::new()).await.err(),
+            Some(504)
+        );
     }
 
     impl Client<'_> {
@@ -340,7 +419,7 @@ mod tests {
                 .build()
                 .unwrap_or_else(|e| panic!("{e}"));
             let mut call = Call::new(&policy);
-            call.attempt_lent(self, of(), None, |c, _| {
+            call.attempt_lent(self, of(), None, (), |c, _, _| {
                 Box::pin(async move {
                     tokio::task::yield_now().await;
                     Ok(&mut c.pool.conn)
@@ -360,6 +439,22 @@ mod tests {
         assert_send(client.conn());
         *client.conn().await.unwrap_or_else(|e| panic!("{e}")) = 4;
         assert_eq!(pool.conn, 4);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn lent_beside_arguments_of_other_lifetimes() {
+        let mut pool = Pool::default();
+        let mut log = Vec::new();
+        assert_send(conn(&mut pool, (1, false), "u", &mut log));
+        let c = {
+            let url = String::from("db");
+            conn(&mut pool, (1, false), &url, &mut log)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        *c = 5;
+        assert_eq!(log, ["db 1", "db 2"]);
+        assert_eq!((pool.conn, pool.tries), (5, 2));
     }
 
     #[test]
