@@ -18,7 +18,7 @@ use reattempt::reqwest_middleware::{RetryMiddleware, is_timeout};
 use reattempt::runtime::NoTimeout;
 use reattempt::tower::{HttpRetryLayer, HttpRetryService, RetryLayer};
 use reattempt_support::payments::quick;
-use reattempt_support::{Fault, Service};
+use reattempt_support::{Fault, RetryAfter, Service};
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
 type Hyper = Client<HttpConnector, Full<Bytes>>;
@@ -132,8 +132,11 @@ async fn retrying_unsafe_methods_is_an_opt_in() {
 #[tokio::test]
 async fn the_final_response_carries_the_attempt_count() {
     let service = Service::start().await;
-    service.script_for("o-t", [Fault::Unavailable, Fault::Unavailable]);
-    service.script_for("o-m", [Fault::Unavailable]);
+    // 429s: refused before processing, so even a POST without a key is sent again (a 503 may
+    // come after the upstream acted: not retried without a key).
+    let busy = Fault::RateLimited(RetryAfter::Seconds(0));
+    service.script_for("o-t", [busy, busy]);
+    service.script_for("o-m", [busy]);
     let layer = RetryLayer::new(quick()).http();
     let tower = through(layer, charge(&service.url(), "o-t", false))
         .await

@@ -20,7 +20,7 @@ use reattempt::reqwest_middleware::{HttpClassify, RetryMiddleware};
 use reattempt::tower::RetryLayer;
 use reattempt::{Hooks, RetryContext};
 use reattempt_support::payments::quick;
-use reattempt_support::{Fault, Outcome, Service};
+use reattempt_support::{Fault, Outcome, RetryAfter, Service};
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
 /// How a test sets up its client: with the layer's own `Idempotency-Key`, or without one.
@@ -235,19 +235,40 @@ async fn a_post_to_a_refused_port_is_retried_with_or_without_a_key() {
 }
 
 #[tokio::test]
-async fn a_post_answered_503_is_retried_without_a_key() {
-    // A 503 says the server did not act on the request.
+async fn a_post_answered_429_is_retried_without_a_key() {
+    // A 429 says the server refused the request before acting on it.
     for driver in DRIVERS {
         let service = Service::start().await;
-        service.script_for("o-1", [Fault::Unavailable]);
+        service.script_for("o-1", [Fault::RateLimited(RetryAfter::Seconds(0))]);
         let retries = Retries::default();
         let out = charge(driver, &service.url(), "o-1", Key::None, &[], &retries).await;
         assert_eq!(
             out,
             Ok(StatusCode::CREATED),
-            "{driver}: retried after the 503"
+            "{driver}: retried after the 429"
         );
         assert_eq!(service.seen_for("o-1").len(), 2, "{driver}");
         assert_eq!(service.effects("o-1"), 1, "{driver}");
+    }
+}
+
+#[tokio::test]
+async fn a_post_answered_503_without_a_key_is_returned() {
+    // A 503 may come after the upstream acted (a service mesh's answer to a reset): not
+    // sent again without a key; with one, it is.
+    for driver in DRIVERS {
+        let service = Service::start().await;
+        service.script_for("o-1", [Fault::Unavailable]);
+        service.script_for("o-2", [Fault::Unavailable]);
+        let retries = Retries::default();
+        let out = charge(driver, &service.url(), "o-1", Key::None, &[], &retries).await;
+        assert_eq!(out, Ok(StatusCode::SERVICE_UNAVAILABLE), "{driver}");
+        assert_eq!(service.seen_for("o-1").len(), 1, "{driver}: sent once");
+        let out = charge(driver, &service.url(), "o-2", Key::Layer, &[], &retries).await;
+        assert_eq!(
+            out,
+            Ok(StatusCode::CREATED),
+            "{driver}: with a key, retried"
+        );
     }
 }

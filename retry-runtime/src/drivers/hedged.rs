@@ -249,6 +249,7 @@ where
             && call.engine.attempt() < policy.max_attempts()
             && let Some(hedge_after) = policy.hedge_after()
             && !call.engine.defers_to_outer(context::outer_retries())
+            && call.hooks.hedge_allowed()
         {
             let last = hedged.copies.iter().map(|c| c.started).max();
             if let Some(last) = last.max(hedged.last_start) {

@@ -119,6 +119,22 @@ pub trait Hooks<T, E> {
         false
     }
 
+    /// Whether an error that is not retried is still the dependency's failure for the breaker
+    /// (a transient error that HTTP's safety rule keeps a `POST` from retrying: the reset
+    /// happened all the same). Asked only for an error not retried. Default: no error is (a
+    /// non-retryable error, a 400, is the caller's, not the dependency's).
+    fn error_failed(&mut self, error: &E) -> bool {
+        let _ = error;
+        false
+    }
+
+    /// Whether the call may start a hedge (a copy beside the attempt in flight). Default: yes.
+    /// HTTP's safety rule says no for a request that may not be sent twice (the `http`
+    /// feature's `Verdict`).
+    fn hedge_allowed(&mut self) -> bool {
+        true
+    }
+
     /// [`delay_for`](Hooks::delay_for) for an `Ok` value that
     /// [`retry_if_ok`](Hooks::retry_if_ok) retries (a 503 response). Default: `None`.
     fn delay_for_ok(&mut self, value: &T, attempt: u32, computed: Duration) -> Option<Duration> {

@@ -334,18 +334,7 @@ fn decide_inner<T, E: Debug>(
 ) -> Decision<Result<T, E>> {
     // The success path, kept small so that it inlines into the caller's loop.
     match outcome {
-        Ok(value) if !hooks.retry_if_ok(&value) => {
-            events::attempt_made(name);
-            if hooks.ok_failed(&value) {
-                return ok_failed(engine, name.name(), value, guards);
-            }
-            guards.record(true);
-            if let Some(budget) = guards.budget_ref() {
-                engine.succeeded(budget);
-            }
-            events::call_finished(name, engine.attempt(), true);
-            Decision::Stop(Ok(value))
-        }
+        Ok(value) if !hooks.retry_if_ok(&value) => accepted(engine, name, hooks, value, guards),
         Ok(value) => {
             events::attempt_made(name);
             engine.note_class(hooks.class_ok(&value));
@@ -404,6 +393,28 @@ fn after_failure(
     }
     let inherited = context::inherited_deadline();
     engine.after_failure_chosen(retryable, hint, choose, now, inherited, guards.budget_ref())
+}
+
+/// An `Ok` value that `retry_if_ok` did not ask to retry: the call's success, unless the value is
+/// still the dependency's failure (`Hooks::ok_failed`).
+#[inline]
+fn accepted<T, E>(
+    engine: &mut Engine<'_>,
+    name: impl CallName,
+    hooks: &mut impl Hooks<T, E>,
+    value: T,
+    guards: Guards<'_>,
+) -> Decision<Result<T, E>> {
+    events::attempt_made(name);
+    if hooks.ok_failed(&value) {
+        return ok_failed(engine, name.name(), value, guards);
+    }
+    guards.record(true);
+    if let Some(budget) = guards.budget_ref() {
+        engine.succeeded(budget);
+    }
+    events::call_finished(name, engine.attempt(), true);
+    Decision::Stop(Ok(value))
 }
 
 /// An `Ok` value that is not retried but is still the dependency's failure (`Hooks::ok_failed`):
@@ -488,8 +499,10 @@ fn after_error<T, E: Debug>(
     engine.note_class(hooks.class(&error));
     let retryable = hooks.retry_if(&error);
     // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
-    // dependency that hangs must open the breaker.
-    guards.record(!retryable && !engine.timed_out());
+    // dependency that hangs must open the breaker; so is an error kept from a retry that it
+    // would have had (`Hooks::error_failed`: a POST's reset under HTTP's safety rule).
+    let failure = retryable || engine.timed_out() || hooks.error_failed(&error);
+    guards.record(!failure);
     let hint = if retryable {
         hooks.retry_after(&error)
     } else {
@@ -621,8 +634,9 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     // A retried `Ok`'s hint (its `Retry-After`), read before the value is dropped.
     let mut ok_hint = None;
     let retry_error = match outcome {
+        // Asked once: the request-aware hooks of the HTTP clients see each outcome once.
         Ok(value) if !hooks.retry_if_ok(&value) => {
-            return to_copy(decide(engine, name, hooks, Ok(value), guards));
+            return to_copy(accepted(engine, name, hooks, value, guards));
         }
         Ok(value) => {
             events::attempt_made(name);
@@ -636,7 +650,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
             events::attempt_made(name);
             engine.note_class(hooks.class(&error));
             if !hooks.retry_if(&error) {
-                guards.record(!engine.timed_out());
+                guards.record(!engine.timed_out() && !hooks.error_failed(&error));
                 // The retry already decided will not be made: what it was paid comes back.
                 if retry_pending && let Some(budget) = guards.budget_ref() {
                     engine.unmade(budget);

@@ -39,6 +39,16 @@ static IDEMPOTENCY_KEY: http::HeaderName = http::HeaderName::from_static("idempo
 /// and the reqwest middleware's), in the attempt's context: with `idempotency_key`,
 /// `Idempotency-Key` to the call's key (the same on every attempt) unless the request has one;
 /// with `outer_attempts`, [`OUTER_ATTEMPTS_LEFT`] while this call, or one around it, will retry.
+/// Whether `headers` carry an `Idempotency-Key` a server can deduplicate on: one that is not
+/// empty (an empty value is no key: a client's own is put in its place).
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub(crate) fn has_idempotency_key(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(&IDEMPOTENCY_KEY)
+        .iter()
+        .any(|v| !v.as_bytes().iter().all(u8::is_ascii_whitespace))
+}
+
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub(crate) fn set_attempt_headers(
     headers: &mut HeaderMap,
@@ -46,7 +56,7 @@ pub(crate) fn set_attempt_headers(
     outer_attempts: bool,
 ) {
     if idempotency_key
-        && !headers.contains_key(&IDEMPOTENCY_KEY)
+        && !has_idempotency_key(headers)
         && let Some(ctx) = crate::context()
         && let Ok(value) = HeaderValue::from_str(&ctx.idempotency_key().to_string())
     {
@@ -124,17 +134,15 @@ fn cause<'a>(
 
 /// Whether a response with `status` says that the server did not act on the request, so that
 /// even a non-idempotent one may be sent again: 408 Request Timeout (the server did not receive
-/// the whole request, RFC 9110 §15.5.9), 429 Too Many Requests (refused before processing, RFC
-/// 6585 §4) and 503 Service Unavailable (the server "is currently unable to handle the
-/// request", RFC 9110 §15.6.4). A 500, a 502 or a 504 may come after the request was acted on
-/// (by the server, or by the upstream a gateway forwarded it to), so they are not.
+/// the whole request, RFC 9110 §15.5.9) and 429 Too Many Requests (refused before processing,
+/// RFC 6585 §4). A 500, a 502 or a 504 may come after the request was acted on (by the server,
+/// or by the upstream a gateway forwarded it to), and so may a 503: a service mesh (Envoy,
+/// Istio) answers 503 when the upstream reset after reading the request. None of them is.
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub(crate) fn not_processed(status: StatusCode) -> bool {
     matches!(
         status,
-        StatusCode::REQUEST_TIMEOUT
-            | StatusCode::TOO_MANY_REQUESTS
-            | StatusCode::SERVICE_UNAVAILABLE
+        StatusCode::REQUEST_TIMEOUT | StatusCode::TOO_MANY_REQUESTS
     )
 }
 
@@ -147,8 +155,8 @@ pub(crate) fn not_processed(status: StatusCode) -> bool {
 /// - `safe`: the request may be sent again without doing its side effect twice (RFC 9110
 ///   §9.2.2). True when its method is [`idempotent`], when it carries an `Idempotency-Key`
 ///   (its own, or the client's with `idempotency_key_header`), when the attempt provably never
-///   reached the server ([`never_sent`]), when the server answered 408, 429 or 503 (it did not
-///   act on the request), or when the client says unsafe methods may be retried
+///   reached the server ([`never_sent`]), when the server answered 408 or 429 (it did not act
+///   on the request), or when the client says unsafe methods may be retried
 ///   (`retry_unsafe_methods(true)`).
 ///
 /// The default decision is [`retry`](Verdict::retry): both.
@@ -191,7 +199,7 @@ pub(crate) fn safe_to_resend(
         || not_acted_on
         || idempotent(method)
         || rule.idempotency_key
-        || headers.contains_key(&IDEMPOTENCY_KEY)
+        || has_idempotency_key(headers)
 }
 
 /// A retrying HTTP client's settings that bear on whether a request is safe to send again.
@@ -622,7 +630,11 @@ mod tests {
             .filter(|s| not_processed(*s))
             .map(|s| s.as_u16())
             .collect();
-        assert_eq!(not_done, [408, 429, 503]);
+        assert_eq!(
+            not_done,
+            [408, 429],
+            "a mesh's 503 may come after the upstream acted"
+        );
     }
 
     #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]

@@ -38,14 +38,16 @@
 //! again cannot do its side effect twice: when it carries an `Idempotency-Key` (its own, or the
 //! call's with [`idempotency_key_header`](RetryMiddleware::idempotency_key_header)), when the
 //! attempt provably never reached the server (a connect error: [`never_sent`](crate::http::never_sent)),
-//! or when the server answered 408, 429 or 503 (it did not act on the request; a 500, 502 or 504
-//! may come after it did). A `POST` whose response was lost (a reset after the request was
+//! or when the server answered 408 or 429 (it did not act on the request; a 500, 502, 503 or
+//! 504 may come after it did: a service mesh answers 503 when the upstream reset after reading
+//! the request). A `POST` whose response was lost (a reset after the request was
 //! read, an attempt the `timeout` cut) is not sent again; the error is returned.
 //! [`retry_unsafe_methods(true)`](RetryMiddleware::retry_unsafe_methods) lifts the rule, and
 //! [`retry_request`](RetryMiddleware::retry_request) decides per request, seeing the request and
-//! the outcome. The rule governs retries, not hedges: with the policy's `hedge_after`, a copy is
-//! sent while the first attempt runs, whatever the method, so hedge only requests that are
-//! idempotent or carry a key.
+//! the outcome. The rule governs hedges too: with the policy's `hedge_after`, no copy of a
+//! request that may not be sent twice starts (a copy is sent while the first may be acting on
+//! it). A transient failure the rule keeps from a retry still counts as the dependency's failure
+//! for the circuit breaker.
 //!
 //! A response carries the number of attempts made for it in its extensions
 //! ([`Attempts`](crate::http::Attempts): `response.extensions().get::<Attempts>()`); the same
@@ -413,6 +415,20 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
     fn retry_if(&mut self, error: &Error) -> bool {
         let retryable = self.hooks.retry_if(error);
         self.decide(Err(error), retryable)
+    }
+
+    /// A transient error that the rule (or the hook) kept from a retry is still the
+    /// dependency's failure.
+    fn error_failed(&mut self, error: &Error) -> bool {
+        self.hooks.retry_if(error) || self.hooks.error_failed(error)
+    }
+
+    /// No hedge of a request that may not be sent twice: a copy is sent while the first may be
+    /// acting on it.
+    fn hedge_allowed(&mut self) -> bool {
+        let (method, headers) = (self.request.method(), self.request.headers());
+        self.hooks.hedge_allowed()
+            && crate::http::safe_to_resend(method, headers, self.safety, false)
     }
 
     fn retry_if_ok(&mut self, response: &Response) -> bool {

@@ -151,6 +151,15 @@ pub trait RetryRequest<Req, T, E> {
     /// Whether to retry after `outcome`, which the classification calls `retryable` or not.
     fn retry_request(&self, request: &Req, outcome: Result<&T, &E>, retryable: bool) -> bool;
 
+    /// Whether a hedge (a copy sent while an attempt is in flight) of `request` may start.
+    /// Default: yes; with the feature `http`, [`HttpRequests`] says no for a request that may
+    /// not be sent twice (HTTP's safety rule).
+    #[inline]
+    fn hedge_allowed(&self, request: &Req) -> bool {
+        let _ = request;
+        true
+    }
+
     /// Called once with the call's final outcome and the number of attempts made (with the
     /// feature `http`, [`HttpRequests`] records it in a response's extensions). Default:
     /// nothing.
@@ -1289,6 +1298,18 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
         self.rule.retry_request(self.request, Err(error), retryable)
     }
 
+    /// A transient error that the request's rule kept from a retry (a `POST`'s reset) is still
+    /// the dependency's failure.
+    #[inline]
+    fn error_failed(&mut self, error: &E) -> bool {
+        !self.failed() && (self.hooks.retry_if(error) || self.hooks.error_failed(error))
+    }
+
+    #[inline]
+    fn hedge_allowed(&mut self) -> bool {
+        self.hooks.hedge_allowed() && self.rule.hedge_allowed(self.request)
+    }
+
     #[inline]
     fn retry_if_ok(&mut self, value: &T) -> bool {
         let retryable = self.hooks.retry_if_ok(value);
@@ -1876,6 +1897,12 @@ mod http {
             self.rule.decide(request, outcome, verdict)
         }
 
+        /// No hedge of a request that may not be sent twice (no outcome yet: the first copy
+        /// may be acting on it).
+        fn hedge_allowed(&self, request: &Request<B>) -> bool {
+            safe_to_resend(request.method(), request.headers(), self.safety, false)
+        }
+
         fn finish(&self, outcome: &mut Result<Response<B2>, E>, attempts: u32) {
             if let Ok(response) = outcome {
                 response.extensions_mut().insert(Attempts(attempts));
@@ -2003,17 +2030,18 @@ mod http {
         ///   error's sources ([`never_sent`](crate::http::never_sent)) when the service's error
         ///   is a `tower::BoxError`, an `io::Error` or a `reqwest::Error` (the layer cannot look
         ///   inside other types);
-        /// - the server answered 408, 429 or 503: it says it did not act on the request. A 500,
-        ///   502 or 504 may come after it did (a gateway's 502 or 504 after its upstream did),
+        /// - the server answered 408 or 429: it says it did not act on the request. A 500, 502,
+        ///   503 or 504 may come after it did (a gateway's, or a service mesh's 503, after its
+        ///   upstream did),
         ///   so they are returned, as a lost response (a reset after the request was read, an
         ///   attempt the policy's `timeout` cut) is;
         /// - or [`retry_unsafe_methods(true)`](RetryLayer::retry_unsafe_methods) says so.
         ///
         /// [`retry_request`](RetryLayer::retry_request) decides per request instead. The
         /// settings of this paragraph and `.http()` may come in any order. The rule governs
-        /// retries, not hedges: with the policy's `hedge_after`, a copy is sent while the first
-        /// attempt runs, whatever the method, so hedge only requests that are idempotent or
-        /// carry a key.
+        /// hedges too: with the policy's `hedge_after`, no copy of a request that may not be
+        /// sent twice starts. A transient failure the rule keeps from a retry still counts as
+        /// the dependency's failure for the circuit breaker.
         ///
         /// The final response carries the number of attempts made for it in its extensions
         /// ([`Attempts`](crate::http::Attempts)).
