@@ -257,3 +257,35 @@ fn a_preset_policy_takes_a_lower_max_delay() {
         "capped, as every delay"
     );
 }
+
+/// `.http()` may come after the error settings, which it keeps (`on_retry` here).
+#[tokio::test(start_paused = true)]
+async fn http_comes_after_the_error_settings_and_keeps_them() {
+    let retried = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&retried);
+    let n = Arc::new(AtomicU32::new(0));
+    let svc = service_fn(move |_: Request<String>| {
+        let n = Arc::clone(&n);
+        async move {
+            if n.fetch_add(1, SeqCst) == 0 {
+                Err::<Response<String>, _>(tower::BoxError::from("reset"))
+            } else {
+                Ok(respond(200, &[]))
+            }
+        }
+    });
+    let client = RetryLayer::new(RetryPolicy::builder().max_attempts(2).build().unwrap())
+        .on_retry(move |_: &tower::BoxError, _: &reattempt::RetryContext, _| {
+            counter.fetch_add(1, SeqCst);
+        })
+        .http()
+        .without_timeout()
+        .layer(svc);
+    let r = client.oneshot(Request::new(String::new())).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        retried.load(SeqCst),
+        1,
+        "the on_retry set before .http() ran"
+    );
+}

@@ -2003,8 +2003,8 @@ mod http {
     /// their `Retry-After` honoured (the safety rule is [`HttpRequests`]'s, on top of them).
     pub type HttpHooks = Classify<Unset, TransientStatus, Unset, RetryAfterHeader>;
 
-    impl<C, R: HttpReplay + Clone, B: Clone, G: Clone, Q: Clone, L: Clone>
-        RetryLayer<Classify, C, R, B, G, Q, L>
+    impl<RI, RO, RA, RAO, OR, TI, C, R: HttpReplay + Clone, B: Clone, G: Clone, Q: Clone, L: Clone>
+        RetryLayer<Classify<RI, RO, RA, RAO, OR, TI>, C, R, B, G, Q, L>
     where
         R::Rule: Clone,
     {
@@ -2056,7 +2056,21 @@ mod http {
         ///     .name("payments");
         /// # let _ = layer;
         /// ```
-        pub fn http(self) -> RetryLayer<HttpHooks, C, HttpRequests<R::Rule>, B, G, Q, L> {
+        ///
+        /// `.http()` may come after other classification settings (`retry_if`, `retry_after`,
+        /// `on_retry`, `timeout_if`, `error_class`), which it keeps; it sets the responses'
+        /// (`retry_if_ok`, `retry_after_ok`), so settings of those come after it.
+        pub fn http(
+            self,
+        ) -> RetryLayer<
+            Classify<RI, TransientStatus, RA, RetryAfterHeader, OR, TI>,
+            C,
+            HttpRequests<R::Rule>,
+            B,
+            G,
+            Q,
+            L,
+        > {
             self.map_http(|requests| requests).map_hooks(|h| Classify {
                 retry_if: h.retry_if,
                 retry_if_ok: TransientStatus,
