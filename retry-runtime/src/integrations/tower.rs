@@ -2001,7 +2001,12 @@ mod http {
 
     /// The hooks [`RetryLayer::http`] sets: every error retried, transient statuses retried,
     /// their `Retry-After` honoured (the safety rule is [`HttpRequests`]'s, on top of them).
-    pub type HttpHooks = Classify<Unset, TransientStatus, Unset, RetryAfterHeader>;
+    pub type HttpHooks = HttpHooksOf<Unset, Unset, Unset, Unset>;
+
+    /// The hooks [`RetryLayer::http`] sets beside the error settings given before it (`retry_if`
+    /// `RI`, `retry_after` `RA`, `on_retry` `OR`, `timeout_if` or `error_class` `TI`).
+    pub type HttpHooksOf<RI, RA, OR, TI> =
+        Classify<RI, TransientStatus, RA, RetryAfterHeader, OR, TI>;
 
     impl<RI, RO, RA, RAO, OR, TI, C, R: HttpReplay + Clone, B: Clone, G: Clone, Q: Clone, L: Clone>
         RetryLayer<Classify<RI, RO, RA, RAO, OR, TI>, C, R, B, G, Q, L>
@@ -2060,17 +2065,13 @@ mod http {
         /// `.http()` may come after other classification settings (`retry_if`, `retry_after`,
         /// `on_retry`, `timeout_if`, `error_class`), which it keeps; it sets the responses'
         /// (`retry_if_ok`, `retry_after_ok`), so settings of those come after it.
+        #[allow(
+            clippy::type_complexity,
+            reason = "the layer's settings, one type parameter each"
+        )]
         pub fn http(
             self,
-        ) -> RetryLayer<
-            Classify<RI, TransientStatus, RA, RetryAfterHeader, OR, TI>,
-            C,
-            HttpRequests<R::Rule>,
-            B,
-            G,
-            Q,
-            L,
-        > {
+        ) -> RetryLayer<HttpHooksOf<RI, RA, OR, TI>, C, HttpRequests<R::Rule>, B, G, Q, L> {
             self.map_http(|requests| requests).map_hooks(|h| Classify {
                 retry_if: h.retry_if,
                 retry_if_ok: TransientStatus,
