@@ -27,7 +27,11 @@
 //! A borrow of anything else (another argument with a shorter or unrelated lifetime, a second
 //! `&mut` argument, a local, a reference held by a by-value argument, the captures' `'x`, the
 //! attempt's own future) cannot be typed `'r` for every `'r`: `C: 'x` and `'r: 'x` relate the
-//! captures to `'x` only, never to `'r`, so the attempt does not compile. By parametricity, the
+//! captures to `'x` only, never to `'r`. rustc then requires what such a borrow would need (its
+//! lifetime to outlive `'s`) of the function that calls the driver, and checks it there: the
+//! shapes below fail in the caller (an E0499 from the retry loop, an E0597 for a local), not in
+//! the attempt, and a capture that does outlive `'s` (`tag: &'a str` beside `&'a mut self`) is
+//! accepted, soundly. By parametricity, the
 //! attempt behaves as if it had been handed `&'s mut S` itself, so its `Ok` is what it would have
 //! returned then, typed `Of<'s>`. `Of<'r>` and `Of<'s>` are one type but for a lifetime
 //! ([`WithLt`] cannot tell lifetimes apart: an impl cannot match on one), so their layouts are
@@ -46,10 +50,11 @@
 //! argument's own type (`C: 'x`) is a fact, not a requirement. (A closure's direct captures
 //! still compile where they outlive `'s`.)
 //!
-//! The attempt's future is boxed (`LentAttempt`), so that the call's future, which holds it, is
-//! `Send` exactly when the attempt's is, without naming a higher-ranked associated type that the
-//! `Send` analysis cannot prove (an `AsyncFnOnce` bound's future is "not general enough" as soon
-//! as `S` has a lifetime).
+//! The attempt's future is boxed as `Send` (`LentAttempt`), so that the call's future, which
+//! holds it, is `Send` without naming a higher-ranked associated type that the `Send` analysis
+//! cannot prove (an `AsyncFnOnce` bound's future is "not general enough" as soon as `S` has a
+//! lifetime): an attempt that is not `Send` is a compile error on this path, and so is a
+//! recursive lent method (its own future's `Send`-ness is what is being proven).
 //!
 //! What it rejects, each a compile error (the shapes that broke the first attempt at this):
 //!
@@ -290,7 +295,13 @@ impl Call<'_> {
         // used again on this path (see the module's documentation).
         #[allow(unsafe_code, reason = "see `extend`")]
         let out = out.map(|v| unsafe { extend::<R>(v) });
-        out.map_err(|e| (e, lent))
+        // A `match`, not `map_err(|e| (e, lent))`: passing a closure that owns `lent` to a
+        // function retags it, which under Stacked Borrows invalidates the reborrow the `Ok`
+        // holds (Miri's report); here `lent` moves only on the `Err` path.
+        match out {
+            Ok(v) => Ok(v),
+            Err(e) => Err((e, lent)),
+        }
     }
 
     /// [`attempt_lent`](Self::attempt_lent) for a blocking function.
@@ -312,7 +323,13 @@ impl Call<'_> {
         // SAFETY: as in `attempt_lent`.
         #[allow(unsafe_code, reason = "see `extend`")]
         let out = out.map(|v| unsafe { extend::<R>(v) });
-        out.map_err(|e| (e, lent))
+        // A `match`, not `map_err(|e| (e, lent))`: passing a closure that owns `lent` to a
+        // function retags it, which under Stacked Borrows invalidates the reborrow the `Ok`
+        // holds (Miri's report); here `lent` moves only on the `Err` path.
+        match out {
+            Ok(v) => Ok(v),
+            Err(e) => Err((e, lent)),
+        }
     }
 }
 
