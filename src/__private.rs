@@ -153,9 +153,10 @@ pub fn retry_on<T, E, A, B, C, D, F>(
 /// use reattempt::__private::{TypeOf, hooks, ok_class, result_type};
 /// use reattempt::{ErrorClass, Hooks};
 ///
-/// let ty: TypeOf<Result<http::StatusCode, String>> = result_type();
-/// let mut h = ok_class(hooks(ty).retry_if_ok(|s| *s == 429), |s| reattempt::error_class(s));
-/// assert_eq!(Hooks::class_ok(&mut h, &http::StatusCode::TOO_MANY_REQUESTS), ErrorClass::Throttling);
+/// let ty: TypeOf<Result<u16, String>> = result_type();
+/// let throttling = |s: &u16| if *s == 429 { ErrorClass::Throttling } else { ErrorClass::Transient };
+/// let mut h = ok_class(hooks(ty).retry_if_ok(|s| *s == 429), throttling);
+/// assert_eq!(Hooks::class_ok(&mut h, &429), ErrorClass::Throttling);
 /// ```
 #[inline]
 pub fn ok_class<T, E, A, B, C, D, F>(

@@ -517,7 +517,7 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// use std::time::Duration;
-    /// use retry_runtime::{Jitter, RetryPolicy, error_class};
+    /// use retry_runtime::{ErrorClass, Jitter, RetryPolicy};
     /// use tokio::time::Instant;
     ///
     /// let policy = RetryPolicy::builder()
@@ -528,12 +528,13 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     ///     .build()
     ///     .unwrap();
     /// let start = Instant::now();
-    /// let out: Result<http::StatusCode, String> = policy
-    ///     .retry(|| async { Ok(http::StatusCode::TOO_MANY_REQUESTS) })
+    /// // A status code as the `Ok` value (`http::StatusCode` is classed by `error_class`).
+    /// let out: Result<u16, String> = policy
+    ///     .retry(|| async { Ok(429) })
     ///     .retry_if_ok(|s| *s == 429)
-    ///     .ok_class(error_class)
+    ///     .ok_class(|s| if *s == 429 { ErrorClass::Throttling } else { ErrorClass::Transient })
     ///     .await;
-    /// assert_eq!(out, Ok(http::StatusCode::TOO_MANY_REQUESTS));
+    /// assert_eq!(out, Ok(429));
     /// assert_eq!(start.elapsed(), Duration::from_secs(1), "a 429 waits throttling_delay");
     /// # }
     /// ```
