@@ -168,8 +168,9 @@ where
                 keep,
                 copy.number,
             );
-            // Whether this copy timed out is its own: the next copy to end is another attempt.
-            call.engine.forget_timed_out();
+            // This copy's class (a timeout, throttling) is its own: the next copy to end is
+            // another attempt.
+            call.engine.forget_class();
             match decision {
                 CopyDecision::Stop(out) => {
                     // The losers are dropped (cancelled): their latency so far is a lower bound

@@ -268,15 +268,7 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
     where
         C: DelaySlot,
     {
-        let (_, choose) = self.retry_after.into_parts();
-        FnHooks {
-            retry_if: self.retry_if,
-            retry_if_ok: self.retry_if_ok,
-            retry_after: DelayFor { hint, choose },
-            on_retry: self.on_retry,
-            timeout_if: self.timeout_if,
-            outcome: PhantomData,
-        }
+        self.map_delay(|slot| slot.with_hint(hint))
     }
 
     /// Tells the class of the `Ok` values `retry_if_ok` retries (a 429 response is
@@ -307,11 +299,16 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
     where
         C: DelaySlot,
     {
-        let (hint, _) = self.retry_after.into_parts();
+        self.map_delay(|slot| slot.with_choice(choose))
+    }
+
+    /// The hooks with their delay slot (`retry_after`, `delay_for`) made anew from the old one.
+    #[inline]
+    fn map_delay<S>(self, f: impl FnOnce(C) -> S) -> FnHooks<T, E, A, B, S, D, F> {
         FnHooks {
             retry_if: self.retry_if,
             retry_if_ok: self.retry_if_ok,
-            retry_after: DelayFor { hint, choose },
+            retry_after: f(self.retry_after),
             on_retry: self.on_retry,
             timeout_if: self.timeout_if,
             outcome: PhantomData,
@@ -490,6 +487,24 @@ pub trait DelaySlot {
     type Choose;
     /// Takes both halves out.
     fn into_parts(self) -> (Self::Hint, Self::Choose);
+
+    /// The slot with `hint` in place of its hint half (`retry_after`), its choice kept.
+    fn with_hint<H>(self, hint: H) -> DelayFor<H, Self::Choose>
+    where
+        Self: Sized,
+    {
+        let (_, choose) = self.into_parts();
+        DelayFor { hint, choose }
+    }
+
+    /// The slot with `choose` in place of its choice half (`delay_for`), its hint kept.
+    fn with_choice<P>(self, choose: P) -> DelayFor<Self::Hint, P>
+    where
+        Self: Sized,
+    {
+        let (hint, _) = self.into_parts();
+        DelayFor { hint, choose }
+    }
 }
 
 impl DelaySlot for Unset {

@@ -385,7 +385,7 @@ impl<'p> Engine<'p> {
 
     /// Forgets the class of an attempt: a hedged call's copy that timed out (or was throttled)
     /// has been decided, and the next copy to end (begun before it ended) is of its own class.
-    pub(crate) fn forget_timed_out(&self) {
+    pub(crate) fn forget_class(&self) {
         self.attempt.set(self.attempt.get() & !CLASS_MASK);
     }
 

@@ -88,17 +88,21 @@ pub fn server_hint_at(headers: &HeaderMap, now: SystemTime) -> ServerHint {
     let delay = millis
         .or_else(|| retry_after_at(headers, now))
         .or_else(|| rate_limit_reset(headers));
-    let should_retry = headers.get_all("x-should-retry").iter().find_map(|v| {
+    ServerHint {
+        delay,
+        should_retry: should_retry(headers),
+    }
+}
+
+/// `x-should-retry: true` or `false` (any case, spaces trimmed); `None` for anything else.
+fn should_retry(headers: &HeaderMap) -> Option<bool> {
+    headers.get_all("x-should-retry").iter().find_map(|v| {
         match text(v)?.to_ascii_lowercase().as_str() {
             "true" => Some(true),
             "false" => Some(false),
             _ => None,
         }
-    });
-    ServerHint {
-        delay,
-        should_retry,
-    }
+    })
 }
 
 /// Whether a response of `status` with `headers` is retried by the HTTP classification (the
@@ -124,9 +128,8 @@ pub fn retried_response(status: http::StatusCode, headers: &HeaderMap) -> bool {
     if !(status.is_client_error() || status.is_server_error()) {
         return false;
     }
-    server_hint(headers)
-        .should_retry
-        .unwrap_or_else(|| status.is_transient())
+    // Only the yes-or-no: the delay headers are read by the retry's hint, once.
+    should_retry(headers).unwrap_or_else(|| status.is_transient())
 }
 
 /// A header's text, trimmed; `None` when it is not visible ASCII.

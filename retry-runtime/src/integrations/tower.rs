@@ -913,17 +913,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     where
         RA: DelaySlot,
     {
-        self.map_hooks(|h| {
-            let (_, choose) = h.retry_after.into_parts();
-            Classify {
-                retry_if: h.retry_if,
-                retry_if_ok: h.retry_if_ok,
-                retry_after: DelayFor { hint, choose },
-                retry_after_ok: h.retry_after_ok,
-                on_retry: h.on_retry,
-                timeout_if: h.timeout_if,
-            }
-        })
+        self.map_error_delay(|slot| slot.with_hint(hint))
     }
 
     /// Chooses the delay before each retry after an error, from the error, the attempt that
@@ -947,17 +937,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     where
         RA: DelaySlot,
     {
-        self.map_hooks(|h| {
-            let (hint, _) = h.retry_after.into_parts();
-            Classify {
-                retry_if: h.retry_if,
-                retry_if_ok: h.retry_if_ok,
-                retry_after: DelayFor { hint, choose },
-                retry_after_ok: h.retry_after_ok,
-                on_retry: h.on_retry,
-                timeout_if: h.timeout_if,
-            }
-        })
+        self.map_error_delay(|slot| slot.with_choice(choose))
     }
 
     /// As [`retry_after`](Self::retry_after), for a response that
@@ -969,17 +949,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     where
         RAO: DelaySlot,
     {
-        self.map_hooks(|h| {
-            let (_, choose) = h.retry_after_ok.into_parts();
-            Classify {
-                retry_if: h.retry_if,
-                retry_if_ok: h.retry_if_ok,
-                retry_after: h.retry_after,
-                retry_after_ok: DelayFor { hint, choose },
-                on_retry: h.on_retry,
-                timeout_if: h.timeout_if,
-            }
-        })
+        self.map_ok_delay(|slot| slot.with_hint(hint))
     }
 
     /// As [`delay_for`](Self::delay_for), for a response that
@@ -1003,17 +973,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     where
         RAO: DelaySlot,
     {
-        self.map_hooks(|h| {
-            let (hint, _) = h.retry_after_ok.into_parts();
-            Classify {
-                retry_if: h.retry_if,
-                retry_if_ok: h.retry_if_ok,
-                retry_after: h.retry_after,
-                retry_after_ok: DelayFor { hint, choose },
-                on_retry: h.on_retry,
-                timeout_if: h.timeout_if,
-            }
-        })
+        self.map_ok_delay(|slot| slot.with_choice(choose))
     }
 
     /// Calls `f` before each retry's sleep, after an error, with the call's context and the
@@ -1058,6 +1018,36 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
         class: F,
     ) -> RetryLayer<Classify<RI, RO, RA, RAO, OR, ClassOf<F>>, C, R, B, G, Q, L> {
         self.class_slot(ClassOf(class))
+    }
+
+    /// The layer with its errors' delay slot (`retry_after`, `delay_for`) made anew.
+    fn map_error_delay<S>(
+        self,
+        f: impl FnOnce(RA) -> S,
+    ) -> RetryLayer<Classify<RI, RO, S, RAO, OR, TI>, C, R, B, G, Q, L> {
+        self.map_hooks(|h| Classify {
+            retry_if: h.retry_if,
+            retry_if_ok: h.retry_if_ok,
+            retry_after: f(h.retry_after),
+            retry_after_ok: h.retry_after_ok,
+            on_retry: h.on_retry,
+            timeout_if: h.timeout_if,
+        })
+    }
+
+    /// The layer with its responses' delay slot (`retry_after_ok`, `delay_for_ok`) made anew.
+    fn map_ok_delay<S>(
+        self,
+        f: impl FnOnce(RAO) -> S,
+    ) -> RetryLayer<Classify<RI, RO, RA, S, OR, TI>, C, R, B, G, Q, L> {
+        self.map_hooks(|h| Classify {
+            retry_if: h.retry_if,
+            retry_if_ok: h.retry_if_ok,
+            retry_after: h.retry_after,
+            retry_after_ok: f(h.retry_after_ok),
+            on_retry: h.on_retry,
+            timeout_if: h.timeout_if,
+        })
     }
 
     fn class_slot<F>(
