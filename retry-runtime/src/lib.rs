@@ -23,12 +23,15 @@
 
 #![deny(unsafe_code)] // Two exceptions: `context()`'s thread-local pointer (engine/context.rs), and a lent call's `Ok` given the lent lifetime (drivers/lent.rs, higher-ranked: see there).
 
+mod classify;
+mod clients;
+#[cfg(feature = "serde")]
+mod config;
 mod convert;
 mod drivers;
 mod engine;
 mod error;
 mod guards;
-mod integrations;
 mod schedule;
 #[cfg(not(loom))]
 mod sync;
@@ -37,14 +40,15 @@ mod sync;
 pub mod sync;
 
 #[cfg(feature = "http")]
-pub use integrations::http;
-#[cfg(feature = "reqwest-middleware")]
-pub use integrations::reqwest_middleware;
+pub use classify::http;
 #[cfg(feature = "tonic")]
-pub use integrations::tonic;
+pub use classify::tonic;
+#[cfg(feature = "reqwest-middleware")]
+pub use clients::reqwest_middleware;
 #[cfg(feature = "tower")]
-pub use integrations::tower;
+pub use clients::tower;
 
+pub use classify::{ErrorClass, Transient, error_class, is_timeout, transient};
 pub use engine::context::{RetryContext, context};
 pub use engine::hooks::{
     ChooseDelay, ClassHook, ClassOf, DelayFor, DelayHook, DelaySlot, ErrorHook, FnHooks, Hooks,
@@ -57,7 +61,6 @@ pub use guards::breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, P
 pub use guards::budget::{RetryBudget, RetryBudgetBuilder};
 pub use guards::bulkhead::{Bulkhead, BulkheadBuilder, BulkheadPermit};
 pub use guards::throttle::{AdaptiveThrottle, AdaptiveThrottleBuilder};
-pub use integrations::classify::{ErrorClass, Transient, error_class, is_timeout, transient};
 pub use schedule::delays::Delays;
 pub use schedule::hedge::Latencies;
 pub use schedule::jitter::SampleJitter;

@@ -77,6 +77,8 @@ use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next, Result};
 
 use crate::ErrorClass;
+use crate::classify::Transient;
+use crate::classify::http::{Attempts, SafetyRule, Verdict, never_sent, not_processed};
 use crate::engine::context::RetryContext;
 use crate::engine::hooks::Hooks;
 use crate::error::Elapsed;
@@ -84,8 +86,6 @@ use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
 use crate::guards::bulkhead::Bulkhead;
 use crate::guards::throttle::AdaptiveThrottle;
-use crate::integrations::classify::Transient;
-use crate::integrations::http::{Attempts, SafetyRule, Verdict, never_sent, not_processed};
 use crate::schedule::policy::RetryPolicy;
 
 /// A request whose body is a stream cannot be sent again, so it is not sent at all by a

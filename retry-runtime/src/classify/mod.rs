@@ -1,5 +1,17 @@
 //! Which errors are worth retrying, and of which class a retryable error is.
 
+// What a response or an error means for retrying, per protocol and client: HTTP statuses and
+// `Retry-After` (`http`, with every server hint in `hints`), gRPC statuses (`tonic`), database
+// errors (`sqlx`). The client stacks that act on these verdicts are in `crate::clients`.
+#[cfg(feature = "http")]
+mod hints;
+#[cfg(feature = "http")]
+pub mod http;
+#[cfg(feature = "sqlx")]
+mod sqlx;
+#[cfg(feature = "tonic")]
+pub mod tonic;
+
 use crate::error::Elapsed;
 
 /// The class of a retryable error, which can set what its retry costs and how long it waits

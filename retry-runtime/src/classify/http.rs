@@ -22,12 +22,12 @@ use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header::RETRY_AFTER};
 
-use crate::integrations::classify::Transient;
+use crate::classify::Transient;
 
-pub use crate::integrations::hints::{ServerHint, retried_response, server_hint, server_hint_at};
+pub use crate::classify::hints::{ServerHint, retried_response, server_hint, server_hint_at};
 
-// Retrying at one layer across HTTP: the header and its server side (integrations/outer.rs).
-pub use crate::integrations::outer::{
+// Retrying at one layer across HTTP: the header and its server side (clients/outer.rs).
+pub use crate::clients::outer::{
     OUTER_ATTEMPTS_LEFT, OuterCall, outer_attempts_left, outer_call, outer_header,
 };
 

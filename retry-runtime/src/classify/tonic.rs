@@ -90,9 +90,9 @@ use std::sync::Arc;
 
 use ::tonic::{Code, ConnectError, Status, TimeoutExpired};
 
+use crate::classify::Transient;
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
-use crate::integrations::classify::Transient;
 
 /// A predicate retrying exactly the statuses whose code is one of `codes`, for
 /// `retry_if = reattempt::tonic::codes(&[…])` and the closure API's
@@ -348,7 +348,7 @@ impl FromBulkheadFull for Status {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::integrations::classify::transient;
+    use crate::classify::transient;
     use std::io::{Error, ErrorKind};
 
     const ALL: [Code; 17] = [

@@ -9,9 +9,9 @@ use std::io;
 
 use sqlx_core::error::{DatabaseError, Error};
 
+use crate::classify::Transient;
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
-use crate::integrations::classify::Transient;
 
 /// SQLite's `SQLITE_BUSY` (another connection holds the lock) and `SQLITE_LOCKED` (a conflict
 /// inside this connection or its shared cache), primary result codes: the low byte of an
@@ -182,7 +182,7 @@ impl FromBulkheadFull for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::integrations::classify::transient;
+    use crate::classify::transient;
     use sqlx_core::error::ErrorKind;
     use std::borrow::Cow;
     use std::error::Error as StdError;

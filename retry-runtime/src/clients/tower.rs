@@ -1674,9 +1674,9 @@ pub use self::http::{
     DefaultRule, HttpHooks, HttpReplay, HttpRequests, HttpRetryLayer, HttpRetryService,
     RequestHook, RetryAfterHeader, TransientStatus,
 };
-// The server side of `http::OUTER_ATTEMPTS_LEFT` (integrations/outer.rs).
+// The server side of `http::OUTER_ATTEMPTS_LEFT` (clients/outer.rs).
 #[cfg(feature = "http")]
-pub use crate::integrations::outer::{OuterRetryLayer, OuterRetryService};
+pub use crate::clients::outer::{OuterRetryLayer, OuterRetryService};
 
 /// The ready HTTP classification (feature `http`).
 #[cfg(feature = "http")]
@@ -1688,12 +1688,12 @@ mod http {
     use http::{Request, Response};
 
     use super::{Classify, Cloned, Replay, RetryLayer, RetryRequest, RetryService, Settings};
-    use crate::drivers::closure::ElapsedInto;
-    use crate::engine::hooks::{ErrorHook, OkHook, Unset};
-    use crate::integrations::classify::Transient;
-    use crate::integrations::http::{
+    use crate::classify::Transient;
+    use crate::classify::http::{
         Attempts, SafetyRule, Verdict, never_sent, not_processed, safe_to_resend,
     };
+    use crate::drivers::closure::ElapsedInto;
+    use crate::engine::hooks::{ErrorHook, OkHook, Unset};
 
     /// Copies an `http::Request<B>` with a `Clone` body for each attempt (method, URI, version,
     /// headers, extensions and body), and with [`RetryLayer::idempotency_key_header`] sets its

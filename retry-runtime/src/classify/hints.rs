@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, HeaderValue};
 
-use crate::integrations::http::{digits, retry_after_at};
+use crate::classify::http::{digits, retry_after_at};
 
 /// What a response's headers say about retrying it: how long to wait, and whether to retry at
 /// all. Read by [`server_hint`].

@@ -1,0 +1,11 @@
+//! The client stacks that drive attempts (the engine's drivers for other crates' clients): a
+//! tower layer (`tower`), a reqwest-middleware `Middleware` (`reqwest_middleware`), and the
+//! `retry-outer-attempts-left` header that carries `one_layer` across HTTP (`outer`). What an
+//! outcome *means* (which errors and responses are transient) is decided in `crate::classify`.
+
+#[cfg(feature = "http")]
+pub(crate) mod outer;
+#[cfg(feature = "reqwest-middleware")]
+pub mod reqwest_middleware;
+#[cfg(feature = "tower")]
+pub mod tower;
