@@ -26,6 +26,9 @@ use crate::classify::Transient;
 
 pub use crate::classify::hints::{ServerHint, retried_response, server_hint, server_hint_at};
 
+// Request bodies recorded up to a cap and replayed to each attempt (clients/replay_body.rs).
+pub use crate::clients::replay_body::{BodyNotReplayable, DEFAULT_REPLAY_CAP, ReplayBody};
+
 // Retrying at one layer across HTTP: the header and its server side (clients/outer.rs).
 pub use crate::clients::outer::{
     OUTER_ATTEMPTS_LEFT, OuterCall, outer_attempts_left, outer_call, outer_header,

@@ -5,6 +5,8 @@
 
 #[cfg(feature = "http")]
 pub(crate) mod outer;
+#[cfg(feature = "http")]
+pub(crate) mod replay_body;
 #[cfg(feature = "reqwest-middleware")]
 pub mod reqwest_middleware;
 #[cfg(feature = "tower")]
