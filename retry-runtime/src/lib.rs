@@ -60,6 +60,7 @@ pub use error::{BreakerOpen, BulkheadFull, ConfigError, Elapsed, Throttled};
 pub use guards::breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, Permit};
 pub use guards::budget::{RetryBudget, RetryBudgetBuilder};
 pub use guards::bulkhead::{Bulkhead, BulkheadBuilder, BulkheadPermit};
+pub use guards::retry_throttle::RetryThrottle;
 pub use guards::throttle::{AdaptiveThrottle, AdaptiveThrottleBuilder};
 pub use schedule::delays::Delays;
 pub use schedule::hedge::Latencies;

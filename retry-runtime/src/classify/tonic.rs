@@ -3,6 +3,12 @@
 //! attempt or a guard's rejection becomes, so that `timeout = "300ms"`, `circuit_breaker`,
 //! `throttle` and `bulkhead` need nothing else on a function returning `Result<_, Status>`.
 //!
+//! It also holds gRPC's own retry rules (gRFC A6) for a tonic channel: [`GrpcRetryLayer`]
+//! (retries, hedging, pushback, `grpc-previous-rpc-attempts`, transparent retry, the call's
+//! deadline, replayed request bodies), configured in code ([`GrpcRetryPolicy`],
+//! [`HedgingPolicy`]) or from a service config's JSON ([`ServiceConfig`]), throttled by
+//! [`RetryThrottle`].
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() {
@@ -90,9 +96,19 @@ use std::sync::Arc;
 
 use ::tonic::{Code, ConnectError, Status, TimeoutExpired};
 
+pub use crate::config::grpc::{
+    Codes, GrpcRetryPolicy, HedgingPolicy, MethodConfig, ServiceConfig, ServiceConfigError,
+};
+pub use crate::guards::retry_throttle::RetryThrottle;
+
 use crate::classify::Transient;
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
+
+// The gRPC layer (gRFC A6's retries, hedging and throttle for a tonic channel).
+pub use crate::clients::grpc::{
+    DEFAULT_MAX_ATTEMPTS_CAP, GrpcResponseFuture, GrpcRetryLayer, GrpcRetryService,
+};
 
 /// A predicate retrying exactly the statuses whose code is one of `codes`, for
 /// `retry_if = reattempt::tonic::codes(&[…])` and the closure API's

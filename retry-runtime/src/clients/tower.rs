@@ -1267,6 +1267,9 @@ struct ReadyAware<'h, H, Req, R> {
     failed: &'h AtomicBool,
     request: &'h Req,
     rule: &'h R,
+    /// The classification's answer for the last error (`retry_if`), which `error_failed` reads
+    /// rather than asking again: a classification may count what it sees (gRPC's throttle).
+    classified: bool,
 }
 
 impl<H, Req, R> ReadyAware<'_, H, Req, R> {
@@ -1285,14 +1288,15 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
             return false;
         }
         let retryable = self.hooks.retry_if(error);
+        self.classified = retryable;
         self.rule.retry_request(self.request, Err(error), retryable)
     }
 
     /// A transient error that the request's rule kept from a retry (a `POST`'s reset) is still
-    /// the dependency's failure.
+    /// the dependency's failure. Asked after `retry_if` for the same error.
     #[inline]
     fn error_failed(&mut self, error: &E) -> bool {
-        !self.failed() && (self.hooks.retry_if(error) || self.hooks.error_failed(error))
+        !self.failed() && (self.classified || self.hooks.error_failed(error))
     }
 
     #[inline]
@@ -1553,6 +1557,7 @@ where
             failed: &failed,
             request,
             rule: &settings.replay,
+            classified: false,
         };
         let decision = steps::decide_kept(
             engine,
@@ -1649,6 +1654,7 @@ where
             failed,
             request,
             rule: &settings.replay,
+            classified: false,
         },
         breaker: settings.breaker.breaker(),
         throttle: settings.throttle.throttle(),

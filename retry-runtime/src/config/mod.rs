@@ -46,6 +46,9 @@
 //! # Ok::<(), toml::de::Error>(())
 //! ```
 
+#[cfg(feature = "tonic")]
+pub(crate) mod grpc;
+
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;

@@ -180,6 +180,21 @@ pub(crate) fn hedge_ignored(name: &'static str, hedge_after: crate::HedgeAfter) 
     );
 }
 
+/// A gRPC attempt's stream was refused before the server's application saw it
+/// (`REFUSED_STREAM`), and is sent again at once (gRFC A6's transparent retry, which is neither
+/// an attempt of the policy nor a failure for the throttle).
+#[cfg(feature = "tonic")]
+#[cold]
+pub(crate) fn transparent_retry(name: &'static str) {
+    tracing::debug!(
+        target: "reattempt",
+        name,
+        "the server refused the stream before processing it; sending it again at once"
+    );
+    #[cfg(feature = "metrics")]
+    metrics::counter!("reattempt_transparent_retries_total", "name" => name).increment(1);
+}
+
 /// A hedged call started attempt `attempt` alongside the ones in flight.
 pub(crate) fn hedging(name: &'static str, attempt: u32) {
     tracing::debug!(

@@ -1,0 +1,431 @@
+//! What the gRPC layer decides after each attempt, as gRFC A6 says: which statuses are retried
+//! (the policy's `retryableStatusCodes`, a hedging policy's `nonFatalStatusCodes`), what a
+//! server's pushback means, the backoff before the next attempt, what the throttle is told, and
+//! what a request past its replay cap may still do (nothing but the attempt it is on).
+
+use std::time::Duration;
+
+use http::Response;
+use tonic::Status;
+use tonic::body::Body;
+use tonic::metadata::MetadataValue;
+
+use super::attempt::AttemptRequest;
+use crate::classify::tonic::{Codes, RetryThrottle};
+use crate::clients::tower::{Replay, RetryRequest};
+use crate::engine::hooks::Hooks;
+use crate::schedule::jitter::SampleJitter;
+use crate::schedule::rng::with_jitter_rng;
+use crate::{ErrorClass, Jitter};
+
+/// The metadata key of a server's pushback.
+pub(crate) const PUSHBACK: &str = "grpc-retry-pushback-ms";
+/// The metadata key that tells the server how many attempts came before this one.
+pub(crate) static PREVIOUS_ATTEMPTS: http::HeaderName =
+    http::HeaderName::from_static("grpc-previous-rpc-attempts");
+
+/// What a server's `grpc-retry-pushback-ms` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pushback {
+    /// No pushback: the policy's backoff decides.
+    None,
+    /// Retry after exactly this delay (then the backoff starts again from its base).
+    After(Duration),
+    /// Do not retry: a negative or malformed value (A6).
+    Stop,
+}
+
+/// Reads a status's pushback. A6: "an ASCII encoded signed 32-bit integer with no unnecessary
+/// leading zeros"; a negative or unparseable value asks the client not to retry. As grpc-go
+/// (`strconv.Atoi`) and grpc-java (`Integer.valueOf`) read it, a leading `+` or zero is
+/// accepted (`"0300"` is 300 ms, `"-0"` is 0).
+pub(crate) fn pushback(status: &Status) -> Pushback {
+    let Some(value) = status.metadata().get(PUSHBACK) else {
+        return Pushback::None;
+    };
+    let Ok(text) = value.to_str() else {
+        return Pushback::Stop;
+    };
+    match text.parse::<i32>() {
+        Ok(ms) if ms >= 0 => Pushback::After(Duration::from_millis(ms.unsigned_abs().into())),
+        _ => Pushback::Stop,
+    }
+}
+
+/// A6's backoff before the `n`-th retry since the last pushback (1-based), before jitter:
+/// `min(initial_backoff × multiplier^(n−1), max_backoff)`. Saturates; never panics.
+pub(crate) fn backoff_base(initial: Duration, multiplier: f64, max: Duration, n: u32) -> Duration {
+    let exponent = i32::try_from(n.saturating_sub(1)).unwrap_or(i32::MAX);
+    let scaled = initial.as_secs_f64() * multiplier.powi(exponent);
+    if !scaled.is_finite() || scaled >= max.as_secs_f64() {
+        return max;
+    }
+    Duration::try_from_secs_f64(scaled).map_or(max, |d| d.min(max))
+}
+
+/// A6's jitter: the base delay times `random(0.8, 1.2)`.
+pub(crate) fn jittered(base: Duration) -> Duration {
+    with_jitter_rng(|rng| Jitter::Proportional(0.2).apply(base, base, base, base, rng))
+}
+
+/// How the method's calls are retried.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Mode {
+    /// No policy: one attempt (and A6's transparent retry below it).
+    Once,
+    /// A `retryPolicy`.
+    Retry {
+        codes: Codes,
+        initial: Duration,
+        multiplier: f64,
+        max: Duration,
+    },
+    /// A `hedgingPolicy`: copies `hedgingDelay` apart; a non-fatal status sends the next at once.
+    Hedge { codes: Codes },
+}
+
+impl Mode {
+    fn codes(self) -> Codes {
+        match self {
+            Mode::Once => Codes::default(),
+            Mode::Retry { codes, .. } | Mode::Hedge { codes } => codes,
+        }
+    }
+}
+
+/// The layer's hooks, one copy per call (the tower layer clones them for each): the call's A6
+/// state is the backoff's count since the last pushback and the last failure's pushback.
+#[derive(Clone, Debug)]
+pub(crate) struct GrpcHooks {
+    pub(crate) mode: Mode,
+    pub(crate) throttle: Option<RetryThrottle>,
+    /// Retries since the last pushback (A6's `n`, before this one).
+    since_pushback: u32,
+    /// The last failure's pushback.
+    last_pushback: Pushback,
+    /// A pushback said not to retry: no further hedges either.
+    stopped: bool,
+}
+
+impl GrpcHooks {
+    pub(crate) fn new(mode: Mode, throttle: Option<RetryThrottle>) -> Self {
+        GrpcHooks {
+            mode,
+            throttle,
+            since_pushback: 0,
+            last_pushback: Pushback::None,
+            stopped: false,
+        }
+    }
+}
+
+impl Hooks<Response<Body>, Status> for GrpcHooks {
+    fn retry_if(&mut self, status: &Status) -> bool {
+        let code = status.code();
+        if !self.mode.codes().contains(code) {
+            // Not a failure of the server's (A6: INVALID_ARGUMENT is not one for the throttle).
+            self.last_pushback = Pushback::None;
+            return false;
+        }
+        self.last_pushback = pushback(status);
+        // A6: a retryable or non-fatal status, or a pushback saying not to retry, is a failure
+        // for the throttle, which then says whether a retry (or hedge) may follow.
+        let throttle_allows = self
+            .throttle
+            .as_ref()
+            .is_none_or(RetryThrottle::record_failure);
+        if self.last_pushback == Pushback::Stop {
+            self.stopped = true;
+            return false;
+        }
+        throttle_allows
+    }
+
+    fn retry_if_ok(&mut self, _: &Response<Body>) -> bool {
+        // A response with headers commits the call (A6); a Trailers-Only OK is a success too.
+        if let Some(throttle) = &self.throttle {
+            throttle.record_success();
+        }
+        false
+    }
+
+    fn delay_for(&mut self, _: &Status, _attempt: u32, _computed: Duration) -> Option<Duration> {
+        match (self.mode, self.last_pushback) {
+            // "Retry after exactly that delay. For subsequent retries, the delay period will be
+            // reset to the initialBackoff setting" (A6).
+            (_, Pushback::After(delay)) => {
+                self.since_pushback = 0;
+                Some(delay)
+            }
+            // "If a non-fatal status code is received from a hedged request, then the next
+            // hedged request in line is sent immediately" (A6).
+            (Mode::Hedge { .. }, _) => Some(Duration::ZERO),
+            (
+                Mode::Retry {
+                    initial,
+                    multiplier,
+                    max,
+                    ..
+                },
+                _,
+            ) => {
+                self.since_pushback = self.since_pushback.saturating_add(1);
+                Some(jittered(backoff_base(
+                    initial,
+                    multiplier,
+                    max,
+                    self.since_pushback,
+                )))
+            }
+            (Mode::Once, _) => None,
+        }
+    }
+
+    fn class(&mut self, status: &Status) -> ErrorClass {
+        crate::classify::error_class(status)
+    }
+
+    fn error_failed(&mut self, status: &Status) -> bool {
+        // A retryable status the throttle (or a pushback) kept from a retry is still the
+        // server's failure, for the breaker.
+        self.mode.codes().contains(status.code())
+    }
+
+    fn hedge_allowed(&mut self) -> bool {
+        // A6: hedges start only while the throttle is above half, and never after a pushback
+        // that said not to retry.
+        !self.stopped
+            && self
+                .throttle
+                .as_ref()
+                .is_none_or(RetryThrottle::allows_retry)
+    }
+}
+
+/// Copies the request for each attempt (its recorded body, [`ReplayBody`]), with
+/// `grpc-previous-rpc-attempts` on every retry and hedge; refuses a retry or a hedge once the
+/// body went past its cap (A6: the call is committed to the attempt that sent it).
+///
+/// [`ReplayBody`]: crate::http::ReplayBody
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct GrpcReplay;
+
+impl Replay<AttemptRequest> for GrpcReplay {
+    fn replay(&self, request: &AttemptRequest) -> AttemptRequest {
+        let mut copy = http::Request::new(request.body().clone());
+        *copy.method_mut() = request.method().clone();
+        *copy.uri_mut() = request.uri().clone();
+        *copy.version_mut() = request.version();
+        *copy.headers_mut() = request.headers().clone();
+        *copy.extensions_mut() = request.extensions().clone();
+        if let Some(previous) = crate::context()
+            .map(|c| c.attempt().saturating_sub(1))
+            .filter(|&n| n > 0)
+        {
+            copy.headers_mut()
+                .insert(&PREVIOUS_ATTEMPTS, http::HeaderValue::from(previous));
+        }
+        copy
+    }
+}
+
+impl RetryRequest<AttemptRequest, Response<Body>, Status> for GrpcReplay {
+    fn retry_request(
+        &self,
+        request: &AttemptRequest,
+        _: Result<&Response<Body>, &Status>,
+        retryable: bool,
+    ) -> bool {
+        retryable && !request.body().is_capped()
+    }
+
+    fn hedge_allowed(&self, request: &AttemptRequest) -> bool {
+        !request.body().is_capped()
+    }
+
+    fn finish(&self, outcome: &mut Result<Response<Body>, Status>, attempts: u32) {
+        // A6: "The client library may also set this entry in the received initial metadata".
+        let previous = attempts.saturating_sub(1);
+        if previous > 0 {
+            match outcome {
+                Ok(response) => {
+                    response
+                        .headers_mut()
+                        .insert(&PREVIOUS_ATTEMPTS, http::HeaderValue::from(previous));
+                }
+                Err(status) => {
+                    status
+                        .metadata_mut()
+                        .insert(PREVIOUS_ATTEMPTS.as_str(), MetadataValue::from(previous));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tonic::Code;
+
+    fn status_with_pushback(value: &str) -> Status {
+        let mut status = Status::unavailable("down");
+        status
+            .metadata_mut()
+            .insert(PUSHBACK, value.parse().unwrap());
+        status
+    }
+
+    #[test]
+    fn pushback_values_as_a6_reads_them() {
+        let ms = Duration::from_millis;
+        assert_eq!(pushback(&Status::unavailable("x")), Pushback::None);
+        assert_eq!(
+            pushback(&status_with_pushback("300")),
+            Pushback::After(ms(300))
+        );
+        assert_eq!(pushback(&status_with_pushback("0")), Pushback::After(ms(0)));
+        assert_eq!(
+            pushback(&status_with_pushback("2147483647")),
+            Pushback::After(ms(2_147_483_647))
+        );
+        for (lenient, ms) in [("0300", 300), ("+300", 300), ("-0", 0)] {
+            assert_eq!(
+                pushback(&status_with_pushback(lenient)),
+                Pushback::After(Duration::from_millis(ms))
+            );
+        }
+        for stop in [
+            "-1",
+            "-2147483648",
+            "abc",
+            "",
+            "1.5",
+            "2147483648",
+            " 300",
+            "300ms",
+        ] {
+            assert_eq!(
+                pushback(&status_with_pushback(stop)),
+                Pushback::Stop,
+                "{stop:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn backoff_grows_to_its_cap_and_saturates() {
+        let ms = Duration::from_millis;
+        let base = |n| backoff_base(ms(100), 2.0, ms(1000), n);
+        assert_eq!(base(1), ms(100));
+        assert_eq!(base(2), ms(200));
+        assert_eq!(base(4), ms(800));
+        assert_eq!(base(5), ms(1000));
+        assert_eq!(base(u32::MAX), ms(1000));
+        // A multiplier below one shrinks the delay (A6 allows any positive multiplier).
+        assert_eq!(backoff_base(ms(100), 0.5, ms(1000), 2), ms(50));
+        assert_eq!(
+            backoff_base(Duration::MAX, f64::MAX, Duration::MAX, 3),
+            Duration::MAX
+        );
+    }
+
+    #[test]
+    fn jitter_stays_within_a6s_range() {
+        crate::seed_rng(3);
+        let base = Duration::from_millis(1000);
+        let draws: Vec<Duration> = (0..2000).map(|_| jittered(base)).collect();
+        assert!(
+            draws
+                .iter()
+                .all(|d| *d >= base * 8 / 10 && *d <= base * 12 / 10)
+        );
+        assert!(draws.iter().any(|d| *d < base * 85 / 100));
+        assert!(draws.iter().any(|d| *d > base * 115 / 100));
+    }
+
+    fn retry_mode() -> Mode {
+        Mode::Retry {
+            codes: Codes::new(&[Code::Unavailable]),
+            initial: Duration::from_millis(100),
+            multiplier: 2.0,
+            max: Duration::from_secs(10),
+        }
+    }
+
+    #[test]
+    fn a_pushback_is_the_next_delay_exactly_and_restarts_the_backoff() {
+        crate::seed_rng(1);
+        let mut hooks = GrpcHooks::new(retry_mode(), None);
+        let plain = Status::unavailable("down");
+        let pushed = status_with_pushback("300");
+        let near = |d: Duration, base_ms: u64| {
+            let base = Duration::from_millis(base_ms);
+            d >= base * 8 / 10 && d <= base * 12 / 10
+        };
+        let mut delay = |hooks: &mut GrpcHooks, status: &Status| {
+            assert!(hooks.retry_if(status));
+            hooks.delay_for(status, 0, Duration::ZERO).unwrap()
+        };
+        assert!(near(delay(&mut hooks, &plain), 100));
+        assert!(near(delay(&mut hooks, &plain), 200));
+        assert_eq!(delay(&mut hooks, &pushed), Duration::from_millis(300));
+        // n counts again from the pushback: the initial backoff.
+        assert!(near(delay(&mut hooks, &plain), 100));
+        assert!(near(delay(&mut hooks, &plain), 200));
+    }
+
+    #[test]
+    fn a_negative_pushback_or_another_code_is_not_retried() {
+        let mut hooks = GrpcHooks::new(retry_mode(), None);
+        assert!(!hooks.retry_if(&status_with_pushback("-1")));
+        assert!(
+            !hooks.hedge_allowed(),
+            "no hedge after a pushback saying stop"
+        );
+        let mut hooks = GrpcHooks::new(retry_mode(), None);
+        assert!(!hooks.retry_if(&Status::invalid_argument("bad")));
+        assert!(!hooks.error_failed(&Status::invalid_argument("bad")));
+        assert!(hooks.hedge_allowed());
+    }
+
+    #[test]
+    fn the_throttle_counts_failures_and_successes() {
+        let throttle = RetryThrottle::new(10, 0.5).unwrap();
+        let mut hooks = GrpcHooks::new(retry_mode(), Some(throttle.clone()));
+        // 10 tokens: failures take one each; at 5 (half) retries stop.
+        for _ in 0..4 {
+            assert!(hooks.retry_if(&Status::unavailable("down")));
+        }
+        assert!(
+            !hooks.retry_if(&Status::unavailable("down")),
+            "at half: no retry"
+        );
+        assert!(hooks.error_failed(&Status::unavailable("down")));
+        assert!(!hooks.hedge_allowed());
+        // Not a failure: the tokens stay.
+        assert!(!hooks.retry_if(&Status::invalid_argument("bad")));
+        let before = throttle.tokens();
+        let ok = Response::new(Body::empty());
+        assert!(!hooks.retry_if_ok(&ok));
+        assert!((throttle.tokens() - before - 0.5).abs() < 1e-9);
+        assert!(hooks.hedge_allowed());
+    }
+
+    #[test]
+    fn hedges_follow_a_non_fatal_status_at_once() {
+        let mut hooks = GrpcHooks::new(
+            Mode::Hedge {
+                codes: Codes::new(&[Code::Unavailable]),
+            },
+            None,
+        );
+        let status = Status::unavailable("down");
+        assert!(hooks.retry_if(&status));
+        assert_eq!(
+            hooks.delay_for(&status, 1, Duration::from_secs(1)),
+            Some(Duration::ZERO)
+        );
+        assert!(!hooks.retry_if(&Status::internal("fatal")));
+    }
+}

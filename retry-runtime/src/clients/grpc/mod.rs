@@ -1,0 +1,498 @@
+//! gRPC retries and hedging for tonic clients, as gRFC A6 specifies them: a tower layer over a
+//! tonic `Channel` (or any `Service<http::Request<tonic::body::Body>>`).
+//!
+//! The layer is the tower [`RetryLayer`](crate::tower::RetryLayer) (the same engine, events,
+//! `context()` and conformance suite as the other drivers) with gRPC's rules in its slots:
+//! - `attempt`: one attempt below the retry layer (the time left as `grpc-timeout`, the
+//!   transparent retry of a refused stream, a Trailers-Only response read as its `Status`);
+//! - `hooks`: which statuses are retried, the server's pushback, A6's backoff, the throttle,
+//!   the copies of the request with `grpc-previous-rpc-attempts`, and the replay cap's commit.
+
+mod attempt;
+mod hooks;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, RwLock};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response};
+use tokio::time::Instant;
+use tonic::Status;
+use tonic::body::Body;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use self::attempt::{Attempts, BoxError, CallDeadline, grpc_timeout};
+use self::hooks::{GrpcHooks, GrpcReplay, Mode};
+use crate::classify::tonic::{
+    GrpcRetryPolicy, HedgingPolicy, MethodConfig, RetryThrottle, ServiceConfig,
+};
+use crate::clients::replay_body::{DEFAULT_REPLAY_CAP, ReplayBody};
+use crate::clients::tower::{RetryLayer, RetryService};
+use crate::{HedgeAfter, Jitter, RetryPolicy};
+
+/// A6's default cap on `maxAttempts`: a service config asking for more gets 5, unless the
+/// client raises the cap ([`GrpcRetryLayer::max_attempts_cap`]).
+pub const DEFAULT_MAX_ATTEMPTS_CAP: u32 = 5;
+
+/// The longest pushback a server can ask for (`i32::MAX` ms, about 24.8 days): the engine's
+/// `max_delay` under the layer, so that a pushback is waited exactly.
+const LONGEST_PUSHBACK: Duration = Duration::from_millis(i32::MAX as u64);
+
+/// A tower layer that retries and hedges gRPC calls as gRFC A6 specifies, for a tonic
+/// `Channel` (feature `tonic`).
+///
+/// - **What is retried:** a status in the policy's `retryableStatusCodes`, from a Trailers-Only
+///   response or a transport failure before the response headers (read as `UNAVAILABLE`). A
+///   response with headers commits the call: it is returned, streamed, and never retried
+///   (a server-streaming call is retried until its server sends headers, which a tonic server
+///   does with its first message or its error).
+/// - **Backoff:** `min(initialBackoff × multiplier^(n−1), maxBackoff) × random(0.8, 1.2)`, `n`
+///   counted since the last pushback. A server's `grpc-retry-pushback-ms` is the next delay
+///   exactly (then `n` starts again); a negative or malformed one ends the call with its status.
+/// - **Attempts:** `maxAttempts`, capped at [`DEFAULT_MAX_ATTEMPTS_CAP`] unless raised; each
+///   retry and hedge carries `grpc-previous-rpc-attempts`, and so does the final response.
+/// - **Hedging** (a `hedgingPolicy`): copies `hedgingDelay` apart, the first response that is
+///   not a non-fatal status wins, the others are cancelled; a non-fatal status sends the next
+///   copy at once.
+/// - **Deadline:** the call's `grpc-timeout` (tonic's `Request::set_timeout`) or the method's
+///   `timeout`, the shorter, spans every attempt and sleep; each attempt tells the server the
+///   time left; past it the call ends with `DEADLINE_EXCEEDED`.
+/// - **Request bodies** are recorded up to [`replay_cap`](Self::replay_cap) (64 KiB by default)
+///   and replayed to each attempt; a larger request is sent once (committed), never buffered
+///   beyond the cap.
+/// - **Transparent retry:** a stream the server refused before its application saw it
+///   (`REFUSED_STREAM`) is sent again once, at once, with or without a policy, counted neither
+///   as an attempt nor by the throttle.
+/// - **Throttle:** the service config's `retryThrottling` ([`RetryThrottle`]), shared by every
+///   method of the layer's channel.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use retry_runtime::tonic::{GrpcRetryLayer, ServiceConfig};
+/// use tonic::transport::Endpoint;
+/// use tower_layer::Layer;
+///
+/// let config = ServiceConfig::from_json(r#"{
+///   "methodConfig": [{
+///     "name": [{ "service": "grpc.health.v1.Health" }],
+///     "retryPolicy": {
+///       "maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "1s",
+///       "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]
+///     }
+///   }],
+///   "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }
+/// }"#)?;
+/// let channel = Endpoint::from_static("http://127.0.0.1:50051").connect_lazy();
+/// let channel = GrpcRetryLayer::from_service_config(config).layer(channel);
+/// // let mut client = HealthClient::new(channel);
+/// # let _ = channel;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct GrpcRetryLayer {
+    shared: Arc<Shared>,
+}
+
+/// What every service of one layer shares: the policies, the throttle, the per-method engines.
+#[derive(Debug)]
+struct Shared {
+    config: Source,
+    throttle: Option<RetryThrottle>,
+    replay_cap: usize,
+    /// The layer's cap on `maxAttempts`, in place of each policy's (A6's 5 by default).
+    max_attempts_cap: Option<u32>,
+    name: &'static str,
+    /// The tower layer of each method path seen, built on first use.
+    methods: RwLock<HashMap<Box<str>, Arc<MethodLayer>>>,
+}
+
+/// Where a method's policy comes from.
+#[derive(Debug)]
+enum Source {
+    /// One retry policy for every method.
+    Retry(GrpcRetryPolicy),
+    /// One hedging policy for every method.
+    Hedge(HedgingPolicy),
+    /// A service config, matched by the request's path.
+    Config(ServiceConfig),
+}
+
+/// The retry layer of one method config, with the method's timeout.
+type EngineLayer = RetryLayer<GrpcHooks, crate::ElapsedInto, GrpcReplay>;
+
+#[derive(Debug)]
+struct MethodLayer {
+    layer: EngineLayer,
+    timeout: Option<Duration>,
+}
+
+impl GrpcRetryLayer {
+    /// Retries every method under `policy` (a `retryPolicy` built in code).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
+    /// use tonic::Code;
+    ///
+    /// let policy = GrpcRetryPolicy::new(
+    ///     4, Duration::from_millis(100), Duration::from_secs(1), 2.0, &[Code::Unavailable],
+    /// )?;
+    /// let layer = GrpcRetryLayer::new(policy);
+    /// # let _ = layer;
+    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// ```
+    pub fn new(policy: GrpcRetryPolicy) -> Self {
+        Self::with_source(Source::Retry(policy))
+    }
+
+    /// Hedges every method under `policy` (a `hedgingPolicy` built in code).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::tonic::{GrpcRetryLayer, HedgingPolicy};
+    /// use tonic::Code;
+    ///
+    /// let policy = HedgingPolicy::new(3, Duration::from_millis(50), &[Code::Unavailable])?;
+    /// let layer = GrpcRetryLayer::hedging(policy);
+    /// # let _ = layer;
+    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// ```
+    pub fn hedging(policy: HedgingPolicy) -> Self {
+        Self::with_source(Source::Hedge(policy))
+    }
+
+    /// Retries, hedges and throttles each method as `config` says (its `methodConfig`, matched
+    /// by the request's path, and its `retryThrottling`). A method it does not name is sent
+    /// once (with the transparent retry of a refused stream).
+    ///
+    /// ```
+    /// use retry_runtime::tonic::{GrpcRetryLayer, ServiceConfig};
+    ///
+    /// let config = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{}],
+    ///   "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
+    ///   "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#)?;
+    /// let layer = GrpcRetryLayer::from_service_config(config);
+    /// # let _ = layer;
+    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// ```
+    pub fn from_service_config(config: ServiceConfig) -> Self {
+        let throttle = config.retry_throttling();
+        let mut layer = Self::with_source(Source::Config(config));
+        layer.shared_mut().throttle = throttle;
+        layer
+    }
+
+    fn with_source(config: Source) -> Self {
+        GrpcRetryLayer {
+            shared: Arc::new(Shared {
+                config,
+                throttle: None,
+                replay_cap: DEFAULT_REPLAY_CAP,
+                max_attempts_cap: None,
+                name: "grpc",
+                methods: RwLock::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The settings, before the layer is shared (each setting makes a fresh layer).
+    fn shared_mut(&mut self) -> &mut Shared {
+        if Arc::get_mut(&mut self.shared).is_none() {
+            let s = &*self.shared;
+            self.shared = Arc::new(Shared {
+                config: match &s.config {
+                    Source::Retry(p) => Source::Retry(p.clone()),
+                    Source::Hedge(p) => Source::Hedge(p.clone()),
+                    Source::Config(c) => Source::Config(c.clone()),
+                },
+                throttle: s.throttle.clone(),
+                replay_cap: s.replay_cap,
+                max_attempts_cap: s.max_attempts_cap,
+                name: s.name,
+                methods: RwLock::new(HashMap::new()),
+            });
+        }
+        let shared = Arc::get_mut(&mut self.shared).expect("just made unique");
+        // A setting changes what each method's layer is: build them again.
+        shared
+            .methods
+            .get_mut()
+            .map(HashMap::clear)
+            .unwrap_or_default();
+        shared
+    }
+
+    /// The most bytes of a request body recorded for replay (default 64 KiB). A request larger
+    /// than this is sent once: the call is committed to its first attempt, and nothing beyond
+    /// the cap is buffered.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
+    /// use tonic::Code;
+    ///
+    /// let policy = GrpcRetryPolicy::new(3, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
+    /// let layer = GrpcRetryLayer::new(policy).replay_cap(1024 * 1024);
+    /// # let _ = layer;
+    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn replay_cap(mut self, bytes: usize) -> Self {
+        self.shared_mut().replay_cap = bytes;
+        self
+    }
+
+    /// Raises (or lowers) A6's cap on `maxAttempts` ([`DEFAULT_MAX_ATTEMPTS_CAP`]): a policy
+    /// asking for more attempts makes this many.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
+    /// use tonic::Code;
+    ///
+    /// let policy = GrpcRetryPolicy::new(8, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
+    /// let layer = GrpcRetryLayer::new(policy).max_attempts_cap(8); // 8 attempts, not 5
+    /// # let _ = layer;
+    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn max_attempts_cap(mut self, cap: u32) -> Self {
+        self.shared_mut().max_attempts_cap = Some(cap.max(1));
+        self
+    }
+
+    /// Throttles retries and hedges with `throttle` (A6's `retryThrottling`), shared with every
+    /// layer given a clone of it. [`from_service_config`](Self::from_service_config) makes one
+    /// from the config's `retryThrottling`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy, RetryThrottle};
+    /// use tonic::Code;
+    ///
+    /// let throttle = RetryThrottle::new(10, 0.1)?;
+    /// let policy = GrpcRetryPolicy::new(3, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
+    /// let layer = GrpcRetryLayer::new(policy).throttle(throttle.clone());
+    /// # let _ = layer;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn throttle(mut self, throttle: RetryThrottle) -> Self {
+        self.shared_mut().throttle = Some(throttle);
+        self
+    }
+
+    /// The name of the layer's calls in events and metrics (default `"grpc"`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
+    /// use tonic::Code;
+    ///
+    /// let policy = GrpcRetryPolicy::new(3, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
+    /// let layer = GrpcRetryLayer::new(policy).name("health");
+    /// # let _ = layer;
+    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.shared_mut().name = name;
+        self
+    }
+}
+
+impl Shared {
+    /// The layer of the method at `path`, built on first use.
+    fn method(&self, path: &str) -> Arc<MethodLayer> {
+        if let Some(found) = self.methods.read().ok().and_then(|m| m.get(path).cloned()) {
+            return found;
+        }
+        let built = Arc::new(match &self.config {
+            Source::Retry(policy) => self.build(Some(policy), None, None),
+            Source::Hedge(policy) => self.build(None, Some(policy), None),
+            Source::Config(config) => {
+                let method = config.method_config(path);
+                self.build(
+                    method.and_then(MethodConfig::retry_policy),
+                    method.and_then(MethodConfig::hedging_policy),
+                    method.and_then(MethodConfig::timeout),
+                )
+            }
+        });
+        if let Ok(mut methods) = self.methods.write() {
+            // Paths come from requests: keep the map from growing without bound on a client
+            // that calls many distinct (or unknown) methods.
+            if methods.len() >= 1024 {
+                methods.clear();
+            }
+            methods.insert(path.into(), Arc::clone(&built));
+        }
+        built
+    }
+
+    fn build(
+        &self,
+        retry: Option<&GrpcRetryPolicy>,
+        hedging: Option<&HedgingPolicy>,
+        timeout: Option<Duration>,
+    ) -> MethodLayer {
+        // The layer's cap, when set, in place of the policy's own (A6's 5 by default).
+        let cap = self.max_attempts_cap;
+        let (mode, max_attempts, hedge_after) = match (retry, hedging) {
+            (Some(p), _) => {
+                let attempts = cap.map_or(p.max_attempts(), |c| {
+                    p.clone().with_max_attempts_cap(c).max_attempts()
+                });
+                let mode = Mode::Retry {
+                    codes: p.retryable_status_codes(),
+                    initial: p.initial_backoff(),
+                    multiplier: p.backoff_multiplier(),
+                    max: p.max_backoff(),
+                };
+                (mode, attempts, None)
+            }
+            (None, Some(p)) => {
+                let attempts = cap.map_or(p.max_attempts(), |c| {
+                    p.clone().with_max_attempts_cap(c).max_attempts()
+                });
+                let mode = Mode::Hedge {
+                    codes: p.non_fatal_status_codes(),
+                };
+                // A zero hedging delay: every copy at once (the engine's hedges start a
+                // nanosecond apart).
+                let delay = p.hedging_delay().max(Duration::from_nanos(1));
+                (mode, attempts, Some(delay))
+            }
+            (None, None) => (Mode::Once, 1, None),
+        };
+        // The engine counts attempts, keeps the deadline and runs the hedges; the delays are
+        // A6's, chosen by the hooks (`delay_for`), so its own schedule is plain and its
+        // `max_delay` lets a pushback be waited exactly.
+        let mut policy = RetryPolicy::builder()
+            .max_attempts(max_attempts.max(1))
+            .delay(Duration::from_millis(1))
+            .jitter(Jitter::None)
+            .max_delay(LONGEST_PUSHBACK);
+        if let Some(after) = hedge_after {
+            policy = policy.hedge_after(HedgeAfter::Fixed(after));
+        }
+        let policy = policy
+            .build()
+            .expect("the engine's policy under the gRPC layer is valid");
+        let layer = RetryLayer::new(policy)
+            .name(self.name)
+            .hooks(GrpcHooks::new(mode, self.throttle.clone()))
+            .replay(GrpcReplay);
+        MethodLayer { layer, timeout }
+    }
+}
+
+impl<S> Layer<S> for GrpcRetryLayer {
+    type Service = GrpcRetryService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        GrpcRetryService {
+            inner,
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+/// The service a [`GrpcRetryLayer`] makes: give it to a tonic client in place of the channel
+/// (`HealthClient::new(layer.layer(channel))`).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy, GrpcRetryService};
+/// use tonic::Code;
+/// use tonic::transport::{Channel, Endpoint};
+/// use tower_layer::Layer;
+///
+/// struct Clients {
+///     health: GrpcRetryService<Channel>,
+/// }
+/// let policy = GrpcRetryPolicy::new(3, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
+/// let channel = Endpoint::from_static("http://127.0.0.1:50051").connect_lazy();
+/// let clients = Clients { health: GrpcRetryLayer::new(policy).layer(channel) };
+/// # let _ = clients.health;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct GrpcRetryService<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+/// The future of a [`GrpcRetryService`] call.
+pub type GrpcResponseFuture =
+    Pin<Box<dyn Future<Output = Result<Response<Body>, Status>> + Send + 'static>>;
+
+impl<S, B> Service<Request<Body>> for GrpcRetryService<S>
+where
+    S: Service<Request<Body>, Response = Response<B>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<BoxError>,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<Body>;
+    type Error = Status;
+    type Future = GrpcResponseFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Status>> {
+        self.inner
+            .poll_ready(cx)
+            .map_err(|e| attempt::transport_status(e.into()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let method = self.shared.method(request.uri().path());
+        let (mut parts, body) = request.into_parts();
+        // The call's deadline: the caller's `grpc-timeout` or the method's `timeout`, the
+        // shorter, from now; every attempt and sleep fits in it.
+        let timeout = match (grpc_timeout(&parts.headers), method.timeout) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        if let Some(deadline) = deadline {
+            parts.extensions.insert(CallDeadline(deadline));
+        }
+        let body = ReplayBody::new(body, self.shared.replay_cap);
+        let request = Request::from_parts(parts, body);
+        // The readied channel makes the call; a clone takes its place (tower's pattern).
+        let fresh = self.inner.clone();
+        let channel = std::mem::replace(&mut self.inner, fresh);
+        let mut retrying: RetryService<Attempts<S>, _, _, _> =
+            method.layer.layer(Attempts::new(channel, self.shared.name));
+        let call = retrying.call(request);
+        Box::pin(async move {
+            let Some(deadline) = deadline else {
+                return call.await;
+            };
+            let outcome = tokio::time::timeout_at(deadline, call).await;
+            match outcome {
+                Ok(Ok(response)) => Ok(response),
+                // An attempt the transport cut at the deadline (tonic's own `grpc-timeout`
+                // timer) ends as the deadline's, as A6's deadline does.
+                Ok(Err(_)) | Err(_) if Instant::now() >= deadline => Err(deadline_exceeded()),
+                Ok(Err(status)) => Err(status),
+                Err(_) => Err(deadline_exceeded()),
+            }
+        })
+    }
+}
+
+fn deadline_exceeded() -> Status {
+    Status::deadline_exceeded("the call's deadline passed (grpc-timeout) across its attempts")
+}
