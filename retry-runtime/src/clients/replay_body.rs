@@ -239,10 +239,16 @@ impl<B> ReplayBody<B> {
 /// A request's mark that its body is a [`ReplayBody`]: whether the body is capped, so the call
 /// committed to one attempt (in the request's extensions; see [`ReplayBody::request`]).
 #[derive(Debug, Clone)]
-#[cfg_attr(all(), allow(dead_code, reason = "read by the retrying clients"))]
+#[cfg_attr(
+    not(any(feature = "tower", feature = "reqwest-middleware")),
+    allow(dead_code, reason = "read by the retrying clients")
+)]
 pub(crate) struct Committed(Arc<AtomicBool>);
 
-#[cfg_attr(all(), allow(dead_code, reason = "read by the retrying clients"))]
+#[cfg_attr(
+    not(any(feature = "tower", feature = "reqwest-middleware")),
+    allow(dead_code, reason = "read by the retrying clients")
+)]
 impl Committed {
     /// Whether the request's body was capped: it cannot be sent again.
     pub(crate) fn is_committed(&self) -> bool {

@@ -1678,7 +1678,7 @@ where
 #[cfg(feature = "http")]
 pub use self::http::{
     DefaultRule, HttpHooks, HttpReplay, HttpRequests, HttpRetryLayer, HttpRetryService,
-    RequestHook, RetryAfterHeader, TransientStatus,
+    ReplayBodyLayer, ReplayBodyService, RequestHook, RetryAfterHeader, TransientStatus,
 };
 // The server side of `http::OUTER_ATTEMPTS_LEFT` (clients/outer.rs).
 #[cfg(feature = "http")]
@@ -1698,6 +1698,7 @@ mod http {
     use crate::classify::http::{
         Attempts, SafetyRule, Verdict, never_sent, not_processed, safe_to_resend,
     };
+    use crate::clients::replay_body::{Committed, DEFAULT_REPLAY_CAP, ReplayBody};
     use crate::drivers::closure::ElapsedInto;
     use crate::engine::hooks::{ErrorHook, OkHook, Unset};
 
@@ -1889,14 +1890,19 @@ mod http {
             outcome: Result<&Response<B2>, &E>,
             retryable: bool,
         ) -> bool {
+            // A `ReplayBody` past its cap: the call is committed to the attempt that read it.
+            if Committed::in_extensions(request.extensions()) {
+                return false;
+            }
             let verdict = self.verdict(request, outcome, retryable);
             self.rule.decide(request, outcome, verdict)
         }
 
         /// No hedge of a request that may not be sent twice (no outcome yet: the first copy
-        /// may be acting on it).
+        /// may be acting on it), nor of one whose `ReplayBody` is past its cap.
         fn hedge_allowed(&self, request: &Request<B>) -> bool {
-            safe_to_resend(request.method(), request.headers(), self.safety, false)
+            !Committed::in_extensions(request.extensions())
+                && safe_to_resend(request.method(), request.headers(), self.safety, false)
         }
 
         fn finish(&self, outcome: &mut Result<Response<B2>, E>, attempts: u32) {
@@ -2011,7 +2017,8 @@ mod http {
     {
         /// The ready HTTP classification, for a service of `http::Request<Body>` (hyper's,
         /// hyper-util's, tonic's clients): each attempt sends a copy of the request (its body
-        /// must be `Clone`: `Full<Bytes>`, `String`; a streaming body does not compile); every
+        /// must be `Clone`: `Full<Bytes>`, `String`, or a streaming body made replayable by
+        /// [`ReplayBodyLayer`], see below; a bare streaming body does not compile); every
         /// error is retried (a connection reset, a response lost), within the safety rule below;
         /// a response with a transient
         /// status (408, 429, 500, 502, 503, 504) is retried, after at least the delay its
@@ -2056,6 +2063,85 @@ mod http {
         ///     .idempotency_key_header()
         ///     .name("payments");
         /// # let _ = layer;
+        /// ```
+        ///
+        /// **Streaming bodies.** A body that is not `Clone` (a stream, an upload, hyper's
+        /// `Incoming` being proxied) is made replayable by [`ReplayBodyLayer`] in front of this
+        /// layer: it takes a plain `Request<B>`, wraps its body in a
+        /// [`ReplayBody`](crate::http::ReplayBody) that records what the first attempt sends
+        /// (up to a cap, 64 KiB by default) and replays it to the next ones, and hands this
+        /// layer a `Request<ReplayBody<B>>` (so the inner service, a hyper-util `Client`, is
+        /// built for that body type). Past the cap the call is committed to the attempt that
+        /// sends the body: it is sent once, never buffered beyond the cap, and neither retried
+        /// nor hedged (its outcome is returned as it is). A request made with
+        /// [`ReplayBody::request`](crate::http::ReplayBody::request) works the same without the
+        /// layer.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+        /// # async fn main() {
+        /// use std::sync::{Arc, Mutex};
+        /// use bytes::Bytes;
+        /// use http::{Request, Response, StatusCode};
+        /// use http_body_util::{BodyExt, StreamBody};
+        /// use http_body::Frame;
+        /// use retry_runtime::RetryPolicy;
+        /// use retry_runtime::http::ReplayBody;
+        /// use retry_runtime::tower::{ReplayBodyLayer, RetryLayer};
+        /// use tower_layer::Layer;
+        /// use tower_service::Service;
+        ///
+        /// /// A body streamed in chunks (not `Clone`).
+        /// type Upload = StreamBody<Chunks>;
+        /// # struct Chunks(u32, usize);
+        /// # fn chunks(n: u32, size: usize) -> Chunks { Chunks(n, size) }
+        /// # impl futures_core::Stream for Chunks {
+        /// #     type Item = Result<Frame<Bytes>, std::convert::Infallible>;
+        /// #     fn poll_next(mut self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>)
+        /// #         -> std::task::Poll<Option<Self::Item>> {
+        /// #         if self.0 == 0 { return std::task::Poll::Ready(None) }
+        /// #         self.0 -= 1;
+        /// #         let chunk = Bytes::from(vec![u8::try_from(self.0).unwrap(); self.1]);
+        /// #         std::task::Poll::Ready(Some(Ok(Frame::data(chunk))))
+        /// #     }
+        /// # }
+        ///
+        /// // A server that reads each request's body and answers 503, then 201.
+        /// #[derive(Clone, Default)]
+        /// struct Server(Arc<Mutex<Vec<Bytes>>>);
+        /// impl Service<Request<ReplayBody<Upload>>> for Server {
+        ///     type Response = Response<String>;
+        ///     type Error = Box<dyn std::error::Error + Send + Sync>;
+        ///     type Future = std::pin::Pin<Box<dyn std::future::Future<
+        ///         Output = Result<Response<String>, Self::Error>> + Send>>;
+        ///     fn poll_ready(&mut self, _: &mut std::task::Context<'_>)
+        ///         -> std::task::Poll<Result<(), Self::Error>> {
+        ///         std::task::Poll::Ready(Ok(()))
+        ///     }
+        ///     fn call(&mut self, req: Request<ReplayBody<Upload>>) -> Self::Future {
+        ///         let seen = Arc::clone(&self.0);
+        ///         Box::pin(async move {
+        ///             let body = req.into_body().collect().await?.to_bytes();
+        ///             let mut seen = seen.lock().unwrap();
+        ///             seen.push(body);
+        ///             let status = if seen.len() == 1 { 503 } else { 201 };
+        ///             Ok(Response::builder().status(status).body(String::new())?)
+        ///         })
+        ///     }
+        /// }
+        ///
+        /// let server = Server::default();
+        /// let retry = RetryLayer::new(RetryPolicy::builder().build().unwrap()).http();
+        /// let mut svc = ReplayBodyLayer::new(1 << 20).layer(retry.layer(server.clone()));
+        ///
+        /// let upload = StreamBody::new(chunks(4, 1000));
+        /// let response = svc.call(Request::put("http://api.test/blob").body(upload).unwrap());
+        /// assert_eq!(response.await.unwrap().status(), StatusCode::CREATED);
+        /// let seen = server.0.lock().unwrap();
+        /// assert_eq!(seen.len(), 2);
+        /// assert_eq!(seen[0].len(), 4000);
+        /// assert_eq!(seen[0], seen[1], "the same bytes on both attempts");
+        /// # }
         /// ```
         ///
         /// `.http()` may come after other classification settings (`retry_if`, `retry_after`,
@@ -2245,6 +2331,119 @@ mod http {
                 outer_attempts: true,
                 ..r
             })
+        }
+    }
+
+    /// A tower [`Layer`](tower_layer::Layer) that makes a streaming request body replayable,
+    /// in front of a [`RetryLayer::http`] layer: it takes a plain `http::Request<B>` and gives
+    /// the service it wraps the same request with a
+    /// [`ReplayBody<B>`](crate::http::ReplayBody) (made by
+    /// [`ReplayBody::request`](crate::http::ReplayBody::request), with the layer's cap), which
+    /// records up to the cap what the first attempt sends and replays it to the next. Past the
+    /// cap the call is committed to its current attempt: not retried, nor hedged. See
+    /// [`RetryLayer::http`] for a full example.
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::http::DEFAULT_REPLAY_CAP;
+    /// use retry_runtime::tower::{ReplayBodyLayer, RetryLayer};
+    ///
+    /// let replay = ReplayBodyLayer::default();
+    /// assert_eq!(replay.cap(), DEFAULT_REPLAY_CAP);
+    /// let retry = RetryLayer::new(RetryPolicy::builder().build().unwrap()).http();
+    /// // With tower's `ServiceBuilder`: `.layer(replay).layer(retry).service(client)`.
+    /// # let _ = (ReplayBodyLayer::new(2 << 20), retry);
+    /// ```
+    #[derive(Debug, Clone, Copy)]
+    pub struct ReplayBodyLayer {
+        cap: usize,
+    }
+
+    impl ReplayBodyLayer {
+        /// Records at most `cap` bytes of each request's body.
+        ///
+        /// ```
+        /// let replay = retry_runtime::tower::ReplayBodyLayer::new(1 << 20);
+        /// assert_eq!(replay.cap(), 1_048_576);
+        /// ```
+        pub fn new(cap: usize) -> Self {
+            ReplayBodyLayer { cap }
+        }
+
+        /// The most bytes of a body recorded for a replay.
+        ///
+        /// ```
+        /// assert_eq!(retry_runtime::tower::ReplayBodyLayer::new(10).cap(), 10);
+        /// ```
+        pub fn cap(&self) -> usize {
+            self.cap
+        }
+    }
+
+    /// A cap of [`DEFAULT_REPLAY_CAP`](crate::http::DEFAULT_REPLAY_CAP) (64 KiB).
+    impl Default for ReplayBodyLayer {
+        fn default() -> Self {
+            ReplayBodyLayer::new(DEFAULT_REPLAY_CAP)
+        }
+    }
+
+    impl<S> tower_layer::Layer<S> for ReplayBodyLayer {
+        type Service = ReplayBodyService<S>;
+        fn layer(&self, inner: S) -> ReplayBodyService<S> {
+            ReplayBodyService {
+                inner,
+                cap: self.cap,
+            }
+        }
+    }
+
+    /// The service a [`ReplayBodyLayer`] makes: it wraps each request's body in a
+    /// [`ReplayBody`](crate::http::ReplayBody) and calls the service inside.
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::tower::{HttpRetryService, ReplayBodyLayer, ReplayBodyService, RetryLayer};
+    /// use tower_layer::Layer;
+    ///
+    /// /// A client over any `Service<http::Request<ReplayBody<B>>>` (hyper-util's).
+    /// struct Uploads<S> {
+    ///     http: ReplayBodyService<HttpRetryService<S>>,
+    /// }
+    ///
+    /// impl<S> Uploads<S> {
+    ///     fn new(client: S) -> Self {
+    ///         let retry = RetryLayer::new(RetryPolicy::builder().build().unwrap()).http();
+    ///         Uploads { http: ReplayBodyLayer::default().layer(retry.layer(client)) }
+    ///     }
+    /// }
+    /// # struct Client;
+    /// # let _ = Uploads::new(Client).http;
+    /// ```
+    #[derive(Debug, Clone)]
+    pub struct ReplayBodyService<S> {
+        inner: S,
+        cap: usize,
+    }
+
+    impl<S, B> tower_service::Service<Request<B>> for ReplayBodyService<S>
+    where
+        S: tower_service::Service<Request<ReplayBody<B>>>,
+        B: http_body::Body<Data = bytes::Bytes>,
+    {
+        type Response = S::Response;
+        type Error = S::Error;
+        type Future = S::Future;
+
+        #[inline]
+        fn poll_ready(
+            &mut self,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), S::Error>> {
+            self.inner.poll_ready(cx)
+        }
+
+        fn call(&mut self, request: Request<B>) -> S::Future {
+            self.inner.call(ReplayBody::request(request, self.cap))
         }
     }
 }
