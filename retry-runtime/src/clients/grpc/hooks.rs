@@ -333,7 +333,7 @@ mod tests {
     #[test]
     fn jitter_stays_within_a6s_range() {
         crate::seed_rng(3);
-        let base = Duration::from_millis(1000);
+        let base = Duration::from_secs(1);
         let draws: Vec<Duration> = (0..2000).map(|_| jittered(base)).collect();
         assert!(
             draws
@@ -363,7 +363,7 @@ mod tests {
             let base = Duration::from_millis(base_ms);
             d >= base * 8 / 10 && d <= base * 12 / 10
         };
-        let mut delay = |hooks: &mut GrpcHooks, status: &Status| {
+        let delay = |hooks: &mut GrpcHooks, status: &Status| {
             assert!(hooks.retry_if(status));
             hooks.delay_for(status, 0, Duration::ZERO).unwrap()
         };
