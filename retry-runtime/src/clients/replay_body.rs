@@ -240,13 +240,13 @@ impl<B> ReplayBody<B> {
 /// committed to one attempt (in the request's extensions; see [`ReplayBody::request`]).
 #[derive(Debug, Clone)]
 #[cfg_attr(
-    not(any(feature = "tower", feature = "reqwest-middleware")),
+    not(feature = "tower"),
     allow(dead_code, reason = "read by the retrying clients")
 )]
 pub(crate) struct Committed(Arc<AtomicBool>);
 
 #[cfg_attr(
-    not(any(feature = "tower", feature = "reqwest-middleware")),
+    not(feature = "tower"),
     allow(dead_code, reason = "read by the retrying clients")
 )]
 impl Committed {

@@ -56,8 +56,13 @@
 //!
 //! Each attempt sends a copy of the request ([`reqwest::Request::try_clone`]) and a copy of the
 //! caller's `Extensions` (those of the last attempt that ended are written back). A request whose
-//! body is a stream cannot be copied: the call fails at once with [`NotReplayable`], before
-//! anything is sent, rather than being sent once without retries. With
+//! body is a stream (`reqwest::Body::wrap_stream`, `Body::wrap`) is sent through a
+//! [`ReplayBody`](crate::http::ReplayBody): the first attempt's bytes are recorded, up to
+//! [`replay_cap`](RetryMiddleware::replay_cap) (64 KiB by default), and replayed to the next
+//! attempts. Past the cap the call is committed to the attempt that sends the body: it is sent
+//! once, never buffered beyond the cap, and neither retried nor hedged (its outcome is returned
+//! as it is). A buffered body (`Vec<u8>`, `Bytes`, `String`, `.json(..)`) is copied, whatever
+//! its size (it is in memory already). With
 //! [`RetryMiddleware::outer_attempts_header`], an attempt that has attempts left after it (or
 //! whose call is nested in one that has) carries
 //! [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT), so that a service behind
@@ -79,6 +84,7 @@ use reqwest_middleware::{Error, Middleware, Next, Result};
 use crate::ErrorClass;
 use crate::classify::Transient;
 use crate::classify::http::{Attempts, SafetyRule, Verdict, never_sent, not_processed};
+use crate::clients::replay_body::{DEFAULT_REPLAY_CAP, ReplayBody};
 use crate::engine::context::RetryContext;
 use crate::engine::hooks::Hooks;
 use crate::error::Elapsed;
@@ -88,17 +94,24 @@ use crate::guards::bulkhead::Bulkhead;
 use crate::guards::throttle::AdaptiveThrottle;
 use crate::schedule::policy::RetryPolicy;
 
-/// A request whose body is a stream cannot be sent again, so it is not sent at all by a
-/// retrying client: buffer the body (`Vec<u8>`, `Bytes`, `String`, `.json(..)`) to retry it.
+/// The error a request whose body was a stream used to fail with. No request fails with it now:
+/// a streaming body is recorded up to [`RetryMiddleware::replay_cap`] and replayed (see
+/// [`ReplayBody`](crate::http::ReplayBody)); past the cap the call is sent once, not retried.
 ///
 /// ```
+/// #![allow(deprecated)]
 /// use retry_runtime::reqwest_middleware::NotReplayable;
 ///
 /// assert!(NotReplayable.to_string().contains("stream"));
 /// ```
+#[deprecated(
+    since = "0.1.0",
+    note = "a streaming body is now replayed up to `RetryMiddleware::replay_cap` (`http::ReplayBody`); no request fails with `NotReplayable`"
+)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotReplayable;
 
+#[allow(deprecated)]
 impl std::fmt::Display for NotReplayable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(
@@ -107,6 +120,7 @@ impl std::fmt::Display for NotReplayable {
     }
 }
 
+#[allow(deprecated)]
 impl std::error::Error for NotReplayable {}
 
 /// A reqwest-middleware `Middleware` retrying each request under a policy; see the
@@ -124,6 +138,7 @@ pub struct RetryMiddleware<H = HttpClassify> {
     safety: SafetyRule,
     outer_attempts: bool,
     request_hook: Option<RequestHook>,
+    replay_cap: usize,
 }
 
 /// The user's request-aware hook ([`RetryMiddleware::retry_request`]).
@@ -154,6 +169,7 @@ impl RetryMiddleware {
             safety: SafetyRule::default(),
             outer_attempts: false,
             request_hook: None,
+            replay_cap: DEFAULT_REPLAY_CAP,
         }
     }
 }
@@ -205,6 +221,7 @@ impl<H> RetryMiddleware<H> {
             safety: self.safety,
             outer_attempts: self.outer_attempts,
             request_hook: self.request_hook,
+            replay_cap: self.replay_cap,
         }
     }
 
@@ -347,6 +364,27 @@ impl<H> RetryMiddleware<H> {
         self.outer_attempts = true;
         self
     }
+
+    /// The most bytes of a streaming request body recorded to replay it to the next attempts
+    /// (default [`DEFAULT_REPLAY_CAP`], 64 KiB; see [`ReplayBody`]). A streaming body larger
+    /// than the cap is sent once, by the attempt that reads it, and the call is not retried
+    /// (nor hedged): its outcome is returned as it is. A buffered body is copied for each
+    /// attempt whatever its size.
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    ///
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// // Uploads of up to 2 MiB are retried; larger ones are sent once.
+    /// let middleware = RetryMiddleware::new(policy).replay_cap(2 << 20);
+    /// # let _ = middleware;
+    /// ```
+    #[must_use]
+    pub fn replay_cap(mut self, bytes: usize) -> Self {
+        self.replay_cap = bytes;
+        self
+    }
 }
 
 /// The middleware's default classification (see the [module](self)): transient transport errors
@@ -392,10 +430,21 @@ struct RequestAware<'r, H> {
     request: &'r Request,
     safety: SafetyRule,
     hook: Option<&'r RequestHook>,
+    /// The request's streaming body, recorded for the next attempts.
+    body: Option<&'r ReplayBody<reqwest::Body>>,
 }
 
 impl<H> RequestAware<'_, H> {
+    /// Whether the request's streaming body went past its cap: the call is committed to the
+    /// attempt that sent it.
+    fn committed(&self) -> bool {
+        self.body.is_some_and(ReplayBody::is_capped)
+    }
+
     fn decide(&self, outcome: std::result::Result<&Response, &Error>, retryable: bool) -> bool {
+        if self.committed() {
+            return false;
+        }
         let not_acted_on = match outcome {
             Ok(response) => not_processed(response.status()),
             Err(Error::Reqwest(e)) => never_sent(e),
@@ -427,7 +476,8 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
     /// acting on it.
     fn hedge_allowed(&mut self) -> bool {
         let (method, headers) = (self.request.method(), self.request.headers());
-        self.hooks.hedge_allowed()
+        !self.committed()
+            && self.hooks.hedge_allowed()
             && crate::http::safe_to_resend(method, headers, self.safety, false)
     }
 
@@ -524,13 +574,20 @@ impl Hooks<Response, Error> for HttpClassify {
 impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for RetryMiddleware<H> {
     async fn handle(
         &self,
-        req: Request,
+        mut req: Request,
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> Result<Response> {
-        if req.try_clone().is_none() {
-            return Err(Error::middleware(NotReplayable));
-        }
+        // A streaming body is recorded (up to the cap) and replayed; the request kept for the
+        // copies has none.
+        let body = if req.body().is_some_and(|b| b.as_bytes().is_none()) {
+            req.body_mut()
+                .take()
+                .map(|stream| ReplayBody::new(stream, self.replay_cap))
+        } else {
+            None
+        };
+        let body = body.as_ref();
         let template = extensions.clone();
         let written = Mutex::new(None::<Extensions>);
         let (req, template, written) = (&req, &template, &written);
@@ -539,7 +596,12 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
         let attempts = &attempts;
         let op = || {
             attempts.fetch_add(1, Ordering::Relaxed);
-            let mut copy = req.try_clone().expect("checked before the first attempt");
+            let mut copy = req
+                .try_clone()
+                .expect("a request without a streaming body can be copied");
+            if let Some(body) = body {
+                *copy.body_mut() = Some(reqwest::Body::wrap(body.clone()));
+            }
             crate::http::set_attempt_headers(copy.headers_mut(), key, outer);
             let mut ext = template.clone();
             let next = next.clone();
@@ -559,6 +621,7 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
                 request: req,
                 safety: self.safety,
                 hook: self.request_hook.as_ref(),
+                body,
             })
             .timeout_into(Error::middleware)
             .name(self.name);
