@@ -432,6 +432,9 @@ struct RequestAware<'r, H> {
     hook: Option<&'r RequestHook>,
     /// The request's streaming body, recorded for the next attempts.
     body: Option<&'r ReplayBody<reqwest::Body>>,
+    /// The classification's answer for the last error (`retry_if`), which `error_failed` reads
+    /// rather than asking again: a user's classification may count what it sees.
+    classified: bool,
 }
 
 impl<H> RequestAware<'_, H> {
@@ -463,13 +466,14 @@ impl<H> RequestAware<'_, H> {
 impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
     fn retry_if(&mut self, error: &Error) -> bool {
         let retryable = self.hooks.retry_if(error);
+        self.classified = retryable;
         self.decide(Err(error), retryable)
     }
 
     /// A transient error that the rule (or the hook) kept from a retry is still the
-    /// dependency's failure.
+    /// dependency's failure. Asked after `retry_if` for the same error.
     fn error_failed(&mut self, error: &Error) -> bool {
-        self.hooks.retry_if(error) || self.hooks.error_failed(error)
+        self.classified || self.hooks.error_failed(error)
     }
 
     /// No hedge of a request that may not be sent twice: a copy is sent while the first may be
@@ -622,6 +626,7 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
                 safety: self.safety,
                 hook: self.request_hook.as_ref(),
                 body,
+                classified: false,
             })
             .timeout_into(Error::middleware)
             .name(self.name);
