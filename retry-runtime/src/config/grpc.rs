@@ -1356,3 +1356,71 @@ fn parse_proto_duration(s: &str) -> Result<ProtoDuration, &'static str> {
         magnitude: Duration::new(secs, nanos),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::retry_throttle::{MAX_TOKENS_RULE, TOKEN_RATIO_RULE};
+
+    #[test]
+    fn the_throttles_rules_read_the_same_from_json_and_from_code() {
+        assert_eq!(MAX_TOKENS_MESSAGE, format!("must be {MAX_TOKENS_RULE}"));
+        assert_eq!(TOKEN_RATIO_MESSAGE, format!("must be {TOKEN_RATIO_RULE}"));
+        let from_code = RetryThrottle::new(0, 0.1).unwrap_err().to_string();
+        assert_eq!(
+            from_code,
+            format!("invalid `max_tokens`: {MAX_TOKENS_MESSAGE}")
+        );
+        let from_code = RetryThrottle::new(1, 0.0).unwrap_err().to_string();
+        assert_eq!(
+            from_code,
+            format!("invalid `token_ratio`: {TOKEN_RATIO_MESSAGE}")
+        );
+    }
+
+    #[test]
+    fn proto_durations() {
+        let ok = |s: &str| {
+            let d = parse_proto_duration(s).unwrap();
+            (d.negative, d.magnitude)
+        };
+        assert_eq!(ok("0.1s"), (false, Duration::from_millis(100)));
+        assert_eq!(ok("1.000340012s"), (false, Duration::new(1, 340_012)));
+        assert_eq!(ok("-2.5s"), (true, Duration::from_millis(2500)));
+        assert_eq!(ok("0s"), (false, Duration::ZERO));
+        assert_eq!(
+            ok("315576000000.999999999s").1,
+            Duration::new(315_576_000_000, 999_999_999)
+        );
+        for bad in ["", "s", "1", "1ms", "--1s", "1.2.3s", "١s", "1_000s"] {
+            assert!(parse_proto_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn codes_hold_every_code_by_its_own_bit() {
+        let all = CODE_NAMES.map(|(_, code)| code);
+        let set = Codes::new(&all);
+        assert_eq!(set.0, (1 << 17) - 1);
+        for (i, (name, code)) in CODE_NAMES.iter().enumerate() {
+            assert_eq!(*code as usize, i, "{name}");
+            assert!(Codes::new(&[*code]).contains(*code));
+            assert_eq!(Codes::new(&[*code]).0.count_ones(), 1);
+        }
+    }
+
+    #[test]
+    fn error_paths_join_with_dots_and_brackets() {
+        let e = invalid("maxAttempts", "must be at least 2").at("retryPolicy");
+        assert_eq!(
+            e.at("methodConfig[3]").field(),
+            "methodConfig[3].retryPolicy.maxAttempts"
+        );
+        assert_eq!(invalid("", "x").at("timeout").field(), "timeout");
+        assert_eq!(invalid("[2]", "x").at("codes").field(), "codes[2]");
+        let json = ServiceConfigError::Json {
+            message: "m".into(),
+        };
+        assert_eq!(json.clone().at("x"), json);
+    }
+}

@@ -1,7 +1,8 @@
 //! Guards shared by many calls: the circuit breaker, which stops calls to a failing dependency;
 //! the retry budget, which caps how many retries all calls together may make; the adaptive
 //! throttle, which sheds requests locally when the dependency refuses many; the bulkhead, which
-//! caps the calls in flight; and [`Guards`], what one attempt holds of them.
+//! caps the calls in flight; gRFC A6's retry throttle, which stops a gRPC channel's retries and
+//! hedges while too many attempts fail; and [`Guards`], what one attempt holds of them.
 
 pub(crate) mod breaker;
 pub(crate) mod budget;

@@ -64,7 +64,8 @@ struct Inner {
 impl RetryThrottle {
     /// A throttle with `max_tokens` tokens (A6: in (0, 1000]) that a success refills by
     /// `token_ratio` (A6: greater than 0; decimals beyond the third are dropped, so it must be at
-    /// least 0.001). It starts full.
+    /// least 0.001; the ratio is first rounded to six decimals, so that 0.29, which an `f64` holds
+    /// as 0.28999…, counts as 0.290). It starts full.
     ///
     /// ```
     /// use retry_runtime::RetryThrottle;
@@ -106,6 +107,7 @@ impl RetryThrottle {
     }
 
     /// A new throttle with this one's settings, full (not sharing its tokens).
+    #[cfg(feature = "tonic")]
     pub(crate) fn fresh(&self) -> RetryThrottle {
         let Inner {
             max,
