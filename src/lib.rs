@@ -263,7 +263,8 @@ pub use retry_macros::retryable;
 pub use retry_macros::recover;
 
 pub use retry_runtime::{
-    AdaptiveThrottle, AdaptiveThrottleBuilder, Bulkhead, BulkheadBuilder, BulkheadFull, Throttled,
+    AdaptiveThrottle, AdaptiveThrottleBuilder, Bulkhead, BulkheadBuilder, BulkheadFull,
+    RetryThrottle, Throttled,
 };
 pub use retry_runtime::{
     Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
@@ -295,7 +296,7 @@ pub mod runtime {
     pub use retry_runtime::{
         AdaptiveThrottle, AdaptiveThrottleBuilder, AddGuard, Bulkhead, BulkheadBuilder,
         BulkheadFull, BulkheadPermit, Conversion, FromBulkheadFull, FromThrottled, Given,
-        Throttled, ViaTrait,
+        RetryThrottle, Throttled, ViaTrait,
     };
     pub use retry_runtime::{
         Backoff, Breaker, BreakerOpen, BreakerSlot, BreakerState, CircuitBreaker,
