@@ -90,6 +90,14 @@
 //! [`Transient`] tell a rejection (never retried) from a server's `UNAVAILABLE`. To choose other
 //! statuses, give the conversion where the call is written: `timeout_into`, `breaker_open_into`,
 //! `throttled_into`, `bulkhead_full_into`.
+//!
+//! # Service configs
+//!
+//! [`ServiceConfig`] reads a gRPC service config's JSON (`methodConfig` with A6's
+//! `retryPolicy`, `hedgingPolicy` and `timeout`; `retryThrottling`), validated as gRFC A6 says,
+//! each error naming its field's path ([`ServiceConfigError`]); [`ServiceConfig::method_config`]
+//! finds a request path's [`MethodConfig`] by gRPC's name matching. [`RetryThrottle`] is A6's
+//! per-channel retry throttle (also at [`crate::RetryThrottle`]).
 
 use std::error::Error as StdError;
 use std::sync::Arc;
