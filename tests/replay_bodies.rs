@@ -21,7 +21,7 @@ use hyper_util::rt::TokioExecutor;
 use reattempt::http::ReplayBody;
 use reattempt::reqwest_middleware::RetryMiddleware;
 use reattempt::tower::{ReplayBodyLayer, RetryLayer};
-use reattempt::{Jitter, RetryPolicy};
+use reattempt::{HedgeAfter, Jitter, RetryPolicy};
 use tokio::sync::mpsc;
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
@@ -38,20 +38,34 @@ struct Server {
 #[derive(Clone)]
 struct Script {
     statuses: Arc<Mutex<VecDeque<u16>>>,
+    /// How long the first request's answer waits (a slow replica, for hedging).
+    first_delay: Duration,
     seen: Arc<Mutex<Vec<Bytes>>>,
 }
 
 async fn upload(State(script): State<Script>, body: Bytes) -> StatusCode {
-    script.seen.lock().unwrap().push(body);
+    let first = {
+        let mut seen = script.seen.lock().unwrap();
+        seen.push(body);
+        seen.len() == 1
+    };
+    if first {
+        tokio::time::sleep(script.first_delay).await;
+    }
     let status = script.statuses.lock().unwrap().pop_front().unwrap_or(201);
     StatusCode::from_u16(status).unwrap()
 }
 
 impl Server {
     async fn start(statuses: &[u16]) -> Server {
+        Server::start_slow_first(statuses, Duration::ZERO).await
+    }
+
+    async fn start_slow_first(statuses: &[u16], first_delay: Duration) -> Server {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let script = Script {
             statuses: Arc::new(Mutex::new(statuses.iter().copied().collect())),
+            first_delay,
             seen: Arc::clone(&seen),
         };
         let app = Router::new()
@@ -89,6 +103,11 @@ impl futures_core::Stream for Chunks {
 }
 
 fn stream(data: &Bytes) -> Chunks {
+    stream_paced(data, Duration::ZERO)
+}
+
+/// As [`stream`], waiting `pace` between chunks.
+fn stream_paced(data: &Bytes, pace: Duration) -> Chunks {
     let (tx, rx) = mpsc::channel(2);
     let data = data.clone();
     tokio::spawn(async move {
@@ -97,7 +116,11 @@ fn stream(data: &Bytes) -> Chunks {
             if tx.send(data.slice(start..end)).await.is_err() {
                 return;
             }
-            tokio::task::yield_now().await;
+            if pace.is_zero() {
+                tokio::task::yield_now().await;
+            } else {
+                tokio::time::sleep(pace).await;
+            }
         }
     });
     Chunks(rx)
@@ -231,4 +254,42 @@ async fn one_byte_over_the_cap_is_sent_once() {
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{driver:?}");
         assert_eq!(server.seen().len(), 1, "{driver:?}: sent once");
     }
+}
+
+/// A hedge starts while the first attempt still streams the body: both copies read the one
+/// stream at once (the one ahead reads it, the other waits for it and is woken), and both
+/// reach the server whole and identical; the hedge's answer wins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hedge_streams_alongside_the_first_attempt() {
+    let data = source(256 * KIB);
+    let server = Server::start_slow_first(&[], Duration::from_secs(2)).await;
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .hedge_after(HedgeAfter::Fixed(Duration::from_millis(40)))
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
+    let http = Client::builder(TokioExecutor::new()).build_http::<ReplayBody<Upload>>();
+    let client = ServiceBuilder::new()
+        .layer(ReplayBodyLayer::new(MIB))
+        .layer(RetryLayer::new(policy).http())
+        .map_err(BoxError::from)
+        .service(http);
+    // 16 chunks, 10 ms apart: the hedge (at 40 ms) starts mid-stream.
+    let request = Request::put(&server.url)
+        .body(Upload(stream_paced(&data, Duration::from_millis(10))))
+        .unwrap();
+    let started = std::time::Instant::now();
+    let response = tokio::time::timeout(Duration::from_secs(10), client.oneshot(request))
+        .await
+        .expect("a copy was never woken")
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the hedge answered"
+    );
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2, "the first attempt and its hedge");
+    assert!(seen.iter().all(|b| *b == data), "both whole and identical");
 }

@@ -62,7 +62,8 @@
 //! attempts. Past the cap the call is committed to the attempt that sends the body: it is sent
 //! once, never buffered beyond the cap, and neither retried nor hedged (its outcome is returned
 //! as it is). A buffered body (`Vec<u8>`, `Bytes`, `String`, `.json(..)`) is copied, whatever
-//! its size (it is in memory already). With
+//! its size (it is in memory already). The request a [`retry_request`](RetryMiddleware::retry_request)
+//! hook sees has no body when its body was a stream (it is with the attempts). With
 //! [`RetryMiddleware::outer_attempts_header`], an attempt that has attempts left after it (or
 //! whose call is nested in one that has) carries
 //! [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT), so that a service behind

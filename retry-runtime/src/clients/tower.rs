@@ -44,7 +44,9 @@
 //!
 //! How it runs a call:
 //! - each attempt sends a fresh copy of the request ([`Replay`]): a request that cannot be
-//!   copied does not compile (a streaming body), so a call is never silently sent once;
+//!   copied does not compile (a streaming body), so a call is never silently sent once; with
+//!   the feature `http`, [`ReplayBodyLayer`] makes a streaming body replayable up to a cap
+//!   (see [`RetryLayer::http`]);
 //! - the service that [`poll_ready`](Service::poll_ready) readied makes the first attempt, and
 //!   every later attempt asks it `poll_ready` again before calling it (tower's contract, per
 //!   attempt); the layer's own `poll_ready` is the inner service's. A `poll_ready` that
