@@ -184,7 +184,8 @@ fn grpc(c: &mut Criterion) {
         for _ in 0..calls {
             client();
         }
-        (ALLOCS.load(Relaxed) - before) as f64 / f64::from(calls)
+        let allocs = u32::try_from(ALLOCS.load(Relaxed) - before).unwrap_or(u32::MAX);
+        f64::from(allocs) / f64::from(calls)
     };
     let bare_allocs = count(&mut || {
         runtime

@@ -21,7 +21,7 @@ use tonic::body::Body;
 use tower_layer::Layer;
 use tower_service::Service;
 
-const REPLICAS: usize = 4;
+const REPLICAS: u32 = 4;
 const MEDIAN_MS: f64 = 10.0;
 const SIGMA: f64 = 0.3;
 const STRAGGLER_RATE: f64 = 0.05;
@@ -54,7 +54,7 @@ impl Replicas {
     /// A service time: lognormal around the median, ×10 for a straggler.
     fn service_time(&self) -> (usize, Duration) {
         let mut rng = self.rng.lock().unwrap();
-        let replica = rng.random_range(0..REPLICAS);
+        let replica = rng.random_range(0..REPLICAS as usize);
         // Box-Muller: a standard normal draw.
         let (u1, u2): (f64, f64) = (rng.random_range(f64::EPSILON..1.0), rng.random());
         let normal = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
@@ -112,7 +112,7 @@ async fn run(layer: Option<GrpcRetryLayer>) -> Run {
     let mean_service = MEDIAN_MS / 1000.0
         * (SIGMA * SIGMA / 2.0).exp()
         * (1.0 + STRAGGLER_RATE * (STRAGGLER_FACTOR - 1.0));
-    let rate = UTILISATION * REPLICAS as f64 / mean_service;
+    let rate = UTILISATION * f64::from(REPLICAS) / mean_service;
     let latencies = Arc::new(Mutex::new(Vec::with_capacity(CALLS)));
     let mut next = Instant::now();
     let mut tasks = Vec::with_capacity(CALLS);
@@ -126,15 +126,12 @@ async fn run(layer: Option<GrpcRetryLayer>) -> Run {
                 .body(Body::empty())
                 .unwrap()
         };
-        let call: Pin<Box<dyn Future<Output = bool> + Send>> = match &layer {
-            Some(layer) => {
-                let mut service = layer.layer(replicas.clone());
-                Box::pin(async move { service.call(request()).await.is_ok() })
-            }
-            None => {
-                let mut service = replicas.clone();
-                Box::pin(async move { service.call(request()).await.is_ok() })
-            }
+        let call: Pin<Box<dyn Future<Output = bool> + Send>> = if let Some(layer) = &layer {
+            let mut service = layer.layer(replicas.clone());
+            Box::pin(async move { service.call(request()).await.is_ok() })
+        } else {
+            let mut service = replicas.clone();
+            Box::pin(async move { service.call(request()).await.is_ok() })
         };
         tasks.push(tokio::spawn(async move {
             tokio::time::sleep_until(at).await;
@@ -150,11 +147,12 @@ async fn run(layer: Option<GrpcRetryLayer>) -> Run {
     // The first tenth is a warm-up.
     latencies.drain(..CALLS / 10);
     latencies.sort();
-    let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize];
+    // The q-quantile by rank (q in hundredths).
+    let at = |q: usize| latencies[(latencies.len() - 1) * q / 100];
     let served = *replicas.served.lock().unwrap();
     Run {
-        p50: at(0.5),
-        p99: at(0.99),
+        p50: at(50),
+        p99: at(99),
         served,
     }
 }

@@ -446,7 +446,7 @@ async fn a_non_fatal_status_sends_the_next_hedge_at_once_and_a_fatal_one_ends_th
 // ---------------------------------------------------------------------------------------------
 // Ported from grpc-go.
 
-/// Ported from grpc-go test/retry_test.go, TestRetryUnary: ALREADY_EXISTS is retried (4
+/// Ported from grpc-go `test/retry_test.go`, `TestRetryUnary`: `ALREADY_EXISTS` is retried (4
 /// attempts), INTERNAL is not; the server's call counter after each call is grpc-go's.
 #[tokio::test]
 async fn grpc_go_retry_unary() {
@@ -484,7 +484,7 @@ async fn grpc_go_retry_unary() {
     }
 }
 
-/// Ported from grpc-go test/retry_test.go, TestRetryThrottling: 10 tokens, ratio 0.5; the
+/// Ported from grpc-go `test/retry_test.go`, `TestRetryThrottling`: 10 tokens, ratio 0.5; the
 /// throttle stops retries at half, and successes bring them back.
 #[tokio::test]
 async fn grpc_go_retry_throttling() {

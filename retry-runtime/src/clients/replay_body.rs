@@ -73,6 +73,9 @@ pub struct ReplayBody<B> {
     sent: usize,
     /// Whether this clone has yielded the trailers.
     trailers_sent: bool,
+    /// Set when this clone's attempt is over (failed): it reads no more of the inner body, so a
+    /// dead attempt's body pipe cannot take the body past its cap under a live retry.
+    retired: Arc<AtomicBool>,
 }
 
 struct Shared<B> {
@@ -82,6 +85,53 @@ struct Shared<B> {
     next_id: AtomicU64,
     cap: usize,
     state: Mutex<State<B>>,
+    /// The clones waiting for the inner body, with their ids. The inner body is polled with a
+    /// waker of this list ([`Waiters`]), which wakes every clone in it: a copy whose consumer
+    /// stopped polling (a hedge on a stream without send window) never holds the others up.
+    waiters: Arc<Waiters>,
+}
+
+/// The clones waiting for the inner body; as a waker, wakes them all.
+#[derive(Default)]
+struct Waiters(Mutex<Vec<(u64, Waker)>>);
+
+impl Waiters {
+    fn list(&self) -> MutexGuard<'_, Vec<(u64, Waker)>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds (or refreshes) the waker of clone `id`.
+    fn register(&self, id: u64, waker: &Waker) {
+        let mut list = self.list();
+        match list.iter_mut().find(|(waiter, _)| *waiter == id) {
+            Some((_, w)) => w.clone_from(waker),
+            None => list.push((id, waker.clone())),
+        }
+    }
+
+    fn remove(&self, id: u64) {
+        self.list().retain(|(waiter, _)| *waiter != id);
+    }
+
+    /// Wakes every waiting clone but `id`.
+    fn wake_others(&self, id: u64) {
+        let woken: Vec<(u64, Waker)> = std::mem::take(&mut *self.list());
+        for (waiter, waker) in woken {
+            if waiter != id {
+                waker.wake();
+            }
+        }
+    }
+}
+
+impl std::task::Wake for Waiters {
+    fn wake(self: Arc<Self>) {
+        self.wake_others(u64::MAX);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.wake_others(u64::MAX);
+    }
 }
 
 struct State<B> {
@@ -98,22 +148,6 @@ struct State<B> {
     done: bool,
     /// The inner body failed: the clone that read it got its error.
     failed: bool,
-    /// The clones waiting for the inner body, with their ids.
-    waiters: Vec<(u64, Waker)>,
-    /// The clone whose waker the inner body holds (the last that polled it and got `Pending`).
-    owner: Option<u64>,
-}
-
-impl<B> State<B> {
-    /// Wakes every waiting clone but `id`.
-    fn wake_others(&mut self, id: u64) {
-        self.owner = None;
-        for (waiter, waker) in self.waiters.drain(..) {
-            if waiter != id {
-                waker.wake();
-            }
-        }
-    }
 }
 
 impl<B> Shared<B> {
@@ -155,14 +189,14 @@ where
                     trailers: None,
                     done: false,
                     failed: false,
-                    waiters: Vec::new(),
-                    owner: None,
                 }),
+                waiters: Arc::default(),
             }),
             id: 0,
             pos: 0,
             sent: 0,
             trailers_sent: false,
+            retired: Arc::default(),
         }
     }
 
@@ -224,6 +258,17 @@ where
 }
 
 impl<B> ReplayBody<B> {
+    /// A handle that retires this clone: once its attempt has failed, it reads no more of the
+    /// inner body (a body pipe that outlives its attempt must not take the body past the cap
+    /// under the retry).
+    #[cfg_attr(
+        not(feature = "tonic"),
+        allow(dead_code, reason = "used by the gRPC layer")
+    )]
+    pub(crate) fn retire_handle(&self) -> Retire {
+        Retire(Arc::clone(&self.retired))
+    }
+
     /// The mark of a request whose body this is (see [`ReplayBody::request`]).
     pub(crate) fn committed(&self) -> Committed {
         Committed(Arc::clone(&self.shared.capped))
@@ -233,6 +278,23 @@ impl<B> ReplayBody<B> {
     #[cfg(test)]
     fn recorded(&self) -> usize {
         self.shared.lock().chunks.iter().map(Bytes::len).sum()
+    }
+}
+
+/// Retires the clone it was taken from (see [`ReplayBody::retire_handle`]).
+#[cfg_attr(
+    not(feature = "tonic"),
+    allow(dead_code, reason = "used by the gRPC layer")
+)]
+pub(crate) struct Retire(Arc<AtomicBool>);
+
+#[cfg_attr(
+    not(feature = "tonic"),
+    allow(dead_code, reason = "used by the gRPC layer")
+)]
+impl Retire {
+    pub(crate) fn retire(&self) {
+        self.0.store(true, Ordering::Release);
     }
 }
 
@@ -272,6 +334,7 @@ impl<B> Clone for ReplayBody<B> {
             pos: 0,
             sent: 0,
             trailers_sent: false,
+            retired: Arc::default(),
         }
     }
 }
@@ -286,15 +349,11 @@ impl<B> fmt::Debug for ReplayBody<B> {
     }
 }
 
-/// Wakes the clones that wait for the inner body when the one whose waker it holds is dropped
-/// (one of them polls it in its place).
+/// A dropped clone waits no more. (The inner body holds the shared waker of every waiting
+/// clone, not the dropped one's: the others are still woken.)
 impl<B> Drop for ReplayBody<B> {
     fn drop(&mut self) {
-        let mut state = self.shared.lock();
-        state.waiters.retain(|(id, _)| *id != self.id);
-        if state.owner == Some(self.id) {
-            state.wake_others(self.id);
-        }
+        self.shared.waiters.remove(self.id);
     }
 }
 
@@ -336,20 +395,21 @@ where
             return Poll::Ready(Some(Err(BodyNotReplayable::failed().into())));
         }
         // This clone is ahead: it reads the inner body.
+        // A retired clone (its attempt failed) reads no more: the inner body is left to the
+        // live attempt.
+        if this.retired.load(Ordering::Acquire) {
+            return Poll::Ready(Some(Err(BodyNotReplayable::retired().into())));
+        }
         let Some(body) = state.body.as_mut() else {
             return Poll::Ready(None);
         };
-        let polled = body.as_mut().poll_frame(cx);
+        // Waiting first, then polled with the waker of every waiting clone: whichever of them
+        // is polled next reads what the inner body has.
+        shared.waiters.register(this.id, cx.waker());
+        let all = Waker::from(Arc::clone(&shared.waiters));
+        let polled = body.as_mut().poll_frame(&mut Context::from_waker(&all));
         match polled {
-            Poll::Pending => {
-                let waker = cx.waker();
-                match state.waiters.iter_mut().find(|(id, _)| *id == this.id) {
-                    Some((_, w)) => w.clone_from(waker),
-                    None => state.waiters.push((this.id, waker.clone())),
-                }
-                state.owner = Some(this.id);
-                Poll::Pending
-            }
+            Poll::Pending => Poll::Pending,
             Poll::Ready(Some(Ok(frame))) => {
                 let frame = match frame.into_data() {
                     Ok(data) => {
@@ -378,19 +438,19 @@ where
                         Err(frame) => frame,
                     },
                 };
-                state.wake_others(this.id);
+                shared.waiters.wake_others(this.id);
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(error))) => {
                 state.failed = true;
                 state.body = None;
-                state.wake_others(this.id);
+                shared.waiters.wake_others(this.id);
                 Poll::Ready(Some(Err(error.into())))
             }
             Poll::Ready(None) => {
                 state.done = true;
                 state.body = None;
-                state.wake_others(this.id);
+                shared.waiters.wake_others(this.id);
                 Poll::Ready(None)
             }
         }
@@ -459,28 +519,46 @@ where
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BodyNotReplayable {
-    /// The cap the body exceeded; `None`: the inner body failed.
-    cap: Option<usize>,
+    why: Why,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    /// The body exceeded this cap, and another attempt sent it.
+    Capped(usize),
+    /// The inner body failed while another attempt read it.
+    Failed,
+    /// This copy's attempt is over (it failed); the body is left to the next.
+    Retired,
 }
 
 impl BodyNotReplayable {
     fn capped(cap: usize) -> Self {
-        BodyNotReplayable { cap: Some(cap) }
+        BodyNotReplayable {
+            why: Why::Capped(cap),
+        }
     }
 
     fn failed() -> Self {
-        BodyNotReplayable { cap: None }
+        BodyNotReplayable { why: Why::Failed }
+    }
+
+    fn retired() -> Self {
+        BodyNotReplayable { why: Why::Retired }
     }
 }
 
 impl fmt::Display for BodyNotReplayable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.cap {
-            Some(cap) => write!(
+        match self.why {
+            Why::Retired => f.write_str(
+                "reattempt: this attempt is over; the request body is left to the next one",
+            ),
+            Why::Capped(cap) => write!(
                 f,
                 "reattempt: the request body is larger than its replay cap ({cap} bytes) and was sent by another attempt: it cannot be sent again"
             ),
-            None => f.write_str(
+            Why::Failed => f.write_str(
                 "reattempt: the request body failed while another attempt read it: it cannot be sent again",
             ),
         }
@@ -746,7 +824,6 @@ mod tests {
         // waker only.
         let mut reader = body.clone();
         assert!(poll_noop(&mut reader).is_pending());
-        assert_eq!(body.shared.lock().owner, Some(reader.id));
         drop(reader);
         tx.send(Bytes::from_static(b"late")).unwrap();
         let got = tokio::time::timeout(std::time::Duration::from_secs(5), waiting)

@@ -446,9 +446,6 @@ impl<H> RequestAware<'_, H> {
     }
 
     fn decide(&self, outcome: std::result::Result<&Response, &Error>, retryable: bool) -> bool {
-        if self.committed() {
-            return false;
-        }
         let not_acted_on = match outcome {
             Ok(response) => not_processed(response.status()),
             Err(Error::Reqwest(e)) => never_sent(e),
@@ -484,6 +481,15 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
         !self.committed()
             && self.hooks.hedge_allowed()
             && crate::http::safe_to_resend(method, headers, self.safety, false)
+    }
+
+    /// A streaming body past its cap: the call is committed to the attempt that sent it (the
+    /// copies in flight of a hedged call still answer; nothing more starts).
+    fn retry_refused(&mut self) -> Option<crate::GiveUpReason> {
+        self.hooks.retry_refused().or_else(|| {
+            self.committed()
+                .then_some(crate::GiveUpReason::NotRetryable)
+        })
     }
 
     fn retry_if_ok(&mut self, response: &Response) -> bool {

@@ -162,6 +162,16 @@ pub trait RetryRequest<Req, T, E> {
         true
     }
 
+    /// Whether the request itself rules out any further attempt, whatever the outcome (a body
+    /// past its replay cap: the call is committed to the copy that sent it). `Some(reason)`:
+    /// nothing more starts, and the copies in flight still answer (see
+    /// [`Hooks::retry_refused`](crate::Hooks::retry_refused)). Default: `None`.
+    #[inline]
+    fn retry_refused(&self, request: &Req) -> Option<crate::GiveUpReason> {
+        let _ = request;
+        None
+    }
+
     /// Called once with the call's final outcome and the number of attempts made (with the
     /// feature `http`, [`HttpRequests`] records it in a response's extensions). Default:
     /// nothing.
@@ -186,7 +196,7 @@ pub struct NoGuard;
 /// anything that points at one (`Arc<CircuitBreaker>`, `&'static CircuitBreaker`…; a bulkhead
 /// by an `Arc` or a `&'static`, which each call's slot keeps a clone of).
 #[derive(Debug, Clone, Copy)]
-pub struct Shared<P>(P);
+pub struct Shared<P>(pub(crate) P);
 
 /// The layer's budget slot: [`NoGuard`] or [`Shared`].
 pub trait BudgetSlot {
@@ -339,6 +349,63 @@ where
 {
     fn full(&self) -> E {
         E::from_bulkhead_full(BulkheadFull::new())
+    }
+}
+
+// A guard that may or may not be set when the layer is built (the gRPC layer's guards, set by
+// its own builder): `None` is `NoGuard`, `Some(slot)` is the slot.
+
+impl<S> KeepsOutcome for Option<S> {
+    type Kept<O> = Option<O>;
+}
+
+impl<S: BudgetSlot> BudgetSlot for Option<S> {
+    #[inline]
+    fn budget(&self) -> Option<&RetryBudget> {
+        self.as_ref().and_then(BudgetSlot::budget)
+    }
+}
+
+impl<E, S: BreakerFor<E>> BreakerFor<E> for Option<S> {
+    #[inline]
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        self.as_ref().and_then(BreakerFor::breaker)
+    }
+    fn rejection(&self) -> E {
+        match self {
+            Some(slot) => slot.rejection(),
+            None => unreachable!("reattempt: no breaker, no rejection"),
+        }
+    }
+}
+
+impl<E, S: ThrottleFor<E>> ThrottleFor<E> for Option<S> {
+    #[inline]
+    fn throttle(&self) -> Option<&AdaptiveThrottle> {
+        self.as_ref().and_then(ThrottleFor::throttle)
+    }
+    fn shed(&self) -> E {
+        match self {
+            Some(slot) => slot.shed(),
+            None => unreachable!("reattempt: no throttle, no rejection"),
+        }
+    }
+}
+
+impl<S: BulkheadSlot> BulkheadSlot for Option<S> {
+    type Slots = S::Slots;
+    #[inline]
+    fn slots(&self) -> Option<Self::Slots> {
+        self.as_ref().and_then(BulkheadSlot::slots)
+    }
+}
+
+impl<E, S: BulkheadFor<E>> BulkheadFor<E> for Option<S> {
+    fn full(&self) -> E {
+        match self {
+            Some(slot) => slot.full(),
+            None => unreachable!("reattempt: no bulkhead, no rejection"),
+        }
     }
 }
 
@@ -711,6 +778,27 @@ impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, R,
             hooks: self.hooks,
             timeout: self.timeout,
         }
+    }
+
+    /// The layer with these guard slots in place of its own (for a driver that builds the layer
+    /// from guards it may or may not have: `Option<Shared<_>>`).
+    #[cfg(feature = "tonic")]
+    pub(crate) fn with_guard_slots<B2, G2, Q2, L2>(
+        self,
+        breaker: B2,
+        budget: G2,
+        throttle: Q2,
+        bulkhead: L2,
+    ) -> RetryLayer<H, C, R, B2, G2, Q2, L2> {
+        self.map_settings(|s| Settings {
+            policy: s.policy,
+            name: s.name,
+            replay: s.replay,
+            breaker,
+            budget,
+            throttle,
+            bulkhead,
+        })
     }
 
     /// Labels the calls in events (default `"retry"`).
@@ -1307,6 +1395,13 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
     }
 
     #[inline]
+    fn retry_refused(&mut self) -> Option<crate::GiveUpReason> {
+        self.hooks
+            .retry_refused()
+            .or_else(|| self.rule.retry_refused(self.request))
+    }
+
+    #[inline]
     fn retry_if_ok(&mut self, value: &T) -> bool {
         let retryable = self.hooks.retry_if_ok(value);
         self.rule.retry_request(self.request, Ok(value), retryable)
@@ -1892,12 +1987,15 @@ mod http {
             outcome: Result<&Response<B2>, &E>,
             retryable: bool,
         ) -> bool {
-            // A `ReplayBody` past its cap: the call is committed to the attempt that read it.
-            if Committed::in_extensions(request.extensions()) {
-                return false;
-            }
             let verdict = self.verdict(request, outcome, retryable);
             self.rule.decide(request, outcome, verdict)
+        }
+
+        /// A `ReplayBody` past its cap: the call is committed to the attempt that read it (the
+        /// copies in flight of a hedged call still answer; nothing more starts).
+        fn retry_refused(&self, request: &Request<B>) -> Option<crate::GiveUpReason> {
+            Committed::in_extensions(request.extensions())
+                .then_some(crate::GiveUpReason::NotRetryable)
         }
 
         /// No hedge of a request that may not be sent twice (no outcome yet: the first copy

@@ -293,6 +293,15 @@ where
     let (breaker, throttle, budget) = (call.breaker, call.throttle, call.budget);
     if !hedged.copies.is_empty() {
         let is_hedge = kind == Next::Hedge;
+        // A retry decided before the hooks refused any further attempt (`retry_refused`, after
+        // a later copy's outcome) is not made: what it was paid comes back.
+        if !is_hedge && call.hooks.retry_refused().is_some() {
+            if let Some(budget) = budget {
+                call.engine.unmade(budget);
+            }
+            hedged.no_more_hedges = true;
+            return ControlFlow::Continue(());
+        }
         match steps::start_alongside(call.engine, breaker, throttle, budget, C::APPLIES, is_hedge) {
             Some((admitted, limit)) => {
                 if is_hedge {

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::ErrorClass;
 use crate::engine::context::RetryContext;
+use crate::engine::state::GiveUpReason;
 
 /// How a call treats its outcomes. Every method has the default of an attribute without the
 /// matching key, so an implementation overrides only what it changes.
@@ -139,6 +140,15 @@ pub trait Hooks<T, E> {
     /// [`retry_if_ok`](Hooks::retry_if_ok) retries (a 503 response). Default: `None`.
     fn delay_for_ok(&mut self, value: &T, attempt: u32, computed: Duration) -> Option<Duration> {
         let _ = (value, attempt, computed);
+        None
+    }
+
+    /// Asked after an outcome the call would retry, before the engine's rules: `Some(reason)`
+    /// makes no further attempt, for that reason, while the outcome still counts as the
+    /// dependency's failure. Alone, the call ends with the outcome; in a hedged call, the copies
+    /// in flight still answer, and no copy starts after them. gRPC's layer says so for a
+    /// server's pushback asking for no retry and for its throttle at half. Default: `None`.
+    fn retry_refused(&mut self) -> Option<GiveUpReason> {
         None
     }
 }

@@ -396,6 +396,7 @@ fn rejected<E: Debug>(
 fn after_failure(
     engine: &mut Engine<'_>,
     retryable: bool,
+    refused: Option<GiveUpReason>,
     hint: Option<std::time::Duration>,
     choose: impl FnOnce(u32, Duration) -> Option<Duration>,
     guards: Guards<'_>,
@@ -404,6 +405,11 @@ fn after_failure(
     if retryable && engine.defers_to_outer(context::outer_retries()) {
         engine.start_or(|| now);
         return Decision::Stop(GiveUpReason::OuterRetries);
+    }
+    // The hooks refused the retry (`Hooks::retry_refused`).
+    if retryable && let Some(reason) = refused {
+        engine.start_or(|| now);
+        return Decision::Stop(reason);
     }
     let inherited = context::inherited_deadline();
     engine.after_failure_chosen(retryable, hint, choose, now, inherited, guards.budget_ref())
@@ -461,8 +467,9 @@ fn after_ok_to_retry<T, E>(
     number: u32,
 ) -> Decision<Result<T, E>> {
     guards.record(false);
+    let refused = hooks.retry_refused();
     let choose = |attempt, computed| hooks.delay_for_ok(&value, attempt, computed);
-    match after_failure(engine, true, hint, choose, guards) {
+    match after_failure(engine, true, refused, hint, choose, guards) {
         Decision::Retry(delay) => {
             events::retrying_ok(name, reported(engine, number), delay, engine.class());
             if let Some(last) = last {
@@ -517,13 +524,13 @@ fn after_error<T, E: Debug>(
     // would have had (`Hooks::error_failed`: a POST's reset under HTTP's safety rule).
     let failure = retryable || engine.timed_out() || hooks.error_failed(&error);
     guards.record(!failure);
-    let hint = if retryable {
-        hooks.retry_after(&error)
+    let (hint, refused) = if retryable {
+        (hooks.retry_after(&error), hooks.retry_refused())
     } else {
-        None
+        (None, None)
     };
     let choose = |attempt, computed| hooks.delay_for(&error, attempt, computed);
-    match after_failure(engine, retryable, hint, choose, guards) {
+    match after_failure(engine, retryable, refused, hint, choose, guards) {
         Decision::Retry(delay) => {
             hooks.on_retry(&error, &RetryContext::of_copy(engine, number), delay);
             let logged = Logged::new(&error, engine.policy().log_error);
@@ -714,6 +721,11 @@ fn after_copy_failure<T, E: Debug>(
     retry_pending: bool,
     number: u32,
 ) -> CopyDecision<Result<T, E>> {
+    // The hooks refused any further attempt (`Hooks::retry_refused`): the copies in flight still
+    // answer; the driver starts nothing more (`Hooks::hedge_allowed` says no after a refusal).
+    if hooks.retry_refused().is_some() {
+        return CopyDecision::Wait;
+    }
     // The retry already decided is the one this failure would start; the hint this failure
     // carries (within `max_delay`) is a floor under its start: `Retry(hint)`, no earlier than.
     if retry_pending {

@@ -14,10 +14,10 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response};
 use tokio::time::Instant;
 use tonic::body::Body;
-use tonic::{Code, Status};
+use tonic::{Code, ConnectError, Status, TimeoutExpired};
 use tower_service::Service;
 
-use crate::clients::replay_body::ReplayBody;
+use crate::clients::replay_body::{BodyNotReplayable, ReplayBody, Retire};
 
 /// The boxed error of a gRPC transport (what tonic's `GrpcService` asks of one).
 pub(crate) type BoxError = Box<dyn StdError + Send + Sync>;
@@ -70,46 +70,64 @@ where
         let mut inner = std::mem::replace(&mut self.inner, fresh);
         let name = self.name;
         Box::pin(async move {
-            let (mut parts, body) = request.into_parts();
-            if let Some(CallDeadline(deadline)) = parts.extensions.get::<CallDeadline>().copied() {
-                let left = deadline.saturating_duration_since(Instant::now());
-                parts
-                    .headers
-                    .insert(&GRPC_TIMEOUT, grpc_timeout_value(left));
-            }
+            let (parts, body) = request.into_parts();
             // A transparent retry needs the same request again: one more copy of the body.
-            let again = Request::from_parts(parts.clone(), body.clone());
+            let again = body.clone();
+            let retire = body.retire_handle();
             let first = inner
-                .call(Request::from_parts(parts, Body::new(body)))
+                .call(with_time_left(parts.clone(), body))
                 .await
                 .map_err(Into::into);
-            let outcome = match first {
-                Err(error) => {
-                    if refused_before_processing(&*error) {
-                        // gRFC A6: the server refused the stream before its application saw
-                        // it, so sending it again cannot do anything twice; once, at once,
-                        // counted neither as an attempt nor by the throttle.
-                        crate::engine::events::transparent_retry(name);
-                        poll_fn(|cx| inner.poll_ready(cx))
-                            .await
-                            .map_err(|e| transport_status(e.into()))?;
-                        let (parts, body) = again.into_parts();
-                        inner
-                            .call(Request::from_parts(parts, Body::new(body)))
-                            .await
-                            .map_err(Into::into)
-                    } else {
-                        Err(error)
-                    }
+            match first {
+                Err(error) if refused_before_processing(&*error) => {
+                    // gRFC A6: the server refused the stream before its application saw it, so
+                    // sending it again cannot do anything twice; once, at once, counted neither
+                    // as an attempt nor by the throttle.
+                    retire.retire();
+                    crate::engine::events::transparent_retry(name);
+                    poll_fn(|cx| inner.poll_ready(cx))
+                        .await
+                        .map_err(|e| transport_status(e.into()))?;
+                    let retire = again.retire_handle();
+                    let outcome = inner.call(with_time_left(parts, again)).await;
+                    settle(outcome.map_err(Into::into), &retire)
                 }
-                Ok(response) => Ok(response),
-            };
-            match outcome {
-                Ok(response) => classify_response(response),
-                Err(error) => Err(transport_status(error)),
+                outcome => settle(outcome, &retire),
             }
         })
     }
+}
+
+/// The request of one send: the caller's parts with the time left as `grpc-timeout` (now, not
+/// when the attempt was made: a transparent retry comes later), and its copy of the body.
+fn with_time_left(mut parts: http::request::Parts, body: ReplayBody<Body>) -> Request<Body> {
+    if let Some(CallDeadline(deadline)) = parts.extensions.get::<CallDeadline>().copied() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        parts
+            .headers
+            .insert(&GRPC_TIMEOUT, grpc_timeout_value(left));
+    }
+    Request::from_parts(parts, Body::new(body))
+}
+
+/// An attempt's outcome in gRPC's terms; a failed attempt's copy of the body is retired (its
+/// body pipe may outlive it and must not read on under the next attempt).
+fn settle<B>(
+    outcome: Result<Response<B>, BoxError>,
+    retire: &Retire,
+) -> Result<Response<Body>, Status>
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    let settled = match outcome {
+        Ok(response) => classify_response(response),
+        Err(error) => Err(transport_status(error)),
+    };
+    if settled.is_err() {
+        retire.retire();
+    }
+    settled
 }
 
 /// `grpc-timeout`.
@@ -118,51 +136,144 @@ pub(crate) static GRPC_TIMEOUT: http::HeaderName = http::HeaderName::from_static
 /// An attempt's response in gRPC's terms: a Trailers-Only response (its `grpc-status` in the
 /// headers) that is not `OK` is that `Status` (with the server's metadata, such as
 /// `grpc-retry-pushback-ms`); any other response has headers, so the call is committed to it.
+///
+/// A response without `grpc-status` whose HTTP status is not 200 (a proxy's 503, a load
+/// balancer's 502) is no gRPC response: its status is the one gRPC's HTTP mapping gives
+/// (`UNAVAILABLE` for 429, 502, 503, 504), as tonic's client reads it, and it does not commit
+/// the call.
 pub(crate) fn classify_response<B>(response: Response<B>) -> Result<Response<Body>, Status>
 where
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
-    if let Some(status) = Status::from_header_map(response.headers())
-        && status.code() != Code::Ok
-    {
-        return Err(status);
+    match Status::from_header_map(response.headers()) {
+        Some(status) if status.code() != Code::Ok => return Err(status),
+        None if response.status() != http::StatusCode::OK => {
+            return Err(from_http_status(response.status()));
+        }
+        Some(_) | None => {}
     }
     Ok(response.map(Body::new))
 }
 
-/// A transport failure before any response headers, as gRPC reports one: `UNAVAILABLE`, with
-/// the transport's error as its source. A `Status` the transport returned is kept as it is.
+/// gRPC's status for an HTTP response that carries none ("HTTP to gRPC Status Code Mapping",
+/// doc/http-grpc-status-mapping.md in grpc/grpc).
+fn from_http_status(status: http::StatusCode) -> Status {
+    let code = match status.as_u16() {
+        400 => Code::Internal,
+        401 => Code::Unauthenticated,
+        403 => Code::PermissionDenied,
+        404 => Code::Unimplemented,
+        429 | 502 | 503 | 504 => Code::Unavailable,
+        _ => Code::Unknown,
+    };
+    Status::new(code, format!("HTTP status {status} without a gRPC status"))
+}
+
+/// A transport failure before any response headers, as gRPC reports one, with the transport's
+/// error as its source: a `Status` the transport returned as it is; an HTTP/2 stream reset by
+/// its reason, as gRPC's HTTP/2 mapping says (`CANCEL`: `CANCELLED`; `INTERNAL_ERROR` and the
+/// protocol errors: `INTERNAL`, since the server may have acted; `REFUSED_STREAM`:
+/// `UNAVAILABLE`; `ENHANCE_YOUR_CALM`: `RESOURCE_EXHAUSTED`); tonic's own timeout
+/// (`Endpoint::timeout`): `CANCELLED "Timeout expired"`, as tonic reports it; a failed
+/// connection (refused, reset, closed, an I/O error, a lost HTTP/2 connection): `UNAVAILABLE`;
+/// anything else: `UNKNOWN`.
 pub(crate) fn transport_status(error: BoxError) -> Status {
-    match error.downcast::<Status>() {
-        Ok(status) => *status,
-        Err(error) => {
-            let mut status = Status::unavailable(format!("transport error: {error}"));
-            status.set_source(Arc::from(error));
-            status
+    let error = match error.downcast::<Status>() {
+        Ok(status) => return *status,
+        Err(error) => error,
+    };
+    let code = transport_code(&*error);
+    let mut status = Status::new(code, format!("transport error: {error}"));
+    status.set_source(Arc::from(error));
+    status
+}
+
+/// The code of a transport failure (see [`transport_status`]).
+fn transport_code(error: &(dyn StdError + 'static)) -> Code {
+    if chain(error).any(|e| e.downcast_ref::<BodyNotReplayable>().is_some()) {
+        // This copy's body was taken past the cap by another copy, or retired: the client's own
+        // doing (`left_behind_by_the_cap`), whatever wraps it.
+        return Code::Unavailable;
+    }
+    let mut connection_failed = false;
+    for error in chain(error) {
+        if let Some(status) = error.downcast_ref::<Status>() {
+            return status.code();
         }
+        if error.downcast_ref::<TimeoutExpired>().is_some() {
+            return Code::Cancelled;
+        }
+        if let Some(h2) = error.downcast_ref::<h2::Error>() {
+            // A lost connection (its GOAWAY, an I/O error), or a stream reset for a reason.
+            if h2.is_io() || h2.is_go_away() {
+                connection_failed = true;
+            } else if let Some(reason) = h2.reason() {
+                return code_of_reset(reason);
+            }
+        }
+        if error.downcast_ref::<std::io::Error>().is_some()
+            || error.downcast_ref::<ConnectError>().is_some()
+        {
+            connection_failed = true;
+        }
+        if let Some(hyper) = error.downcast_ref::<hyper::Error>()
+            && (hyper.is_closed() || hyper.is_canceled() || hyper.is_incomplete_message())
+        {
+            connection_failed = true;
+        }
+    }
+    if connection_failed {
+        Code::Unavailable
+    } else {
+        Code::Unknown
     }
 }
 
-/// Whether a transport failure is one gRFC A6 retries transparently: the HTTP/2 stream was
-/// reset with `REFUSED_STREAM`, or the connection's `GOAWAY` (graceful, `NO_ERROR`) came before
-/// the server took the stream, both of which say the server's application never saw it. Found
-/// down the error's sources (tonic's transport error wraps hyper's, which wraps h2's).
-pub(crate) fn refused_before_processing(error: &(dyn StdError + 'static)) -> bool {
-    let mut next = Some(error);
-    while let Some(error) = next {
-        if let Some(h2) = error.downcast_ref::<h2::Error>() {
-            let reason = h2.reason();
-            return reason == Some(h2::Reason::REFUSED_STREAM)
-                || (h2.is_go_away() && h2.is_remote() && reason == Some(h2::Reason::NO_ERROR));
-        }
-        // An `io::Error`'s `source()` skips the error it wraps: look inside it.
-        next = match error.downcast_ref::<std::io::Error>() {
+/// gRPC's code for an HTTP/2 `RST_STREAM` reason (doc/PROTOCOL-HTTP2.md, "Errors").
+fn code_of_reset(reason: h2::Reason) -> Code {
+    match reason {
+        h2::Reason::REFUSED_STREAM => Code::Unavailable,
+        h2::Reason::CANCEL => Code::Cancelled,
+        h2::Reason::ENHANCE_YOUR_CALM => Code::ResourceExhausted,
+        h2::Reason::INADEQUATE_SECURITY => Code::PermissionDenied,
+        _ => Code::Internal,
+    }
+}
+
+/// Whether a copy failed because its body could not be sent: another copy took the body past
+/// its replay cap, or its attempt was over (a [`BodyNotReplayable`] in the status's sources).
+/// Not the server's failure.
+pub(crate) fn left_behind_by_the_cap(status: &Status) -> bool {
+    let Some(source) = status.source() else {
+        return false;
+    };
+    let source: &(dyn StdError + 'static) = source;
+    chain(source).any(|e| e.downcast_ref::<BodyNotReplayable>().is_some())
+}
+
+/// An error and its sources, looking inside an `io::Error` (whose `source()` skips the error it
+/// wraps).
+fn chain<'a>(
+    error: &'a (dyn StdError + 'static),
+) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
+    std::iter::successors(
+        Some(error),
+        |&error: &&'a (dyn StdError + 'static)| match error.downcast_ref::<std::io::Error>() {
             Some(io) => io.get_ref().map(|inner| inner as &(dyn StdError + 'static)),
             None => error.source(),
-        };
-    }
-    false
+        },
+    )
+}
+
+/// Whether a transport failure is one gRFC A6 retries transparently: the server reset the
+/// HTTP/2 stream with `REFUSED_STREAM`, which says its application never saw it. Found down the
+/// error's sources (tonic's transport error wraps hyper's, which wraps h2's). (A `GOAWAY` is
+/// not taken for one: h2 does not say whether the stream was above its last stream id.)
+pub(crate) fn refused_before_processing(error: &(dyn StdError + 'static)) -> bool {
+    chain(error)
+        .filter_map(|e| e.downcast_ref::<h2::Error>())
+        .any(|h2| !h2.is_go_away() && h2.reason() == Some(h2::Reason::REFUSED_STREAM))
 }
 
 /// The `grpc-timeout` value for `left` (gRPC over HTTP/2: at most 8 digits and a unit), rounded

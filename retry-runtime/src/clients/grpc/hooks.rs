@@ -16,7 +16,7 @@ use crate::clients::tower::{Replay, RetryRequest};
 use crate::engine::hooks::Hooks;
 use crate::schedule::jitter::SampleJitter;
 use crate::schedule::rng::with_jitter_rng;
-use crate::{ErrorClass, Jitter};
+use crate::{ErrorClass, GiveUpReason, Jitter};
 
 /// The metadata key of a server's pushback.
 pub(crate) const PUSHBACK: &str = "grpc-retry-pushback-ms";
@@ -103,8 +103,10 @@ pub(crate) struct GrpcHooks {
     since_pushback: u32,
     /// The last failure's pushback.
     last_pushback: Pushback,
-    /// A pushback said not to retry: no further hedges either.
+    /// A pushback said not to retry: no further attempt, hedge or retry.
     stopped: bool,
+    /// The throttle refused a retry after the last failure (A6: at half or below).
+    throttled: bool,
 }
 
 impl GrpcHooks {
@@ -115,12 +117,23 @@ impl GrpcHooks {
             since_pushback: 0,
             last_pushback: Pushback::None,
             stopped: false,
+            throttled: false,
         }
     }
 }
 
 impl Hooks<Response<Body>, Status> for GrpcHooks {
+    /// Whether the status is one of the policy's codes: a failure the call would retry (or, in
+    /// a hedged call, one the other copies may still answer for). Whether a retry may follow
+    /// is [`retry_refused`](Hooks::retry_refused)'s say: a pushback asking for none, or the
+    /// throttle at half, stops further attempts without cancelling the copies in flight (A6:
+    /// "no further hedged requests").
     fn retry_if(&mut self, status: &Status) -> bool {
+        if super::attempt::left_behind_by_the_cap(status) {
+            // A copy whose body another copy took past the cap: the client's own doing, not the
+            // server's failure (nothing for the throttle); the copy that sent the body answers.
+            return true;
+        }
         let code = status.code();
         if !self.mode.codes().contains(code) {
             // Not a failure of the server's (A6: INVALID_ARGUMENT is not one for the throttle).
@@ -130,15 +143,25 @@ impl Hooks<Response<Body>, Status> for GrpcHooks {
         self.last_pushback = pushback(status);
         // A6: a retryable or non-fatal status, or a pushback saying not to retry, is a failure
         // for the throttle, which then says whether a retry (or hedge) may follow.
-        let throttle_allows = self
+        self.throttled = !self
             .throttle
             .as_ref()
             .is_none_or(RetryThrottle::record_failure);
         if self.last_pushback == Pushback::Stop {
             self.stopped = true;
-            return false;
         }
-        throttle_allows
+        true
+    }
+
+    fn retry_refused(&mut self) -> Option<GiveUpReason> {
+        if self.stopped {
+            // The server asked for no retry at all: longer than the call may wait.
+            Some(GiveUpReason::RetryAfterTooLong)
+        } else if self.throttled {
+            Some(GiveUpReason::BudgetExhausted)
+        } else {
+            None
+        }
     }
 
     fn retry_if_ok(&mut self, _: &Response<Body>) -> bool {
@@ -186,9 +209,10 @@ impl Hooks<Response<Body>, Status> for GrpcHooks {
     }
 
     fn error_failed(&mut self, status: &Status) -> bool {
-        // A retryable status the throttle (or a pushback) kept from a retry is still the
-        // server's failure, for the breaker.
-        self.mode.codes().contains(status.code())
+        // Asked only for a status not retried: not one of the policy's codes, so the caller's
+        // (a 400), not the server's failure, for the breaker.
+        let _ = status;
+        false
     }
 
     fn hedge_allowed(&mut self) -> bool {
@@ -199,6 +223,137 @@ impl Hooks<Response<Body>, Status> for GrpcHooks {
                 .throttle
                 .as_ref()
                 .is_none_or(RetryThrottle::allows_retry)
+    }
+}
+
+/// The classification of a layer made with [`GrpcRetryLayer::from_policy`]: the statuses
+/// [`transient`](crate::transient) retries (`UNAVAILABLE`, `DEADLINE_EXCEEDED`, tonic's own
+/// deadline, transport failures; not a status whose pushback says stop), a server's pushback as
+/// the next delay (within the policy's `max_delay`), and the class of each status
+/// ([`error_class`](crate::error_class): `RESOURCE_EXHAUSTED` is throttling).
+///
+/// Give your own with [`GrpcRetryLayer::hooks`], starting from this one's answers if you like:
+///
+/// ```
+/// use tonic::{Code, Status};
+/// use retry_runtime::Hooks;
+/// use retry_runtime::tonic::TransientStatuses;
+///
+/// let mut hooks = TransientStatuses;
+/// let hooks: &mut dyn Hooks<http::Response<tonic::body::Body>, Status> = &mut hooks;
+/// assert!(hooks.retry_if(&Status::unavailable("down")));
+/// assert!(!hooks.retry_if(&Status::invalid_argument("bad")));
+/// ```
+///
+/// [`GrpcRetryLayer::from_policy`]: super::GrpcRetryLayer::from_policy
+/// [`GrpcRetryLayer::hooks`]: super::GrpcRetryLayer::hooks
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TransientStatuses;
+
+impl Hooks<Response<Body>, Status> for TransientStatuses {
+    fn retry_if(&mut self, status: &Status) -> bool {
+        crate::transient(status)
+    }
+
+    fn delay_for(&mut self, status: &Status, _: u32, _: Duration) -> Option<Duration> {
+        match pushback(status) {
+            Pushback::After(delay) => Some(delay),
+            Pushback::None | Pushback::Stop => None,
+        }
+    }
+
+    fn is_timeout(&mut self, status: &Status) -> bool {
+        crate::is_timeout(status)
+    }
+
+    fn class(&mut self, status: &Status) -> ErrorClass {
+        crate::error_class(status)
+    }
+}
+
+/// A layer's hooks behind one type, whichever they are (gRPC's rules or a user's): cloned per
+/// call by the tower layer.
+pub(crate) struct BoxedHooks(Box<dyn ObjectHooks>);
+
+impl BoxedHooks {
+    pub(crate) fn new<H>(hooks: H) -> Self
+    where
+        H: Hooks<Response<Body>, Status> + Clone + Send + Sync + 'static,
+    {
+        BoxedHooks(Box::new(hooks))
+    }
+}
+
+impl std::fmt::Debug for BoxedHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BoxedHooks")
+    }
+}
+
+/// [`Hooks`] that can be cloned behind a `Box`.
+trait ObjectHooks: Hooks<Response<Body>, Status> + Send + Sync {
+    fn clone_box(&self) -> Box<dyn ObjectHooks>;
+}
+
+impl<H: Hooks<Response<Body>, Status> + Clone + Send + Sync + 'static> ObjectHooks for H {
+    fn clone_box(&self) -> Box<dyn ObjectHooks> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for BoxedHooks {
+    fn clone(&self) -> Self {
+        BoxedHooks(self.0.clone_box())
+    }
+}
+
+impl Hooks<Response<Body>, Status> for BoxedHooks {
+    fn retry_if(&mut self, error: &Status) -> bool {
+        self.0.retry_if(error)
+    }
+    fn retry_if_ok(&mut self, value: &Response<Body>) -> bool {
+        self.0.retry_if_ok(value)
+    }
+    fn retry_after(&mut self, error: &Status) -> Option<Duration> {
+        self.0.retry_after(error)
+    }
+    fn retry_after_ok(&mut self, value: &Response<Body>) -> Option<Duration> {
+        self.0.retry_after_ok(value)
+    }
+    fn delay_for(&mut self, error: &Status, attempt: u32, computed: Duration) -> Option<Duration> {
+        self.0.delay_for(error, attempt, computed)
+    }
+    fn on_retry(&mut self, error: &Status, context: &crate::RetryContext, delay: Duration) {
+        self.0.on_retry(error, context, delay);
+    }
+    fn is_timeout(&mut self, error: &Status) -> bool {
+        self.0.is_timeout(error)
+    }
+    fn class(&mut self, error: &Status) -> ErrorClass {
+        self.0.class(error)
+    }
+    fn class_ok(&mut self, value: &Response<Body>) -> ErrorClass {
+        self.0.class_ok(value)
+    }
+    fn ok_failed(&mut self, value: &Response<Body>) -> bool {
+        self.0.ok_failed(value)
+    }
+    fn error_failed(&mut self, error: &Status) -> bool {
+        self.0.error_failed(error)
+    }
+    fn hedge_allowed(&mut self) -> bool {
+        self.0.hedge_allowed()
+    }
+    fn delay_for_ok(
+        &mut self,
+        value: &Response<Body>,
+        attempt: u32,
+        computed: Duration,
+    ) -> Option<Duration> {
+        self.0.delay_for_ok(value, attempt, computed)
+    }
+    fn retry_refused(&mut self) -> Option<GiveUpReason> {
+        self.0.retry_refused()
     }
 }
 
@@ -236,7 +391,17 @@ impl RetryRequest<AttemptRequest, Response<Body>, Status> for GrpcReplay {
         _: Result<&Response<Body>, &Status>,
         retryable: bool,
     ) -> bool {
-        retryable && !request.body().is_capped()
+        let _ = request;
+        retryable
+    }
+
+    /// A body past its cap: the call is committed to the copy that sent it (A6); the copies in
+    /// flight still answer, nothing more starts.
+    fn retry_refused(&self, request: &AttemptRequest) -> Option<GiveUpReason> {
+        request
+            .body()
+            .is_capped()
+            .then_some(GiveUpReason::NotRetryable)
     }
 
     fn hedge_allowed(&self, request: &AttemptRequest) -> bool {
@@ -378,7 +543,9 @@ mod tests {
     #[test]
     fn a_negative_pushback_or_another_code_is_not_retried() {
         let mut hooks = GrpcHooks::new(retry_mode(), None);
-        assert!(!hooks.retry_if(&status_with_pushback("-1")));
+        // One of the codes: the server's failure, but no further attempt.
+        assert!(hooks.retry_if(&status_with_pushback("-1")));
+        assert_eq!(hooks.retry_refused(), Some(GiveUpReason::RetryAfterTooLong));
         assert!(
             !hooks.hedge_allowed(),
             "no hedge after a pushback saying stop"
@@ -386,6 +553,7 @@ mod tests {
         let mut hooks = GrpcHooks::new(retry_mode(), None);
         assert!(!hooks.retry_if(&Status::invalid_argument("bad")));
         assert!(!hooks.error_failed(&Status::invalid_argument("bad")));
+        assert_eq!(hooks.retry_refused(), None);
         assert!(hooks.hedge_allowed());
     }
 
@@ -396,12 +564,14 @@ mod tests {
         // 10 tokens: failures take one each; at 5 (half) retries stop.
         for _ in 0..4 {
             assert!(hooks.retry_if(&Status::unavailable("down")));
+            assert_eq!(hooks.retry_refused(), None);
         }
-        assert!(
-            !hooks.retry_if(&Status::unavailable("down")),
+        assert!(hooks.retry_if(&Status::unavailable("down")));
+        assert_eq!(
+            hooks.retry_refused(),
+            Some(GiveUpReason::BudgetExhausted),
             "at half: no retry"
         );
-        assert!(hooks.error_failed(&Status::unavailable("down")));
         assert!(!hooks.hedge_allowed());
         // Not a failure: the tokens stay.
         assert!(!hooks.retry_if(&Status::invalid_argument("bad")));

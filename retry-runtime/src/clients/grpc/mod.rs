@@ -13,6 +13,7 @@ mod hooks;
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll};
@@ -27,13 +28,18 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use self::attempt::{Attempts, BoxError, CallDeadline, grpc_timeout};
-use self::hooks::{GrpcHooks, GrpcReplay, Mode};
+pub use self::hooks::TransientStatuses;
+use self::hooks::{BoxedHooks, GrpcHooks, GrpcReplay, Mode};
 use crate::classify::tonic::{
     GrpcRetryPolicy, HedgingPolicy, MethodConfig, RetryThrottle, ServiceConfig,
 };
 use crate::clients::replay_body::{DEFAULT_REPLAY_CAP, ReplayBody};
-use crate::clients::tower::{RetryLayer, RetryService};
-use crate::{HedgeAfter, Jitter, RetryPolicy};
+use crate::clients::tower::{RetryLayer, Shared as Guard};
+use crate::engine::hooks::Hooks;
+use crate::{
+    AdaptiveThrottle, Bulkhead, CircuitBreaker, HedgeAfter, Jitter, PolicySettings, RetryBudget,
+    RetryPolicy,
+};
 
 /// A6's default cap on `maxAttempts`: a service config asking for more gets 5, unless the
 /// client raises the cap ([`GrpcRetryLayer::max_attempts_cap`]).
@@ -95,10 +101,39 @@ const LONGEST_PUSHBACK: Duration = Duration::from_millis(i32::MAX as u64);
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Clone, Debug)]
-pub struct GrpcRetryLayer {
+///
+/// A layer made with [`from_policy`](GrpcRetryLayer::from_policy) runs reattempt's own
+/// [`RetryPolicy`] instead (its schedule, per-attempt `timeout`, `max_elapsed`, `hedge_after`),
+/// with a classification of your choosing ([`hooks`](GrpcRetryLayer::hooks)); the commit rules,
+/// the deadline, the replayed bodies and the transparent retry are the same. Either kind takes
+/// the runtime's guards: [`circuit_breaker`](GrpcRetryLayer::circuit_breaker),
+/// [`budget`](GrpcRetryLayer::budget), [`adaptive_throttle`](GrpcRetryLayer::adaptive_throttle),
+/// [`bulkhead`](GrpcRetryLayer::bulkhead).
+#[derive(Debug)]
+pub struct GrpcRetryLayer<K = GrpcPolicies> {
     shared: Arc<Shared>,
+    kind: PhantomData<K>,
 }
+
+impl<K> Clone for GrpcRetryLayer<K> {
+    fn clone(&self) -> Self {
+        GrpcRetryLayer {
+            shared: Arc::clone(&self.shared),
+            kind: PhantomData,
+        }
+    }
+}
+
+/// The kind of a [`GrpcRetryLayer`] that follows gRPC's policies (a service config,
+/// [`GrpcRetryPolicy`], [`HedgingPolicy`]): it has A6's throttle and attempt cap.
+#[derive(Clone, Copy, Debug)]
+pub struct GrpcPolicies;
+
+/// The kind of a [`GrpcRetryLayer`] made with
+/// [`from_policy`](GrpcRetryLayer::from_policy): reattempt's [`RetryPolicy`] and
+/// [`hooks`](GrpcRetryLayer::hooks) of your choosing.
+#[derive(Clone, Copy, Debug)]
+pub struct EnginePolicy;
 
 /// What every service of one layer shares: the policies, the throttle, the per-method engines.
 #[derive(Debug)]
@@ -109,6 +144,10 @@ struct Shared {
     /// The layer's cap on `maxAttempts`, in place of each policy's (A6's 5 by default).
     max_attempts_cap: Option<u32>,
     name: &'static str,
+    breaker: Option<Guard<Arc<CircuitBreaker>>>,
+    budget: Option<Guard<Arc<RetryBudget>>>,
+    adaptive: Option<Guard<Arc<AdaptiveThrottle>>>,
+    bulkhead: Option<Guard<Arc<Bulkhead>>>,
     /// The tower layer of each method path seen, built on first use.
     methods: RwLock<HashMap<Box<str>, Arc<MethodLayer>>>,
 }
@@ -121,11 +160,22 @@ enum Source {
     /// One hedging policy for every method.
     Hedge(HedgingPolicy),
     /// A service config, matched by the request's path.
-    Config(ServiceConfig),
+    Config(Box<ServiceConfig>),
+    /// Reattempt's own policy and a classification, for every method.
+    Engine(Box<RetryPolicy>, BoxedHooks),
 }
 
 /// The retry layer of one method config, with the method's timeout.
-type EngineLayer = RetryLayer<GrpcHooks, crate::ElapsedInto, GrpcReplay>;
+type EngineLayer = EngineLayerOf<crate::ElapsedInto>;
+type EngineLayerOf<C> = RetryLayer<
+    BoxedHooks,
+    C,
+    GrpcReplay,
+    Option<Guard<Arc<CircuitBreaker>>>,
+    Option<Guard<Arc<RetryBudget>>>,
+    Option<Guard<Arc<AdaptiveThrottle>>>,
+    Option<Guard<Arc<Bulkhead>>>,
+>;
 
 #[derive(Debug)]
 struct MethodLayer {
@@ -134,6 +184,33 @@ struct MethodLayer {
 }
 
 impl GrpcRetryLayer {
+    /// Retries every method under reattempt's own `policy`: its schedule, jitter, per-attempt
+    /// `timeout`, `max_elapsed` and `hedge_after`, for the statuses [`TransientStatuses`] says
+    /// (or your [`hooks`](GrpcRetryLayer::hooks)), with gRPC's commit rules, deadline, replayed
+    /// bodies, transparent retry and `grpc-previous-rpc-attempts`. A server's pushback is the
+    /// next delay, within the policy's `max_delay`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::tonic::GrpcRetryLayer;
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .max_attempts(4)
+    ///     .delay(Duration::from_millis(50))
+    ///     .timeout(Duration::from_millis(300))
+    ///     .build()?;
+    /// let layer = GrpcRetryLayer::from_policy(policy);
+    /// # let _ = layer;
+    /// # Ok::<(), retry_runtime::PolicyError>(())
+    /// ```
+    pub fn from_policy(policy: RetryPolicy) -> GrpcRetryLayer<EnginePolicy> {
+        GrpcRetryLayer::with_source(Source::Engine(
+            Box::new(policy),
+            BoxedHooks::new(TransientStatuses),
+        ))
+    }
+
     /// Retries every method under `policy` (a `retryPolicy` built in code).
     ///
     /// ```
@@ -184,11 +261,54 @@ impl GrpcRetryLayer {
     /// ```
     pub fn from_service_config(config: ServiceConfig) -> Self {
         let throttle = config.retry_throttling();
-        let mut layer = Self::with_source(Source::Config(config));
-        layer.shared_mut().throttle = throttle;
-        layer
+        Self::with_source(Source::Config(Box::new(config))).set_throttle(throttle)
     }
 
+    /// The layer's throttle (A6's `retryThrottling`): see
+    /// [`throttle`](GrpcRetryLayer::throttle).
+    fn set_throttle(mut self, throttle: Option<RetryThrottle>) -> Self {
+        self.shared_mut().throttle = throttle;
+        self
+    }
+}
+
+impl GrpcRetryLayer<EnginePolicy> {
+    /// Classifies each attempt's outcome with `hooks` in place of [`TransientStatuses`]:
+    /// `retry_if` (a `Status`), `retry_if_ok` (a response, which has headers: retrying one
+    /// re-sends a call whose server answered), `retry_after`, `delay_for`, `on_retry` and the
+    /// rest of [`Hooks`](crate::Hooks), over `http::Response<tonic::body::Body>` and `Status`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::{Hooks, RetryPolicy};
+    /// use retry_runtime::tonic::GrpcRetryLayer;
+    /// use tonic::{Code, Status};
+    ///
+    /// /// Retries ABORTED (a conflict the server asks to retry) and nothing else.
+    /// #[derive(Clone)]
+    /// struct Aborted;
+    /// impl Hooks<http::Response<tonic::body::Body>, Status> for Aborted {
+    ///     fn retry_if(&mut self, status: &Status) -> bool {
+    ///         status.code() == Code::Aborted
+    ///     }
+    /// }
+    /// let layer = GrpcRetryLayer::from_policy(RetryPolicy::builder().build()?).hooks(Aborted);
+    /// # let _ = layer;
+    /// # Ok::<(), retry_runtime::PolicyError>(())
+    /// ```
+    #[must_use]
+    pub fn hooks<H>(mut self, hooks: H) -> Self
+    where
+        H: Hooks<Response<Body>, Status> + Clone + Send + Sync + 'static,
+    {
+        if let Source::Engine(_, slot) = &mut self.shared_mut().config {
+            *slot = BoxedHooks::new(hooks);
+        }
+        self
+    }
+}
+
+impl<K> GrpcRetryLayer<K> {
     fn with_source(config: Source) -> Self {
         GrpcRetryLayer {
             shared: Arc::new(Shared {
@@ -197,9 +317,93 @@ impl GrpcRetryLayer {
                 replay_cap: DEFAULT_REPLAY_CAP,
                 max_attempts_cap: None,
                 name: "grpc",
+                breaker: None,
+                budget: None,
+                adaptive: None,
+                bulkhead: None,
                 methods: RwLock::new(HashMap::new()),
             }),
+            kind: PhantomData,
         }
+    }
+
+    /// Passes every attempt through `breaker`: while it is open, a call ends at once with
+    /// `UNAVAILABLE` (the conversion `reattempt::tonic` gives a rejection), never retried.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use retry_runtime::CircuitBreaker;
+    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
+    /// use tonic::Code;
+    ///
+    /// let breaker = Arc::new(CircuitBreaker::builder().build()?);
+    /// let policy = GrpcRetryPolicy::new(3, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
+    /// let layer = GrpcRetryLayer::new(policy).circuit_breaker(breaker);
+    /// # let _ = layer;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn circuit_breaker(mut self, breaker: Arc<CircuitBreaker>) -> Self {
+        self.shared_mut().breaker = Some(Guard(breaker));
+        self
+    }
+
+    /// Pays each retry from `budget`, and each success back into it: when it cannot pay, the
+    /// call ends with its last outcome.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use retry_runtime::{RetryBudget, RetryPolicy};
+    /// use retry_runtime::tonic::GrpcRetryLayer;
+    ///
+    /// let budget = Arc::new(RetryBudget::builder().build()?);
+    /// let layer = GrpcRetryLayer::from_policy(RetryPolicy::builder().build()?).budget(budget);
+    /// # let _ = layer;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn budget(mut self, budget: Arc<RetryBudget>) -> Self {
+        self.shared_mut().budget = Some(Guard(budget));
+        self
+    }
+
+    /// Asks `throttle` (the SRE client-side throttle, [`AdaptiveThrottle`]) before every
+    /// attempt: an attempt it sheds ends the call with `UNAVAILABLE`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
+    /// use retry_runtime::tonic::GrpcRetryLayer;
+    ///
+    /// let throttle = Arc::new(AdaptiveThrottle::builder().build()?);
+    /// let layer = GrpcRetryLayer::from_policy(RetryPolicy::builder().build()?).adaptive_throttle(throttle);
+    /// # let _ = layer;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn adaptive_throttle(mut self, throttle: Arc<AdaptiveThrottle>) -> Self {
+        self.shared_mut().adaptive = Some(Guard(throttle));
+        self
+    }
+
+    /// Holds a slot of `bulkhead` for each call, from before its first attempt to the end of
+    /// its last: a call it turns away ends with `UNAVAILABLE`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use retry_runtime::{Bulkhead, RetryPolicy};
+    /// use retry_runtime::tonic::GrpcRetryLayer;
+    ///
+    /// let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(16).build()?);
+    /// let layer = GrpcRetryLayer::from_policy(RetryPolicy::builder().build()?).bulkhead(bulkhead);
+    /// # let _ = layer;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn bulkhead(mut self, bulkhead: Arc<Bulkhead>) -> Self {
+        self.shared_mut().bulkhead = Some(Guard(bulkhead));
+        self
     }
 
     /// The settings, before the layer is shared (each setting makes a fresh layer).
@@ -211,11 +415,16 @@ impl GrpcRetryLayer {
                     Source::Retry(p) => Source::Retry(p.clone()),
                     Source::Hedge(p) => Source::Hedge(p.clone()),
                     Source::Config(c) => Source::Config(c.clone()),
+                    Source::Engine(p, h) => Source::Engine(p.clone(), h.clone()),
                 },
                 throttle: s.throttle.clone(),
                 replay_cap: s.replay_cap,
                 max_attempts_cap: s.max_attempts_cap,
                 name: s.name,
+                breaker: s.breaker.clone(),
+                budget: s.budget.clone(),
+                adaptive: s.adaptive.clone(),
+                bulkhead: s.bulkhead.clone(),
                 methods: RwLock::new(HashMap::new()),
             });
         }
@@ -325,6 +534,10 @@ impl Shared {
                     method.and_then(MethodConfig::timeout),
                 )
             }
+            Source::Engine(policy, hooks) => MethodLayer {
+                layer: self.guarded(RetryLayer::new((**policy).clone()).hooks(hooks.clone())),
+                timeout: None,
+            },
         });
         if let Ok(mut methods) = self.methods.write() {
             // Paths come from requests: keep the map from growing without bound on a client
@@ -376,7 +589,7 @@ impl Shared {
         // A6's, chosen by the hooks (`delay_for`), so its own schedule is plain and its
         // `max_delay` lets a pushback be waited exactly.
         let mut policy = RetryPolicy::builder()
-            .max_attempts(max_attempts.max(1))
+            .max_attempts(max_attempts.clamp(1, PolicySettings::MAX_ATTEMPTS))
             .delay(Duration::from_millis(1))
             .jitter(Jitter::None)
             .max_delay(LONGEST_PUSHBACK);
@@ -386,15 +599,25 @@ impl Shared {
         let policy = policy
             .build()
             .expect("the engine's policy under the gRPC layer is valid");
-        let layer = RetryLayer::new(policy)
-            .name(self.name)
-            .hooks(GrpcHooks::new(mode, self.throttle.clone()))
-            .replay(GrpcReplay);
-        MethodLayer { layer, timeout }
+        let hooks = BoxedHooks::new(GrpcHooks::new(mode, self.throttle.clone()));
+        MethodLayer {
+            layer: self.guarded(RetryLayer::new(policy).hooks(hooks)),
+            timeout,
+        }
+    }
+
+    /// The layer with this layer's name, request copies and guards.
+    fn guarded<C>(&self, layer: RetryLayer<BoxedHooks, C>) -> EngineLayerOf<C> {
+        layer.name(self.name).replay(GrpcReplay).with_guard_slots(
+            self.breaker.clone(),
+            self.budget.clone(),
+            self.adaptive.clone(),
+            self.bulkhead.clone(),
+        )
     }
 }
 
-impl<S> Layer<S> for GrpcRetryLayer {
+impl<S, K> Layer<S> for GrpcRetryLayer<K> {
     type Service = GrpcRetryService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
@@ -464,8 +687,13 @@ where
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let now = Instant::now();
+        let deadline = timeout.and_then(|t| now.checked_add(t));
         if let Some(deadline) = deadline {
+            // Spent on entry (`grpc-timeout: 0n`): nothing is sent.
+            if deadline <= now {
+                return Box::pin(std::future::ready(Err(deadline_exceeded())));
+            }
             parts.extensions.insert(CallDeadline(deadline));
         }
         let body = ReplayBody::new(body, self.shared.replay_cap);
@@ -473,8 +701,7 @@ where
         // The readied channel makes the call; a clone takes its place (tower's pattern).
         let fresh = self.inner.clone();
         let channel = std::mem::replace(&mut self.inner, fresh);
-        let mut retrying: RetryService<Attempts<S>, _, _, _> =
-            method.layer.layer(Attempts::new(channel, self.shared.name));
+        let mut retrying = method.layer.layer(Attempts::new(channel, self.shared.name));
         let call = retrying.call(request);
         Box::pin(async move {
             let Some(deadline) = deadline else {
