@@ -5,6 +5,8 @@
 pub mod attribute;
 pub mod attribute_loop;
 pub mod closure;
+#[cfg(feature = "tonic")]
+pub mod grpc;
 #[cfg(feature = "reqwest-middleware")]
 pub mod middleware;
 #[cfg(feature = "tower")]
@@ -91,4 +93,6 @@ pub static ALL: &[&dyn Driver] = &[
     &tower::Tower,
     #[cfg(feature = "reqwest-middleware")]
     &middleware::ReqwestMiddleware,
+    #[cfg(feature = "tonic")]
+    &grpc::Grpc,
 ];
