@@ -445,7 +445,7 @@ where
                 state.failed = true;
                 state.body = None;
                 shared.waiters.wake_others(this.id);
-                Poll::Ready(Some(Err(error.into())))
+                Poll::Ready(Some(Err(Box::new(BodyFailed(error.into())))))
             }
             Poll::Ready(None) => {
                 state.done = true;
@@ -546,6 +546,16 @@ impl BodyNotReplayable {
     fn retired() -> Self {
         BodyNotReplayable { why: Why::Retired }
     }
+
+    /// Whether the copy was left behind (another copy took the body past its cap, or its own
+    /// attempt was over), rather than the body itself failing.
+    #[cfg_attr(
+        not(feature = "tonic"),
+        allow(dead_code, reason = "used by the gRPC layer")
+    )]
+    pub(crate) fn left_behind(&self) -> bool {
+        matches!(self.why, Why::Capped(_) | Why::Retired)
+    }
 }
 
 impl fmt::Display for BodyNotReplayable {
@@ -566,6 +576,24 @@ impl fmt::Display for BodyNotReplayable {
 }
 
 impl Error for BodyNotReplayable {}
+
+/// The inner body's own error, as the copy that read it sees it: marked, so that a retrying
+/// client tells the caller's failing body (no retry can help) from the server's failures. Its
+/// message and source are the inner error's.
+#[derive(Debug)]
+pub(crate) struct BodyFailed(pub(crate) BoxError);
+
+impl fmt::Display for BodyFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl Error for BodyFailed {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        Some(&*self.0)
+    }
+}
 
 #[cfg(test)]
 mod tests {

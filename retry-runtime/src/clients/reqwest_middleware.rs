@@ -492,6 +492,10 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
         })
     }
 
+    fn counts_as_failure(&mut self, error: &Error) -> bool {
+        self.hooks.counts_as_failure(error)
+    }
+
     fn retry_if_ok(&mut self, response: &Response) -> bool {
         let retryable = self.hooks.retry_if_ok(response);
         self.decide(Ok(response), retryable)

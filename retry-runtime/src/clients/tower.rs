@@ -1402,6 +1402,11 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
     }
 
     #[inline]
+    fn counts_as_failure(&mut self, error: &E) -> bool {
+        self.hooks.counts_as_failure(error)
+    }
+
+    #[inline]
     fn retry_if_ok(&mut self, value: &T) -> bool {
         let retryable = self.hooks.retry_if_ok(value);
         self.rule.retry_request(self.request, Ok(value), retryable)

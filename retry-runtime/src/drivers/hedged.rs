@@ -293,11 +293,13 @@ where
     let (breaker, throttle, budget) = (call.breaker, call.throttle, call.budget);
     if !hedged.copies.is_empty() {
         let is_hedge = kind == Next::Hedge;
-        // A retry decided before the hooks refused any further attempt (`retry_refused`, after
-        // a later copy's outcome) is not made: what it was paid comes back.
-        if !is_hedge && call.hooks.retry_refused().is_some() {
-            if let Some(budget) = budget {
-                call.engine.unmade(budget);
+        // The hooks refused any further attempt after a copy's outcome (`retry_refused`), or no
+        // longer allow a hedge (`hedge_allowed`) since its timer was set: nothing more starts.
+        // A retry decided before is not made: what it was paid comes back.
+        let refused = call.hooks.retry_refused().is_some();
+        if refused || (is_hedge && !call.hooks.hedge_allowed()) {
+            if !is_hedge && let Some(budget) = budget {
+                call.engine.unmade_while_hedged(budget);
             }
             hedged.no_more_hedges = true;
             return ControlFlow::Continue(());

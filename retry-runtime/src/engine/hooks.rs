@@ -151,6 +151,15 @@ pub trait Hooks<T, E> {
     fn retry_refused(&mut self) -> Option<GiveUpReason> {
         None
     }
+
+    /// Whether an error the call retries (`retry_if` said yes) is the dependency's failure, for
+    /// the breaker and the adaptive throttle. Default: yes. The gRPC layer says no for a copy
+    /// whose request body could not be sent (another copy took it past its replay cap): the
+    /// client's own doing.
+    fn counts_as_failure(&mut self, error: &E) -> bool {
+        let _ = error;
+        true
+    }
 }
 
 /// A hook left to its default (see [`Hooks`]).

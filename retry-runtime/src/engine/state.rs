@@ -478,6 +478,14 @@ impl<'p> Engine<'p> {
         self.set_paid(0);
     }
 
+    /// As [`unmade`](Self::unmade), in a call that hedged (copies in flight): the retry's payment
+    /// comes back, and the call stays one that hedged, which deposits nothing when it succeeds
+    /// (see [`pay_hedge`](Self::pay_hedge)).
+    pub fn unmade_while_hedged(&self, budget: &RetryBudget) {
+        self.unmade(budget);
+        self.set_paid(PAID_HEDGE);
+    }
+
     /// Notes that the circuit breaker rejected the next attempt (the call ends without it). A
     /// call whose first attempt was rejected starts its clock here when the policy has
     /// `max_elapsed`, as that attempt would have: what runs after it in the call's context (the

@@ -522,7 +522,12 @@ fn after_error<T, E: Debug>(
     // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
     // dependency that hangs must open the breaker; so is an error kept from a retry that it
     // would have had (`Hooks::error_failed`: a POST's reset under HTTP's safety rule).
-    let failure = retryable || engine.timed_out() || hooks.error_failed(&error);
+    let failure = engine.timed_out()
+        || if retryable {
+            hooks.counts_as_failure(&error)
+        } else {
+            hooks.error_failed(&error)
+        };
     guards.record(!failure);
     let (hint, refused) = if retryable {
         (hooks.retry_after(&error), hooks.retry_refused())
@@ -654,7 +659,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     };
     // A retried `Ok`'s hint (its `Retry-After`), read before the value is dropped.
     let mut ok_hint = None;
-    let retry_error = match outcome {
+    let retried = match outcome {
         // Asked once: the request-aware hooks of the HTTP clients see each outcome once.
         Ok(value) if !hooks.retry_if_ok(&value) => {
             return to_copy(accepted(engine, name, hooks, value, guards));
@@ -664,8 +669,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
             guards.record(false);
             engine.note_class(hooks.class_ok(&value));
             ok_hint = hooks.retry_after_ok(&value);
-            keep(Ok(value));
-            None
+            Ok(value)
         }
         Err(error) => {
             events::attempt_made(name);
@@ -685,23 +689,45 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
                 );
                 return CopyDecision::Stop(Err(error));
             }
-            guards.record(false);
-            Some(error)
+            if hooks.counts_as_failure(&error) {
+                guards.record(false);
+            } else {
+                // Not the dependency's doing (`Hooks::counts_as_failure`): neither a failure nor
+                // a success, as a cancelled copy.
+                guards.cancelled();
+            }
+            Err(error)
         }
     };
+    // The hooks refused any further attempt (`Hooks::retry_refused`): the copies in flight still
+    // answer, and nothing more starts; with none in flight, the call ends with this outcome, and
+    // a retry already decided (paid) is not made.
+    if let Some(reason) = hooks.retry_refused() {
+        if others {
+            keep(retried);
+            return CopyDecision::Wait;
+        }
+        if retry_pending && let Some(budget) = guards.budget_ref() {
+            engine.unmade(budget);
+        }
+        let logged = retried
+            .as_ref()
+            .err()
+            .map(|e| Logged::new(e, engine.policy().log_error));
+        events::giving_up(name.name(), engine.attempt(), reason, logged);
+        return CopyDecision::Stop(retried);
+    }
     let decision = after_copy_failure(
         engine,
         name.name(),
         hooks,
-        retry_error.as_ref(),
+        retried.as_ref().err(),
         ok_hint,
         guards,
         retry_pending,
         number,
     );
-    if let Some(error) = retry_error {
-        keep(Err(error));
-    }
+    keep(retried);
     decision
 }
 
@@ -721,11 +747,6 @@ fn after_copy_failure<T, E: Debug>(
     retry_pending: bool,
     number: u32,
 ) -> CopyDecision<Result<T, E>> {
-    // The hooks refused any further attempt (`Hooks::retry_refused`): the copies in flight still
-    // answer; the driver starts nothing more (`Hooks::hedge_allowed` says no after a refusal).
-    if hooks.retry_refused().is_some() {
-        return CopyDecision::Wait;
-    }
     // The retry already decided is the one this failure would start; the hint this failure
     // carries (within `max_delay`) is a floor under its start: `Retry(hint)`, no earlier than.
     if retry_pending {

@@ -17,7 +17,7 @@ use tonic::body::Body;
 use tonic::{Code, ConnectError, Status, TimeoutExpired};
 use tower_service::Service;
 
-use crate::clients::replay_body::{BodyNotReplayable, ReplayBody, Retire};
+use crate::clients::replay_body::{BodyFailed, BodyNotReplayable, ReplayBody, Retire};
 
 /// The boxed error of a gRPC transport (what tonic's `GrpcService` asks of one).
 pub(crate) type BoxError = Box<dyn StdError + Send + Sync>;
@@ -191,10 +191,20 @@ pub(crate) fn transport_status(error: BoxError) -> Status {
 
 /// The code of a transport failure (see [`transport_status`]).
 fn transport_code(error: &(dyn StdError + 'static)) -> Code {
-    if chain(error).any(|e| e.downcast_ref::<BodyNotReplayable>().is_some()) {
+    if chain(error).any(|e| e.downcast_ref::<BodyFailed>().is_some()) {
+        // The caller's request body failed: no retry can help (as gRPC's clients report a
+        // cancelled call).
+        return Code::Cancelled;
+    }
+    if let Some(body) = chain(error).find_map(|e| e.downcast_ref::<BodyNotReplayable>()) {
         // This copy's body was taken past the cap by another copy, or retired: the client's own
-        // doing (`left_behind_by_the_cap`), whatever wraps it.
-        return Code::Unavailable;
+        // doing (`left_behind_by_the_cap`), whatever wraps it. A request body that failed
+        // ends the call as the client's cancellation, as gRPC's clients report it.
+        return if body.left_behind() {
+            Code::Unavailable
+        } else {
+            Code::Cancelled
+        };
     }
     let mut connection_failed = false;
     for error in chain(error) {
@@ -249,7 +259,9 @@ pub(crate) fn left_behind_by_the_cap(status: &Status) -> bool {
         return false;
     };
     let source: &(dyn StdError + 'static) = source;
-    chain(source).any(|e| e.downcast_ref::<BodyNotReplayable>().is_some())
+    chain(source)
+        .filter_map(|e| e.downcast_ref::<BodyNotReplayable>())
+        .any(BodyNotReplayable::left_behind)
 }
 
 /// An error and its sources, looking inside an `io::Error` (whose `source()` skips the error it

@@ -153,6 +153,11 @@ impl Hooks<Response<Body>, Status> for GrpcHooks {
         true
     }
 
+    /// A copy whose body another copy took past the cap is not the server's failure.
+    fn counts_as_failure(&mut self, status: &Status) -> bool {
+        !super::attempt::left_behind_by_the_cap(status)
+    }
+
     fn retry_refused(&mut self) -> Option<GiveUpReason> {
         if self.stopped {
             // The server asked for no retry at all: longer than the call may wait.
@@ -252,7 +257,11 @@ pub struct TransientStatuses;
 
 impl Hooks<Response<Body>, Status> for TransientStatuses {
     fn retry_if(&mut self, status: &Status) -> bool {
-        crate::transient(status)
+        super::attempt::left_behind_by_the_cap(status) || crate::transient(status)
+    }
+
+    fn counts_as_failure(&mut self, status: &Status) -> bool {
+        !super::attempt::left_behind_by_the_cap(status)
     }
 
     fn delay_for(&mut self, status: &Status, _: u32, _: Duration) -> Option<Duration> {
@@ -354,6 +363,9 @@ impl Hooks<Response<Body>, Status> for BoxedHooks {
     }
     fn retry_refused(&mut self) -> Option<GiveUpReason> {
         self.0.retry_refused()
+    }
+    fn counts_as_failure(&mut self, error: &Status) -> bool {
+        self.0.counts_as_failure(error)
     }
 }
 
