@@ -170,18 +170,6 @@ impl Driver for Grpc {
     }
 
     fn normalized(&self, events: Vec<Ev>) -> Vec<Ev> {
-        let ours = std::any::type_name::<Status>();
-        let table = std::any::type_name::<TestError>();
-        events
-            .into_iter()
-            .map(|mut e| {
-                for (k, v) in &mut e.fields {
-                    if k == "error_type" && v == ours {
-                        table.clone_into(v);
-                    }
-                }
-                e
-            })
-            .collect()
+        super::naming_test_error::<Status>(events)
     }
 }

@@ -154,18 +154,6 @@ impl Driver for ReqwestMiddleware {
     }
 
     fn normalized(&self, events: Vec<Ev>) -> Vec<Ev> {
-        let ours = std::any::type_name::<Error>();
-        let table = std::any::type_name::<TestError>();
-        events
-            .into_iter()
-            .map(|mut e| {
-                for (k, v) in &mut e.fields {
-                    if k == "error_type" && v == ours {
-                        table.clone_into(v);
-                    }
-                }
-                e
-            })
-            .collect()
+        super::naming_test_error::<Error>(events)
     }
 }
