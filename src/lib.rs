@@ -290,6 +290,9 @@ pub use retry_runtime::reqwest_middleware;
 #[cfg(feature = "tonic")]
 pub use retry_runtime::tonic;
 
+#[cfg(feature = "testing")]
+pub use retry_runtime::testing;
+
 /// Everything the runtime offers, the closure API's building blocks included (the types its
 /// builder methods return, the slots of [`FnHooks`], breaker permits), for code that names them.
 pub mod runtime {

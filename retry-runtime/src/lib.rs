@@ -48,6 +48,9 @@ pub use clients::reqwest_middleware;
 #[cfg(feature = "tower")]
 pub use clients::tower;
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 pub use classify::{ErrorClass, Transient, error_class, is_timeout, transient};
 pub use engine::context::{RetryContext, context};
 pub use engine::hooks::{
