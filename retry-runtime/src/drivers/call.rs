@@ -425,6 +425,12 @@ impl<'p> Call<'p> {
     /// ```
     pub fn sleep_blocking(&self, delay: Duration) {
         use tokio::runtime::{Handle, RuntimeFlavor};
+        // A test clock on this thread (`reattempt::testing::with_test_clock`): no real time.
+        #[cfg(feature = "testing")]
+        if crate::testing::clock::running() {
+            crate::testing::clock::sleep_blocking(delay);
+            return;
+        }
         match Handle::try_current().map(|h| h.runtime_flavor()) {
             Err(_) => std::thread::sleep(delay),
             Ok(RuntimeFlavor::MultiThread) => {

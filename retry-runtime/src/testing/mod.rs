@@ -8,3 +8,11 @@
 //! - [`with_test_clock`]: blocking `#[retryable]` functions sleep on a paused clock, so a test of
 //!   20 s of backoff takes milliseconds (async code has tokio's paused clock already:
 //!   `#[tokio::test(start_paused = true)]`, with tokio's `test-util` feature).
+
+pub(crate) mod clock;
+mod script;
+mod trace;
+
+pub use clock::with_test_clock;
+pub use script::{Asked, Script};
+pub use trace::{GiveUp, Retry, Trace, TraceEvent, trace, trace_blocking};
