@@ -17,7 +17,7 @@ struct Step<T, E> {
     outcome: Outcome<T, E>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Outcome<T, E> {
     Ok(T),
     Err(E),
@@ -442,6 +442,53 @@ impl<T: Clone + Send + 'static, E: Clone + Send + 'static> Script<T, E> {
     pub fn then_always_err(self, error: E) -> Self {
         self.lock().after = Some(Box::new(move || Outcome::Err(error.clone())));
         self
+    }
+
+    /// Past the scripted steps, answers every call as the last step did (without its latency);
+    /// an empty script stays empty.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use retry_runtime::testing::Script;
+    ///
+    /// let script: Script<u32, &str> = [Err("busy"), Ok(1)].into_iter().collect();
+    /// let script = script.then_repeat_last();
+    /// assert_eq!(script.next().await, Err("busy"));
+    /// assert_eq!(script.next().await, Ok(1));
+    /// assert_eq!(script.next().await, Ok(1));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn then_repeat_last(self) -> Self {
+        let last = self.lock().steps.back().map(|step| step.outcome.clone());
+        if let Some(last) = last {
+            self.lock().after = Some(Box::new(move || last.clone()));
+        }
+        self
+    }
+}
+
+/// A script of these outcomes, in order, each at once.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use retry_runtime::testing::Script;
+///
+/// let script: Script<u32, &str> = [Err("busy"), Ok(7)].into_iter().collect();
+/// assert_eq!(script.next().await, Err("busy"));
+/// assert_eq!(script.next().await, Ok(7));
+/// # }
+/// ```
+impl<T, E> FromIterator<Result<T, E>> for Script<T, E> {
+    fn from_iter<I: IntoIterator<Item = Result<T, E>>>(outcomes: I) -> Self {
+        outcomes
+            .into_iter()
+            .fold(Script::new(), |script, outcome| match outcome {
+                Ok(value) => script.ok(value),
+                Err(error) => script.err(error),
+            })
     }
 }
 
