@@ -8,3 +8,10 @@
 //! - [`with_test_clock`]: blocking `#[retryable]` functions sleep on a paused clock, so a test of
 //!   20 s of backoff takes milliseconds (async code has tokio's paused clock already:
 //!   `#[tokio::test(start_paused = true)]`, with tokio's `test-util` feature).
+//! - [`FaultInjection`]: a policy setting that injects errors and latency into a share of the
+//!   attempts, drawn from a seed, to rehearse an outage through the production code path
+//!   ([`faults`]).
+
+pub mod faults;
+
+pub use faults::{FaultInjection, FaultInjectionBuilder, InjectedFault};
