@@ -27,7 +27,7 @@
 //! | `reattempt_throttle_rejections_total` | counter | attempts the adaptive throttle shed |
 //! | `reattempt_bulkhead_rejections_total` | counter | calls a bulkhead turned away |
 //! | `reattempt_one_layer_deferrals_total` | counter | calls that left a retry to an enclosing call (`one_layer`) |
-//! | `reattempt_injected_faults_total` | counter, label `kind` | faults injected into attempts (feature `testing`, [`FaultInjection`](crate::testing::FaultInjection)): `error` (an attempt not made, failed) or `latency` (an attempt made late) |
+//! | `reattempt_injected_faults_total` | counter, label `kind` | faults injected into attempts (feature `testing`, `testing::FaultInjection`): `error` (an attempt not made, failed) or `latency` (an attempt made late) |
 //! | `reattempt_retry_delay_seconds` | histogram, label `class` | the sleeps before retries, by the class of the failure retried (`transient`, `throttling`, `timeout`) |
 
 use std::fmt::Debug;
