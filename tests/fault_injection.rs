@@ -12,9 +12,8 @@ const fn policy(rate: f64, latency: Option<Duration>, max_attempts: u32) -> Retr
     if let Some(l) = latency {
         faults = faults.latency(l);
     }
-    let faults = match faults.build() {
-        Ok(f) => f,
-        Err(_) => panic!("invalid faults"),
+    let Ok(faults) = faults.build() else {
+        panic!("invalid faults")
     };
     match RetryPolicy::builder()
         .max_attempts(max_attempts)
