@@ -6,8 +6,8 @@ use reattempt::{BreakerState, GiveUpReason};
 
 use crate::model::{
     AttemptSeen, BREAKER, BreakerSeen, BreakerSpec, BreakerStart, BudgetSpec, BulkheadSpec,
-    CallResult, Ev, FaultSpec, Inherited, Metrics, Observed, PolicySpec, RetrySeen, Step, TestError,
-    ThrottleSpec,
+    CallResult, Ev, FaultSpec, Inherited, Metrics, Observed, PolicySpec, RetrySeen, Step,
+    TestError, ThrottleSpec,
 };
 
 /// The name every driver gives the call (`name = "…"`, `.name(…)`).
@@ -102,6 +102,7 @@ impl Scenario {
     }
     /// Fault injection: `rate` of injected errors, `latency_ms` added to each injected attempt
     /// (and to `latency_rate` of the others), drawn from `seed` (feature `testing`).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub fn inject_faults(
         mut self,
         rate: f64,
@@ -261,8 +262,9 @@ impl Scenario {
     /// that returned (`successful`/`failed` by the result, an `Ok` returned because retries ran
     /// out being failed; `with_retry` when more than one attempt was made); a rejection, a
     /// budget refusal and a `one_layer` deferral count once each; the histogram holds each retry's delay.
-    /// An attempt that fault injection failed is an attempt that ended (the body never saw it),
-    /// and `injected_faults_total` counts each injected event by its `kind`.
+    /// An attempt fault injection kept from the body (an injected error, a latency past its
+    /// timeout) is an attempt that ended all the same, and `injected_faults_total` counts each
+    /// injected event by its `kind`.
     pub fn observed(&self, with_metrics: bool) -> Observed {
         let x = &self.expected;
         let metrics = with_metrics.then(|| {
@@ -272,7 +274,22 @@ impl Scenario {
                     .filter(|e| e.message == INJECTED && e.field("kind") == Some(kind))
                     .count() as u64
             };
-            let made = x.attempts.len() as u64 + injected("error");
+            // The attempts made: those the body saw, and those fault injection kept from it (an
+            // injected error, a latency past the attempt's timeout), by their numbers.
+            let mut numbers: Vec<u32> = x
+                .attempts
+                .iter()
+                .map(|a| a.1)
+                .chain(
+                    x.events
+                        .iter()
+                        .filter(|e| e.message == INJECTED)
+                        .filter_map(|e| e.field("attempt")?.parse().ok()),
+                )
+                .collect();
+            numbers.sort_unstable();
+            numbers.dedup();
+            let made = numbers.len() as u64;
             let mut m = Metrics {
                 attempts: made - u64::from(self.cancelled_during_attempt()),
                 ..Metrics::default()
@@ -353,6 +370,7 @@ const INJECTED: &str = "fault injected into the attempt";
 /// Fault injection made attempt `attempt` into `kind` (`"error"`: not made, failed with the
 /// driver's timeout conversion; `"latency"`: made late): DEBUG, counted when the attempt's
 /// outcome is decided, before any event of that decision.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 pub fn injected(attempt: u32, kind: &str) -> Ev {
     ev(
         tracing::Level::DEBUG,

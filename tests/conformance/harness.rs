@@ -113,7 +113,10 @@ fn policy(p: PolicySpec) -> RetryPolicy {
         b = b.inject_faults(faults.build().expect("valid faults"));
     }
     #[cfg(not(feature = "testing"))]
-    assert!(p.faults.is_none(), "a row injecting faults needs feature `testing`");
+    assert!(
+        p.faults.is_none(),
+        "a row injecting faults needs feature `testing`"
+    );
     b.one_layer(p.one_layer).build().expect("a valid policy")
 }
 

@@ -216,6 +216,7 @@ pub struct PolicySpec {
 
 /// Fault injection (`testing::FaultInjection`): `rate` of injected errors, `latency_ms` added
 /// to each injected attempt, `latency_rate` of attempts made late, the draws from `seed`.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 #[derive(Debug, Clone, Copy)]
 pub struct FaultSpec {
     pub rate: f64,

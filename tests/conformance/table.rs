@@ -6,12 +6,12 @@
 use reattempt::BreakerState as S;
 use reattempt::GiveUpReason as R;
 
+#[cfg(feature = "testing")]
+use crate::expect::injected;
 use crate::expect::{
     Closed, HalfOpen, Open, OpenExpired, Scenario, gave_up_ok, give_up, hedging, rejected,
     rejected_by, retrying, retrying_as, retrying_ok, transition,
 };
-#[cfg(feature = "testing")]
-use crate::expect::injected;
 use crate::model::{
     TestError, e, eh, err, fatal, hang, hinted, ok, ok_retry, paced_err, says_timeout, throttled,
 };
