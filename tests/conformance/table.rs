@@ -982,9 +982,9 @@ pub fn injected_errors_until_exhausted() -> Scenario {
         .ends_at(300)
 }
 
-/// Every attempt is made 30 ms late (latency_rate 1), under a 50 ms timeout fixed when it began:
-/// the first body starts at 30 and needs 30 more, so the attempt is cut at 50; the retry starts
-/// at 150, its body at 180, and answers at once.
+/// Every attempt is made 30 ms late (`latency_rate` 1), under a 50 ms timeout fixed when it
+/// began: the first body starts at 30 and needs 30 more, so the attempt is cut at 50; the retry
+/// starts at 150, its body at 180, and answers at once.
 #[cfg(feature = "testing")]
 pub fn injected_latency_cut_by_the_timeout() -> Scenario {
     Scenario::new("injected_latency_cut_by_the_timeout")
