@@ -1,5 +1,7 @@
 //! Fault injection as a policy setting (feature `testing`), end to end: through
-//! `#[retryable(policy = …)]` and the closure API, on tokio's paused clock.
+//! `#[retryable(policy = …)]` (a method lending `&mut self` too), the closure API (a hedged call
+//! too) and, with feature `tower`, the tower layer, on tokio's paused clock. The conformance
+//! suite (`tests/conformance`, its injection rows) holds every driver to the same behaviour.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -210,4 +212,141 @@ fn config_policy() -> RetryPolicy {
         r#"{ "max_attempts": 3, "delay": "1ms", "inject_faults": { "rate": 0.1, "latency": "5ms", "seed": 7 } }"#,
     )
     .unwrap()
+}
+
+/// A method lending `&mut self` (the lending driver): its attempts are timed as any async
+/// attempt's, so an injected error is an attempt not made.
+struct Pool {
+    conn: u32,
+    runs: u32,
+}
+
+static LENT: RetryPolicy = policy(1.0, None, 2);
+
+impl Pool {
+    #[retryable(policy = &LENT)]
+    async fn conn(&mut self) -> Result<&mut u32, std::io::Error> {
+        self.runs += 1;
+        Ok(&mut self.conn)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lending_method_injects_errors_without_running_its_body() {
+    LENT.rewind_faults();
+    let mut pool = Pool { conn: 1, runs: 0 };
+    let err = pool.conn().await.unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+    assert_eq!((pool.runs, LENT.faults_drawn()), (0, 2));
+}
+
+/// A hedged call (the closure API with `hedge_after`): every copy draws, the hedges too.
+#[tokio::test(start_paused = true)]
+async fn every_copy_of_a_hedged_call_draws() {
+    let faults = FaultInjection::builder()
+        .rate(1.0)
+        .latency(Duration::from_millis(40))
+        .build()
+        .unwrap();
+    let p = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(Duration::from_millis(1))
+        .jitter(Jitter::None)
+        .hedge_after(reattempt::HedgeAfter::Fixed(Duration::from_millis(10)))
+        .inject_faults(faults)
+        .build()
+        .unwrap();
+    let mut runs = 0;
+    let t0 = tokio::time::Instant::now();
+    let err = p
+        .retry(|| {
+            runs += 1;
+            async { Ok::<_, std::io::Error>(()) }
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+    assert_eq!((runs, p.faults_drawn()), (0, 3));
+    // Copies at 0, 10 and 20, each failing 40 ms after it began: the last at 60.
+    assert_eq!(t0.elapsed(), Duration::from_millis(60));
+}
+
+#[cfg(feature = "tower")]
+mod tower_layer {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::time::Duration;
+
+    use reattempt::RetryPolicy;
+    use reattempt::testing::FaultInjection;
+    use reattempt::tower::RetryLayer;
+    use tower::{Layer, ServiceExt, service_fn};
+
+    fn counting(
+        runs: &Arc<AtomicU32>,
+    ) -> impl tower::Service<(), Response = u32, Error = std::io::Error> + Clone {
+        let runs = Arc::clone(runs);
+        service_fn(move |()| {
+            runs.fetch_add(1, Ordering::Relaxed);
+            async { Ok::<_, std::io::Error>(9) }
+        })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_tower_layer_injects_errors_without_calling_the_service() {
+        let p = super::policy(1.0, Some(Duration::from_millis(5)), 3);
+        let runs = Arc::new(AtomicU32::new(0));
+        let t0 = tokio::time::Instant::now();
+        let err = RetryLayer::new(p.clone())
+            .layer(counting(&runs))
+            .oneshot(())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+        assert_eq!(runs.load(Ordering::Relaxed), 0);
+        // 3 attempts of 5 ms, sleeps of 1 and 2 ms.
+        assert_eq!(t0.elapsed(), Duration::from_millis(3 * 5 + 1 + 2));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_tower_layer_without_timeout_injects_latency_only() {
+        let p = super::policy(1.0, Some(Duration::from_millis(30)), 3);
+        let runs = Arc::new(AtomicU32::new(0));
+        let t0 = tokio::time::Instant::now();
+        let out = RetryLayer::new(p)
+            .without_timeout()
+            .layer(counting(&runs))
+            .oneshot(())
+            .await;
+        assert_eq!(out.unwrap(), 9);
+        assert_eq!(runs.load(Ordering::Relaxed), 1);
+        assert_eq!(t0.elapsed(), Duration::from_millis(30));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_tower_layer_latency_counts_against_the_timeout() {
+        let slow = FaultInjection::builder()
+            .latency(Duration::from_millis(40))
+            .latency_rate(1.0)
+            .build()
+            .unwrap();
+        let p = RetryPolicy::builder()
+            .max_attempts(1)
+            .timeout(Duration::from_millis(10))
+            .inject_faults(slow)
+            .build()
+            .unwrap();
+        let runs = Arc::new(AtomicU32::new(0));
+        let t0 = tokio::time::Instant::now();
+        let err = RetryLayer::new(p)
+            .layer(counting(&runs))
+            .oneshot(())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+        assert_eq!(
+            (runs.load(Ordering::Relaxed), t0.elapsed()),
+            (0, Duration::from_millis(10))
+        );
+    }
 }

@@ -6,8 +6,8 @@ use reattempt::{BreakerState, GiveUpReason};
 
 use crate::model::{
     AttemptSeen, BREAKER, BreakerSeen, BreakerSpec, BreakerStart, BudgetSpec, BulkheadSpec,
-    CallResult, Ev, Inherited, Metrics, Observed, PolicySpec, RetrySeen, Step, TestError,
-    ThrottleSpec,
+    CallResult, Ev, FaultSpec, Inherited, Metrics, Observed, PolicySpec, RetrySeen, Step,
+    TestError, ThrottleSpec,
 };
 
 /// The name every driver gives the call (`name = "…"`, `.name(…)`).
@@ -58,6 +58,7 @@ impl Scenario {
                 max_elapsed_ms: None,
                 hedge_after_ms: None,
                 one_layer: false,
+                faults: None,
             },
             script: vec![],
             breaker: None,
@@ -97,6 +98,24 @@ impl Scenario {
     }
     pub fn hedge_after(mut self, ms: u64) -> Self {
         self.policy.hedge_after_ms = Some(ms);
+        self
+    }
+    /// Fault injection: `rate` of injected errors, `latency_ms` added to each injected attempt
+    /// (and to `latency_rate` of the others), drawn from `seed` (feature `testing`).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub fn inject_faults(
+        mut self,
+        rate: f64,
+        latency_ms: Option<u64>,
+        latency_rate: f64,
+        seed: u64,
+    ) -> Self {
+        self.policy.faults = Some(FaultSpec {
+            rate,
+            latency_ms,
+            latency_rate,
+            seed,
+        });
         self
     }
     pub fn script(mut self, steps: impl IntoIterator<Item = Step>) -> Self {
@@ -243,10 +262,34 @@ impl Scenario {
     /// that returned (`successful`/`failed` by the result, an `Ok` returned because retries ran
     /// out being failed; `with_retry` when more than one attempt was made); a rejection, a
     /// budget refusal and a `one_layer` deferral count once each; the histogram holds each retry's delay.
+    /// An attempt fault injection kept from the body (an injected error, a latency past its
+    /// timeout) is an attempt that ended all the same, and `injected_faults_total` counts each
+    /// injected event by its `kind`.
     pub fn observed(&self, with_metrics: bool) -> Observed {
         let x = &self.expected;
         let metrics = with_metrics.then(|| {
-            let made = x.attempts.len() as u64;
+            let injected = |kind: &str| {
+                x.events
+                    .iter()
+                    .filter(|e| e.message == INJECTED && e.field("kind") == Some(kind))
+                    .count() as u64
+            };
+            // The attempts made: those the body saw, and those fault injection kept from it (an
+            // injected error, a latency past the attempt's timeout), by their numbers.
+            let mut numbers: Vec<u32> = x
+                .attempts
+                .iter()
+                .map(|a| a.1)
+                .chain(
+                    x.events
+                        .iter()
+                        .filter(|e| e.message == INJECTED)
+                        .filter_map(|e| e.field("attempt")?.parse().ok()),
+                )
+                .collect();
+            numbers.sort_unstable();
+            numbers.dedup();
+            let made = numbers.len() as u64;
             let mut m = Metrics {
                 attempts: made - u64::from(self.cancelled_during_attempt()),
                 ..Metrics::default()
@@ -272,6 +315,11 @@ impl Scenario {
             m.one_layer_deferrals = u64::from(gave_up(GiveUpReason::OuterRetries));
             m.throttle_rejections = u64::from(gave_up(GiveUpReason::Throttled));
             m.bulkhead_rejections = u64::from(gave_up(GiveUpReason::BulkheadFull));
+            m.injected = ["error", "latency"]
+                .into_iter()
+                .map(|kind| (kind.to_owned(), injected(kind)))
+                .filter(|(_, n)| *n > 0)
+                .collect();
             m.delays_ms = x
                 .events
                 .iter()
@@ -317,6 +365,24 @@ impl Ev {
 const RETRYING: &str = "attempt failed; retrying";
 const RETRYING_OK: &str = "attempt returned a value to retry; retrying";
 const GAVE_UP_OK: &str = "giving up; returning the last value";
+const INJECTED: &str = "fault injected into the attempt";
+
+/// Fault injection made attempt `attempt` into `kind` (`"error"`: not made, failed with the
+/// driver's timeout conversion; `"latency"`: made late): DEBUG, counted when the attempt's
+/// outcome is decided, before any event of that decision.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
+pub fn injected(attempt: u32, kind: &str) -> Ev {
+    ev(
+        tracing::Level::DEBUG,
+        INJECTED,
+        &[
+            ("name", NAME.to_owned()),
+            ("attempt", attempt.to_string()),
+            ("injected", "true".to_owned()),
+            ("kind", kind.to_owned()),
+        ],
+    )
+}
 
 fn ev(level: tracing::Level, message: &str, fields: &[(&str, String)]) -> Ev {
     let mut fields: Vec<(String, String)> = fields

@@ -101,6 +101,22 @@ fn policy(p: PolicySpec) -> RetryPolicy {
     if let Some(h) = p.hedge_after_ms {
         b = b.hedge_after(reattempt::HedgeAfter::Fixed(ms(h)));
     }
+    #[cfg(feature = "testing")]
+    if let Some(f) = p.faults {
+        let mut faults = reattempt::testing::FaultInjection::builder()
+            .rate(f.rate)
+            .latency_rate(f.latency_rate)
+            .seed(f.seed);
+        if let Some(l) = f.latency_ms {
+            faults = faults.latency(ms(l));
+        }
+        b = b.inject_faults(faults.build().expect("valid faults"));
+    }
+    #[cfg(not(feature = "testing"))]
+    assert!(
+        p.faults.is_none(),
+        "a row injecting faults needs feature `testing`"
+    );
     b.one_layer(p.one_layer).build().expect("a valid policy")
 }
 
@@ -343,6 +359,9 @@ fn metrics_of(snapshotter: &metrics_util::debugging::Snapshotter) -> crate::mode
             ("reattempt_bulkhead_rejections_total", DebugValue::Counter(n)) => {
                 m.bulkhead_rejections += n;
             }
+            ("reattempt_injected_faults_total", DebugValue::Counter(n)) if n > 0 => {
+                m.injected.push((label("kind").unwrap_or_default(), n));
+            }
             ("reattempt_retry_delay_seconds", DebugValue::Histogram(values)) => {
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 m.delays_ms.extend(
@@ -355,6 +374,7 @@ fn metrics_of(snapshotter: &metrics_util::debugging::Snapshotter) -> crate::mode
         }
     }
     m.calls.sort();
+    m.injected.sort();
     m
 }
 

@@ -153,6 +153,27 @@ rows! {
     delay_for_within_max_delay_and_above_the_hint,
 }
 
+/// The rows injecting faults (feature `testing`: run in CI's `--all-features` pass, or with
+/// `--features testing`).
+#[cfg(feature = "testing")]
+mod injection {
+    use super::{check, table};
+
+    rows! {
+        injected_error_then_success,
+        injected_errors_until_exhausted,
+        injected_latency_cut_by_the_timeout,
+        injected_latency_past_the_timeout,
+        injected_error_in_a_hedged_call,
+        injected_error_in_a_hedge,
+    }
+
+    #[test]
+    fn the_injection_rows_are_not_in_the_main_table() {
+        assert!(ROWS.iter().all(|r| !super::ROWS.contains(r)));
+    }
+}
+
 #[test]
 fn the_table_has_every_row_once() {
     let mut names = ROWS.to_vec();

@@ -210,6 +210,19 @@ pub struct PolicySpec {
     pub hedge_after_ms: Option<u64>,
     /// `one_layer`.
     pub one_layer: bool,
+    /// `inject_faults` (feature `testing`; rows with it run only with the feature).
+    pub faults: Option<FaultSpec>,
+}
+
+/// Fault injection (`testing::FaultInjection`): `rate` of injected errors, `latency_ms` added
+/// to each injected attempt, `latency_rate` of attempts made late, the draws from `seed`.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
+#[derive(Debug, Clone, Copy)]
+pub struct FaultSpec {
+    pub rate: f64,
+    pub latency_ms: Option<u64>,
+    pub latency_rate: f64,
+    pub seed: u64,
 }
 
 /// Where the breaker starts. Its name in events is [`BREAKER`].
@@ -311,6 +324,8 @@ pub struct Metrics {
     pub bulkhead_rejections: u64,
     /// `reattempt_retry_delay_seconds`, in ms.
     pub delays_ms: Vec<u64>,
+    /// `reattempt_injected_faults_total` by `kind` (only kinds counted at least once).
+    pub injected: Vec<(String, u64)>,
 }
 
 /// Everything a run shows; the expected value of a scenario has the same shape.

@@ -90,6 +90,8 @@ use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
 use crate::drivers::closure::{ElapsedInto, NoTimeout, TimeoutInto};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
 use crate::drivers::kept::{self, KeepsOutcome, NotKept};
+#[cfg(feature = "testing")]
+use crate::drivers::timed::set_timer_at;
 use crate::drivers::timed::{poll_copy, set_timer};
 use crate::engine::context::{RetryContext, enter};
 use crate::engine::hooks::{
@@ -1246,6 +1248,7 @@ where
             admitted: Admitted::NOT_ASKED,
             slot: CallSlot::Untaken,
             running: false,
+            fault: FaultWait::default(),
             done: false,
             hedged: None,
             attempt: None,
@@ -1285,6 +1288,8 @@ pin_project! {
         slot: SlotOf<L>,
         // An attempt is in progress (readying the service, or awaiting its response).
         running: bool,
+        // A fault injected into the attempt begun (feature `testing`) whose wait `timer` is.
+        fault: FaultWait,
         done: bool,
         // A hedged call's copies in flight (a policy with `hedge_after`); then `pending`,
         // `running` and `attempt` are unused and `timer` is the next start's (a hedge or a
@@ -1300,6 +1305,68 @@ pin_project! {
         // without them (see `drivers::kept`).
         kept_for_breaker: B::Kept<Result<S::Response, S::Error>>,
         kept_for_throttle: Q::Kept<Result<S::Response, S::Error>>,
+    }
+}
+
+/// What a (non-hedged) attempt begun waits for before it is made: a fault injected into it
+/// (feature `testing`), whose latency the call's `timer` is while `then` is set. Nothing
+/// without the feature.
+#[derive(Debug, Default, Clone, Copy)]
+struct FaultWait {
+    #[cfg(feature = "testing")]
+    then: Option<steps::AfterWait>,
+}
+
+#[cfg(feature = "testing")]
+impl FaultWait {
+    /// Draws the fault of the attempt just begun, with time limit `limit` (see `steps::Fault`):
+    /// `None`, make it now; `Some(Ok(()))`, `timer` is set to the fault's wait; `Some(Err(e))`,
+    /// it fails at once with `e`, unpolled (`can_fail`: the call has a timeout conversion).
+    fn begin(
+        &mut self,
+        engine: &Engine<'_>,
+        limit: Option<Duration>,
+        can_fail: bool,
+        timer: Pin<&mut Option<Sleep>>,
+    ) -> Option<Result<(), Elapsed>> {
+        let fault = steps::fault(engine)?;
+        let now = tokio::time::Instant::now();
+        let deadline = limit.and_then(|d| crate::drivers::timed::deadline_after(now, d));
+        match steps::plan_fault(engine, fault, deadline, can_fail) {
+            steps::FaultPlan::Run => None,
+            steps::FaultPlan::Fail(failed) => Some(Err(failed)),
+            steps::FaultPlan::Wait { until, then } => {
+                set_timer_at(timer, until);
+                self.then = Some(then);
+                Some(Ok(()))
+            }
+        }
+    }
+
+    /// Polls the wait of a fault injected into the attempt begun (`timer`): `Ready(None)`, none;
+    /// `Ready(Some(Err(e)))`, the attempt fails with `e`, unpolled; `Ready(Some(Ok(())))`, it is
+    /// to be made now, `timer` set to its limit (fixed when it began).
+    fn poll_wait(
+        &mut self,
+        engine: &Engine<'_>,
+        mut timer: Pin<&mut Option<Sleep>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<(), Elapsed>>> {
+        let Some(then) = self.then else {
+            return Poll::Ready(None);
+        };
+        if let Some(sleep) = timer.as_mut().as_pin_mut() {
+            ready!(sleep.poll(cx));
+        }
+        self.then = None;
+        if let Some(failed) = steps::after_fault_wait(engine, then) {
+            return Poll::Ready(Some(Err(failed)));
+        }
+        match then {
+            steps::AfterWait::Run(Some(deadline)) => set_timer_at(timer, deadline),
+            _ => timer.set(None),
+        }
+        Poll::Ready(Some(Ok(())))
     }
 }
 
@@ -1546,6 +1613,7 @@ where
                 this.admitted,
                 this.slot,
                 this.running,
+                this.fault,
                 this.attempt,
                 this.timer,
                 kept::either(this.kept_for_breaker, this.kept_for_throttle),
@@ -1579,6 +1647,7 @@ fn drive<S, Req, H, C, R, B, G, Q, L>(
     admitted: &mut Admitted,
     slot: &mut SlotOf<L>,
     running: &mut bool,
+    #[cfg_attr(not(feature = "testing"), allow(unused_variables))] fault: &mut FaultWait,
     mut attempt: Pin<&mut Option<S::Future>>,
     mut timer: Pin<&mut Option<Sleep>>,
     mut last: Option<&mut Option<Result<S::Response, S::Error>>>,
@@ -1595,10 +1664,15 @@ where
     Q: ThrottleFor<S::Error>,
     L: BulkheadFor<S::Error>,
 {
+    // An attempt that fault injection failed, not made (feature `testing`).
+    let mut injected_failure: Option<Elapsed> = None;
     loop {
         // Set (by the attempt that ends in this poll) when `poll_ready` failed.
         let failed = AtomicBool::new(false);
-        let outcome = if *running {
+        let outcome = if let Some(failed) = injected_failure.take() {
+            // An attempt that fault injection failed (feature `testing`): not made.
+            Err(timeout.timed_out(failed))
+        } else if *running {
             let limit = timer.as_mut().as_pin_mut();
             let attempt_poll = AttemptPoll {
                 service: &mut *service,
@@ -1617,6 +1691,16 @@ where
             *running = false;
             outcome
         } else {
+            // An injected fault's wait (feature `testing`): then fail unpolled, or make it.
+            #[cfg(feature = "testing")]
+            if let Some(waited) = ready!(fault.poll_wait(engine, timer.as_mut(), cx)) {
+                injected_failure = waited.err();
+                if injected_failure.is_none() {
+                    *pending = enter(engine, || Some(settings.replay.replay(request)));
+                    *running = true;
+                }
+                continue;
+            }
             if engine.attempt() > 0
                 && let Some(sleep) = timer.as_mut().as_pin_mut()
             {
@@ -1638,6 +1722,16 @@ where
                 match steps::begin(engine, C::APPLIES) {
                     Start::NotMade => Err(timeout.timed_out(Elapsed::new())),
                     Start::Run(limit) => {
+                        // Fault injection (feature `testing`): a latency to wait, or a failure.
+                        #[cfg(feature = "testing")]
+                        match fault.begin(engine, limit, C::APPLIES, timer.as_mut()) {
+                            Some(Err(failed)) => {
+                                injected_failure = Some(failed);
+                                continue;
+                            }
+                            Some(Ok(())) => continue,
+                            None => {}
+                        }
                         *pending = enter(engine, || Some(settings.replay.replay(request)));
                         *running = true;
                         match limit {

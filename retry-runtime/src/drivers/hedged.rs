@@ -43,13 +43,22 @@ pub(crate) struct HedgeCall<'a, 'p, Op, K, C, R> {
 
 /// One copy of a hedged call in flight.
 struct HedgeCopy<Fut> {
-    fut: Pin<Box<Fut>>,
+    /// Its future: `None` only while a fault injected into it (feature `testing`) is waited,
+    /// and for good when that fault is an error (the attempt is not made).
+    fut: Option<Pin<Box<Fut>>>,
+    /// Its time limit; while an injected fault is waited, that wait (none: an error at once).
     limit: Option<Pin<Box<Sleep>>>,
     /// Its attempt number, which its `context()` reports.
     number: u32,
     started: Instant,
     /// What the guards said about it.
     admitted: Admitted,
+    /// A fault injected into it (feature `testing`) whose wait has not ended: what follows.
+    #[cfg(feature = "testing")]
+    pre: Option<steps::AfterWait>,
+    /// The fault injected into it, counted when its outcome is decided (or it is cancelled).
+    #[cfg(feature = "testing")]
+    injected: Option<crate::testing::InjectedFault>,
 }
 
 /// What the timer of a hedged call waits for.
@@ -141,16 +150,40 @@ where
         let mut i = 0;
         while i < hedged.copies.len() {
             let copy = &mut hedged.copies[i];
-            let limit = copy.limit.as_mut().map(Pin::as_mut);
-            let Poll::Ready(outcome) =
-                poll_copy(call.engine, copy.number, copy.fut.as_mut(), limit, cx)
-            else {
-                i += 1;
-                continue;
+            // A fault injected into the copy (feature `testing`): its wait first, then the
+            // copy fails unpolled (`Some`), or its future is made and polled.
+            #[cfg(feature = "testing")]
+            let failed = match poll_fault(call.engine, call.op, copy, cx) {
+                Poll::Ready(failed) => failed,
+                Poll::Pending => {
+                    i += 1;
+                    continue;
+                }
+            };
+            #[cfg(not(feature = "testing"))]
+            let failed: Option<Elapsed> = None;
+            let outcome = if let Some(failed) = failed {
+                Some(Err(call.timeout.timed_out(failed)))
+            } else {
+                let Some(fut) = copy.fut.as_mut() else {
+                    unreachable!("reattempt: a hedged copy without a future to poll")
+                };
+                let limit = copy.limit.as_mut().map(Pin::as_mut);
+                let Poll::Ready(outcome) =
+                    poll_copy(call.engine, copy.number, fut.as_mut(), limit, cx)
+                else {
+                    i += 1;
+                    continue;
+                };
+                outcome
             };
             let copy = hedged.copies.swap_remove(i);
             policy.latencies.record(copy.started.elapsed());
             let outcome = outcome.unwrap_or_else(|| Err(call.timeout.timed_out(Elapsed::new())));
+            #[cfg(feature = "testing")]
+            if let Some(kind) = copy.injected {
+                crate::engine::events::fault_injected(call.name, copy.number, kind);
+            }
             let guards = guards_of(breaker, throttle, copy.admitted, budget);
             let others = !hedged.copies.is_empty();
             // An earlier copy's failure already decided a retry, which waits for its backoff.
@@ -179,6 +212,10 @@ where
                     // (it reached the dependency): the attempts metric counts it.
                     for loser in hedged.copies.drain(..) {
                         crate::engine::events::attempt_made(call.name);
+                        #[cfg(feature = "testing")]
+                        if let Some(kind) = loser.injected {
+                            crate::engine::events::fault_injected(call.name, loser.number, kind);
+                        }
                         policy.latencies.record(loser.started.elapsed());
                         guards_of(breaker, throttle, loser.admitted, None).cancelled();
                     }
@@ -309,7 +346,7 @@ where
                 if is_hedge {
                     crate::engine::events::hedging(call.name, call.engine.attempt());
                 }
-                let copy = start_copy(call.engine, call.op, admitted, limit);
+                let copy = start_copy(call.engine, call.op, admitted, limit, C::APPLIES);
                 hedged.last_start = Some(copy.started);
                 hedged.copies.push(copy);
             }
@@ -324,7 +361,7 @@ where
         match steps::begin(call.engine, C::APPLIES) {
             Start::NotMade => Err(call.timeout.timed_out(Elapsed::new())),
             Start::Run(limit) => {
-                let copy = start_copy(call.engine, call.op, admitted, limit);
+                let copy = start_copy(call.engine, call.op, admitted, limit, C::APPLIES);
                 hedged.last_start = Some(copy.started);
                 hedged.copies.push(copy);
                 return ControlFlow::Continue(());
@@ -343,23 +380,117 @@ where
     }
 }
 
-/// Makes the next attempt's future in its own context (it is attempt `engine.attempt()`).
+/// Makes the next attempt's future in its own context (it is attempt `engine.attempt()`),
+/// unless fault injection (feature `testing`) draws a fault for it: then the copy waits the
+/// fault's latency before its future is made, or fails unpolled (`can_fail`: the driver has a
+/// timeout conversion), as every driver does (see `steps::Fault`). Each copy draws: the first
+/// attempt, a retry, a hedge.
 fn start_copy<Op, Fut>(
     engine: &Engine<'_>,
     op: &mut Op,
     admitted: Admitted,
     limit: Option<Duration>,
+    can_fail: bool,
 ) -> HedgeCopy<Fut>
 where
     Op: FnMut() -> Fut,
 {
     let number = engine.attempt();
+    #[cfg(feature = "testing")]
+    if let Some(fault) = steps::fault(engine) {
+        return start_faulty(engine, op, admitted, limit, can_fail, fault);
+    }
+    #[cfg(not(feature = "testing"))]
+    let _ = can_fail;
     let fut = enter_copy(engine, number, || Box::pin(op()));
     HedgeCopy {
-        fut,
+        fut: Some(fut),
         limit: limit.map(|d| Box::pin(tokio::time::sleep(d))),
         number,
         started: Instant::now(),
         admitted,
+        #[cfg(feature = "testing")]
+        pre: None,
+        #[cfg(feature = "testing")]
+        injected: None,
     }
+}
+
+/// [`start_copy`] for a copy into which `fault` is injected (feature `testing`). The fault is
+/// the copy's own, not the engine's (copies overlap): it is taken from the engine at once and
+/// counted when the copy's outcome is decided. The timeout noted for an injected error at once
+/// is noted again when the copy ends (another copy's outcome may be decided first).
+#[cfg(feature = "testing")]
+#[cold]
+#[inline(never)]
+fn start_faulty<Op, Fut>(
+    engine: &Engine<'_>,
+    op: &mut Op,
+    admitted: Admitted,
+    limit: Option<Duration>,
+    can_fail: bool,
+    fault: steps::Fault,
+) -> HedgeCopy<Fut>
+where
+    Op: FnMut() -> Fut,
+{
+    let number = engine.attempt();
+    let started = Instant::now();
+    let deadline = limit.and_then(|d| crate::drivers::timed::deadline_after(started, d));
+    let plan = steps::plan_fault(engine, fault, deadline, can_fail);
+    let injected = engine.take_injected();
+    let (fut, limit, pre) = match plan {
+        steps::FaultPlan::Run => (
+            Some(enter_copy(engine, number, || Box::pin(op()))),
+            deadline.map(|d| Box::pin(tokio::time::sleep_until(d))),
+            None,
+        ),
+        steps::FaultPlan::Fail(_) => {
+            engine.forget_class();
+            (None, None, Some(steps::AfterWait::Fail))
+        }
+        steps::FaultPlan::Wait { until, then } => (
+            None,
+            Some(Box::pin(tokio::time::sleep_until(until))),
+            Some(then),
+        ),
+    };
+    HedgeCopy {
+        fut,
+        limit,
+        number,
+        started,
+        admitted,
+        pre,
+        injected,
+    }
+}
+
+/// Polls the wait of a fault injected into `copy` (feature `testing`): `Pending` while it runs;
+/// then `Ready(Some(e))`, the copy fails with `e` unpolled (the engine noted a timeout), or
+/// `Ready(None)`, its future is made now, under its time limit (fixed when it began), and is to
+/// be polled. `Ready(None)` at once for a copy without a fault to wait.
+#[cfg(feature = "testing")]
+fn poll_fault<Op, Fut>(
+    engine: &Engine<'_>,
+    op: &mut Op,
+    copy: &mut HedgeCopy<Fut>,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Elapsed>>
+where
+    Op: FnMut() -> Fut,
+{
+    let Some(then) = copy.pre else {
+        return Poll::Ready(None);
+    };
+    if let Some(wait) = copy.limit.as_mut() {
+        std::task::ready!(wait.as_mut().poll(cx));
+    }
+    copy.pre = None;
+    let failed = steps::after_fault_wait(engine, then);
+    if let steps::AfterWait::Run(deadline) = then {
+        copy.limit = deadline.map(|d| Box::pin(tokio::time::sleep_until(d)));
+        copy.fut = Some(enter_copy(engine, copy.number, || Box::pin(op())));
+    }
+    Poll::Ready(failed)
 }

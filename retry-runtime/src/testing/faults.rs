@@ -28,9 +28,26 @@
 //! the `metrics` feature the counter `reattempt_injected_faults_total` (labels `name`, `kind`).
 //!
 //! A driver that has no conversion of a timeout into the call's error ([`NoTimeout`]: the
-//! closure API's `without_timeout()`, a blocking `#[retryable]` fn) cannot fail an attempt with
-//! the call's error: it injects the latency only (an injected error there is an attempt made
-//! after `latency`, if any, and counted as injected latency).
+//! closure API's and the tower layer's `without_timeout()`, a blocking `#[retryable]` fn)
+//! cannot fail an attempt with the call's error: it injects the latency only (an injected error
+//! there is an attempt made after `latency`, if any, and counted as injected latency).
+//!
+//! Every driver injects faults by these rules, from the same counter:
+//!
+//! - `#[retryable(policy = …)]`: an `async fn`'s attempts (the generated loop, the closure
+//!   driver it runs through, and a method lending `&mut self` or a `&mut` argument, whose
+//!   attempts are timed the same way); a blocking fn, latency only;
+//! - the closure API ([`RetryPolicy::retry`](crate::RetryPolicy::retry)), and so the reqwest
+//!   middleware, which runs its attempts through it;
+//! - the tower layer's `RetryService` (feature `tower`), and so the gRPC layer built on it;
+//! - a hedged call (a policy with `hedge_after`, through any of the above): each copy draws, the
+//!   first attempt, a retry and a hedge alike. A copy's fault is its own: a hedge is not slowed
+//!   or failed by the fault of the copy beside it, and an injected latency counts against the
+//!   copy's own timeout. A copy dropped because another answered first is counted with the
+//!   fault drawn for it, if any (its attempt was begun).
+//!
+//! The untimed async attempt of an attribute without a `policy` (no `timeout`) draws nothing:
+//! its policy, built from the attribute's keys, cannot inject faults.
 //!
 //! [`NoTimeout`]: crate::NoTimeout
 
