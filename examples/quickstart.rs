@@ -7,14 +7,18 @@
 //! attempt gets the first charge back instead of charging again. A second order with an invalid
 //! amount gets a 400, which is not retried.
 //!
+//! The service is `reattempt::testing::http::Service` (feature `testing`, on in this repository's
+//! example builds): in your own crate, `reattempt = { version = "0.1", features = ["testing"] }`
+//! under `[dev-dependencies]` gives it to your tests and examples.
+//!
 //! Run it with `cargo run --example quickstart` (about two seconds; no setup). Add
 //! `RUST_LOG=reattempt=debug` to see the library's own event for each retry.
 
 use std::fmt;
 use std::time::Duration;
 
+use reattempt::testing::http::{Fault, RetryAfter, Service};
 use reattempt::{RetryContext, retryable};
-use reattempt_support::{Fault, RetryAfter, Service};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;

@@ -15,10 +15,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use reattempt::http::{Attempts, Verdict};
 use reattempt::reqwest_middleware::RetryMiddleware;
+use reattempt::testing::http::{Fault, Service};
 use reattempt::tower::RetryLayer;
 use reattempt::{BreakerState, CircuitBreaker, HedgeAfter, RetryPolicy};
 use reattempt_support::payments::quick;
-use reattempt_support::{Fault, Service};
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
 type Incoming = hyper::body::Incoming;

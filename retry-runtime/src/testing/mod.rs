@@ -8,3 +8,6 @@
 //! - [`with_test_clock`]: blocking `#[retryable]` functions sleep on a paused clock, so a test of
 //!   20 s of backoff takes milliseconds (async code has tokio's paused clock already:
 //!   `#[tokio::test(start_paused = true)]`, with tokio's `test-util` feature).
+
+#[cfg(feature = "http")]
+pub mod http;
