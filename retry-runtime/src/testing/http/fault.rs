@@ -51,6 +51,34 @@ pub enum Fault {
     LoseResponse,
     /// The side effect is applied, then the connection is reset instead of answering.
     CommitThenReset,
+    /// The side effect is applied (and the real answer stored under the key), then the client
+    /// gets this status instead: a gateway's 503 after its upstream acted ("upstream reset
+    /// before headers"), the case where retrying a request without a key does it twice.
+    ///
+    /// ```
+    /// use retry_runtime::testing::http::{Fault, Outcome, Service};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let service = Service::start().await;
+    /// service.script([Fault::CommitThenStatus(503)]);
+    /// let client = reqwest::Client::new();
+    /// let charge = || {
+    ///     client
+    ///         .post(format!("{}/charges", service.url()))
+    ///         .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
+    ///         .send()
+    /// };
+    /// assert_eq!(charge().await.unwrap().status(), 503);
+    /// assert_eq!(service.seen()[0].outcome, Outcome::Applied);
+    /// assert_eq!(charge().await.unwrap().status(), 201); // no key: charged again
+    /// assert_eq!(service.effects("o-1"), 2);
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    /// As [`Fault::Status`], when this is not a status code.
+    CommitThenStatus(u16),
     /// The side effect is applied (and stored under the key), then the answer comes only after
     /// this delay: a replica in a GC pause or behind a slow disk, the straggler hedging is for.
     /// A copy of the request sent meanwhile with the same key gets the stored answer at once.
@@ -116,6 +144,7 @@ impl std::fmt::Display for Fault {
             Fault::Hang => f.write_str("hang"),
             Fault::LoseResponse => f.write_str("commit, then lose the response"),
             Fault::CommitThenReset => f.write_str("commit, then reset the connection"),
+            Fault::CommitThenStatus(status) => write!(f, "commit, then answer {status}"),
             Fault::SlowAnswer(d) => write!(f, "commit, then answer after {d:?}"),
             Fault::SlowBody(d) => write!(f, "commit, then a body that takes {d:?}"),
             Fault::Reset => f.write_str("connection reset"),

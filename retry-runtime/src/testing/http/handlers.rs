@@ -147,6 +147,12 @@ pub(super) async fn price(
     if fault == Fault::CommitThenReset {
         return reset(&shared, &conn, seen, Outcome::Reset);
     }
+    if let Fault::CommitThenStatus(code) = fault {
+        // A read has nothing to commit: the status alone.
+        record(&shared, seen, Outcome::Status(code), None);
+        let code = StatusCode::from_u16(code).expect("a status code");
+        return error(code, "upstream reset before headers");
+    }
     if let Fault::SlowAnswer(delay) = fault {
         tokio::time::sleep(delay).await;
     }
@@ -252,6 +258,12 @@ async fn handle(
         Fault::CommitThenReset => {
             shared.say(format!("{did}, then reset the connection"));
             reset(shared, conn, seen, outcome)
+        }
+        Fault::CommitThenStatus(code) => {
+            shared.say(format!("{did}, then answered {code}"));
+            record(shared, seen, outcome, None);
+            let code = StatusCode::from_u16(code).expect("a status code");
+            error(code, "upstream reset before headers")
         }
         _ => {
             if let Fault::SlowAnswer(delay) = fault {
@@ -395,6 +407,7 @@ async fn pre_app_fault(
         | Fault::Hang
         | Fault::LoseResponse
         | Fault::CommitThenReset
+        | Fault::CommitThenStatus(_)
         | Fault::SlowAnswer(_)
         | Fault::SlowBody(_) => {
             // Let tokio run other tasks, as a real service would between accepting and handling.
