@@ -293,6 +293,13 @@ pub use retry_runtime::tonic;
 #[cfg(feature = "testing")]
 pub use retry_runtime::testing;
 
+/// Guides, one chapter per concern, with examples that run as tests.
+pub mod guide {
+    #[cfg(feature = "testing")]
+    #[doc = include_str!("../docs/guide/testing.md")]
+    pub mod testing {}
+}
+
 /// Everything the runtime offers, the closure API's building blocks included (the types its
 /// builder methods return, the slots of [`FnHooks`], breaker permits), for code that names them.
 pub mod runtime {

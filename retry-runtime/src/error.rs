@@ -15,18 +15,48 @@
 /// assert!(matches!(PayError::from(Elapsed::new()), PayError::Timeout));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Elapsed(());
+pub struct Elapsed {
+    injected: bool,
+}
 
 impl Elapsed {
     /// The value a timed-out attempt produces.
     pub const fn new() -> Self {
-        Elapsed(())
+        Elapsed { injected: false }
+    }
+
+    /// The value of an attempt that fault injection failed (feature `testing`: see
+    /// [`FaultInjection`](crate::testing::FaultInjection)): not made, converted into the call's
+    /// error as a timeout is, so that it is retried as a timeout-class failure.
+    ///
+    /// ```
+    /// use retry_runtime::Elapsed;
+    /// assert!(Elapsed::injected().is_injected());
+    /// assert_eq!(Elapsed::injected().to_string(), "injected fault: attempt not made");
+    /// ```
+    #[cfg(feature = "testing")]
+    pub const fn injected() -> Self {
+        Elapsed { injected: true }
+    }
+
+    /// Whether fault injection made this failure (the attempt was not made), rather than a
+    /// `timeout` that ran out. Always `false` without feature `testing`.
+    ///
+    /// ```
+    /// assert!(!retry_runtime::Elapsed::new().is_injected());
+    /// ```
+    pub const fn is_injected(&self) -> bool {
+        self.injected
     }
 }
 
 impl std::fmt::Display for Elapsed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("attempt timed out")
+        f.write_str(if self.injected {
+            "injected fault: attempt not made"
+        } else {
+            "attempt timed out"
+        })
     }
 }
 

@@ -115,7 +115,8 @@ use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 
 // The gRPC layer (gRFC A6's retries, hedging and throttle for a tonic channel).
 pub use crate::clients::grpc::{
-    DEFAULT_MAX_ATTEMPTS_CAP, GrpcResponseFuture, GrpcRetryLayer, GrpcRetryService,
+    DEFAULT_MAX_ATTEMPTS_CAP, EnginePolicy, GrpcPolicies, GrpcResponseFuture, GrpcRetryLayer,
+    GrpcRetryService, TransientStatuses,
 };
 
 /// A predicate retrying exactly the statuses whose code is one of `codes`, for

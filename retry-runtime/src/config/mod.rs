@@ -72,8 +72,24 @@ use crate::schedule::preset::Preset;
 /// `multiplier`, `max_delay`, `jitter` (`"none"`, `"full"`, `"equal"`, `"decorrelated"` or a
 /// factor in (0, 1]), `timeout`, `max_elapsed`, `log_error` (`"none"`, `"type"`, `"debug"`: see
 /// [`LogError`](crate::LogError)), `hedge_after` (`"50ms"` or `"p95"`: see
-/// [`HedgeAfter`](crate::HedgeAfter)), `one_layer` (a bool); durations are strings such as
-/// `"200ms"`.
+/// [`HedgeAfter`](crate::HedgeAfter)), `one_layer` (a bool), `inject_faults` (a table: `rate`,
+/// `latency`, `latency_rate`, `seed`; see `testing::FaultInjection`; read only with feature `testing`, refused
+/// with a message saying so without it); durations are strings such as `"200ms"`.
+///
+/// ```
+/// # #[cfg(feature = "testing")] {
+/// use std::time::Duration;
+/// use retry_runtime::RetryPolicy;
+///
+/// let policy: RetryPolicy = toml::from_str(
+///     r#"inject_faults = { rate = 0.1, latency = "50ms", seed = 7 }"#,
+/// ).unwrap();
+/// let faults = policy.fault_injection().unwrap();
+/// assert_eq!((faults.rate(), faults.latency(), faults.seed()), (0.1, Some(Duration::from_millis(50)), 7));
+/// let err = toml::from_str::<RetryPolicy>("inject_faults = { rate = 2 }").unwrap_err();
+/// assert!(err.to_string().contains("invalid `rate`: must be a number in [0, 1]"), "{err}");
+/// # }
+/// ```
 ///
 /// ```
 /// use std::time::Duration;
@@ -134,9 +150,15 @@ impl<'de> Deserialize<'de> for RetryPolicy {
             hedge_after: raw.hedge_after.or(base.hedge_after),
             one_layer: raw.one_layer.or(base.one_layer),
         };
-        RetryPolicyBuilder::from_settings(settings)
-            .build()
-            .map_err(de::Error::custom)
+        let builder = RetryPolicyBuilder::from_settings(settings);
+        #[cfg(feature = "testing")]
+        let builder = match raw.inject_faults {
+            Some(faults) => builder.inject_faults(faults.build().map_err(de::Error::custom)?),
+            None => builder,
+        };
+        #[cfg(not(feature = "testing"))]
+        let _ = raw.inject_faults;
+        builder.build().map_err(de::Error::custom)
     }
 }
 
@@ -313,6 +335,63 @@ struct RawPolicy {
     #[serde(default)]
     hedge_after: Option<HedgeAfter>,
     one_layer: Option<bool>,
+    #[serde(default, deserialize_with = "inject_faults")]
+    inject_faults: Option<RawFaults>,
+}
+
+/// An `inject_faults` table (feature `testing`): `rate`, `latency`, `latency_rate`, `seed`,
+/// checked by [`FaultInjectionBuilder::build`](crate::testing::FaultInjectionBuilder::build).
+#[cfg(feature = "testing")]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFaults {
+    #[serde(default, deserialize_with = "key::rate")]
+    rate: Option<f64>,
+    #[serde(default, deserialize_with = "key::latency")]
+    latency: Option<Duration>,
+    #[serde(default, deserialize_with = "key::latency_rate")]
+    latency_rate: Option<f64>,
+    #[serde(default)]
+    seed: Option<u64>,
+}
+
+#[cfg(feature = "testing")]
+impl RawFaults {
+    fn build(self) -> Result<crate::testing::FaultInjection, crate::ConfigError> {
+        let mut b = crate::testing::FaultInjection::builder();
+        if let Some(r) = self.rate {
+            b = b.rate(r);
+        }
+        if let Some(l) = self.latency {
+            b = b.latency(l);
+        }
+        if let Some(r) = self.latency_rate {
+            b = b.latency_rate(r);
+        }
+        if let Some(s) = self.seed {
+            b = b.seed(s);
+        }
+        b.build()
+    }
+}
+
+#[cfg(feature = "testing")]
+fn inject_faults<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RawFaults>, D::Error> {
+    Option::deserialize(d)
+}
+
+/// Without feature `testing` an `inject_faults` key is refused: a config that asks for faults
+/// must not silently run without them.
+#[cfg(not(feature = "testing"))]
+enum RawFaults {}
+
+#[cfg(not(feature = "testing"))]
+fn inject_faults<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RawFaults>, D::Error> {
+    let _ = de::IgnoredAny::deserialize(d)?;
+    Err(de::Error::custom(
+        "`inject_faults` needs reattempt's `testing` feature (fault injection is compiled in only \
+         with it): enable the feature, or remove the key",
+    ))
 }
 
 #[derive(Deserialize)]
@@ -384,6 +463,13 @@ mod key {
         timeout_cost: Count -> u32,
         throttling_cost: Count -> u32,
         success_deposit: Count -> u32,
+    }
+
+    #[cfg(feature = "testing")]
+    keys! {
+        rate: Number -> f64,
+        latency: HumanDuration -> Duration,
+        latency_rate: Number -> f64,
     }
 }
 
@@ -630,6 +716,39 @@ mod tests {
 
     fn policy(json: &str) -> Result<RetryPolicy, String> {
         serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    #[cfg(not(feature = "testing"))]
+    #[test]
+    fn inject_faults_is_refused_without_the_testing_feature() {
+        let err = policy(r#"{ "inject_faults": { "rate": 0.1 } }"#).unwrap_err();
+        assert!(
+            err.contains("`inject_faults` needs reattempt's `testing` feature"),
+            "{err}"
+        );
+    }
+
+    #[cfg(feature = "testing")]
+    #[test]
+    fn inject_faults_reads_its_table_and_refuses_unknown_keys() {
+        let p = policy(r#"{ "inject_faults": { "rate": 0.1, "latency": "50ms", "latency_rate": 0.2, "seed": 7 } }"#)
+            .unwrap();
+        let f = p.fault_injection().unwrap();
+        assert_eq!((f.rate(), f.latency_rate(), f.seed()), (0.1, 0.2, 7));
+        assert_eq!(f.latency(), Some(Duration::from_millis(50)));
+        let err = policy(r#"{ "inject_faults": { "ratio": 0.1 } }"#).unwrap_err();
+        assert!(err.contains("unknown field `ratio`"), "{err}");
+        let err = policy(r#"{ "inject_faults": { "latency": 50 } }"#).unwrap_err();
+        assert!(
+            err.contains("invalid `latency`: a duration needs a unit"),
+            "{err}"
+        );
+        assert!(
+            policy(r#"{ "inject_faults": null }"#)
+                .unwrap()
+                .fault_injection()
+                .is_none()
+        );
     }
 
     #[test]

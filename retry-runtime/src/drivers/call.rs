@@ -265,22 +265,44 @@ impl<'p> Call<'p> {
     where
         F: Future<Output = Result<T, E>>,
     {
-        let (limit, spent) = match steps::begin_timed(&mut self.engine) {
-            Ok(deadline) => (Limit::at(deadline), false),
-            Err(steps::NotMade) => (Limit::Unlimited, true),
+        let (limit, pre) = match steps::begin_timed(&mut self.engine) {
+            Ok(deadline) => {
+                #[cfg(feature = "testing")]
+                if let Some(fault) = steps::fault(&self.engine) {
+                    let (limit, pre) = injected(&self.engine, fault, deadline);
+                    return TimedAttempt {
+                        engine: &mut self.engine,
+                        fut,
+                        limit,
+                        pre,
+                        timed_out,
+                    };
+                }
+                (Limit::at(deadline), Pre::Run)
+            }
+            Err(steps::NotMade) => (Limit::Unlimited, Pre::Spent),
         };
         TimedAttempt {
             engine: &mut self.engine,
             fut,
             limit,
-            spent,
+            pre,
             timed_out,
         }
     }
 
     /// Runs one attempt of a blocking function: `context()` names this call while `f` runs.
+    /// A policy's fault injection (feature `testing`) adds its latency only (a blocking attempt
+    /// has no timeout conversion to fail with): `f` runs after it.
     pub fn attempt_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
         self.engine.begin_untimed_started();
+        #[cfg(feature = "testing")]
+        if let Some(fault) = steps::fault(&self.engine) {
+            self.engine.fault_as_latency(fault.latency.is_some());
+            if let Some(latency) = fault.latency {
+                self.sleep_blocking(latency);
+            }
+        }
         enter(&self.engine, f)
     }
 
@@ -425,6 +447,12 @@ impl<'p> Call<'p> {
     /// ```
     pub fn sleep_blocking(&self, delay: Duration) {
         use tokio::runtime::{Handle, RuntimeFlavor};
+        // A test clock on this thread (`reattempt::testing::with_test_clock`): no real time.
+        #[cfg(feature = "testing")]
+        if crate::testing::clock::running() {
+            crate::testing::clock::sleep_blocking(delay);
+            return;
+        }
         match Handle::try_current().map(|h| h.runtime_flavor()) {
             Err(_) => std::thread::sleep(delay),
             Ok(RuntimeFlavor::MultiThread) => {
@@ -464,6 +492,58 @@ impl<F: Future> Future for Attempt<'_, '_, F> {
     }
 }
 
+/// What comes before a timed attempt's body is polled.
+#[derive(Debug, Clone, Copy)]
+enum Pre {
+    /// Nothing: the body is polled.
+    Run,
+    /// No time remained when the attempt was to start: it ends as timed out, unpolled.
+    Spent,
+    /// A fault injected (feature `testing`): the limit's timer is its wait (or none, for an
+    /// error at once), then this.
+    #[cfg(feature = "testing")]
+    Injected(steps::AfterWait),
+}
+
+/// The limit and what comes first of a timed attempt into which `fault` is injected.
+#[cfg(feature = "testing")]
+#[cold]
+fn injected(
+    engine: &Engine<'_>,
+    fault: steps::Fault,
+    deadline: Option<tokio::time::Instant>,
+) -> (Limit, Pre) {
+    match steps::plan_fault(engine, fault, deadline, true) {
+        steps::FaultPlan::Run => (Limit::at(deadline), Pre::Run),
+        steps::FaultPlan::Fail(_) => (Limit::Unlimited, Pre::Injected(steps::AfterWait::Fail)),
+        steps::FaultPlan::Wait { until, then } => (Limit::at(Some(until)), Pre::Injected(then)),
+    }
+}
+
+/// Waits out an injected fault's latency (the limit's timer): `Ready(Some(e))` the attempt
+/// fails with `e`; `Ready(None)` its body is polled now, under its own limit.
+#[cfg(feature = "testing")]
+#[cold]
+#[inline(never)]
+fn poll_fault(
+    engine: &Engine<'_>,
+    mut limit: Pin<&mut Limit>,
+    pre: &mut Pre,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Elapsed>> {
+    let Pre::Injected(then) = *pre else {
+        return Poll::Ready(None);
+    };
+    if let Some(sleep) = timed::arm(limit.as_mut()) {
+        std::task::ready!(sleep.poll(cx));
+    }
+    *pre = Pre::Run;
+    if let steps::AfterWait::Run(deadline) = then {
+        limit.set(Limit::at(deadline));
+    }
+    Poll::Ready(steps::after_fault_wait(engine, then))
+}
+
 pin_project! {
     /// One attempt of an async body under a time limit; made by [`Call::attempt_timed`].
     #[must_use = "futures do nothing unless awaited"]
@@ -474,8 +554,8 @@ pin_project! {
         // Armed only if the attempt answers `Pending`.
         #[pin]
         limit: Limit,
-        // No time remained when the attempt was to start: it ends as timed out, unpolled.
-        spent: bool,
+        // What comes before the body is polled: nothing, an attempt not made, or an injected fault.
+        pre: Pre,
         // Checked once where the attempt is made (`E: FromElapsed`), so that a missing
         // conversion is one error there rather than another at the `.await`.
         timed_out: fn(Elapsed) -> E,
@@ -490,9 +570,19 @@ where
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
-        let this = self.project();
-        if *this.spent {
-            return Poll::Ready(Err((this.timed_out)(Elapsed::new())));
+        #[cfg_attr(not(feature = "testing"), allow(unused_mut))]
+        let mut this = self.project();
+        match *this.pre {
+            Pre::Run => {}
+            Pre::Spent => return Poll::Ready(Err((this.timed_out)(Elapsed::new()))),
+            #[cfg(feature = "testing")]
+            Pre::Injected(_) => {
+                if let Some(failed) =
+                    std::task::ready!(poll_fault(this.engine, this.limit.as_mut(), this.pre, cx))
+                {
+                    return Poll::Ready(Err((this.timed_out)(failed)));
+                }
+            }
         }
         // `poll_attempt`, written out with its limit's steps out of line ([`timed::limit`]): what
         // is compiled for each `#[retryable]` function's body type is the poll itself.

@@ -1093,6 +1093,9 @@ where
             *this.done = true;
             return Poll::Ready(out);
         }
+        // An attempt that fault injection failed, not made (feature `testing`; always `None`
+        // without).
+        let mut injected_failure: Option<Elapsed> = None;
         loop {
             // The engine's steps, in order: admit, begin, poll, decide, sleep.
             let outcome = if let Some(fut) = this.attempt.as_mut().as_pin_mut() {
@@ -1111,7 +1114,30 @@ where
                 };
                 this.attempt.set(None);
                 outcome
+            } else if let Some(failed) = injected_failure.take() {
+                // An attempt that fault injection failed (feature `testing`): not made.
+                Err(this.timeout.timed_out(failed))
             } else {
+                // A fault injected into the attempt begun (feature `testing`): its wait is over
+                // when the timer fires; then the attempt fails, or is made under its limit.
+                #[cfg(feature = "testing")]
+                if let AttemptLimit::Injected(then) = *this.limit {
+                    if let Some(sleep) = this.timer.as_mut().as_pin_mut() {
+                        ready!(sleep.poll(cx));
+                    }
+                    *this.limit = AttemptLimit::Unlimited;
+                    if let Some(failed) = steps::after_fault_wait(this.engine, then) {
+                        injected_failure = Some(failed);
+                        continue;
+                    }
+                    let steps::AfterWait::Run(deadline) = then else {
+                        unreachable!("reattempt: only a fault to run returns no failure")
+                    };
+                    let fut = enter(this.engine, &mut *this.op);
+                    this.attempt.set(Some(fut));
+                    *this.limit = deadline.map_or(AttemptLimit::Unlimited, AttemptLimit::Due);
+                    continue;
+                }
                 if this.engine.attempt() > 0 {
                     // Between attempts: the timer is the backoff sleep.
                     if let Some(sleep) = this.timer.as_mut().as_pin_mut() {
@@ -1152,6 +1178,21 @@ where
                     match begun {
                         Err(steps::NotMade) => Err(this.timeout.timed_out(Elapsed::new())),
                         Ok(deadline) => {
+                            #[cfg(feature = "testing")]
+                            if let Some(fault) = steps::fault(this.engine) {
+                                match steps::plan_fault(this.engine, fault, deadline, C::APPLIES) {
+                                    steps::FaultPlan::Run => {}
+                                    steps::FaultPlan::Fail(failed) => {
+                                        injected_failure = Some(failed);
+                                        continue;
+                                    }
+                                    steps::FaultPlan::Wait { until, then } => {
+                                        set_timer_at(this.timer.as_mut(), until);
+                                        *this.limit = AttemptLimit::Injected(then);
+                                        continue;
+                                    }
+                                }
+                            }
                             let fut = enter(this.engine, &mut *this.op);
                             this.attempt.set(Some(fut));
                             *this.limit =
@@ -1189,4 +1230,7 @@ enum AttemptLimit {
     Unlimited,
     Due(Instant),
     Armed,
+    /// No attempt yet: the timer is an injected fault's wait (feature `testing`), then this.
+    #[cfg(feature = "testing")]
+    Injected(steps::AfterWait),
 }

@@ -27,6 +27,7 @@
 //! | `reattempt_throttle_rejections_total` | counter | attempts the adaptive throttle shed |
 //! | `reattempt_bulkhead_rejections_total` | counter | calls a bulkhead turned away |
 //! | `reattempt_one_layer_deferrals_total` | counter | calls that left a retry to an enclosing call (`one_layer`) |
+//! | `reattempt_injected_faults_total` | counter, label `kind` | faults injected into attempts (feature `testing`, `testing::FaultInjection`): `error` (an attempt not made, failed) or `latency` (an attempt made late) |
 //! | `reattempt_retry_delay_seconds` | histogram, label `class` | the sleeps before retries, by the class of the failure retried (`transient`, `throttling`, `timeout`) |
 
 use std::fmt::Debug;
@@ -164,6 +165,29 @@ pub(crate) fn retrying(
         error_type = error.type_name,
         error = error.debug(),
         "attempt failed; retrying"
+    );
+}
+
+/// Fault injection made attempt `attempt` of the call into `kind` (counted when its outcome is
+/// decided): a `DEBUG` event with `injected = true`, and the counter
+/// `reattempt_injected_faults_total`.
+#[cfg(feature = "testing")]
+#[cold]
+pub(crate) fn fault_injected(
+    name: &'static str,
+    attempt: u32,
+    kind: crate::testing::InjectedFault,
+) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("reattempt_injected_faults_total", "name" => name, "kind" => kind.as_str())
+        .increment(1);
+    tracing::debug!(
+        target: "reattempt",
+        name,
+        attempt,
+        injected = true,
+        kind = kind.as_str(),
+        "fault injected into the attempt"
     );
 }
 

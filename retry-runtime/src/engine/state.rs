@@ -160,6 +160,10 @@ pub struct Engine<'p> {
     /// The key's bits, 0 until drawn (a drawn 0 is redrawn).
     key: Cell<[u64; 2]>,
     schedule: Schedule,
+    /// The fault injected into the attempt running now, until its outcome is decided (feature
+    /// `testing`): what the decision counts as injected.
+    #[cfg(feature = "testing")]
+    injected: Cell<Option<crate::testing::InjectedFault>>,
 }
 
 impl<'p> Engine<'p> {
@@ -176,6 +180,8 @@ impl<'p> Engine<'p> {
             start: InstantSlot::empty(),
             key: Cell::new([0; 2]),
             schedule: Schedule::default(),
+            #[cfg(feature = "testing")]
+            injected: Cell::new(None),
         }
     }
 
@@ -195,6 +201,8 @@ impl<'p> Engine<'p> {
             },
             key: Cell::new([0; 2]),
             schedule: Schedule::default(),
+            #[cfg(feature = "testing")]
+            injected: Cell::new(None),
         }
     }
 
@@ -318,6 +326,52 @@ impl<'p> Engine<'p> {
         let next = kept.checked_add(ONE_ATTEMPT).unwrap_or(kept);
         self.attempt.set(next);
         next >> FLAG_BITS
+    }
+
+    /// Draws the fault of the attempt just begun from the policy's fault injection (feature
+    /// `testing`), and notes it for the decision that counts it. `None` (at once, without
+    /// `testing`, or without the setting: one branch) when the attempt runs untouched.
+    #[cfg(feature = "testing")]
+    #[inline]
+    pub(crate) fn draw_fault(&self) -> Option<crate::engine::steps::Fault> {
+        match &self.policy.faults {
+            Some(faults) => self.draw_fault_from(faults),
+            None => None,
+        }
+    }
+
+    #[cfg(feature = "testing")]
+    #[cold]
+    #[inline(never)]
+    fn draw_fault_from(
+        &self,
+        faults: &crate::testing::faults::Faults,
+    ) -> Option<crate::engine::steps::Fault> {
+        use crate::testing::InjectedFault;
+        let kind = faults.next()?;
+        self.injected.set(Some(kind));
+        Some(crate::engine::steps::Fault {
+            latency: faults.setting.latency().filter(|d| !d.is_zero()),
+            error: kind == InjectedFault::Error,
+        })
+    }
+
+    /// Notes that the fault drawn for the attempt running now was made a latency only (a driver
+    /// that cannot convert an injected error into the call's error): counted as one if there is
+    /// a latency to add, else not at all.
+    #[cfg(feature = "testing")]
+    pub(crate) fn fault_as_latency(&self, has_latency: bool) {
+        if self.injected.get().is_some() {
+            self.injected
+                .set(has_latency.then_some(crate::testing::InjectedFault::Latency));
+        }
+    }
+
+    /// The fault injected into the attempt just ended, if any, forgotten (it is counted once).
+    #[cfg(feature = "testing")]
+    #[inline]
+    pub(crate) fn take_injected(&self) -> Option<crate::testing::InjectedFault> {
+        self.injected.take()
     }
 
     /// The current attempt's number (1-based); 0 before the first.
@@ -730,6 +784,8 @@ pub struct Detached {
     start: InstantSlot,
     key: Cell<[u64; 2]>,
     schedule: Schedule,
+    #[cfg(feature = "testing")]
+    injected: Cell<Option<crate::testing::InjectedFault>>,
 }
 
 impl Detached {
@@ -748,6 +804,8 @@ impl Detached {
             start: self.start,
             key: self.key,
             schedule: self.schedule,
+            #[cfg(feature = "testing")]
+            injected: self.injected,
         }
     }
 }
@@ -761,6 +819,8 @@ impl Engine<'_> {
             start: self.start,
             key: self.key,
             schedule: self.schedule,
+            #[cfg(feature = "testing")]
+            injected: self.injected,
         }
     }
 }

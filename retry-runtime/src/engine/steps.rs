@@ -212,6 +212,116 @@ pub(crate) fn begin_timed(engine: &mut Engine<'_>) -> Result<Option<Instant>, No
     }
 }
 
+/// What fault injection (feature `testing`) makes of an attempt just begun: see
+/// [`FaultInjection`](crate::testing::FaultInjection). Every driver handles it the same way: it
+/// waits `latency` (if any) before anything else; then, with `error`, it does not make the
+/// attempt, and the attempt fails with its timeout conversion of `Elapsed::injected()` (noted as
+/// a timeout: `Engine::mark_timed_out`); without, it makes the attempt, whose time limit (fixed
+/// when the attempt began) the latency counts against. A driver without a timeout conversion
+/// injects the latency only.
+#[cfg(feature = "testing")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fault {
+    /// The latency added before the attempt (or its injected error).
+    pub(crate) latency: Option<Duration>,
+    /// The attempt is not made: it fails with an injected error.
+    pub(crate) error: bool,
+}
+
+/// The fault of the attempt just begun, if the policy injects one (see [`Fault`]): `None` at
+/// once without feature `testing`.
+#[cfg(feature = "testing")]
+#[inline]
+pub(crate) fn fault(engine: &Engine<'_>) -> Option<Fault> {
+    engine.draw_fault()
+}
+
+/// What a driver does with a [`Fault`] drawn for an attempt that began with time limit
+/// `deadline` (`can_fail`: whether the driver can turn a timeout into the call's error).
+#[cfg(feature = "testing")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FaultPlan {
+    /// Make the attempt as usual.
+    Run,
+    /// Wait until `until`, then do `then` (see [`after_fault_wait`]).
+    Wait { until: Instant, then: AfterWait },
+    /// Fail the attempt now with this (the engine noted a timeout).
+    Fail(crate::Elapsed),
+}
+
+/// What follows a fault's wait.
+#[cfg(feature = "testing")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AfterWait {
+    /// An injected error.
+    Fail,
+    /// The attempt's own time limit came first: it times out, unpolled.
+    TimeOut,
+    /// Make the attempt, under its time limit (fixed when it began).
+    Run(Option<Instant>),
+}
+
+/// Plans a drawn fault (see [`Fault`]): the latency is waited first, capped at the attempt's
+/// `deadline`; an injected error needs `can_fail`, else it is a latency only.
+#[cfg(feature = "testing")]
+#[cold]
+pub(crate) fn plan_fault(
+    engine: &Engine<'_>,
+    fault: Fault,
+    deadline: Option<Instant>,
+    can_fail: bool,
+) -> FaultPlan {
+    if !can_fail {
+        engine.fault_as_latency(fault.latency.is_some());
+    }
+    let error = fault.error && can_fail;
+    let Some(latency) = fault.latency else {
+        return if error {
+            engine.mark_timed_out();
+            FaultPlan::Fail(crate::Elapsed::injected())
+        } else {
+            FaultPlan::Run
+        };
+    };
+    let end = crate::drivers::timed::instant_after(Instant::now(), latency);
+    match deadline {
+        Some(d) if d <= end => FaultPlan::Wait {
+            until: d,
+            then: if error {
+                AfterWait::Fail
+            } else {
+                AfterWait::TimeOut
+            },
+        },
+        _ => FaultPlan::Wait {
+            until: end,
+            then: if error {
+                AfterWait::Fail
+            } else {
+                AfterWait::Run(deadline)
+            },
+        },
+    }
+}
+
+/// A fault's wait is over: the attempt's failure (`Some`, the engine noting a timeout), or
+/// `None` to make it.
+#[cfg(feature = "testing")]
+#[cold]
+pub(crate) fn after_fault_wait(engine: &Engine<'_>, then: AfterWait) -> Option<crate::Elapsed> {
+    match then {
+        AfterWait::Fail => {
+            engine.mark_timed_out();
+            Some(crate::Elapsed::injected())
+        }
+        AfterWait::TimeOut => {
+            engine.mark_timed_out();
+            Some(crate::Elapsed::new())
+        }
+        AfterWait::Run(_) => None,
+    }
+}
+
 /// No time remained to make the attempt ([`Start::NotMade`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NotMade;
@@ -332,6 +442,10 @@ fn decide_inner<T, E: Debug>(
     last: Option<&mut Option<Result<T, E>>>,
     number: u32,
 ) -> Decision<Result<T, E>> {
+    #[cfg(feature = "testing")]
+    if let Some(kind) = engine.take_injected() {
+        events::fault_injected(name.name(), engine.attempt(), kind);
+    }
     // The success path, kept small so that it inlines into the caller's loop.
     match outcome {
         // Written out here rather than calling `accepted` (which a hedged copy's decision uses):

@@ -47,6 +47,9 @@ pub struct RetryPolicy {
     /// The recent attempt latencies, for a quantile `hedge_after`.
     pub(crate) latencies: Latencies,
     pub(crate) one_layer: bool,
+    /// Fault injection (feature `testing`): `None` unless set.
+    #[cfg(feature = "testing")]
+    pub(crate) faults: Option<crate::testing::faults::Faults>,
 }
 
 /// Defaults, as in the attribute's table (the rules' own: [`PolicySettings`] has each under the
@@ -90,6 +93,8 @@ impl RetryPolicy {
     pub const fn builder() -> RetryPolicyBuilder {
         RetryPolicyBuilder {
             settings: PolicySettings::new(),
+            #[cfg(feature = "testing")]
+            faults: None,
         }
     }
 
@@ -221,6 +226,60 @@ impl RetryPolicy {
         self.log_error
     }
 
+    /// The policy's fault injection, if set (feature `testing`: see
+    /// [`RetryPolicyBuilder::inject_faults`]).
+    ///
+    /// ```
+    /// assert!(retry_runtime::RetryPolicy::default().fault_injection().is_none());
+    /// ```
+    #[cfg(feature = "testing")]
+    pub const fn fault_injection(&self) -> Option<&crate::testing::FaultInjection> {
+        match &self.faults {
+            Some(f) => Some(&f.setting),
+            None => None,
+        }
+    }
+
+    /// How many attempts have drawn for a fault through this policy since it was built (or
+    /// [rewound](Self::rewind_faults)): the index of the next draw. 0 without fault injection.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::testing::FaultInjection;
+    ///
+    /// let faults = FaultInjection::builder().rate(0.5).seed(1).build().unwrap();
+    /// let policy = RetryPolicy::builder().max_attempts(1).inject_faults(faults).build().unwrap();
+    /// for _ in 0..10 {
+    ///     let _ = policy.retry(|| async { Ok::<_, std::io::Error>(()) }).await;
+    /// }
+    /// assert_eq!(policy.faults_drawn(), 10);
+    /// policy.rewind_faults();
+    /// assert_eq!(policy.faults_drawn(), 0);
+    /// # }
+    /// ```
+    #[cfg(feature = "testing")]
+    pub fn faults_drawn(&self) -> u64 {
+        self.faults
+            .as_ref()
+            .map_or(0, crate::testing::faults::Faults::drawn)
+    }
+
+    /// Starts the fault sequence again from its first draw: the next attempts through the policy
+    /// are injected exactly as the first ones were (a rerun with a `static` policy).
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// RetryPolicy::default().rewind_faults(); // no fault injection: nothing to do
+    /// ```
+    #[cfg(feature = "testing")]
+    pub fn rewind_faults(&self) {
+        if let Some(f) = &self.faults {
+            f.rewind();
+        }
+    }
+
     /// When a call hedges, if it does (see [`RetryPolicyBuilder::hedge_after`]).
     ///
     /// ```
@@ -303,6 +362,8 @@ impl Default for RetryPolicy {
 pub struct RetryPolicyBuilder {
     // `None`: not set (the default), so that an error can say which of two settings is at fault.
     settings: PolicySettings,
+    #[cfg(feature = "testing")]
+    faults: Option<crate::testing::FaultInjection>,
 }
 
 impl RetryPolicyBuilder {
@@ -330,7 +391,11 @@ impl RetryPolicyBuilder {
     /// assert_eq!(RetryPolicyBuilder::from(settings), RetryPolicyBuilder::from_settings(settings));
     /// ```
     pub const fn from_settings(settings: PolicySettings) -> Self {
-        RetryPolicyBuilder { settings }
+        RetryPolicyBuilder {
+            settings,
+            #[cfg(feature = "testing")]
+            faults: None,
+        }
     }
 
     /// Total attempts, the first included (≥ 1; default 3). `u32::MAX` retries until the call's
@@ -532,6 +597,35 @@ impl RetryPolicyBuilder {
         self
     }
 
+    /// Injects faults into this policy's attempts (feature `testing`; off unless set): a rate of
+    /// errors and added latency, drawn from a seed, so that a staging service rehearses an
+    /// outage through the same code path (see [`FaultInjection`] for the rules). The check of
+    /// it on each attempt is one branch on this setting.
+    ///
+    /// [`FaultInjection`]: crate::testing::FaultInjection
+    ///
+    /// ```
+    /// use retry_runtime::RetryPolicy;
+    /// use retry_runtime::testing::FaultInjection;
+    ///
+    /// static POLICY: RetryPolicy = {
+    ///     let faults = match FaultInjection::builder().rate(0.1).seed(7).build() {
+    ///         Ok(f) => f,
+    ///         Err(_) => panic!(),
+    ///     };
+    ///     match RetryPolicy::builder().inject_faults(faults).build() {
+    ///         Ok(p) => p,
+    ///         Err(_) => panic!(),
+    ///     }
+    /// };
+    /// assert_eq!(POLICY.fault_injection().unwrap().rate(), 0.1);
+    /// ```
+    #[cfg(feature = "testing")]
+    pub const fn inject_faults(mut self, faults: crate::testing::FaultInjection) -> Self {
+        self.faults = Some(faults);
+        self
+    }
+
     /// Checks every value and gives the policy, or the first rule broken (the rules are
     /// [`PolicySettings::check`], which `#[retryable]` runs at compile time on its keys).
     ///
@@ -575,6 +669,11 @@ impl RetryPolicyBuilder {
             hedge_after: s.hedge_after,
             latencies: Latencies::new(),
             one_layer: s.one_layer,
+            #[cfg(feature = "testing")]
+            faults: match self.faults {
+                Some(f) => Some(crate::testing::faults::Faults::new(f)),
+                None => None,
+            },
         })
     }
 }

@@ -8,6 +8,20 @@
 //! - [`with_test_clock`]: blocking `#[retryable]` functions sleep on a paused clock, so a test of
 //!   20 s of backoff takes milliseconds (async code has tokio's paused clock already:
 //!   `#[tokio::test(start_paused = true)]`, with tokio's `test-util` feature).
+//! - [`FaultInjection`]: a policy setting that injects errors and latency into a share of the
+//!   attempts, drawn from a seed, to rehearse an outage through the production code path
+//!   ([`faults`]).
+//! - `http` (with feature `http`): a fault-injecting HTTP service on loopback, for clients'
+//!   tests.
 
+pub(crate) mod clock;
+pub mod faults;
 #[cfg(feature = "http")]
 pub mod http;
+mod script;
+mod trace;
+
+pub use clock::with_test_clock;
+pub use faults::{FaultInjection, FaultInjectionBuilder, InjectedFault};
+pub use script::{Asked, Script};
+pub use trace::{GiveUp, Retry, Trace, TraceEvent, trace, trace_blocking};
