@@ -19,7 +19,7 @@
 use std::time::Duration;
 
 use reattempt::retryable;
-use reattempt_support::{Fault, Service};
+use reattempt::testing::http::{Fault, Service};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;

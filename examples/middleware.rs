@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use reattempt::reqwest_middleware::RetryMiddleware;
+use reattempt::testing::http::{Fault, Service};
 use reattempt::{Jitter, RetryPolicy};
-use reattempt_support::{Fault, Service};
 use reqwest_middleware::ClientBuilder;
 
 #[tokio::main]

@@ -12,8 +12,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use reattempt::testing::http::{Fault, RetryAfter, Service};
 use reattempt::{RetryContext, retryable};
-use reattempt_support::{Fault, RetryAfter, Service};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;

@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::time::Duration;
 
+use reattempt::testing::http::Service;
 use reattempt::{CircuitBreaker, RetryBudget, recover, retryable};
-use reattempt_support::Service;
 use reqwest::StatusCode;
 use serde::Deserialize;
 use tokio::time::Instant;

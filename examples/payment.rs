@@ -15,8 +15,8 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use reattempt::testing::http::{Fault, Service};
 use reattempt::{RetryContext, recover, retryable};
-use reattempt_support::{Fault, Service};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;

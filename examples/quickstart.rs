@@ -7,17 +7,23 @@
 //! attempt gets the first charge back instead of charging again. A second order with an invalid
 //! amount gets a 400, which is not retried.
 //!
+//! The service is `reattempt::testing::http::Service` (feature `testing`, on in this repository's
+//! example builds): in your own crate, `reattempt = { version = "0.1", features = ["testing"] }`
+//! under `[dev-dependencies]` gives it to your tests and examples; the program uses nothing
+//! of this repository's own (reqwest, serde, tokio and tracing-subscriber besides).
+//!
 //! Run it with `cargo run --example quickstart` (about two seconds; no setup). Add
 //! `RUST_LOG=reattempt=debug` to see the library's own event for each retry.
 
 use std::fmt;
 use std::time::Duration;
 
+use reattempt::testing::http::{Fault, RetryAfter, Service};
 use reattempt::{RetryContext, retryable};
-use reattempt_support::{Fault, RetryAfter, Service};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
+use tracing_subscriber::EnvFilter;
 
 #[derive(Debug, Serialize)]
 struct Charge<'a> {
@@ -145,7 +151,7 @@ impl Payments {
             }
             StatusCode::SERVICE_UNAVAILABLE => Err(PayError::Unavailable),
             StatusCode::TOO_MANY_REQUESTS => Err(PayError::TooManyRequests {
-                retry_after: reattempt_support::retry_after(response.headers()),
+                retry_after: reattempt::http::retry_after(response.headers()),
             }),
             StatusCode::BAD_REQUEST => Err(PayError::Rejected(
                 response.json::<ErrorBody>().await?.error,
@@ -175,11 +181,21 @@ impl Payments {
 
 #[tokio::main]
 async fn main() {
-    reattempt_support::init_tracing("warn");
+    // `RUST_LOG=reattempt=debug` shows the library's event for each retry.
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_timer(tracing_subscriber::fmt::time::Uptime::default())
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+        .init();
     let service = Service::start().await;
     service.narrate(true);
     let payments = Payments {
-        http: reattempt_support::http_client(),
+        // Straight to loopback: no proxy from the environment.
+        http: reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("a client"),
         base: service.url(),
         started: Instant::now(),
     };

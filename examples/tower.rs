@@ -11,9 +11,9 @@ use http::Request;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use reattempt::testing::http::{Fault, RetryAfter, Service};
 use reattempt::tower::RetryLayer;
 use reattempt::{Jitter, RetryPolicy};
-use reattempt_support::{Fault, RetryAfter, Service};
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
 #[tokio::main]

@@ -16,9 +16,9 @@ use hyper_util::rt::TokioExecutor;
 use reattempt::http::{Attempts, Verdict};
 use reattempt::reqwest_middleware::{RetryMiddleware, is_timeout};
 use reattempt::runtime::NoTimeout;
+use reattempt::testing::http::{Fault, RetryAfter, Service};
 use reattempt::tower::{HttpRetryLayer, HttpRetryService, RetryLayer};
 use reattempt_support::payments::quick;
-use reattempt_support::{Fault, RetryAfter, Service};
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
 type Hyper = Client<HttpConnector, Full<Bytes>>;

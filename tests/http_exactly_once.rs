@@ -5,8 +5,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use reattempt::testing::http::{Fault, Outcome, RetryAfter, Service};
 use reattempt_support::payments::{Keys, Payments, quick};
-use reattempt_support::{Fault, Outcome, RetryAfter, Service};
 
 /// The fault scripts a single charge is run through (each followed by a healthy service).
 fn scripts() -> Vec<(&'static str, Vec<Fault>)> {

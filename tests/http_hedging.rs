@@ -6,9 +6,10 @@
 
 use std::time::{Duration, Instant};
 
+use reattempt::testing::http::{Fault, Service};
 use reattempt::{context, retryable};
+use reattempt_support::http_client;
 use reattempt_support::payments::{PayError, Receipt};
-use reattempt_support::{Fault, Service, http_client};
 
 /// The pause of the slow replica: far longer than the hedge delay plus a fast answer.
 const PAUSE: Duration = Duration::from_secs(5);

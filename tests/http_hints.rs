@@ -13,9 +13,9 @@ use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use reattempt::reqwest_middleware::RetryMiddleware;
+use reattempt::testing::http::{Fault, Service};
 use reattempt::tower::RetryLayer;
 use reattempt_support::payments::quick;
-use reattempt_support::{Fault, Service};
 use reqwest_middleware::ClientBuilder;
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 

@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
+use reattempt::testing::http::{Fault, Service};
 use reattempt::{BreakerState, CircuitBreaker, RetryBudget};
 use reattempt_support::payments::{PayError, Payments, policy};
-use reattempt_support::{Fault, Service};
 
 const RESET: Duration = Duration::from_millis(300);
 

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
+use reattempt::testing::http::{Fault, Outcome, RetryAfter, Service};
 use reattempt_support::payments::{PayError, Payments, policy, quick};
-use reattempt_support::{Fault, Outcome, RetryAfter, Service};
 
 #[tokio::test]
 async fn a_400_is_answered_after_one_request() {

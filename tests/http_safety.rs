@@ -17,10 +17,10 @@ use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use reattempt::reqwest_middleware::{HttpClassify, RetryMiddleware};
+use reattempt::testing::http::{Fault, Outcome, RetryAfter, Service};
 use reattempt::tower::RetryLayer;
 use reattempt::{Hooks, RetryContext};
 use reattempt_support::payments::quick;
-use reattempt_support::{Fault, Outcome, RetryAfter, Service};
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
 /// How a test sets up its client: with the layer's own `Idempotency-Key`, or without one.

@@ -15,10 +15,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use reattempt::http::{Attempts, Verdict};
 use reattempt::reqwest_middleware::RetryMiddleware;
+use reattempt::testing::http::{Fault, Service};
 use reattempt::tower::RetryLayer;
 use reattempt::{BreakerState, CircuitBreaker, HedgeAfter, RetryPolicy};
 use reattempt_support::payments::quick;
-use reattempt_support::{Fault, Service};
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
 type Incoming = hyper::body::Incoming;
@@ -326,49 +326,19 @@ async fn b_middleware_the_hook_is_asked_once_per_outcome_in_a_hedged_call() {
 // before headers): a POST without a key is charged twice.
 #[tokio::test]
 async fn a_a_gateway_503_after_the_upstream_acted() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let effects = Arc::new(AtomicU32::new(0));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let e = Arc::clone(&effects);
-    tokio::spawn(async move {
-        loop {
-            let (mut s, _) = listener.accept().await.unwrap();
-            let e = Arc::clone(&e);
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 4096];
-                loop {
-                    let n = s.read(&mut buf).await.unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    // The upstream charged the card, then its connection was reset: the gateway
-                    // (Envoy: "upstream connect error or disconnect/reset before headers") says 503.
-                    let first = e.fetch_add(1, Ordering::SeqCst) == 0;
-                    let (line, text) = if first {
-                        ("503 Service Unavailable", "upstream reset before headers")
-                    } else {
-                        ("201 Created", "charged")
-                    };
-                    let answer = format!(
-                        "HTTP/1.1 {line}\r\ncontent-length: {}\r\n\r\n{text}",
-                        text.len()
-                    );
-                    s.write_all(answer.as_bytes()).await.unwrap();
-                }
-            });
-        }
-    });
+    let service = Service::start().await;
+    service.script_for("o-g", [Fault::CommitThenStatus(503)]);
     let svc = ServiceBuilder::new()
         .layer(RetryLayer::new(quick()).http())
         .map_err(BoxError::from)
         .service(hyper());
-    let r = svc.oneshot(post(&url, "o-g", &[])).await.unwrap();
+    let r = svc.oneshot(post(&service.url(), "o-g", &[])).await.unwrap();
+    assert_eq!(r.status(), 503, "the gateway's answer, not retried");
     assert_eq!(
-        effects.load(Ordering::SeqCst),
+        service.effects("o-g"),
         1,
-        "a POST without a key sent twice: {}",
-        r.status()
+        "a POST without a key sent twice: {:?}",
+        service.seen_for("o-g")
     );
 }
 

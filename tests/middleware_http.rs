@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use reattempt::reqwest_middleware::RetryMiddleware;
+use reattempt::testing::http::{Fault, Outcome, RetryAfter, Service};
 use reattempt_support::payments::quick;
-use reattempt_support::{Fault, Outcome, RetryAfter, Service};
 use reqwest::StatusCode;
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 

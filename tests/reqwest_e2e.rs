@@ -8,8 +8,8 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use reattempt::testing::http::{Fault, Service};
 use reattempt::{CircuitBreaker, retryable};
-use reattempt_support::{Fault, Service};
 
 #[retryable(max_attempts = 5, delay = "10ms", timeout = "300ms", retry_if = reattempt::transient)]
 async fn price(client: &reqwest::Client, base: &str, sku: &str) -> Result<String, reqwest::Error> {

@@ -12,10 +12,10 @@ use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use reattempt::testing::http::{Fault, Outcome, RetryAfter, Service};
 use reattempt::tower::RetryLayer;
 use reattempt::{HedgeAfter, Jitter, RetryPolicy};
 use reattempt_support::payments::quick;
-use reattempt_support::{Fault, Outcome, RetryAfter, Service};
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
 /// hyper-util's client, its errors boxed (so that a timed-out attempt is an error too),

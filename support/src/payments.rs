@@ -1,10 +1,10 @@
 //! The end-to-end tests' payment client (`tests/http_*.rs`): `#[retryable]` over reqwest, calling
-//! `POST /charges` of the fault-injecting [`Service`], with a schedule, a breaker and a budget each
+//! `POST /charges` of reattempt's fault-injecting [`Service`] (`reattempt::testing::http`), with a schedule, a breaker and a budget each
 //! test chooses at run time. Feature `http` (it reads `Retry-After` with `reattempt::http`).
 //!
 //! ```
 //! use reattempt_support::payments::{Payments, quick};
-//! use reattempt_support::{Fault, Service};
+//! use reattempt::testing::http::{Fault, Service};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
@@ -23,7 +23,9 @@ use reattempt::{CircuitBreaker, RetryBudget, RetryPolicy, retryable};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 
-use crate::{Service, http_client, retry_after};
+use reattempt::testing::http::Service;
+
+use crate::{http_client, retry_after};
 
 /// Every way a charge can fail, as the client classifies it.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use tokio::sync::watch;
 
 use super::conn::Kill;
-use super::{Fault, Seen};
+use super::{Fault, Route, Seen};
 
 /// An answer kept for replay under an idempotency key.
 #[derive(Debug, Clone)]
@@ -25,6 +25,8 @@ pub(super) struct Stored {
 pub(super) struct Records {
     /// Faults per subject, drawn first.
     pub(super) scripts: HashMap<String, VecDeque<Fault>>,
+    /// Faults per route, drawn next.
+    pub(super) routes: HashMap<Route, VecDeque<Fault>>,
     /// Faults for any request, drawn next.
     pub(super) script: VecDeque<Fault>,
     /// The fault when no script has one (`None`: [`Fault::Pass`]).

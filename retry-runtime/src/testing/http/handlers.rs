@@ -12,9 +12,10 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::body::Trickle;
 use super::conn::Conn;
 use super::state::{Shared, Stored};
-use super::{Fault, Outcome, RetryAfter, Seen};
+use super::{Fault, Outcome, RetryAfter, Route, Seen};
 
 /// The longest a hung request waits before its connection is reset (when nothing stopped it).
 const HANG_LIMIT: Duration = Duration::from_secs(30);
@@ -71,7 +72,7 @@ pub(super) async fn charge(
     handle(
         &shared,
         &conn,
-        "POST /charges",
+        Route::Charges,
         &headers,
         body,
         parsed,
@@ -117,7 +118,7 @@ pub(super) async fn message(
     handle(
         &shared,
         &conn,
-        "POST /messages",
+        Route::Messages,
         &headers,
         body,
         parsed,
@@ -135,7 +136,7 @@ pub(super) async fn price(
     Path(sku): Path<String>,
 ) -> Response {
     let route = format!("GET /prices/{sku}");
-    let (fault, seen) = arrive(&shared, &route, Some(&sku), None);
+    let (fault, seen) = arrive(&shared, Route::Prices, &route, Some(&sku), None);
     if let Some(early) = pre_app_fault(&shared, &conn, fault, seen).await {
         return early;
     }
@@ -146,6 +147,12 @@ pub(super) async fn price(
     if fault == Fault::CommitThenReset {
         return reset(&shared, &conn, seen, Outcome::Reset);
     }
+    if let Fault::CommitThenStatus(code) = fault {
+        // A read has nothing to commit: the status alone.
+        record(&shared, seen, Outcome::Status(code), None);
+        let code = StatusCode::from_u16(code).expect("a status code");
+        return error(code, "upstream reset before headers");
+    }
     if let Fault::SlowAnswer(delay) = fault {
         tokio::time::sleep(delay).await;
     }
@@ -153,18 +160,19 @@ pub(super) async fn price(
     let cents: u64 = 100 + sku.bytes().map(u64::from).sum::<u64>() % 900;
     record(&shared, seen, Outcome::Read, None);
     shared.say(format!("price of {sku}: {cents}¢"));
-    (
-        StatusCode::OK,
-        axum::Json(json!({"sku": sku, "price_cents": cents})),
-    )
-        .into_response()
+    let text = json!({"sku": sku, "price_cents": cents}).to_string();
+    json_response(StatusCode::OK, text, fault)
 }
 
 /// The part every write shares: fault, validation, idempotency store, side effect, answer.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one request's path, read from top to bottom"
+)]
 async fn handle(
     shared: &Shared,
     conn: &Conn,
-    route: &str,
+    which: Route,
     headers: &HeaderMap,
     body: Bytes,
     parsed: Parsed,
@@ -174,7 +182,14 @@ async fn handle(
         .get("idempotency-key")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let (fault, seen) = arrive(shared, route, parsed.subject.as_deref(), key.as_deref());
+    let route = &which.to_string();
+    let (fault, seen) = arrive(
+        shared,
+        which,
+        route,
+        parsed.subject.as_deref(),
+        key.as_deref(),
+    );
     if let Some(early) = pre_app_fault(shared, conn, fault, seen).await {
         return early;
     }
@@ -244,23 +259,24 @@ async fn handle(
             shared.say(format!("{did}, then reset the connection"));
             reset(shared, conn, seen, outcome)
         }
+        Fault::CommitThenStatus(code) => {
+            shared.say(format!("{did}, then answered {code}"));
+            record(shared, seen, outcome, None);
+            let code = StatusCode::from_u16(code).expect("a status code");
+            error(code, "upstream reset before headers")
+        }
         _ => {
             if let Fault::SlowAnswer(delay) = fault {
                 shared.say(format!("{did}; answering after {delay:?}"));
                 tokio::time::sleep(delay).await;
             }
+            if let Fault::SlowBody(total) = fault {
+                shared.say(format!("{did}; the body takes {total:?}"));
+            }
             shared.say(format!("{did}; {}", status_line(status)));
             let replayed = outcome == Outcome::Replayed;
             record(shared, seen, outcome, None);
-            let mut response = (
-                status,
-                [(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                )],
-                text,
-            )
-                .into_response();
+            let mut response = json_response(status, text, fault);
             if replayed {
                 response
                     .headers_mut()
@@ -271,9 +287,28 @@ async fn handle(
     }
 }
 
-/// Logs the arrival and draws the request's fault; gives the fault and the log's index.
+/// An answer with a JSON body, which trickles for [`Fault::SlowBody`].
+fn json_response(status: StatusCode, text: String, fault: Fault) -> Response {
+    let json = [(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    )];
+    match fault {
+        Fault::SlowBody(total) => (
+            status,
+            json,
+            axum::body::Body::new(Trickle::new(&text, total)),
+        )
+            .into_response(),
+        _ => (status, json, text).into_response(),
+    }
+}
+
+/// Logs the arrival and draws the request's fault (from the subject's script, the route's, the
+/// global one, the default); gives the fault and the log's index.
 fn arrive(
     shared: &Shared,
+    which: Route,
     route: &str,
     subject: Option<&str>,
     key: Option<&str>,
@@ -283,6 +318,7 @@ fn arrive(
         .and_then(|s| state.scripts.get_mut(s))
         .and_then(VecDeque::pop_front);
     let fault = scripted
+        .or_else(|| state.routes.get_mut(&which).and_then(VecDeque::pop_front))
         .or_else(|| state.script.pop_front())
         .or(state.default)
         .unwrap_or(Fault::Pass);
@@ -322,6 +358,12 @@ async fn pre_app_fault(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "deploying, try again",
             ))
+        }
+        Fault::Status(status) => {
+            record(shared, seen, Outcome::Status(status), None);
+            shared.say(format!("{status} (nothing done)"));
+            let code = StatusCode::from_u16(status).expect("a status code");
+            Some(error(code, "scripted status"))
         }
         Fault::Hinted {
             status,
@@ -365,7 +407,9 @@ async fn pre_app_fault(
         | Fault::Hang
         | Fault::LoseResponse
         | Fault::CommitThenReset
-        | Fault::SlowAnswer(_) => {
+        | Fault::CommitThenStatus(_)
+        | Fault::SlowAnswer(_)
+        | Fault::SlowBody(_) => {
             // Let tokio run other tasks, as a real service would between accepting and handling.
             tokio::task::yield_now().await;
             None
