@@ -29,41 +29,31 @@ impl reattempt::Transient for ApiError {
     }
 }
 
-/// A scripted dependency: each call pops the next outcome (the last one repeats) and records
-/// the instant it was made at.
-struct Script {
-    outcomes: Mutex<Vec<Result<u32, ApiError>>>,
-    calls: Mutex<Vec<Instant>>,
+/// A scripted dependency (the testing kit's `Script`): each call plays the next outcome (the
+/// last one repeats) and records when it was asked.
+type Script = reattempt::testing::Script<u32, ApiError>;
+
+trait ScriptExt {
+    /// A script of `outcomes`, the last one repeating.
+    fn of(outcomes: impl IntoIterator<Item = Result<u32, ApiError>>) -> Self;
+    /// How many times it was asked.
+    fn count(&self) -> usize;
+    /// The gaps between consecutive calls.
+    fn gaps(&self) -> Vec<Duration>;
 }
 
-impl Script {
-    fn new(outcomes: impl IntoIterator<Item = Result<u32, ApiError>>) -> Self {
-        let mut outcomes: Vec<_> = outcomes.into_iter().collect();
-        outcomes.reverse();
-        Script {
-            outcomes: Mutex::new(outcomes),
-            calls: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn next(&self) -> Result<u32, ApiError> {
-        self.calls.lock().unwrap().push(Instant::now());
-        let mut o = self.outcomes.lock().unwrap();
-        if o.len() > 1 {
-            o.pop().unwrap()
-        } else {
-            o[0].clone()
-        }
+impl ScriptExt for Script {
+    fn of(outcomes: impl IntoIterator<Item = Result<u32, ApiError>>) -> Self {
+        outcomes.into_iter().collect::<Script>().then_repeat_last()
     }
 
     fn count(&self) -> usize {
-        self.calls.lock().unwrap().len()
+        self.calls()
     }
 
-    /// The gaps between consecutive calls.
     fn gaps(&self) -> Vec<Duration> {
-        let calls = self.calls.lock().unwrap();
-        calls.windows(2).map(|w| w[1] - w[0]).collect()
+        let asked = self.asked();
+        asked.windows(2).map(|w| w[1].at - w[0].at).collect()
     }
 }
 
@@ -75,12 +65,12 @@ fn fail(status: u16) -> Result<u32, ApiError> {
 
 #[retryable]
 async fn defaults(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn defaults_make_three_attempts_with_full_jitter_under_100_then_200_ms() {
-    let s = Script::new([fail(503)]);
+    let s = Script::of([fail(503)]);
     assert_eq!(defaults(&s).await, Err(ApiError::Http(503)));
     assert_eq!(s.count(), 3);
     let gaps = s.gaps();
@@ -89,12 +79,12 @@ async fn defaults_make_three_attempts_with_full_jitter_under_100_then_200_ms() {
 
 #[retryable(max_attempts = 5, delay = "100ms", jitter = "none")]
 async fn exponential(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn exponential_sleeps_are_exact() {
-    let s = Script::new([fail(503)]);
+    let s = Script::of([fail(503)]);
     let start = Instant::now();
     assert_eq!(exponential(&s).await, Err(ApiError::Http(503)));
     assert_eq!(s.gaps(), [100 * MS, 200 * MS, 400 * MS, 800 * MS]);
@@ -103,19 +93,19 @@ async fn exponential_sleeps_are_exact() {
 
 #[tokio::test(start_paused = true)]
 async fn success_stops_retrying() {
-    let s = Script::new([fail(503), fail(502), Ok(7)]);
+    let s = Script::of([fail(503), fail(502), Ok(7)]);
     assert_eq!(exponential(&s).await, Ok(7));
     assert_eq!(s.count(), 3);
 }
 
 #[retryable(max_attempts = 4, delay = "250ms", backoff = "fixed", jitter = "none")]
 async fn fixed(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[retryable(max_attempts = 4, delay = "250ms", backoff = "linear", jitter = "none")]
 async fn linear(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[retryable(
@@ -126,35 +116,35 @@ async fn linear(s: &Script) -> Result<u32, ApiError> {
     jitter = "none"
 )]
 async fn capped(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn fixed_linear_and_capped_schedules() {
-    let s = Script::new([fail(500)]);
+    let s = Script::of([fail(500)]);
     let _ = fixed(&s).await;
     assert_eq!(s.gaps(), [250 * MS; 3]);
-    let s = Script::new([fail(500)]);
+    let s = Script::of([fail(500)]);
     let _ = linear(&s).await;
     assert_eq!(s.gaps(), [250 * MS, 500 * MS, 750 * MS]);
-    let s = Script::new([fail(500)]);
+    let s = Script::of([fail(500)]);
     let _ = capped(&s).await;
     assert_eq!(s.gaps(), [100 * MS, 300 * MS, 900 * MS, 1000 * MS]);
 }
 
 #[retryable(max_attempts = 6, delay = "1s", max_delay = "4s", jitter = "full")]
 async fn full_jitter(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[retryable(max_attempts = 6, delay = "1s", max_delay = "4s", jitter = "equal")]
 async fn equal_jitter(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[retryable(max_attempts = 6, delay = "1s", max_delay = "4s", jitter = 0.25)]
 async fn proportional_jitter(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[retryable(
@@ -164,24 +154,24 @@ async fn proportional_jitter(s: &Script) -> Result<u32, ApiError> {
     jitter = "decorrelated"
 )]
 async fn decorrelated_jitter(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn jittered_sleeps_stay_in_their_bounds() {
     let nominal = [1000 * MS, 2000 * MS, 4000 * MS, 4000 * MS, 4000 * MS];
     for _ in 0..20 {
-        let s = Script::new([fail(500)]);
+        let s = Script::of([fail(500)]);
         let _ = full_jitter(&s).await;
         for (gap, d) in s.gaps().iter().zip(nominal) {
             assert!(*gap <= d, "full: {gap:?} > {d:?}");
         }
-        let s = Script::new([fail(500)]);
+        let s = Script::of([fail(500)]);
         let _ = equal_jitter(&s).await;
         for (gap, d) in s.gaps().iter().zip(nominal) {
             assert!(*gap >= d / 2 && *gap <= d, "equal: {gap:?} vs {d:?}");
         }
-        let s = Script::new([fail(500)]);
+        let s = Script::of([fail(500)]);
         let _ = proportional_jitter(&s).await;
         for (gap, d) in s.gaps().iter().zip(nominal) {
             assert!(
@@ -189,7 +179,7 @@ async fn jittered_sleeps_stay_in_their_bounds() {
                 "{gap:?}"
             );
         }
-        let s = Script::new([fail(500)]);
+        let s = Script::of([fail(500)]);
         let _ = decorrelated_jitter(&s).await;
         let mut previous = 1000 * MS;
         for gap in s.gaps() {
@@ -205,10 +195,10 @@ async fn jittered_sleeps_stay_in_their_bounds() {
 #[tokio::test(start_paused = true)]
 async fn a_seeded_generator_reproduces_the_jitter() {
     reattempt::seed_rng(99);
-    let a = Script::new([fail(500)]);
+    let a = Script::of([fail(500)]);
     let _ = full_jitter(&a).await;
     reattempt::seed_rng(99);
-    let b = Script::new([fail(500)]);
+    let b = Script::of([fail(500)]);
     let _ = full_jitter(&b).await;
     assert_eq!(a.gaps(), b.gaps());
 }
@@ -219,56 +209,56 @@ async fn a_seeded_generator_reproduces_the_jitter() {
             retry_on = [ApiError::Http(500..=599) | ApiError::Timeout],
             no_retry_on = [ApiError::Http(501)])]
 async fn by_pattern(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn retry_on_and_no_retry_on_patterns() {
-    let s = Script::new([fail(503), Ok(1)]);
+    let s = Script::of([fail(503), Ok(1)]);
     assert_eq!(by_pattern(&s).await, Ok(1));
     assert_eq!(s.count(), 2);
-    let s = Script::new([fail(404)]);
+    let s = Script::of([fail(404)]);
     assert_eq!(by_pattern(&s).await, Err(ApiError::Http(404)));
     assert_eq!(s.count(), 1, "a 4xx is not in retry_on");
-    let s = Script::new([fail(501)]);
+    let s = Script::of([fail(501)]);
     assert_eq!(by_pattern(&s).await, Err(ApiError::Http(501)));
     assert_eq!(s.count(), 1, "no_retry_on wins over retry_on");
 }
 
 #[retryable(max_attempts = 3, delay = "10ms", retry_if = reattempt::transient)]
 async fn by_trait(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[retryable(max_attempts = 3, delay = "10ms", retry_if = |e| matches!(e, ApiError::Invalid(m) if m == "retry me"))]
 async fn by_closure(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[retryable(max_attempts = 3, delay = "10ms", retry_on = [ApiError::Timeout],
             retry_if = |e: &ApiError| *e == ApiError::Http(429))]
 async fn by_either(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn retry_if_with_a_path_a_closure_or_with_retry_on() {
-    let s = Script::new([fail(502)]);
+    let s = Script::of([fail(502)]);
     let _ = by_trait(&s).await;
     assert_eq!(s.count(), 3);
-    let s = Script::new([fail(400)]);
+    let s = Script::of([fail(400)]);
     let _ = by_trait(&s).await;
     assert_eq!(s.count(), 1);
 
-    let s = Script::new([Err(ApiError::Invalid("retry me".into()))]);
+    let s = Script::of([Err(ApiError::Invalid("retry me".into()))]);
     let _ = by_closure(&s).await;
     assert_eq!(s.count(), 3);
-    let s = Script::new([Err(ApiError::Invalid("no".into()))]);
+    let s = Script::of([Err(ApiError::Invalid("no".into()))]);
     let _ = by_closure(&s).await;
     assert_eq!(s.count(), 1);
 
     for (outcome, attempts) in [(fail(429), 3), (Err(ApiError::Timeout), 3), (fail(500), 1)] {
-        let s = Script::new([outcome]);
+        let s = Script::of([outcome]);
         let _ = by_either(&s).await;
         assert_eq!(s.count(), attempts);
     }
@@ -284,15 +274,15 @@ fn still_pending(v: &u32) -> bool {
 
 #[retryable(max_attempts = 4, delay = "10ms", retry_if_ok = still_pending)]
 async fn poll_job(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn retry_if_ok_retries_values_and_returns_the_last_one() {
-    let s = Script::new([Ok(0), Ok(0), Ok(5)]);
+    let s = Script::of([Ok(0), Ok(0), Ok(5)]);
     assert_eq!(poll_job(&s).await, Ok(5));
     assert_eq!(s.count(), 3);
-    let s = Script::new([Ok(0)]);
+    let s = Script::of([Ok(0)]);
     assert_eq!(poll_job(&s).await, Ok(0), "attempts ran out: the last Ok");
     assert_eq!(s.count(), 4);
 }
@@ -301,20 +291,20 @@ async fn retry_if_ok_retries_values_and_returns_the_last_one() {
 
 #[retryable(max_attempts = 3, delay = "100ms", jitter = "none", timeout = "1s")]
 async fn slow(s: &Script, work: Duration) -> Result<u32, ApiError> {
-    let out = s.next();
+    let out = s.next().await;
     tokio::time::sleep(work).await;
     out
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_slow_attempt_is_cut_at_its_timeout_and_retried() {
-    let s = Script::new([Ok(1)]);
+    let s = Script::of([Ok(1)]);
     let start = Instant::now();
     assert_eq!(slow(&s, 5000 * MS).await, Err(ApiError::Timeout));
     assert_eq!(s.count(), 3);
     // 1 s, 100 ms, 1 s, 200 ms, 1 s
     assert_eq!(start.elapsed(), 3300 * MS);
-    let s = Script::new([Ok(1)]);
+    let s = Script::of([Ok(1)]);
     assert_eq!(slow(&s, 999 * MS).await, Ok(1));
 }
 
@@ -326,12 +316,12 @@ async fn a_slow_attempt_is_cut_at_its_timeout_and_retried() {
     max_elapsed = "1s"
 )]
 async fn bounded(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn max_elapsed_refuses_a_sleep_that_would_end_past_the_deadline() {
-    let s = Script::new([fail(503)]);
+    let s = Script::of([fail(503)]);
     let start = Instant::now();
     assert_eq!(bounded(&s).await, Err(ApiError::Http(503)));
     // Attempts at 0, 300, 600, 900 ms; a fifth would start at 1200 ms > 1 s.
@@ -348,14 +338,14 @@ async fn max_elapsed_refuses_a_sleep_that_would_end_past_the_deadline() {
     max_elapsed = "1s"
 )]
 async fn clipped(s: &Script) -> Result<u32, ApiError> {
-    let out = s.next();
+    let out = s.next().await;
     tokio::time::sleep(Duration::from_secs(10)).await;
     out
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_last_attempts_timeout_is_clipped_to_what_remains() {
-    let s = Script::new([Ok(1)]);
+    let s = Script::of([Ok(1)]);
     let start = Instant::now();
     assert_eq!(clipped(&s).await, Err(ApiError::Timeout));
     // 0–400 ms, a 100 ms sleep, 500–900 ms; the next sleep would end at 1000 ms, the deadline:
@@ -373,14 +363,14 @@ async fn the_last_attempts_timeout_is_clipped_to_what_remains() {
     max_elapsed = "1s"
 )]
 async fn clipped_late(s: &Script) -> Result<u32, ApiError> {
-    let out = s.next();
+    let out = s.next().await;
     tokio::time::sleep(Duration::from_secs(10)).await;
     out
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_late_attempt_gets_only_the_remaining_time() {
-    let s = Script::new([Ok(1)]);
+    let s = Script::of([Ok(1)]);
     let start = Instant::now();
     assert_eq!(clipped_late(&s).await, Err(ApiError::Timeout));
     // 0–400, 450–850, then 900 ms: only 100 ms remain, so the third attempt ends at 1000 ms.
@@ -393,17 +383,17 @@ async fn a_late_attempt_gets_only_the_remaining_time() {
                                         ApiError::Http(503) => Some(Duration::from_secs(60)),
                                         _ => None })]
 async fn hinted(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn retry_after_is_waited_out_and_a_hint_beyond_max_delay_ends_the_call() {
     // 2 s asked: waited. 60 s asked, beyond max_delay (5 s): never come back early, so the call
     // ends with that error (it used to be cut to 5 s).
-    let s = Script::new([fail(429), fail(503), Ok(1)]);
+    let s = Script::of([fail(429), fail(503), Ok(1)]);
     assert_eq!(hinted(&s).await, Err(ApiError::Http(503)));
     assert_eq!(s.gaps(), [2000 * MS]);
-    let s = Script::new([fail(500), fail(500), Ok(1)]);
+    let s = Script::of([fail(500), fail(500), Ok(1)]);
     assert_eq!(hinted(&s).await, Ok(1));
     assert_eq!(s.gaps(), [100 * MS, 200 * MS]);
 }
@@ -422,12 +412,12 @@ fn log_retry(e: &ApiError, ctx: &RetryContext, delay: Duration) {
 #[retryable(max_attempts = 3, delay = "100ms", jitter = "none", on_retry = log_retry,
             name = "observed")]
 async fn observed(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn on_retry_is_called_before_each_sleep() {
-    let s = Script::new([fail(500), Err(ApiError::Timeout), Ok(1)]);
+    let s = Script::of([fail(500), Err(ApiError::Timeout), Ok(1)]);
     assert_eq!(observed(&s).await, Ok(1));
     assert_eq!(
         *RETRIES.lock().unwrap(),
@@ -509,7 +499,7 @@ struct Gateway {
 impl Gateway {
     fn new(outcomes: impl IntoIterator<Item = Result<u32, ApiError>>) -> Self {
         Gateway {
-            script: Script::new(outcomes),
+            script: Script::of(outcomes),
             recovered: AtomicU32::new(0),
         }
     }
@@ -518,7 +508,7 @@ impl Gateway {
                 recover = Self::pending)]
     async fn charge(&self, order: String, amount: &u32) -> Result<u32, ApiError> {
         assert_eq!(order, "order-1");
-        self.script.next().map(|v| v + amount)
+        self.script.next().await.map(|v| v + amount)
     }
 
     #[recover]
@@ -533,7 +523,7 @@ impl Gateway {
 
     #[retryable(max_attempts = 2, delay = "10ms", recover = Self::error_only)]
     async fn refund(&mut self) -> Result<u32, ApiError> {
-        self.script.next()
+        self.script.next().await
     }
 
     #[recover]
@@ -584,7 +574,7 @@ async fn recover_with_the_error_only_on_a_mut_self_method() {
 #[retryable(max_attempts = 50, delay = "100ms", backoff = "fixed", jitter = "none",
             max_elapsed = "350ms", recover = after_deadline)]
 async fn until_deadline(s: &Script) -> Result<u32, ApiError> {
-    s.next()
+    s.next().await
 }
 
 #[recover]
@@ -594,7 +584,7 @@ async fn after_deadline(err: ApiError, s: &Script) -> Result<u32, ApiError> {
 
 #[tokio::test(start_paused = true)]
 async fn recover_runs_when_max_elapsed_runs_out() {
-    let s = Script::new([fail(503)]);
+    let s = Script::of([fail(503)]);
     // Attempts at 0, 100, 200, 300 ms; the next sleep would end at 400 > 350.
     assert_eq!(until_deadline(&s).await, Ok(401));
 }
