@@ -90,3 +90,24 @@ async fn a_declined_card_is_not_retried_and_a_blip_is() {
     assert_eq!(gateway.calls(), 1);
     assert_eq!(seen.give_ups()[0].reason, "not retryable");
 }
+
+/// The README's testing example is the guide's first Testing example (its visible lines), which
+/// runs as a doctest (`reattempt::guide::testing`): the README cannot drift from what runs.
+#[test]
+fn the_readmes_testing_example_is_the_guides_doctest() {
+    const README: &str = include_str!("../README.md");
+    const GUIDE: &str = include_str!("../docs/guide/testing.md");
+    fn first_block_after<'a>(text: &'a str, heading: &str, fence: &str) -> &'a str {
+        let at = text.find(heading).expect("the heading");
+        let start = at + text[at..].find(fence).expect("a code block") + fence.len();
+        let end = start + text[start..].find("```").expect("its end");
+        &text[start..end]
+    }
+    let readme = first_block_after(README, "## Testing code that retries", "```rust,ignore\n");
+    let guide = first_block_after(GUIDE, "## No real waiting", "```rust\n");
+    let visible: Vec<&str> = guide
+        .lines()
+        .filter(|l| !(l.starts_with("# ") || *l == "#"))
+        .collect();
+    assert_eq!(readme.lines().collect::<Vec<_>>(), visible);
+}
