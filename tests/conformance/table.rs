@@ -939,20 +939,23 @@ pub fn delay_for_within_max_delay_and_above_the_hint() -> Scenario {
         .ends_at(10_070)
 }
 
-// Fault injection (feature `testing`, `testing::FaultInjection`): attempt `n` of the policy
-// (0-based) draws `u = SplitMix64(seed, n)`; below `rate` it is an injected error (the body is
+// Fault injection (feature `testing`, `testing::FaultInjection`): attempt `a` (1-based) of the
+// policy's call `k` (0-based, in the order calls first draw) draws `u = SplitMix64(seed,
+// k · 2^26 + a)`; every row's call is its policy's first (`k` = 0), so attempt `a` draws at `a`.
+// Below `rate` it is an injected error (the body is
 // not polled: after the latency, if any, the attempt fails with the driver's timeout
 // conversion, a timeout-class failure retried as one), below `rate + latency_rate` an attempt
 // made after the latency, which counts against its `timeout`. Each fault is counted when its
-// attempt's outcome is decided. The draws of seed 4: 0.431, 0.892, 0.859, 0.492.
+// attempt's outcome is decided. The draws of attempts 1, 2, 3 of seed 7: 0.017, 0.901, 0.583;
+// of seed 0: 0.432, 0.026, 0.971.
 
-/// Seed 4, rate 0.5: the first attempt draws 0.431 (an injected error, failed at once with
-/// `TimedOut`, its body never run), the second 0.892 (untouched).
+/// Seed 7, rate 0.5: the first attempt draws 0.017 (an injected error, failed at once with
+/// `TimedOut`, its body never run), the second 0.901 (untouched).
 #[cfg(feature = "testing")]
 pub fn injected_error_then_success() -> Scenario {
     Scenario::new("injected_error_then_success")
         .timeout(50)
-        .inject_faults(0.5, None, 0.0, 4)
+        .inject_faults(0.5, None, 0.0, 7)
         .script([ok(1)])
         .returns(Ok(1))
         .attempts([(100, 2)])
@@ -1023,8 +1026,8 @@ pub fn injected_latency_past_the_timeout() -> Scenario {
         .ends_at(200)
 }
 
-/// Each copy of a hedged call draws. Seed 4, rate 0.5, latency 50: the first copy (0.431) is an
-/// injected error after 50 ms, never run; the hedge at 30 (0.892) runs and answers at 70. The
+/// Each copy of a hedged call draws. Seed 7, rate 0.5, latency 50: the first copy (0.017) is an
+/// injected error after 50 ms, never run; the hedge at 30 (0.901) runs and answers at 70. The
 /// first copy's failure at 50 uses up the attempts while the hedge is in flight: the call waits
 /// for it, as `hedge_copies_cut_by_their_timeouts` does.
 #[cfg(feature = "testing")]
@@ -1032,7 +1035,7 @@ pub fn injected_error_in_a_hedged_call() -> Scenario {
     Scenario::new("injected_error_in_a_hedged_call")
         .max_attempts(2)
         .hedge_after(30)
-        .inject_faults(0.5, Some(50), 0.0, 4)
+        .inject_faults(0.5, Some(50), 0.0, 7)
         .script([ok(2).after(40)])
         .returns(Ok(2))
         .attempts([(30, 2)])
@@ -1040,14 +1043,14 @@ pub fn injected_error_in_a_hedged_call() -> Scenario {
         .ends_at(70)
 }
 
-/// The hedge draws too. Seed 7, rate 0.2: the first copy (0.390) runs; the hedge at 30 (0.017)
+/// The hedge draws too. Seed 0, rate 0.2: the first copy (0.432) runs; the hedge at 30 (0.026)
 /// is an injected error at once, never run; the first copy answers at 100.
 #[cfg(feature = "testing")]
 pub fn injected_error_in_a_hedge() -> Scenario {
     Scenario::new("injected_error_in_a_hedge")
         .max_attempts(2)
         .hedge_after(30)
-        .inject_faults(0.2, None, 0.0, 7)
+        .inject_faults(0.2, None, 0.0, 0)
         .script([ok(1).after(100)])
         .returns(Ok(1))
         .attempts([(0, 1)])

@@ -164,6 +164,10 @@ pub struct Engine<'p> {
     /// `testing`): what the decision counts as injected.
     #[cfg(feature = "testing")]
     injected: Cell<Option<crate::testing::InjectedFault>>,
+    /// The call's number among the calls through its policy's fault injection, from its first
+    /// draw (feature `testing`): its attempts draw from it.
+    #[cfg(feature = "testing")]
+    fault_call: Cell<Option<u64>>,
 }
 
 impl<'p> Engine<'p> {
@@ -182,6 +186,8 @@ impl<'p> Engine<'p> {
             schedule: Schedule::default(),
             #[cfg(feature = "testing")]
             injected: Cell::new(None),
+            #[cfg(feature = "testing")]
+            fault_call: Cell::new(None),
         }
     }
 
@@ -203,6 +209,8 @@ impl<'p> Engine<'p> {
             schedule: Schedule::default(),
             #[cfg(feature = "testing")]
             injected: Cell::new(None),
+            #[cfg(feature = "testing")]
+            fault_call: Cell::new(None),
         }
     }
 
@@ -348,10 +356,15 @@ impl<'p> Engine<'p> {
         faults: &crate::testing::faults::Faults,
     ) -> Option<crate::engine::steps::Fault> {
         use crate::testing::InjectedFault;
-        let kind = faults.next()?;
+        let kind = faults.next(&self.fault_call, self.attempt())?;
+        let latency = faults.setting.latency().filter(|d| !d.is_zero());
+        if kind == InjectedFault::Latency && latency.is_none() {
+            // No latency to add: the attempt runs untouched, and nothing is injected.
+            return None;
+        }
         self.injected.set(Some(kind));
         Some(crate::engine::steps::Fault {
-            latency: faults.setting.latency().filter(|d| !d.is_zero()),
+            latency,
             error: kind == InjectedFault::Error,
         })
     }
@@ -786,6 +799,10 @@ pub struct Detached {
     schedule: Schedule,
     #[cfg(feature = "testing")]
     injected: Cell<Option<crate::testing::InjectedFault>>,
+    /// The call's number among the calls through its policy's fault injection, from its first
+    /// draw (feature `testing`): its attempts draw from it.
+    #[cfg(feature = "testing")]
+    fault_call: Cell<Option<u64>>,
 }
 
 impl Detached {
@@ -806,6 +823,8 @@ impl Detached {
             schedule: self.schedule,
             #[cfg(feature = "testing")]
             injected: self.injected,
+            #[cfg(feature = "testing")]
+            fault_call: self.fault_call,
         }
     }
 }
@@ -821,6 +840,8 @@ impl Engine<'_> {
             schedule: self.schedule,
             #[cfg(feature = "testing")]
             injected: self.injected,
+            #[cfg(feature = "testing")]
+            fault_call: self.fault_call,
         }
     }
 }

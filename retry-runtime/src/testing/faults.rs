@@ -3,11 +3,11 @@
 //! runs in production (Polly's chaos strategies, Simmy's `InjectionRate` and seed, as one
 //! setting of the retry policy).
 //!
-//! The draws: a policy with [`inject_faults`](crate::RetryPolicyBuilder::inject_faults) counts
-//! the attempts begun through it (one relaxed atomic addition per attempt, shared by every call,
-//! task and thread using the policy); attempt `n` (0-based, in the order the attempts began)
-//! draws `u = SplitMix64(seed, n)`, a number in [0, 1) that depends on the seed and `n` alone.
-//! Then:
+//! The draws: a policy with [`inject_faults`](crate::RetryPolicyBuilder::inject_faults)
+//! numbers the calls made through it (0, 1, 2 …, in the order their first attempts begin; one
+//! relaxed atomic addition per call, shared by every task and thread using the policy), and
+//! attempt `a` (1-based) of call `k` draws `u = SplitMix64(seed, k · 2^26 + a)`, a number in
+//! [0, 1) that depends on the seed, `k` and `a` alone ([`FaultInjection::draw`]). Then:
 //!
 //! - `u < rate`: an injected **error**. The attempt is not made (the body is not polled): after
 //!   the added `latency`, if any, it fails with the call's timeout error, made from an
@@ -19,9 +19,12 @@
 //!   attempt's time limit first, the attempt times out at its limit, unpolled.
 //! - Otherwise the attempt runs untouched.
 //!
-//! So over `N` attempts through one policy the number of injected errors is the number of the
-//! first `N` draws below `rate`, the same on every run (whichever thread made which attempt);
-//! [`RetryPolicy::rewind_faults`](crate::RetryPolicy::rewind_faults) starts the sequence again.
+//! So `N` calls through one policy meet the same faults on every run, attempt by attempt: call
+//! `k`'s faults depend on `k` alone, not on how the calls' attempts interleave on threads, so
+//! the counts (injected faults, failed calls) are the same however the calls are scheduled, and
+//! the calls that fail are the same ones in the order the calls begin (for calls made one after
+//! another, exactly the same calls).
+//! [`RetryPolicy::rewind_faults`](crate::RetryPolicy::rewind_faults) starts the numbering again.
 //!
 //! Each injected fault is counted where the attempt's outcome is decided: a `DEBUG` event under
 //! the target `reattempt` with `injected = true` and `kind` (`"error"` or `"latency"`), and with
@@ -51,6 +54,7 @@
 //!
 //! [`NoTimeout`]: crate::NoTimeout
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -334,7 +338,15 @@ impl FaultInjectionBuilder {
 /// A policy's fault injection: the setting and the count of attempts drawn for.
 pub(crate) struct Faults {
     pub(crate) setting: FaultInjection,
+    /// The attempts that drew.
     drawn: AtomicU64,
+    /// The calls that drew (each call's number, in the order their first attempts drew).
+    calls: AtomicU64,
+}
+
+/// Where a call's attempt `a` draws: `call · 2^26 + a` (a call makes fewer than 2^26 attempts).
+const fn draw_index(call: u64, attempt: u32) -> u64 {
+    call.wrapping_shl(26) | attempt as u64
 }
 
 impl Faults {
@@ -342,14 +354,23 @@ impl Faults {
         Faults {
             setting,
             drawn: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
         }
     }
 
-    /// The fault of the next attempt through the policy.
+    /// The fault of attempt `attempt` of the call whose number is in `call` (taken now, at the
+    /// call's first draw).
     #[cold]
-    pub(crate) fn next(&self) -> Option<InjectedFault> {
-        let n = self.drawn.fetch_add(1, Ordering::Relaxed);
-        self.setting.fault_at(n)
+    pub(crate) fn next(&self, call: &Cell<Option<u64>>, attempt: u32) -> Option<InjectedFault> {
+        self.drawn.fetch_add(1, Ordering::Relaxed);
+        let k = if let Some(k) = call.get() {
+            k
+        } else {
+            let k = self.calls.fetch_add(1, Ordering::Relaxed);
+            call.set(Some(k));
+            k
+        };
+        self.setting.fault_at(draw_index(k, attempt))
     }
 
     pub(crate) fn drawn(&self) -> u64 {
@@ -358,6 +379,7 @@ impl Faults {
 
     pub(crate) fn rewind(&self) {
         self.drawn.store(0, Ordering::Relaxed);
+        self.calls.store(0, Ordering::Relaxed);
     }
 }
 
@@ -367,6 +389,7 @@ impl Clone for Faults {
         Faults {
             setting: self.setting,
             drawn: AtomicU64::new(self.drawn()),
+            calls: AtomicU64::new(self.calls.load(Ordering::Relaxed)),
         }
     }
 }
@@ -383,6 +406,7 @@ impl fmt::Debug for Faults {
         f.debug_struct("Faults")
             .field("setting", &self.setting)
             .field("drawn", &self.drawn())
+            .field("calls", &self.calls.load(Ordering::Relaxed))
             .finish()
     }
 }
@@ -415,8 +439,13 @@ mod tests {
         }
     }
 
+    /// One call's first attempt: a fresh call number.
+    fn first_attempt(faults: &Faults) -> Option<InjectedFault> {
+        faults.next(&Cell::new(None), 1)
+    }
+
     #[test]
-    fn the_policy_counter_gives_the_same_set_across_threads() {
+    fn the_calls_numbers_give_the_same_faults_across_threads() {
         let f = FaultInjection::builder().rate(0.1).seed(7).build().unwrap();
         let faults = Faults::new(f);
         let counts: Vec<usize> = std::thread::scope(|s| {
@@ -424,7 +453,7 @@ mod tests {
                 .map(|_| {
                     s.spawn(|| {
                         (0..2_500)
-                            .filter(|_| faults.next() == Some(InjectedFault::Error))
+                            .filter(|_| first_attempt(&faults) == Some(InjectedFault::Error))
                             .count()
                     })
                 })
@@ -432,13 +461,31 @@ mod tests {
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
         let total: usize = counts.iter().sum();
-        assert_eq!(total, errors(&f, 10_000).len());
+        let direct = (0..10_000)
+            .filter(|&k| f.fault_at(draw_index(k, 1)) == Some(InjectedFault::Error))
+            .count();
+        assert_eq!(total, direct);
         assert_eq!(faults.drawn(), 10_000);
         faults.rewind();
         let again = (0..10_000)
-            .filter(|_| faults.next() == Some(InjectedFault::Error))
+            .filter(|_| first_attempt(&faults) == Some(InjectedFault::Error))
             .count();
         assert_eq!(again, total);
+    }
+
+    #[test]
+    fn a_calls_attempts_draw_from_its_own_number() {
+        let f = FaultInjection::builder().rate(0.5).seed(1).build().unwrap();
+        let faults = Faults::new(f);
+        let call = Cell::new(None);
+        let drawn: Vec<_> = (1..=5).map(|a| faults.next(&call, a)).collect();
+        assert_eq!(call.get(), Some(0));
+        let expected: Vec<_> = (1..=5).map(|a| f.fault_at(draw_index(0, a))).collect();
+        assert_eq!(drawn, expected);
+        // Another call takes the next number.
+        let other = Cell::new(None);
+        let _ = faults.next(&other, 1);
+        assert_eq!(other.get(), Some(1));
     }
 
     #[test]

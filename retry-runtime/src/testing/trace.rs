@@ -4,7 +4,6 @@
 
 use std::fmt;
 use std::future::IntoFuture;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -271,7 +270,8 @@ fn parse_debug_duration(text: &str) -> Option<Duration> {
 
 /// Runs `future` with the runtime's events captured: its output, and the [`Trace`] of every
 /// retrying call it made (in its own task). No subscriber to install: the trace has its own for
-/// the future's polls, and the subscriber the program has sees nothing of them.
+/// the future's polls, which passes every event and span on to the subscriber that was in
+/// place (the program's, a test's), so its logs go on as before.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -292,7 +292,7 @@ pub async fn trace<F: IntoFuture>(future: F) -> (F::Output, Trace) {
     let trace = Trace::default();
     let dispatch = Dispatch::new(Capture {
         events: Arc::clone(&trace.events),
-        next_span: AtomicU64::new(1),
+        inner: tracing::dispatcher::get_default(Dispatch::clone),
     });
     let output = future.into_future().with_subscriber(dispatch).await;
     (output, trace)
@@ -311,16 +311,17 @@ pub fn trace_blocking<R>(body: impl FnOnce() -> R) -> (R, Trace) {
     let trace = Trace::default();
     let dispatch = Dispatch::new(Capture {
         events: Arc::clone(&trace.events),
-        next_span: AtomicU64::new(1),
+        inner: tracing::dispatcher::get_default(Dispatch::clone),
     });
     let output = tracing::dispatcher::with_default(&dispatch, body);
     (output, trace)
 }
 
-/// The subscriber of a trace: records the events of target `reattempt`, ignores the rest.
+/// The subscriber of a trace: records the events of target `reattempt`, and passes every event
+/// and span on to the subscriber that was in place (`inner`: the program's, a test's, or none).
 struct Capture {
     events: Arc<Mutex<Vec<TraceEvent>>>,
-    next_span: AtomicU64,
+    inner: Dispatch,
 }
 
 fn ours(metadata: &Metadata<'_>) -> bool {
@@ -332,27 +333,57 @@ impl Subscriber for Capture {
         if ours(metadata) {
             Interest::always()
         } else {
-            Interest::never()
+            self.inner.register_callsite(metadata)
         }
     }
 
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        ours(metadata)
+        ours(metadata) || self.inner.enabled(metadata)
     }
 
     fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
         Some(tracing::level_filters::LevelFilter::TRACE)
     }
 
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(self.next_span.fetch_add(1, Ordering::Relaxed))
+    fn new_span(&self, attributes: &Attributes<'_>) -> Id {
+        self.inner.new_span(attributes)
     }
 
-    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record(&self, span: &Id, values: &Record<'_>) {
+        self.inner.record(span, values);
+    }
 
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn record_follows_from(&self, span: &Id, follows: &Id) {
+        self.inner.record_follows_from(span, follows);
+    }
+
+    fn enter(&self, span: &Id) {
+        self.inner.enter(span);
+    }
+
+    fn exit(&self, span: &Id) {
+        self.inner.exit(span);
+    }
+
+    fn clone_span(&self, span: &Id) -> Id {
+        self.inner.clone_span(span)
+    }
+
+    fn try_close(&self, span: Id) -> bool {
+        self.inner.try_close(span)
+    }
+
+    fn current_span(&self) -> tracing_core::span::Current {
+        self.inner.current_span()
+    }
 
     fn event(&self, event: &Event<'_>) {
+        if self.inner.enabled(event.metadata()) {
+            self.inner.event(event);
+        }
+        if !ours(event.metadata()) {
+            return;
+        }
         let mut fields = Fields::default();
         event.record(&mut fields);
         let record = TraceEvent {
@@ -365,10 +396,6 @@ impl Subscriber for Capture {
             .unwrap_or_else(PoisonError::into_inner)
             .push(record);
     }
-
-    fn enter(&self, _: &Id) {}
-
-    fn exit(&self, _: &Id) {}
 }
 
 #[derive(Default)]
