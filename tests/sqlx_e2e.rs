@@ -70,7 +70,7 @@ async fn two_hundred_inserts_through_a_held_write_lock() {
         .unwrap();
     let holding = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(250)).await;
-        sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
+        commit(&mut holder).await;
         tokio::time::sleep(Duration::from_millis(100)).await;
         // The writers fight for the lock too (none waits), so taking it may take a few tries.
         while sqlx::query("BEGIN IMMEDIATE")
@@ -81,7 +81,7 @@ async fn two_hundred_inserts_through_a_held_write_lock() {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
-        sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
+        commit(&mut holder).await;
         holder.close().await.unwrap();
     });
 
@@ -127,4 +127,13 @@ async fn two_hundred_inserts_through_a_held_write_lock() {
     assert!(RETRIES.load(SeqCst) >= BUSY_RETRIES.load(SeqCst));
     assert!(took < Duration::from_secs(20), "{took:?}");
     pool.close().await;
+}
+
+/// Commits the holder's transaction. A COMMIT needs the writers' shared locks gone (SQLite's
+/// rollback journal): on a busy machine one may be held at that instant (a failed COMMIT leaves
+/// the transaction open), so the holder tries again, as it does to take the lock.
+async fn commit(holder: &mut sqlx::SqliteConnection) {
+    while sqlx::query("COMMIT").execute(&mut *holder).await.is_err() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
 }
