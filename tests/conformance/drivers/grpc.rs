@@ -21,7 +21,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use reattempt::tonic::GrpcRetryLayer;
-use reattempt::{BreakerOpen, BulkheadFull, Elapsed, Hooks, RetryContext, Throttled, Transient};
+use reattempt::{Hooks, RetryContext, Transient};
 use tonic::Status;
 use tonic::body::Body;
 use tower_layer::Layer;
@@ -73,19 +73,8 @@ impl Service<http::Request<Body>> for Scripted {
 fn class(status: &Status) -> TestError {
     let source = std::error::Error::source(status)
         .unwrap_or_else(|| panic!("every status here has a source: {status:?}"));
-    if let Some(e) = source.downcast_ref::<TestError>() {
-        *e
-    } else if source.downcast_ref::<Elapsed>().is_some() {
-        TestError::TimedOut
-    } else if source.downcast_ref::<BreakerOpen>().is_some() {
-        TestError::Rejected
-    } else if source.downcast_ref::<Throttled>().is_some() {
-        TestError::Shed
-    } else if source.downcast_ref::<BulkheadFull>().is_some() {
-        TestError::Full
-    } else {
-        panic!("a status the table does not script: {status:?}")
-    }
+    super::row_class(source)
+        .unwrap_or_else(|| panic!("a status the table does not script: {status:?}"))
 }
 
 /// The scripted value of a response.

@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use reattempt::reqwest_middleware::RetryMiddleware;
-use reattempt::{BreakerOpen, BulkheadFull, Elapsed, Hooks, RetryContext, Throttled, Transient};
+use reattempt::{Hooks, RetryContext, Transient};
 use reqwest_middleware::{ClientBuilder, Error, Middleware, Next};
 
 use super::{CallFuture, Driver, Env};
@@ -60,19 +60,7 @@ fn class(error: &Error) -> TestError {
     let Error::Middleware(e) = error else {
         panic!("no network, so no reqwest error: {error:?}")
     };
-    if let Some(e) = e.downcast_ref::<TestError>() {
-        *e
-    } else if e.downcast_ref::<Elapsed>().is_some() {
-        TestError::TimedOut
-    } else if e.downcast_ref::<BreakerOpen>().is_some() {
-        TestError::Rejected
-    } else if e.downcast_ref::<Throttled>().is_some() {
-        TestError::Shed
-    } else if e.downcast_ref::<BulkheadFull>().is_some() {
-        TestError::Full
-    } else {
-        panic!("an error the table does not script: {e:?}")
-    }
+    super::row_class(&**e).unwrap_or_else(|| panic!("an error the table does not script: {e:?}"))
 }
 
 /// The scripted value of a response.

@@ -103,6 +103,28 @@ pub fn naming_test_error<Ours>(events: Vec<Ev>) -> Vec<Ev> {
         .collect()
 }
 
+/// The row's class of an error a driver carries inside its own (the reqwest middleware's
+/// `Error::Middleware`, a gRPC status's source): a scripted [`TestError`], or what the runtime
+/// made the error from (`Elapsed`: the policy's timeout cut the attempt; `BreakerOpen`,
+/// `Throttled`, `BulkheadFull`: a guard turned it away). `None` for anything else.
+#[cfg(any(feature = "reqwest-middleware", feature = "tonic"))]
+pub fn row_class(error: &(dyn std::error::Error + 'static)) -> Option<TestError> {
+    use reattempt::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
+    if let Some(e) = error.downcast_ref::<TestError>() {
+        Some(*e)
+    } else if error.is::<Elapsed>() {
+        Some(TestError::TimedOut)
+    } else if error.is::<BreakerOpen>() {
+        Some(TestError::Rejected)
+    } else if error.is::<Throttled>() {
+        Some(TestError::Shed)
+    } else if error.is::<BulkheadFull>() {
+        Some(TestError::Full)
+    } else {
+        None
+    }
+}
+
 /// Every driver, in report order.
 pub static ALL: &[&dyn Driver] = &[
     &attribute::Attribute,
