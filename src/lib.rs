@@ -295,9 +295,38 @@ pub use retry_runtime::testing;
 
 /// Guides, one chapter per concern, with examples that run as tests.
 pub mod guide {
+    #[doc = include_str!("../docs/guide/first_retry.md")]
+    pub mod first_retry {}
+    #[cfg(all(feature = "reqwest", feature = "tonic", feature = "sqlx"))]
+    #[doc = include_str!("../docs/guide/errors.md")]
+    pub mod errors {}
+    #[doc = include_str!("../docs/guide/schedules.md")]
+    pub mod schedules {}
+    #[doc = include_str!("../docs/guide/deadlines.md")]
+    pub mod deadlines {}
+    #[doc = include_str!("../docs/guide/guards.md")]
+    pub mod guards {}
+    #[doc = include_str!("../docs/guide/hedging.md")]
+    pub mod hedging {}
+    #[cfg(all(feature = "http", feature = "tower", feature = "reqwest-middleware", feature = "testing"))]
+    #[doc = include_str!("../docs/guide/http.md")]
+    pub mod http {}
+    #[cfg(feature = "tonic")]
+    #[doc = include_str!("../docs/guide/grpc.md")]
+    pub mod grpc {}
+    #[cfg(feature = "serde")]
+    #[doc = include_str!("../docs/guide/configuration.md")]
+    pub mod configuration {}
+    #[cfg(feature = "metrics")]
+    #[doc = include_str!("../docs/guide/observability.md")]
+    pub mod observability {}
     #[cfg(feature = "testing")]
     #[doc = include_str!("../docs/guide/testing.md")]
     pub mod testing {}
+    #[doc = include_str!("../docs/guide/migrating.md")]
+    pub mod migrating {}
+    #[doc = include_str!("../docs/guide/guarantees.md")]
+    pub mod guarantees {}
 }
 
 /// Everything the runtime offers, the closure API's building blocks included (the types its
