@@ -308,7 +308,12 @@ pub mod guide {
     pub mod guards {}
     #[doc = include_str!("../docs/guide/hedging.md")]
     pub mod hedging {}
-    #[cfg(all(feature = "http", feature = "tower", feature = "reqwest-middleware", feature = "testing"))]
+    #[cfg(all(
+        feature = "http",
+        feature = "tower",
+        feature = "reqwest-middleware",
+        feature = "testing"
+    ))]
     #[doc = include_str!("../docs/guide/http.md")]
     pub mod http {}
     #[cfg(feature = "tonic")]
