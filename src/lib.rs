@@ -190,13 +190,14 @@ pub mod __private;
 ///     if calls.get() < 3 { Err(ApiError::Http(503)) } else { Ok(calls.get()) }
 /// }
 ///
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// let calls = std::cell::Cell::new(0);
-/// let start = tokio::time::Instant::now();
-/// assert_eq!(fetch(&calls).await, Ok(3));
-/// assert_eq!(start.elapsed(), Duration::from_millis(300)); // 100 ms, then 200 ms
-/// # }
+/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     let calls = std::cell::Cell::new(0);
+///     let start = tokio::time::Instant::now();
+///     assert_eq!(fetch(&calls).await, Ok(3));
+///     assert_eq!(start.elapsed(), Duration::from_millis(300)); // 100 ms, then 200 ms
+/// }
 /// ```
 #[doc(inline)]
 pub use retry_macros::retryable;
@@ -262,36 +263,12 @@ pub use retry_macros::retryable;
 #[doc(inline)]
 pub use retry_macros::recover;
 
-pub use retry_runtime::{
-    AdaptiveThrottle, AdaptiveThrottleBuilder, Bulkhead, BulkheadBuilder, BulkheadFull,
-    RetryThrottle, Throttled,
-};
-pub use retry_runtime::{
-    Backoff, BreakerOpen, BreakerState, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
-    Elapsed, ErrorClass, FnHooks, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter,
-    LogError, ParseBackoffError, ParseDurationError, ParseJitterError, ParseLogError,
-    ParsePresetError, PolicyError, Preset, Retry, RetryBudget, RetryBudgetBuilder, RetryContext,
-    RetryPolicy, RetryPolicyBuilder, SampleJitter, Transient, context, error_class, is_timeout,
-    parse_duration, seed_rng, transient,
-};
-/// How a failure of the library's own (a timeout, a guard's rejection) becomes the function's
-/// error: see "Errors from other crates" in the README, and the `…_into` keys.
-pub use retry_runtime::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
-
-#[cfg(feature = "http")]
-pub use retry_runtime::http;
-
-#[cfg(feature = "tower")]
-pub use retry_runtime::tower;
-
-#[cfg(feature = "reqwest-middleware")]
-pub use retry_runtime::reqwest_middleware;
-
-#[cfg(feature = "tonic")]
-pub use retry_runtime::tonic;
-
-#[cfg(feature = "testing")]
-pub use retry_runtime::testing;
+// The runtime's items users name, with their modules (`http`, `tower`, …) and `runtime` (the
+// building blocks that public signatures mention): the one list is `retry_runtime::api`, so that
+// this surface follows the runtime's features (each feature here turns on the runtime's feature
+// of the same name) and the runtime's doc examples, written `reattempt::…`, compile against this
+// crate. `docs/public-api.txt` pins it (`.ci/public-api.sh`).
+pub use retry_runtime::api::*;
 
 /// Guides, one chapter per concern, with examples that run as tests.
 pub mod guide {
@@ -332,34 +309,4 @@ pub mod guide {
     pub mod migrating {}
     #[doc = include_str!("../docs/guide/guarantees.md")]
     pub mod guarantees {}
-}
-
-/// Everything the runtime offers, the closure API's building blocks included (the types its
-/// builder methods return, the slots of [`FnHooks`], breaker permits), for code that names them.
-pub mod runtime {
-    pub use retry_runtime::{
-        AdaptiveThrottle, AdaptiveThrottleBuilder, AddGuard, Bulkhead, BulkheadBuilder,
-        BulkheadFull, BulkheadPermit, Conversion, FromBulkheadFull, FromThrottled, Given,
-        RetryThrottle, Throttled, ViaTrait,
-    };
-    pub use retry_runtime::{
-        Backoff, Breaker, BreakerOpen, BreakerSlot, BreakerState, CircuitBreaker,
-        CircuitBreakerBuilder, ClassHook, ClassOf, ConfigError, DeadSetting, Delays, Elapsed,
-        ElapsedInto, ErrorClass, ErrorHook, FnHooks, FromBreakerOpen, FromElapsed, GiveUpReason,
-        HedgeAfter, Hooks, IdempotencyKey, Jitter, Latencies, LogError, LoggedError, NoBreaker,
-        NoTimeout, OkClassOf, OkHook, OnRetryHook, ParseBackoffError, ParseDurationError,
-        ParseHedgeAfterError, ParseJitterError, ParseLogError, ParsePresetError, Permit,
-        PolicyError, PolicySettings, Preset, Retry, RetryBudget, RetryBudgetBuilder, RetryContext,
-        RetryFuture, RetryPolicy, RetryPolicyBuilder, TimeoutIf, TimeoutInto, Transient, Unset,
-        context, error_class, is_timeout, parse_duration, seed_rng, transient,
-    };
-
-    #[cfg(feature = "http")]
-    pub use retry_runtime::http;
-    #[cfg(feature = "reqwest-middleware")]
-    pub use retry_runtime::reqwest_middleware;
-    #[cfg(feature = "tonic")]
-    pub use retry_runtime::tonic;
-    #[cfg(feature = "tower")]
-    pub use retry_runtime::tower;
 }

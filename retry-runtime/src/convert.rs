@@ -23,7 +23,7 @@ use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 /// and (features `tonic`, `sqlx`, `reqwest`) for those crates' errors.
 ///
 /// ```
-/// use retry_runtime::{Elapsed, FromElapsed};
+/// use reattempt::{Elapsed, FromElapsed};
 ///
 /// #[derive(Debug, PartialEq)]
 /// enum PayError { Timeout, Declined }
@@ -59,7 +59,7 @@ impl<E: From<Elapsed>> FromElapsed for E {
 /// crates' errors.
 ///
 /// ```
-/// use retry_runtime::{BreakerOpen, FromBreakerOpen};
+/// use reattempt::{BreakerOpen, FromBreakerOpen};
 ///
 /// #[derive(Debug, PartialEq)]
 /// enum ApiError { Rejected }
@@ -94,7 +94,7 @@ impl<E: From<BreakerOpen>> FromBreakerOpen for E {
 /// crates' errors.
 ///
 /// ```
-/// use retry_runtime::{FromThrottled, Throttled};
+/// use reattempt::{FromThrottled, Throttled};
 ///
 /// assert_eq!(String::from_throttled(Throttled::new()), "rejected by the adaptive throttle");
 /// ```
@@ -123,7 +123,7 @@ impl<E: From<Throttled>> FromThrottled for E {
 /// crates' errors.
 ///
 /// ```
-/// use retry_runtime::{BulkheadFull, FromBulkheadFull};
+/// use reattempt::{BulkheadFull, FromBulkheadFull};
 ///
 /// assert_eq!(String::from_bulkhead_full(BulkheadFull::new()), "bulkhead full");
 /// ```

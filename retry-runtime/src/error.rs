@@ -5,7 +5,7 @@
 /// A function with `timeout` needs `E: From<Elapsed>`, so that the timeout can become its error:
 ///
 /// ```
-/// use retry_runtime::Elapsed;
+/// use reattempt::Elapsed;
 ///
 /// #[derive(Debug)]
 /// enum PayError { Timeout, Declined }
@@ -30,7 +30,7 @@ impl Elapsed {
     /// error as a timeout is, so that it is retried as a timeout-class failure.
     ///
     /// ```
-    /// use retry_runtime::Elapsed;
+    /// use reattempt::Elapsed;
     /// assert!(Elapsed::injected().is_injected());
     /// assert_eq!(Elapsed::injected().to_string(), "injected fault: attempt not made");
     /// ```
@@ -43,7 +43,7 @@ impl Elapsed {
     /// `timeout` that ran out. Always `false` without feature `testing`.
     ///
     /// ```
-    /// assert!(!retry_runtime::Elapsed::new().is_injected());
+    /// assert!(!reattempt::Elapsed::new().is_injected());
     /// ```
     pub const fn is_injected(&self) -> bool {
         self.injected
@@ -74,7 +74,7 @@ impl From<Elapsed> for std::io::Error {
 /// A function with `circuit_breaker` needs `E: From<BreakerOpen>`:
 ///
 /// ```
-/// use retry_runtime::BreakerOpen;
+/// use reattempt::BreakerOpen;
 ///
 /// #[derive(Debug)]
 /// enum PayError { Unavailable, CircuitOpen }
@@ -113,7 +113,7 @@ impl From<BreakerOpen> for std::io::Error {
 /// A function with `throttle` needs `E: From<Throttled>`:
 ///
 /// ```
-/// use retry_runtime::Throttled;
+/// use reattempt::Throttled;
 ///
 /// #[derive(Debug)]
 /// enum PayError { Unavailable, Shed }
@@ -153,7 +153,7 @@ impl From<Throttled> for std::io::Error {
 /// A function with `bulkhead` needs `E: From<BulkheadFull>`:
 ///
 /// ```
-/// use retry_runtime::BulkheadFull;
+/// use reattempt::BulkheadFull;
 ///
 /// #[derive(Debug)]
 /// enum PayError { Unavailable, Busy }
@@ -190,7 +190,7 @@ impl From<BulkheadFull> for std::io::Error {
 /// A breaker or budget setting that breaks a rule; [`field`](ConfigError::field) names it.
 ///
 /// ```
-/// let err = retry_runtime::RetryBudget::builder().retry_cost(0).build().unwrap_err();
+/// let err = reattempt::RetryBudget::builder().retry_cost(0).build().unwrap_err();
 /// assert_eq!(err.field(), "retry_cost");
 /// assert_eq!(err.to_string(), "invalid `retry_cost`: must be at least 1");
 /// ```

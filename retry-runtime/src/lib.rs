@@ -3,22 +3,23 @@
 //! plain code that is tested without macros; `#[retryable]` only writes the loop that calls it.
 //!
 //! ```
-//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use std::time::Duration;
-//! use retry_runtime::{Jitter, RetryPolicy};
+//! // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+//! #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     use std::time::Duration;
+//!     use reattempt::{Jitter, RetryPolicy};
 //!
-//! let policy = RetryPolicy::builder()
-//!     .max_attempts(4)
-//!     .delay(Duration::from_millis(200))
-//!     .max_delay(Duration::from_secs(2))
-//!     .jitter(Jitter::Full)
-//!     .timeout(Duration::from_secs(1))
-//!     .build()?;
-//! let value = policy.retry(|| async { Ok::<_, std::io::Error>(42) }).await?;
-//! assert_eq!(value, 42);
-//! # Ok(())
-//! # }
+//!     let policy = RetryPolicy::builder()
+//!         .max_attempts(4)
+//!         .delay(Duration::from_millis(200))
+//!         .max_delay(Duration::from_secs(2))
+//!         .jitter(Jitter::Full)
+//!         .timeout(Duration::from_secs(1))
+//!         .build()?;
+//!     let value = policy.retry(|| async { Ok::<_, std::io::Error>(42) }).await?;
+//!     assert_eq!(value, 42);
+//!     Ok(())
+//! }
 //! ```
 
 #![deny(unsafe_code)] // Two exceptions: `context()`'s thread-local pointer (engine/context.rs), and a lent call's `Ok` given the lent lifetime (drivers/lent.rs, higher-ranked: see there).
@@ -87,13 +88,86 @@ pub use drivers::closure::{
 pub use drivers::kept::{Keep, KeepsOutcome, NotKept};
 
 pub use convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
-pub use drivers::call::LoggedError;
+
+/// The public API of `reattempt`, the facade crate, which re-exports this module whole (`pub use
+/// retry_runtime::api::*`): what users name, and nothing else. The facade's surface follows this
+/// crate's features (a feature of the facade turns on the runtime's feature of the same name),
+/// so this crate's doc examples, written with `reattempt::…` paths as users read them, compile
+/// against the facade (a dev-dependency) whatever features it was built with.
+///
+/// `docs/public-api.txt` pins the list (`.ci/public-api.sh` fails on any change to it): an
+/// item added here is added to `reattempt`'s semver surface on purpose.
+#[doc(hidden)]
+pub mod api {
+    pub use crate::{
+        AdaptiveThrottle, AdaptiveThrottleBuilder, Backoff, BreakerOpen, BreakerState, Bulkhead,
+        BulkheadBuilder, BulkheadFull, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
+        Elapsed, ErrorClass, FnHooks, FromBreakerOpen, FromBulkheadFull, FromElapsed,
+        FromThrottled, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter, LogError,
+        ParseBackoffError, ParseDurationError, ParseHedgeAfterError, ParseJitterError,
+        ParseLogError, ParsePresetError, PolicyError, Preset, Retry, RetryBudget,
+        RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, RetryThrottle,
+        SampleJitter, Throttled, Transient, context, error_class, is_timeout, parse_duration,
+        seed_rng, transient,
+    };
+
+    #[cfg(feature = "http")]
+    pub use crate::http;
+    #[cfg(feature = "reqwest-middleware")]
+    pub use crate::reqwest_middleware;
+    #[cfg(feature = "testing")]
+    pub use crate::testing;
+    #[cfg(feature = "tonic")]
+    pub use crate::tonic;
+    #[cfg(feature = "tower")]
+    pub use crate::tower;
+
+    pub mod runtime {
+        //! The building blocks behind the crate's types, public because they appear in the
+        //! signatures of public items, so that code can name them; most code never does.
+        //!
+        //! - **The closure API's type-state.** [`RetryPolicy::retry`](crate::RetryPolicy::retry)
+        //!   returns a [`Retry`](crate::Retry) whose type parameters record what its builder methods
+        //!   set: the hooks ([`FnHooks`](crate::FnHooks), whose slots are [`Unset`] until given, then
+        //!   a closure, [`TimeoutIf`], [`ClassOf`], [`OkClassOf`] or [`DelayFor`]), the shared guards
+        //!   ([`NoBreaker`] or [`Breaker`], whose rejections convert [`ViaTrait`] or as [`Given`]),
+        //!   and the timeout's conversion ([`ElapsedInto`], [`NoTimeout`] or a closure);
+        //!   awaited, it is a [`RetryFuture`]. Named by code that stores a configured call in a field
+        //!   or returns one from a function (`Retry<'_, F, FnHooks<…>, NoBreaker, NoTimeout>`), as the
+        //!   tower layer's `HttpRetryService<S, NoTimeout>`.
+        //! - **The traits that bound them** ([`ErrorHook`], [`OkHook`], [`OnRetryHook`],
+        //!   [`ClassHook`], [`DelayHook`], [`DelaySlot`], [`ChooseDelay`], [`AddGuard`],
+        //!   [`BreakerSlot`], [`Conversion`], [`TimeoutInto`], [`KeepsOutcome`], [`Keep`] with
+        //!   [`NotKept`]): implemented here for the types above, named in generic code's bounds; not
+        //!   meant to be implemented elsewhere (implement [`Hooks`](crate::Hooks) instead).
+        //! - **Guards' permits**: [`Permit`]
+        //!   ([`CircuitBreaker::try_acquire`](crate::CircuitBreaker::try_acquire)) and
+        //!   [`BulkheadPermit`] ([`Bulkhead`](crate::Bulkhead)'s), for code that drives a guard by
+        //!   hand.
+        //! - **Settings and estimates**: [`PolicySettings`] (every key of a schedule, each optional:
+        //!   [`RetryPolicyBuilder::from_settings`](crate::RetryPolicyBuilder::from_settings) and
+        //!   [`RetryPolicyBuilder::settings`](crate::RetryPolicyBuilder::settings)), what
+        //!   its check gives ([`CheckedSettings`], [`DeadSetting`]), and [`Latencies`], the estimate
+        //!   behind a quantile [`HedgeAfter`](crate::HedgeAfter) (read through [`Quantiles`]).
+
+        pub use crate::{
+            AddGuard, Breaker, BreakerSlot, BulkheadPermit, ChooseDelay, ClassHook, ClassOf,
+            Conversion, DelayFor, DelayHook, DelaySlot, ElapsedInto, ErrorHook, Given, Keep,
+            KeepsOutcome, Latencies, NoBreaker, NoTimeout, NotKept, OkClassOf, OkHook,
+            OnRetryHook, Permit, PolicySettings, RetryFuture, TimeoutIf, TimeoutInto, Unset,
+            ViaTrait,
+        };
+        pub use retry_rules::{CheckedSettings, DeadSetting, Quantiles};
+    }
+}
 
 /// What the code `#[retryable]` generates names, and drivers built on the engine: not part of
 /// the documented API, and not bound by semver.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::drivers::call::{Attempt, Call, Recover, TimedAttempt, hedge_ignored};
+    pub use crate::drivers::call::{
+        Attempt, Call, LoggedError, Recover, TimedAttempt, hedge_ignored,
+    };
     pub use crate::drivers::lent::{Captures, Lends, Lent, LentAttempt, WithLt};
     pub use crate::engine::events::CallName;
     pub use crate::engine::state::{Decision, Detached, Engine, Start};

@@ -13,7 +13,7 @@ use crate::classify::http::{digits, retry_after_at};
 /// ```
 /// use std::time::Duration;
 /// use http::HeaderMap;
-/// use retry_runtime::http::{ServerHint, server_hint};
+/// use reattempt::http::{ServerHint, server_hint};
 ///
 /// let mut headers = HeaderMap::new();
 /// headers.insert("x-amz-retry-after", "1500".parse().unwrap());
@@ -69,7 +69,7 @@ pub fn server_hint(headers: &HeaderMap) -> ServerHint {
 /// ```
 /// use std::time::{Duration, SystemTime};
 /// use http::HeaderMap;
-/// use retry_runtime::http::server_hint_at;
+/// use reattempt::http::server_hint_at;
 ///
 /// let mut h = HeaderMap::new();
 /// h.insert("retry-after", "120".parse().unwrap());
@@ -112,7 +112,7 @@ fn should_retry(headers: &HeaderMap) -> Option<bool> {
 ///
 /// ```
 /// use http::{HeaderMap, StatusCode};
-/// use retry_runtime::http::retried_response;
+/// use reattempt::http::retried_response;
 ///
 /// let mut h = HeaderMap::new();
 /// assert!(retried_response(StatusCode::SERVICE_UNAVAILABLE, &h));

@@ -9,7 +9,7 @@
 //! ```
 //! use std::time::Duration;
 //! use http::{HeaderMap, HeaderValue, Method, StatusCode, header::RETRY_AFTER};
-//! use retry_runtime::{http::retry_after, transient};
+//! use reattempt::{http::retry_after, transient};
 //!
 //! let mut headers = HeaderMap::new();
 //! headers.insert(RETRY_AFTER, HeaderValue::from_static("120"));
@@ -77,7 +77,7 @@ pub(crate) fn set_attempt_headers(
 ///
 /// ```
 /// use http::Method;
-/// use retry_runtime::http::idempotent;
+/// use reattempt::http::idempotent;
 ///
 /// assert!(idempotent(&Method::GET) && idempotent(&Method::PUT) && idempotent(&Method::DELETE));
 /// assert!(!idempotent(&Method::POST) && !idempotent(&Method::PATCH));
@@ -102,7 +102,7 @@ pub fn idempotent(method: &Method) -> bool {
 ///
 /// ```
 /// use std::io;
-/// use retry_runtime::http::never_sent;
+/// use reattempt::http::never_sent;
 ///
 /// assert!(never_sent(&io::Error::from(io::ErrorKind::ConnectionRefused)));
 /// assert!(!never_sent(&io::Error::from(io::ErrorKind::ConnectionReset)));
@@ -165,7 +165,7 @@ pub(crate) fn not_processed(status: StatusCode) -> bool {
 /// The default decision is [`retry`](Verdict::retry): both.
 ///
 /// ```
-/// use retry_runtime::http::Verdict;
+/// use reattempt::http::Verdict;
 ///
 /// let lost_post = Verdict { retryable: true, safe: false };
 /// assert!(!lost_post.retry());
@@ -220,7 +220,7 @@ pub(crate) struct SafetyRule {
 /// counts, so a response that needed no retry says 1.
 ///
 /// ```
-/// use retry_runtime::http::Attempts;
+/// use reattempt::http::Attempts;
 ///
 /// let mut response = http::Response::new(());
 /// response.extensions_mut().insert(Attempts(3));
@@ -241,7 +241,7 @@ pub struct Attempts(pub u32);
 /// ```
 /// use std::time::{Duration, SystemTime};
 /// use http::{HeaderMap, HeaderValue, header::RETRY_AFTER};
-/// use retry_runtime::http::retry_after;
+/// use reattempt::http::retry_after;
 ///
 /// let mut headers = HeaderMap::new();
 /// assert_eq!(retry_after(&headers), None);
@@ -276,7 +276,7 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 /// ```
 /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// use http::{HeaderMap, HeaderValue, header::RETRY_AFTER};
-/// use retry_runtime::http::retry_after_at;
+/// use reattempt::http::retry_after_at;
 ///
 /// // Sun, 06 Nov 1994 08:49:37 GMT
 /// let date = UNIX_EPOCH + Duration::from_secs(784_111_777);
@@ -328,7 +328,7 @@ fn parse_retry_after(value: &HeaderValue, now: SystemTime) -> Option<Duration> {
 ///
 /// ```
 /// use http::StatusCode;
-/// use retry_runtime::Transient;
+/// use reattempt::Transient;
 ///
 /// assert!(StatusCode::TOO_MANY_REQUESTS.is_transient());
 /// assert!(StatusCode::BAD_GATEWAY.is_transient());
@@ -353,7 +353,7 @@ impl Transient for StatusCode {
     ///
     /// ```
     /// use http::StatusCode;
-    /// use retry_runtime::{ErrorClass, Transient};
+    /// use reattempt::{ErrorClass, Transient};
     ///
     /// assert_eq!(StatusCode::TOO_MANY_REQUESTS.class(), ErrorClass::Throttling);
     /// assert_eq!(StatusCode::SERVICE_UNAVAILABLE.class(), ErrorClass::Transient);
@@ -381,7 +381,7 @@ impl Transient for StatusCode {
 ///   repeat on every attempt.
 ///
 /// ```
-/// use retry_runtime::Transient;
+/// use reattempt::Transient;
 ///
 /// let error = reqwest::Client::new().get("not a url").build().unwrap_err();
 /// assert!(error.is_builder());
@@ -458,7 +458,7 @@ fn synthetic_status_error(status: StatusCode, reason: &impl std::fmt::Display) -
 ///
 /// ```
 /// use http::StatusCode;
-/// use retry_runtime::{Elapsed, FromElapsed, Transient};
+/// use reattempt::{Elapsed, FromElapsed, Transient};
 ///
 /// let error = reqwest::Error::from_elapsed(Elapsed::new());
 /// assert_eq!(error.status(), Some(StatusCode::GATEWAY_TIMEOUT));
@@ -487,7 +487,7 @@ impl crate::convert::FromElapsed for reqwest::Error {
 ///
 /// ```
 /// use http::StatusCode;
-/// use retry_runtime::{BreakerOpen, FromBreakerOpen};
+/// use reattempt::{BreakerOpen, FromBreakerOpen};
 ///
 /// let error = reqwest::Error::from_breaker_open(BreakerOpen::new());
 /// assert_eq!(error.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
@@ -509,7 +509,7 @@ impl crate::convert::FromBreakerOpen for reqwest::Error {
 ///
 /// ```
 /// use http::StatusCode;
-/// use retry_runtime::{FromThrottled, Throttled};
+/// use reattempt::{FromThrottled, Throttled};
 ///
 /// let error = reqwest::Error::from_throttled(Throttled::new());
 /// assert_eq!(error.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
@@ -528,7 +528,7 @@ impl crate::convert::FromThrottled for reqwest::Error {
 ///
 /// ```
 /// use http::StatusCode;
-/// use retry_runtime::{BulkheadFull, FromBulkheadFull};
+/// use reattempt::{BulkheadFull, FromBulkheadFull};
 ///
 /// let error = reqwest::Error::from_bulkhead_full(BulkheadFull::new());
 /// assert_eq!(error.status(), Some(StatusCode::SERVICE_UNAVAILABLE));

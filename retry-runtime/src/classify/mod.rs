@@ -31,7 +31,7 @@ use crate::error::Elapsed;
 /// [`Transient::class`] says which; events (`class`) and metrics (label `class`) carry it.
 ///
 /// ```
-/// use retry_runtime::{ErrorClass, Transient};
+/// use reattempt::{ErrorClass, Transient};
 ///
 /// #[derive(Debug)]
 /// enum ApiError { TooManyRequests, Unavailable }
@@ -62,7 +62,7 @@ impl ErrorClass {
     /// The class's name in events and metrics: `transient`, `throttling` or `timeout`.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::ErrorClass::Timeout.as_str(), "timeout");
+    /// assert_eq!(reattempt::ErrorClass::Timeout.as_str(), "timeout");
     /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -100,7 +100,7 @@ impl ErrorClass {
     /// `fn class(&self) -> ErrorClass { ErrorClass::of_aws_code(self.code()) }`.
     ///
     /// ```
-    /// use retry_runtime::ErrorClass;
+    /// use reattempt::ErrorClass;
     /// assert_eq!(ErrorClass::of_aws_code("SlowDown"), ErrorClass::Throttling);
     /// assert_eq!(ErrorClass::of_aws_code("InternalError"), ErrorClass::Transient);
     /// ```
@@ -124,7 +124,7 @@ impl std::fmt::Display for ErrorClass {
 /// Use it with `retry_if = reattempt::transient`, or with the closure API's `.retry_if(transient)`.
 ///
 /// ```
-/// use retry_runtime::{Transient, transient};
+/// use reattempt::{Transient, transient};
 ///
 /// #[derive(Debug)]
 /// enum PayError { Unavailable, Declined }
@@ -152,7 +152,7 @@ pub trait Transient {
     /// an `sqlx::Error` of a pool timeout or MySQL's lock wait timeout are timeouts.
     ///
     /// ```
-    /// use retry_runtime::Transient;
+    /// use reattempt::Transient;
     ///
     /// #[derive(Debug)]
     /// enum PayError { ReadTimeout, Unavailable }
@@ -175,7 +175,7 @@ pub trait Transient {
     ///
     /// ```
     /// use std::io::{Error, ErrorKind};
-    /// use retry_runtime::{ErrorClass, Transient};
+    /// use reattempt::{ErrorClass, Transient};
     ///
     /// assert_eq!(Error::from(ErrorKind::TimedOut).class(), ErrorClass::Timeout);
     /// assert_eq!(Error::from(ErrorKind::ConnectionReset).class(), ErrorClass::Transient);
@@ -194,7 +194,7 @@ pub trait Transient {
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};
-/// use retry_runtime::Transient;
+/// use reattempt::Transient;
 ///
 /// assert!(Error::from(ErrorKind::ConnectionReset).is_transient());
 /// assert!(!Error::from(ErrorKind::PermissionDenied).is_transient());
@@ -224,7 +224,7 @@ impl Transient for std::io::Error {
 /// A timed-out attempt is transient.
 ///
 /// ```
-/// use retry_runtime::{Elapsed, Transient};
+/// use reattempt::{Elapsed, Transient};
 /// assert!(Elapsed::new().is_transient());
 /// ```
 impl Transient for Elapsed {
@@ -269,7 +269,7 @@ impl<T: Transient + ?Sized> Transient for Box<T> {
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};
-/// assert!(retry_runtime::transient(&Error::from(ErrorKind::TimedOut)));
+/// assert!(reattempt::transient(&Error::from(ErrorKind::TimedOut)));
 /// ```
 pub fn transient<E: Transient + ?Sized>(error: &E) -> bool {
     error.is_transient()
@@ -280,7 +280,7 @@ pub fn transient<E: Transient + ?Sized>(error: &E) -> bool {
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};
-/// use retry_runtime::{ErrorClass, error_class};
+/// use reattempt::{ErrorClass, error_class};
 /// assert_eq!(error_class(&Error::from(ErrorKind::TimedOut)), ErrorClass::Timeout);
 /// ```
 pub fn error_class<E: Transient + ?Sized>(error: &E) -> ErrorClass {
@@ -292,8 +292,8 @@ pub fn error_class<E: Transient + ?Sized>(error: &E) -> ErrorClass {
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};
-/// assert!(retry_runtime::is_timeout(&Error::from(ErrorKind::TimedOut)));
-/// assert!(!retry_runtime::is_timeout(&Error::from(ErrorKind::ConnectionReset)));
+/// assert!(reattempt::is_timeout(&Error::from(ErrorKind::TimedOut)));
+/// assert!(!reattempt::is_timeout(&Error::from(ErrorKind::ConnectionReset)));
 /// ```
 pub fn is_timeout<E: Transient + ?Sized>(error: &E) -> bool {
     error.is_timeout()

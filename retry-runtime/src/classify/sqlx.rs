@@ -47,7 +47,7 @@ const SQLITE_LOCKED: u32 = 6;
 /// (kind `Other`) is not transient.
 ///
 /// ```
-/// use retry_runtime::Transient;
+/// use reattempt::Transient;
 ///
 /// assert!(sqlx::Error::PoolTimedOut.is_transient());
 /// assert!(sqlx::Error::PoolTimedOut.is_timeout());
@@ -115,7 +115,7 @@ fn io(kind: io::ErrorKind, source: impl std::error::Error + Send + Sync + 'stati
 /// "error communicating with database: attempt timed out".
 ///
 /// ```
-/// use retry_runtime::{Elapsed, FromElapsed, Transient};
+/// use reattempt::{Elapsed, FromElapsed, Transient};
 ///
 /// let error = sqlx::Error::from_elapsed(Elapsed::new());
 /// let sqlx::Error::Io(io) = &error else { unreachable!() };
@@ -134,7 +134,7 @@ impl FromElapsed for Error {
 /// [`BreakerOpen`] (feature `sqlx`): nothing was sent. Not transient.
 ///
 /// ```
-/// use retry_runtime::{BreakerOpen, FromBreakerOpen, Transient};
+/// use reattempt::{BreakerOpen, FromBreakerOpen, Transient};
 ///
 /// let error = sqlx::Error::from_breaker_open(BreakerOpen::new());
 /// let sqlx::Error::Io(io) = &error else { unreachable!() };
@@ -151,7 +151,7 @@ impl FromBreakerOpen for Error {
 /// [`Throttled`] (feature `sqlx`). Not transient.
 ///
 /// ```
-/// use retry_runtime::{FromThrottled, Throttled, Transient};
+/// use reattempt::{FromThrottled, Throttled, Transient};
 ///
 /// let error = sqlx::Error::from_throttled(Throttled::new());
 /// assert_eq!(error.to_string(), "error communicating with database: rejected by the adaptive throttle");
@@ -167,7 +167,7 @@ impl FromThrottled for Error {
 /// [`BulkheadFull`] (feature `sqlx`). Not transient.
 ///
 /// ```
-/// use retry_runtime::{BulkheadFull, FromBulkheadFull, Transient};
+/// use reattempt::{BulkheadFull, FromBulkheadFull, Transient};
 ///
 /// let error = sqlx::Error::from_bulkhead_full(BulkheadFull::new());
 /// assert_eq!(error.to_string(), "error communicating with database: bulkhead full");

@@ -10,32 +10,33 @@
 //! [`RetryThrottle`].
 //!
 //! ```
-//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
-//! # async fn main() {
-//! use std::time::Duration;
-//! use retry_runtime::{RetryPolicy, transient};
-//! use tonic::{Code, Status};
+//! // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+//! #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! async fn main() {
+//!     use std::time::Duration;
+//!     use reattempt::{RetryPolicy, transient};
+//!     use tonic::{Code, Status};
 //!
-//! let policy = RetryPolicy::builder()
-//!     .max_attempts(3)
-//!     .timeout(Duration::from_millis(300))
-//!     .build()
-//!     .unwrap();
-//! let calls = std::cell::Cell::new(0);
-//! let reply = policy
-//!     .retry(|| async {
-//!         calls.set(calls.get() + 1);
-//!         match calls.get() {
-//!             1 => Err(Status::unavailable("connection refused")),
-//!             2 => std::future::pending().await, // cut by `timeout`: DEADLINE_EXCEEDED
-//!             _ => Ok("SERVING"),
-//!         }
-//!     })
-//!     .retry_if(transient)
-//!     .await;
-//! assert_eq!(reply.unwrap(), "SERVING");
-//! assert_eq!(calls.get(), 3);
-//! # }
+//!     let policy = RetryPolicy::builder()
+//!         .max_attempts(3)
+//!         .timeout(Duration::from_millis(300))
+//!         .build()
+//!         .unwrap();
+//!     let calls = std::cell::Cell::new(0);
+//!     let reply = policy
+//!         .retry(|| async {
+//!             calls.set(calls.get() + 1);
+//!             match calls.get() {
+//!                 1 => Err(Status::unavailable("connection refused")),
+//!                 2 => std::future::pending().await, // cut by `timeout`: DEADLINE_EXCEEDED
+//!                 _ => Ok("SERVING"),
+//!             }
+//!         })
+//!         .retry_if(transient)
+//!         .await;
+//!     assert_eq!(reply.unwrap(), "SERVING");
+//!     assert_eq!(calls.get(), 3);
+//! }
 //! ```
 //!
 //! # What is retried
@@ -129,25 +130,26 @@ pub use crate::clients::grpc::{
 /// `|s: &Status| reattempt::transient(s) || codes(&[Code::Aborted])(s)`.
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use retry_runtime::{RetryPolicy, tonic::codes};
-/// use tonic::{Code, Status};
+/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     use reattempt::{RetryPolicy, tonic::codes};
+///     use tonic::{Code, Status};
 ///
-/// let retryable = codes(&[Code::Unavailable, Code::Aborted, Code::ResourceExhausted]);
-/// assert!(retryable(&Status::aborted("transaction conflict")));
-/// assert!(!retryable(&Status::invalid_argument("no such field")));
+///     let retryable = codes(&[Code::Unavailable, Code::Aborted, Code::ResourceExhausted]);
+///     assert!(retryable(&Status::aborted("transaction conflict")));
+///     assert!(!retryable(&Status::invalid_argument("no such field")));
 ///
-/// let calls = std::cell::Cell::new(0);
-/// let reply = RetryPolicy::default()
-///     .retry(|| async {
-///         calls.set(calls.get() + 1);
-///         if calls.get() == 1 { Err(Status::aborted("conflict")) } else { Ok(calls.get()) }
-///     })
-///     .retry_if(retryable)
-///     .await;
-/// assert_eq!(reply.unwrap(), 2);
-/// # }
+///     let calls = std::cell::Cell::new(0);
+///     let reply = RetryPolicy::default()
+///         .retry(|| async {
+///             calls.set(calls.get() + 1);
+///             if calls.get() == 1 { Err(Status::aborted("conflict")) } else { Ok(calls.get()) }
+///         })
+///         .retry_if(retryable)
+///         .await;
+///     assert_eq!(reply.unwrap(), 2);
+/// }
 /// ```
 pub fn codes(codes: &[Code]) -> impl Fn(&Status) -> bool + Copy + Send + Sync + 'static {
     let set = codes.iter().fold(0_u32, |set, code| set | bit(*code));
@@ -166,7 +168,7 @@ fn bit(code: Code) -> u32 {
 /// are in the [module's documentation](crate::tonic).
 ///
 /// ```
-/// use retry_runtime::Transient;
+/// use reattempt::Transient;
 /// use tonic::Status;
 ///
 /// assert!(Status::unavailable("draining").is_transient());
@@ -294,7 +296,7 @@ fn with_source(mut status: Status, source: impl StdError + Send + Sync + 'static
 ///
 /// ```
 /// use std::error::Error;
-/// use retry_runtime::{Elapsed, FromElapsed, Transient};
+/// use reattempt::{Elapsed, FromElapsed, Transient};
 /// use tonic::{Code, Status};
 ///
 /// let status = Status::from_elapsed(Elapsed::new());
@@ -316,7 +318,7 @@ impl FromElapsed for Status {
 ///
 /// ```
 /// use std::error::Error;
-/// use retry_runtime::{BreakerOpen, FromBreakerOpen, Transient};
+/// use reattempt::{BreakerOpen, FromBreakerOpen, Transient};
 /// use tonic::{Code, Status};
 ///
 /// let status = Status::from_breaker_open(BreakerOpen::new());
@@ -338,7 +340,7 @@ impl FromBreakerOpen for Status {
 /// with the [`Throttled`] as its source (feature `tonic`). Not transient.
 ///
 /// ```
-/// use retry_runtime::{FromThrottled, Throttled, Transient};
+/// use reattempt::{FromThrottled, Throttled, Transient};
 /// use tonic::{Code, Status};
 ///
 /// let status = Status::from_throttled(Throttled::new());
@@ -356,7 +358,7 @@ impl FromThrottled for Status {
 /// [`BulkheadFull`] as its source (feature `tonic`). Not transient.
 ///
 /// ```
-/// use retry_runtime::{BulkheadFull, FromBulkheadFull, Transient};
+/// use reattempt::{BulkheadFull, FromBulkheadFull, Transient};
 /// use tonic::{Code, Status};
 ///
 /// let status = Status::from_bulkhead_full(BulkheadFull::new());

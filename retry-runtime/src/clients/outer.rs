@@ -20,36 +20,37 @@
 //! requests to a dead leaf per top-level call, instead of 27 (BENCHMARKS.md, "Over HTTP").
 //!
 //! ```
-//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
-//! # async fn main() {
-//! use http::HeaderMap;
-//! use retry_runtime::RetryPolicy;
-//! use retry_runtime::http::{OUTER_ATTEMPTS_LEFT, outer_attempts_left, outer_call, outer_header};
+//! // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+//! #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! async fn main() {
+//!     use http::HeaderMap;
+//!     use reattempt::RetryPolicy;
+//!     use reattempt::http::{OUTER_ATTEMPTS_LEFT, outer_attempts_left, outer_call, outer_header};
 //!
-//! // The client: attempt 1 of 3 has 2 left, and says so.
-//! let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
-//! let mut headers = HeaderMap::new();
-//! policy
-//!     .retry(|| {
-//!         if let Some(value) = outer_header() {
-//!             headers.insert(OUTER_ATTEMPTS_LEFT, value);
-//!         }
-//!         async { Ok::<_, std::io::Error>(()) }
-//!     })
-//!     .await
-//!     .unwrap();
-//! assert_eq!(headers[OUTER_ATTEMPTS_LEFT], "2");
+//!     // The client: attempt 1 of 3 has 2 left, and says so.
+//!     let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+//!     let mut headers = HeaderMap::new();
+//!     policy
+//!         .retry(|| {
+//!             if let Some(value) = outer_header() {
+//!                 headers.insert(OUTER_ATTEMPTS_LEFT, value);
+//!             }
+//!             async { Ok::<_, std::io::Error>(()) }
+//!         })
+//!         .await
+//!         .unwrap();
+//!     assert_eq!(headers[OUTER_ATTEMPTS_LEFT], "2");
 //!
-//! // The server: a `one_layer` call in the handler makes one attempt, the caller retries.
-//! let one_layer = RetryPolicy::builder().max_attempts(3).one_layer(true).build().unwrap();
-//! let mut attempts = 0;
-//! let handler = one_layer.retry(|| {
-//!     attempts += 1;
-//!     async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }
-//! });
-//! assert!(outer_call(outer_attempts_left(&headers), handler).await.is_err());
-//! assert_eq!(attempts, 1);
-//! # }
+//!     // The server: a `one_layer` call in the handler makes one attempt, the caller retries.
+//!     let one_layer = RetryPolicy::builder().max_attempts(3).one_layer(true).build().unwrap();
+//!     let mut attempts = 0;
+//!     let handler = one_layer.retry(|| {
+//!         attempts += 1;
+//!         async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }
+//!     });
+//!     assert!(outer_call(outer_attempts_left(&headers), handler).await.is_err());
+//!     assert_eq!(attempts, 1);
+//! }
 //! ```
 
 use std::future::{Future, IntoFuture};
@@ -68,8 +69,8 @@ use crate::engine::context;
 ///
 /// ```
 /// let mut headers = http::HeaderMap::new();
-/// headers.insert(retry_runtime::http::OUTER_ATTEMPTS_LEFT, http::HeaderValue::from(2u32));
-/// assert_eq!(retry_runtime::http::outer_attempts_left(&headers), Some(2));
+/// headers.insert(reattempt::http::OUTER_ATTEMPTS_LEFT, http::HeaderValue::from(2u32));
+/// assert_eq!(reattempt::http::outer_attempts_left(&headers), Some(2));
 /// ```
 pub const OUTER_ATTEMPTS_LEFT: &str = "retry-outer-attempts-left";
 
@@ -85,27 +86,28 @@ pub const OUTER_ATTEMPTS_LEFT: &str = "retry-outer-attempts-left";
 /// themselves; call it when you build the request yourself:
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use retry_runtime::RetryPolicy;
-/// use retry_runtime::http::outer_header;
+/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     use reattempt::RetryPolicy;
+///     use reattempt::http::outer_header;
 ///
-/// assert_eq!(outer_header(), None, "no call: nothing to say");
-/// let policy = RetryPolicy::builder()
-///     .max_attempts(2)
-///     .delay(std::time::Duration::from_millis(1))
-///     .build()
-///     .unwrap();
-/// let mut sent = vec![];
-/// let _ = policy
-///     .retry(|| {
-///         // e.g. `request = request.header(OUTER_ATTEMPTS_LEFT, value)` with reqwest
-///         sent.push(outer_header());
-///         async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::TimedOut)) }
-///     })
-///     .await;
-/// assert_eq!(sent, [Some(http::HeaderValue::from(1u32)), None], "none on the last attempt");
-/// # }
+///     assert_eq!(outer_header(), None, "no call: nothing to say");
+///     let policy = RetryPolicy::builder()
+///         .max_attempts(2)
+///         .delay(std::time::Duration::from_millis(1))
+///         .build()
+///         .unwrap();
+///     let mut sent = vec![];
+///     let _ = policy
+///         .retry(|| {
+///             // e.g. `request = request.header(OUTER_ATTEMPTS_LEFT, value)` with reqwest
+///             sent.push(outer_header());
+///             async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::TimedOut)) }
+///         })
+///         .await;
+///     assert_eq!(sent, [Some(http::HeaderValue::from(1u32)), None], "none on the last attempt");
+/// }
 /// ```
 pub fn outer_header() -> Option<HeaderValue> {
     context::outer_attempts_left().map(HeaderValue::from)
@@ -121,7 +123,7 @@ pub fn outer_header() -> Option<HeaderValue> {
 ///
 /// ```
 /// use http::{HeaderMap, HeaderValue};
-/// use retry_runtime::http::{OUTER_ATTEMPTS_LEFT, outer_attempts_left};
+/// use reattempt::http::{OUTER_ATTEMPTS_LEFT, outer_attempts_left};
 ///
 /// let mut headers = HeaderMap::new();
 /// assert_eq!(outer_attempts_left(&headers), None);
@@ -152,18 +154,18 @@ fn parse_attempts_left(value: &HeaderValue) -> Option<u32> {
 /// See [`OuterCall`].
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// use http::{HeaderMap, HeaderValue};
-/// use retry_runtime::http::{OUTER_ATTEMPTS_LEFT, outer_attempts_left, outer_call, outer_header};
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     use http::{HeaderMap, HeaderValue};
+///     use reattempt::http::{OUTER_ATTEMPTS_LEFT, outer_attempts_left, outer_call, outer_header};
 ///
-/// let mut request_headers = HeaderMap::new();
-/// request_headers.insert(OUTER_ATTEMPTS_LEFT, HeaderValue::from_static("1"));
-/// // What the handler's own requests carry on:
-/// let left = outer_attempts_left(&request_headers);
-/// let passed_on = outer_call(left, async { outer_header() }).await;
-/// assert_eq!(passed_on, Some(HeaderValue::from(1u32)));
-/// # }
+///     let mut request_headers = HeaderMap::new();
+///     request_headers.insert(OUTER_ATTEMPTS_LEFT, HeaderValue::from_static("1"));
+///     // What the handler's own requests carry on:
+///     let left = outer_attempts_left(&request_headers);
+///     let passed_on = outer_call(left, async { outer_header() }).await;
+///     assert_eq!(passed_on, Some(HeaderValue::from(1u32)));
+/// }
 /// ```
 pub fn outer_call<F: IntoFuture>(
     attempts_left: Option<u32>,
@@ -187,24 +189,25 @@ pin_project! {
     /// task spawned from it is polled elsewhere and does not see the frame.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::http::{outer_call, outer_header};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use reattempt::RetryPolicy;
+    ///     use reattempt::http::{outer_call, outer_header};
     ///
-    /// let seen = outer_call(Some(2), async { outer_header() }).await;
-    /// assert_eq!(seen, Some(http::HeaderValue::from(2u32)), "passed on");
-    /// assert_eq!(outer_call(Some(0), async { outer_header() }).await, None);
+    ///     let seen = outer_call(Some(2), async { outer_header() }).await;
+    ///     assert_eq!(seen, Some(http::HeaderValue::from(2u32)), "passed on");
+    ///     assert_eq!(outer_call(Some(0), async { outer_header() }).await, None);
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(3).one_layer(true).build().unwrap();
-    /// let mut attempts = 0;
-    /// let call = policy.retry(|| {
-    ///     attempts += 1;
-    ///     async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }
-    /// });
-    /// let _ = outer_call(None, call).await;
-    /// assert_eq!(attempts, 3, "no caller that retries: this call does");
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(3).one_layer(true).build().unwrap();
+    ///     let mut attempts = 0;
+    ///     let call = policy.retry(|| {
+    ///         attempts += 1;
+    ///         async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }
+    ///     });
+    ///     let _ = outer_call(None, call).await;
+    ///     assert_eq!(attempts, 3, "no caller that retries: this call does");
+    /// }
     /// ```
     #[must_use = "futures do nothing unless awaited"]
     #[derive(Debug)]
@@ -253,51 +256,52 @@ mod layer {
     /// With axum: `Router::new().route(..).layer(OuterRetryLayer::new())`.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::convert::Infallible;
-    /// use std::future::{Future, IntoFuture};
-    /// use std::pin::Pin;
-    /// use std::task::{Context, Poll};
-    /// use http::Request;
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::http::OUTER_ATTEMPTS_LEFT;
-    /// use retry_runtime::tower::OuterRetryLayer;
-    /// use tower_layer::Layer;
-    /// use tower_service::Service;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::convert::Infallible;
+    ///     use std::future::{Future, IntoFuture};
+    ///     use std::pin::Pin;
+    ///     use std::task::{Context, Poll};
+    ///     use http::Request;
+    ///     use reattempt::RetryPolicy;
+    ///     use reattempt::http::OUTER_ATTEMPTS_LEFT;
+    ///     use reattempt::tower::OuterRetryLayer;
+    ///     use tower_layer::Layer;
+    ///     use tower_service::Service;
     ///
-    /// /// A handler whose dependency is down: how many attempts its `one_layer` call made.
-    /// #[derive(Clone)]
-    /// struct Handler;
-    /// impl Service<Request<()>> for Handler {
-    ///     type Response = u32;
-    ///     type Error = Infallible;
-    ///     type Future = Pin<Box<dyn Future<Output = Result<u32, Infallible>>>>;
-    ///     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-    ///         Poll::Ready(Ok(()))
+    ///     /// A handler whose dependency is down: how many attempts its `one_layer` call made.
+    ///     #[derive(Clone)]
+    ///     struct Handler;
+    ///     impl Service<Request<()>> for Handler {
+    ///         type Response = u32;
+    ///         type Error = Infallible;
+    ///         type Future = Pin<Box<dyn Future<Output = Result<u32, Infallible>>>>;
+    ///         fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    ///             Poll::Ready(Ok(()))
+    ///         }
+    ///         fn call(&mut self, _: Request<()>) -> Self::Future {
+    ///             Box::pin(async {
+    ///                 let policy = RetryPolicy::builder().max_attempts(3).one_layer(true).build().unwrap();
+    ///                 let mut attempts = 0;
+    ///                 let _ = policy
+    ///                     .retry(|| {
+    ///                         attempts += 1;
+    ///                         async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)) }
+    ///                     })
+    ///                     .await;
+    ///                 Ok(attempts)
+    ///             })
+    ///         }
     ///     }
-    ///     fn call(&mut self, _: Request<()>) -> Self::Future {
-    ///         Box::pin(async {
-    ///             let policy = RetryPolicy::builder().max_attempts(3).one_layer(true).build().unwrap();
-    ///             let mut attempts = 0;
-    ///             let _ = policy
-    ///                 .retry(|| {
-    ///                     attempts += 1;
-    ///                     async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)) }
-    ///                 })
-    ///                 .await;
-    ///             Ok(attempts)
-    ///         })
-    ///     }
+    ///
+    ///     let mut server = OuterRetryLayer::new().layer(Handler);
+    ///     let from = |left: &str| Request::builder().header(OUTER_ATTEMPTS_LEFT, left).body(()).unwrap();
+    ///     assert_eq!(server.call(from("2")).await.unwrap(), 1, "the caller retries");
+    ///     assert_eq!(server.call(from("0")).await.unwrap(), 3, "its last attempt: this call retries");
+    ///     assert_eq!(server.call(from("x")).await.unwrap(), 3, "ignored");
+    ///     assert_eq!(server.call(Request::new(())).await.unwrap(), 3);
     /// }
-    ///
-    /// let mut server = OuterRetryLayer::new().layer(Handler);
-    /// let from = |left: &str| Request::builder().header(OUTER_ATTEMPTS_LEFT, left).body(()).unwrap();
-    /// assert_eq!(server.call(from("2")).await.unwrap(), 1, "the caller retries");
-    /// assert_eq!(server.call(from("0")).await.unwrap(), 3, "its last attempt: this call retries");
-    /// assert_eq!(server.call(from("x")).await.unwrap(), 3, "ignored");
-    /// assert_eq!(server.call(Request::new(())).await.unwrap(), 3);
-    /// # }
     /// ```
     #[derive(Debug, Clone, Copy, Default)]
     pub struct OuterRetryLayer {
@@ -308,7 +312,7 @@ mod layer {
         /// The layer (it has no settings).
         ///
         /// ```
-        /// let layer = retry_runtime::tower::OuterRetryLayer::new();
+        /// let layer = reattempt::tower::OuterRetryLayer::new();
         /// # let _ = layer;
         /// ```
         pub const fn new() -> Self {
@@ -332,8 +336,8 @@ mod layer {
     ///
     /// #[derive(Clone)]
     /// struct Handler;
-    /// let service: retry_runtime::tower::OuterRetryService<Handler> =
-    ///     retry_runtime::tower::OuterRetryLayer::new().layer(Handler);
+    /// let service: reattempt::tower::OuterRetryService<Handler> =
+    ///     reattempt::tower::OuterRetryLayer::new().layer(Handler);
     /// # let _ = service;
     /// ```
     #[derive(Debug, Clone, Copy)]

@@ -23,7 +23,7 @@ use http_body::{Body, Frame, SizeHint};
 /// The cap of a [`ReplayBody`] when none is given: 64 KiB recorded at most per request.
 ///
 /// ```
-/// assert_eq!(retry_runtime::http::DEFAULT_REPLAY_CAP, 65_536);
+/// assert_eq!(reattempt::http::DEFAULT_REPLAY_CAP, 65_536);
 /// ```
 pub const DEFAULT_REPLAY_CAP: usize = 64 * 1024;
 
@@ -49,19 +49,19 @@ type BoxError = Box<dyn Error + Send + Sync>;
 /// mutex).
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// use bytes::Bytes;
-/// use http_body_util::{BodyExt, Full};
-/// use retry_runtime::http::{DEFAULT_REPLAY_CAP, ReplayBody};
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     use bytes::Bytes;
+///     use http_body_util::{BodyExt, Full};
+///     use reattempt::http::{DEFAULT_REPLAY_CAP, ReplayBody};
 ///
-/// let body = ReplayBody::new(Full::new(Bytes::from("order 42")), DEFAULT_REPLAY_CAP);
-/// let first = body.clone().collect().await.unwrap().to_bytes();
-/// let again = body.clone().collect().await.unwrap().to_bytes();
-/// assert_eq!(first, "order 42");
-/// assert_eq!(again, first);
-/// assert!(!body.is_capped());
-/// # }
+///     let body = ReplayBody::new(Full::new(Bytes::from("order 42")), DEFAULT_REPLAY_CAP);
+///     let first = body.clone().collect().await.unwrap().to_bytes();
+///     let again = body.clone().collect().await.unwrap().to_bytes();
+///     assert_eq!(first, "order 42");
+///     assert_eq!(again, first);
+///     assert!(!body.is_capped());
+/// }
 /// ```
 pub struct ReplayBody<B> {
     shared: Arc<Shared<B>>,
@@ -167,7 +167,7 @@ where
     /// ```
     /// use bytes::Bytes;
     /// use http_body_util::Full;
-    /// use retry_runtime::http::ReplayBody;
+    /// use reattempt::http::ReplayBody;
     ///
     /// let small = ReplayBody::new(Full::new(Bytes::from(vec![0; 1024])), 4096);
     /// assert!(!small.is_capped());
@@ -209,7 +209,7 @@ where
     /// ```
     /// use bytes::Bytes;
     /// use http_body_util::Full;
-    /// use retry_runtime::http::{DEFAULT_REPLAY_CAP, ReplayBody};
+    /// use reattempt::http::{DEFAULT_REPLAY_CAP, ReplayBody};
     ///
     /// let request = http::Request::post("http://api.test/upload")
     ///     .body(Full::new(Bytes::from("chunk")))
@@ -228,21 +228,21 @@ where
     /// nothing can be replayed, the call is committed to the attempt that reads it.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use bytes::Bytes;
-    /// use http_body_util::{BodyExt, StreamBody};
-    /// use http_body::Frame;
-    /// use retry_runtime::http::ReplayBody;
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     use bytes::Bytes;
+    ///     use http_body_util::{BodyExt, StreamBody};
+    ///     use http_body::Frame;
+    ///     use reattempt::http::ReplayBody;
     ///
-    /// // Three chunks of 10 bytes, of unknown total size: recorded until the third.
-    /// let chunks = (0..3).map(|_| Ok::<_, std::io::Error>(Frame::data(Bytes::from(vec![7; 10]))));
-    /// let body = ReplayBody::new(StreamBody::new(futures_util_iter(chunks)), 25);
-    /// assert!(!body.is_capped());
-    /// let sent = body.clone().collect().await.unwrap().to_bytes();
-    /// assert_eq!(sent.len(), 30, "the attempt that reads it sends it all");
-    /// assert!(body.is_capped());
-    /// assert!(body.clone().collect().await.is_err(), "no replay past the cap");
+    ///     // Three chunks of 10 bytes, of unknown total size: recorded until the third.
+    ///     let chunks = (0..3).map(|_| Ok::<_, std::io::Error>(Frame::data(Bytes::from(vec![7; 10]))));
+    ///     let body = ReplayBody::new(StreamBody::new(futures_util_iter(chunks)), 25);
+    ///     assert!(!body.is_capped());
+    ///     let sent = body.clone().collect().await.unwrap().to_bytes();
+    ///     assert_eq!(sent.len(), 30, "the attempt that reads it sends it all");
+    ///     assert!(body.is_capped());
+    ///     assert!(body.clone().collect().await.is_err(), "no replay past the cap");
     /// # }
     /// # fn futures_util_iter<I: Iterator + Unpin>(i: I) -> Iter<I> { Iter(i) }
     /// # struct Iter<I>(I);
@@ -250,7 +250,7 @@ where
     /// #     type Item = I::Item;
     /// #     fn poll_next(mut self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>)
     /// #         -> std::task::Poll<Option<I::Item>> { std::task::Poll::Ready(self.0.next()) }
-    /// # }
+    /// }
     /// ```
     pub fn is_capped(&self) -> bool {
         self.shared.capped.load(Ordering::Acquire)
@@ -504,18 +504,18 @@ where
 /// [`ReplayBody::is_capped`]); this error is what a clone sent anyway yields.
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// use bytes::Bytes;
-/// use http_body_util::{BodyExt, Full};
-/// use retry_runtime::http::{BodyNotReplayable, ReplayBody};
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     use bytes::Bytes;
+///     use http_body_util::{BodyExt, Full};
+///     use reattempt::http::{BodyNotReplayable, ReplayBody};
 ///
-/// let body = ReplayBody::new(Full::new(Bytes::from(vec![1; 100])), 10);
-/// let first = body.clone().collect().await.unwrap().to_bytes();
-/// assert_eq!(first.len(), 100, "capped: the first attempt sends it all");
-/// let error = body.clone().collect().await.unwrap_err();
-/// assert!(error.downcast_ref::<BodyNotReplayable>().is_some());
-/// # }
+///     let body = ReplayBody::new(Full::new(Bytes::from(vec![1; 100])), 10);
+///     let first = body.clone().collect().await.unwrap().to_bytes();
+///     assert_eq!(first.len(), 100, "capped: the first attempt sends it all");
+///     let error = body.clone().collect().await.unwrap_err();
+///     assert!(error.downcast_ref::<BodyNotReplayable>().is_some());
+/// }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BodyNotReplayable {

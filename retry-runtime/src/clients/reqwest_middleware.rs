@@ -5,8 +5,8 @@
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Duration;
-//! use retry_runtime::{CircuitBreaker, RetryPolicy};
-//! use retry_runtime::reqwest_middleware::RetryMiddleware;
+//! use reattempt::{CircuitBreaker, RetryPolicy};
+//! use reattempt::reqwest_middleware::RetryMiddleware;
 //!
 //! let policy = RetryPolicy::builder()
 //!     .max_attempts(4)
@@ -101,7 +101,7 @@ use crate::schedule::policy::RetryPolicy;
 ///
 /// ```
 /// #![allow(deprecated)]
-/// use retry_runtime::reqwest_middleware::NotReplayable;
+/// use reattempt::reqwest_middleware::NotReplayable;
 ///
 /// assert!(NotReplayable.to_string().contains("stream"));
 /// ```
@@ -184,8 +184,8 @@ impl<H> RetryMiddleware<H> {
     /// ```
     /// use std::time::Duration;
     /// use reqwest_middleware::Error;
-    /// use retry_runtime::{Hooks, RetryContext, RetryPolicy};
-    /// use retry_runtime::reqwest_middleware::{HttpClassify, RetryMiddleware};
+    /// use reattempt::{Hooks, RetryContext, RetryPolicy};
+    /// use reattempt::reqwest_middleware::{HttpClassify, RetryMiddleware};
     ///
     /// /// The standard classification, but a 404 is retried too (an eventually consistent read).
     /// #[derive(Clone)]
@@ -247,8 +247,8 @@ impl<H> RetryMiddleware<H> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    /// use reattempt::{AdaptiveThrottle, RetryPolicy};
+    /// use reattempt::reqwest_middleware::RetryMiddleware;
     ///
     /// let throttle = Arc::new(AdaptiveThrottle::builder().build().unwrap());
     /// let middleware = RetryMiddleware::new(RetryPolicy::builder().build().unwrap()).throttle(throttle);
@@ -267,8 +267,8 @@ impl<H> RetryMiddleware<H> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use retry_runtime::{Bulkhead, RetryPolicy};
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    /// use reattempt::{Bulkhead, RetryPolicy};
+    /// use reattempt::reqwest_middleware::RetryMiddleware;
     ///
     /// let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(10).build().unwrap());
     /// let middleware = RetryMiddleware::new(RetryPolicy::builder().build().unwrap()).bulkhead(bulkhead);
@@ -302,8 +302,8 @@ impl<H> RetryMiddleware<H> {
     /// [module](self) for the safety rule.
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::reqwest_middleware::RetryMiddleware;
     ///
     /// let policy = RetryPolicy::builder().build().unwrap();
     /// let middleware = RetryMiddleware::new(policy).retry_unsafe_methods(true);
@@ -324,8 +324,8 @@ impl<H> RetryMiddleware<H> {
     /// schedule, `Retry-After`, the guards) apply as before, as do [`hooks`](Self::hooks).
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::reqwest_middleware::RetryMiddleware;
     ///
     /// // `POST /search` has no side effect: retry it as a `GET`.
     /// let policy = RetryPolicy::builder().build().unwrap();
@@ -353,8 +353,8 @@ impl<H> RetryMiddleware<H> {
     /// like the idempotency key: it tells the server about the caller's retries.
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::reqwest_middleware::RetryMiddleware;
     ///
     /// let policy = RetryPolicy::builder().build().unwrap();
     /// let middleware = RetryMiddleware::new(policy).outer_attempts_header();
@@ -373,8 +373,8 @@ impl<H> RetryMiddleware<H> {
     /// attempt whatever its size.
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::reqwest_middleware::RetryMiddleware;
     ///
     /// let policy = RetryPolicy::builder().build().unwrap();
     /// // Uploads of up to 2 MiB are retried; larger ones are sent once.
@@ -393,8 +393,8 @@ impl<H> RetryMiddleware<H> {
 /// than their `Retry-After`.
 ///
 /// ```
-/// use retry_runtime::Hooks;
-/// use retry_runtime::reqwest_middleware::HttpClassify;
+/// use reattempt::Hooks;
+/// use reattempt::reqwest_middleware::HttpClassify;
 ///
 /// let ok = reqwest::Response::from(http::Response::builder().status(503).body("").unwrap());
 /// assert!(Hooks::<_, reqwest_middleware::Error>::retry_if_ok(&mut HttpClassify, &ok));
@@ -413,8 +413,8 @@ fn elapsed(error: &Error) -> bool {
 /// both.
 ///
 /// ```
-/// use retry_runtime::Elapsed;
-/// use retry_runtime::reqwest_middleware::is_timeout;
+/// use reattempt::Elapsed;
+/// use reattempt::reqwest_middleware::is_timeout;
 ///
 /// let cut = reqwest_middleware::Error::middleware(Elapsed::new());
 /// assert!(!cut.is_timeout());

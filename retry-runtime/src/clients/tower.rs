@@ -2,44 +2,45 @@
 //! same engine, schedule, guards and names as `#[retryable]` and the closure API.
 //!
 //! ```
-//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
-//! # async fn main() {
-//! use std::io;
-//! use std::sync::atomic::{AtomicU32, Ordering};
-//! use std::sync::Arc;
-//! use retry_runtime::RetryPolicy;
-//! use retry_runtime::tower::RetryLayer;
-//! use tower_layer::Layer;
-//! use tower_service::Service;
+//! // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+//! #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! async fn main() {
+//!     use std::io;
+//!     use std::sync::atomic::{AtomicU32, Ordering};
+//!     use std::sync::Arc;
+//!     use reattempt::RetryPolicy;
+//!     use reattempt::tower::RetryLayer;
+//!     use tower_layer::Layer;
+//!     use tower_service::Service;
 //!
-//! /// A flaky dependency: fails twice, then answers with the attempt that reached it.
-//! #[derive(Clone)]
-//! struct Flaky(Arc<AtomicU32>);
-//! impl Service<String> for Flaky {
-//!     type Response = String;
-//!     type Error = io::Error;
-//!     type Future = std::future::Ready<io::Result<String>>;
-//!     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
-//!         std::task::Poll::Ready(Ok(()))
+//!     /// A flaky dependency: fails twice, then answers with the attempt that reached it.
+//!     #[derive(Clone)]
+//!     struct Flaky(Arc<AtomicU32>);
+//!     impl Service<String> for Flaky {
+//!         type Response = String;
+//!         type Error = io::Error;
+//!         type Future = std::future::Ready<io::Result<String>>;
+//!         fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+//!             std::task::Poll::Ready(Ok(()))
+//!         }
+//!         fn call(&mut self, req: String) -> Self::Future {
+//!             let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
+//!             let attempt = reattempt::context().map_or(0, |c| c.attempt());
+//!             std::future::ready(if n < 3 {
+//!                 Err(io::ErrorKind::ConnectionReset.into())
+//!             } else {
+//!                 Ok(format!("{req}: answered attempt {attempt}"))
+//!             })
+//!         }
 //!     }
-//!     fn call(&mut self, req: String) -> Self::Future {
-//!         let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
-//!         let attempt = retry_runtime::context().map_or(0, |c| c.attempt());
-//!         std::future::ready(if n < 3 {
-//!             Err(io::ErrorKind::ConnectionReset.into())
-//!         } else {
-//!             Ok(format!("{req}: answered attempt {attempt}"))
-//!         })
-//!     }
+//!
+//!     let policy = RetryPolicy::builder().max_attempts(4).build().unwrap();
+//!     let mut svc = RetryLayer::new(policy)
+//!         .retry_if(|e: &io::Error| e.kind() == io::ErrorKind::ConnectionReset)
+//!         .layer(Flaky(Arc::default()));
+//!     std::future::poll_fn(|cx| svc.poll_ready(cx)).await.unwrap();
+//!     assert_eq!(svc.call("ping".into()).await.unwrap(), "ping: answered attempt 3");
 //! }
-//!
-//! let policy = RetryPolicy::builder().max_attempts(4).build().unwrap();
-//! let mut svc = RetryLayer::new(policy)
-//!     .retry_if(|e: &io::Error| e.kind() == io::ErrorKind::ConnectionReset)
-//!     .layer(Flaky(Arc::default()));
-//! std::future::poll_fn(|cx| svc.poll_ready(cx)).await.unwrap();
-//! assert_eq!(svc.call("ping".into()).await.unwrap(), "ping: answered attempt 3");
-//! # }
 //! ```
 //!
 //! How it runs a call:
@@ -144,7 +145,7 @@ impl<Req: Clone> Replay<Req> for Cloned {
 /// outcome; the classification (`retry_if`, `retry_if_ok`) has answered first (`retryable`).
 ///
 /// ```
-/// use retry_runtime::tower::{Cloned, RetryRequest};
+/// use reattempt::tower::{Cloned, RetryRequest};
 ///
 /// let outcome: Result<&u32, &std::io::Error> = Ok(&503);
 /// // A plain layer does what its classification says.
@@ -586,8 +587,8 @@ struct Settings<R, B, G, Q, L> {
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use retry_runtime::{CircuitBreaker, RetryBudget, RetryPolicy};
-/// use retry_runtime::tower::RetryLayer;
+/// use reattempt::{CircuitBreaker, RetryBudget, RetryPolicy};
+/// use reattempt::tower::RetryLayer;
 ///
 /// let policy = RetryPolicy::builder()
 ///     .max_attempts(4)
@@ -659,8 +660,8 @@ impl<H, C, R: Clone, P: Clone, G: Clone, Q: Clone, L: Clone>
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use retry_runtime::{CircuitBreaker, RetryPolicy};
-    /// use retry_runtime::tower::RetryLayer;
+    /// use reattempt::{CircuitBreaker, RetryPolicy};
+    /// use reattempt::tower::RetryLayer;
     ///
     /// let breaker = Arc::new(CircuitBreaker::builder().build().unwrap());
     /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap())
@@ -697,8 +698,8 @@ impl<H, C, R: Clone, B: Clone, G: Clone, P: Clone, L: Clone>
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
-    /// use retry_runtime::tower::RetryLayer;
+    /// use reattempt::{AdaptiveThrottle, RetryPolicy};
+    /// use reattempt::tower::RetryLayer;
     ///
     /// let throttle = Arc::new(AdaptiveThrottle::builder().build().unwrap());
     /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap())
@@ -735,8 +736,8 @@ impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, P: Clone>
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use retry_runtime::{Bulkhead, RetryPolicy};
-    /// use retry_runtime::tower::RetryLayer;
+    /// use reattempt::{Bulkhead, RetryPolicy};
+    /// use reattempt::tower::RetryLayer;
     ///
     /// let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(10).build().unwrap());
     /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap())
@@ -850,8 +851,8 @@ impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, R,
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
-    /// use retry_runtime::tower::RetryLayer;
+    /// use reattempt::{AdaptiveThrottle, RetryPolicy};
+    /// use reattempt::tower::RetryLayer;
     ///
     /// let throttle = Arc::new(AdaptiveThrottle::builder().build().unwrap());
     /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap()).throttle(throttle);
@@ -879,8 +880,8 @@ impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, R,
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use retry_runtime::{Bulkhead, RetryPolicy};
-    /// use retry_runtime::tower::RetryLayer;
+    /// use reattempt::{Bulkhead, RetryPolicy};
+    /// use reattempt::tower::RetryLayer;
     ///
     /// let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(10).build().unwrap());
     /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap()).bulkhead(bulkhead);
@@ -1015,8 +1016,8 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::tower::RetryLayer;
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::tower::RetryLayer;
     ///
     /// let layer = RetryLayer::new(RetryPolicy::default())
     ///     .delay_for(|_: &std::io::Error, attempt, _| Some(Duration::from_millis(100) * attempt));
@@ -1050,8 +1051,8 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::tower::RetryLayer;
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::tower::RetryLayer;
     ///
     /// let layer = RetryLayer::new(RetryPolicy::default())
     ///     .http()
@@ -1099,8 +1100,8 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     /// [`error_class`](crate::error_class) asks [`Transient::class`](crate::Transient::class).
     ///
     /// ```
-    /// use retry_runtime::tower::RetryLayer;
-    /// use retry_runtime::{RetryPolicy, error_class};
+    /// use reattempt::tower::RetryLayer;
+    /// use reattempt::{RetryPolicy, error_class};
     ///
     /// let layer = RetryLayer::new(RetryPolicy::default()).error_class(error_class::<std::io::Error>);
     /// # let _ = layer;
@@ -1922,8 +1923,8 @@ mod http {
     /// [`Verdict::retry`].
     ///
     /// ```
-    /// use retry_runtime::http::Verdict;
-    /// use retry_runtime::tower::{DefaultRule, RequestHook};
+    /// use reattempt::http::Verdict;
+    /// use reattempt::tower::{DefaultRule, RequestHook};
     ///
     /// let post = http::Request::post("http://api.test/orders").body(()).unwrap();
     /// let lost: Result<&http::Response<()>, &std::io::Error> =
@@ -1939,8 +1940,8 @@ mod http {
     /// [`RetryLayer`]'s parameters out).
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::tower::{HttpRetryLayer, RetryLayer};
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::tower::{HttpRetryLayer, RetryLayer};
     ///
     /// struct Clients {
     ///     retry: HttpRetryLayer,
@@ -1955,8 +1956,8 @@ mod http {
     /// The service an [`HttpRetryLayer`] makes, to store in a struct's field:
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::tower::{HttpRetryService, RetryLayer};
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::tower::{HttpRetryService, RetryLayer};
     /// use tower_layer::Layer;
     ///
     /// /// A client over any `Service<http::Request<B>>` (hyper-util's).
@@ -2044,8 +2045,8 @@ mod http {
     /// [`Verdict::retry`]).
     ///
     /// ```
-    /// use retry_runtime::http::Verdict;
-    /// use retry_runtime::tower::RequestHook;
+    /// use reattempt::http::Verdict;
+    /// use reattempt::tower::RequestHook;
     ///
     /// type Response = http::Response<()>;
     /// let search_is_safe =
@@ -2115,7 +2116,7 @@ mod http {
     /// [`Cloned`] (it becomes [`HttpRequests`]) or [`HttpRequests`] itself.
     ///
     /// ```
-    /// use retry_runtime::tower::{Cloned, HttpReplay, HttpRequests, Replay};
+    /// use reattempt::tower::{Cloned, HttpReplay, HttpRequests, Replay};
     ///
     /// let requests: HttpRequests = Cloned.into_http();
     /// let request = http::Request::get("http://api.test/").body(String::new()).unwrap();
@@ -2254,8 +2255,8 @@ mod http {
         /// ([`Attempts`](crate::http::Attempts)).
         ///
         /// ```
-        /// use retry_runtime::RetryPolicy;
-        /// use retry_runtime::tower::RetryLayer;
+        /// use reattempt::RetryPolicy;
+        /// use reattempt::tower::RetryLayer;
         ///
         /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap())
         ///     .http()
@@ -2277,21 +2278,22 @@ mod http {
         /// layer.
         ///
         /// ```
-        /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-        /// # async fn main() {
-        /// use std::sync::{Arc, Mutex};
-        /// use bytes::Bytes;
-        /// use http::{Request, Response, StatusCode};
-        /// use http_body_util::{BodyExt, StreamBody};
-        /// use http_body::Frame;
-        /// use retry_runtime::RetryPolicy;
-        /// use retry_runtime::http::ReplayBody;
-        /// use retry_runtime::tower::{ReplayBodyLayer, RetryLayer};
-        /// use tower_layer::Layer;
-        /// use tower_service::Service;
+        /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+        /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+        /// async fn main() {
+        ///     use std::sync::{Arc, Mutex};
+        ///     use bytes::Bytes;
+        ///     use http::{Request, Response, StatusCode};
+        ///     use http_body_util::{BodyExt, StreamBody};
+        ///     use http_body::Frame;
+        ///     use reattempt::RetryPolicy;
+        ///     use reattempt::http::ReplayBody;
+        ///     use reattempt::tower::{ReplayBodyLayer, RetryLayer};
+        ///     use tower_layer::Layer;
+        ///     use tower_service::Service;
         ///
-        /// /// A body streamed in chunks (not `Clone`).
-        /// type Upload = StreamBody<Chunks>;
+        ///     /// A body streamed in chunks (not `Clone`).
+        ///     type Upload = StreamBody<Chunks>;
         /// # struct Chunks(u32, usize);
         /// # fn chunks(n: u32, size: usize) -> Chunks { Chunks(n, size) }
         /// # impl futures_core::Stream for Chunks {
@@ -2305,42 +2307,42 @@ mod http {
         /// #     }
         /// # }
         ///
-        /// // A server that reads each request's body and answers 503, then 201.
-        /// #[derive(Clone, Default)]
-        /// struct Server(Arc<Mutex<Vec<Bytes>>>);
-        /// impl Service<Request<ReplayBody<Upload>>> for Server {
-        ///     type Response = Response<String>;
-        ///     type Error = Box<dyn std::error::Error + Send + Sync>;
-        ///     type Future = std::pin::Pin<Box<dyn std::future::Future<
-        ///         Output = Result<Response<String>, Self::Error>> + Send>>;
-        ///     fn poll_ready(&mut self, _: &mut std::task::Context<'_>)
-        ///         -> std::task::Poll<Result<(), Self::Error>> {
-        ///         std::task::Poll::Ready(Ok(()))
+        ///     // A server that reads each request's body and answers 503, then 201.
+        ///     #[derive(Clone, Default)]
+        ///     struct Server(Arc<Mutex<Vec<Bytes>>>);
+        ///     impl Service<Request<ReplayBody<Upload>>> for Server {
+        ///         type Response = Response<String>;
+        ///         type Error = Box<dyn std::error::Error + Send + Sync>;
+        ///         type Future = std::pin::Pin<Box<dyn std::future::Future<
+        ///             Output = Result<Response<String>, Self::Error>> + Send>>;
+        ///         fn poll_ready(&mut self, _: &mut std::task::Context<'_>)
+        ///             -> std::task::Poll<Result<(), Self::Error>> {
+        ///             std::task::Poll::Ready(Ok(()))
+        ///         }
+        ///         fn call(&mut self, req: Request<ReplayBody<Upload>>) -> Self::Future {
+        ///             let seen = Arc::clone(&self.0);
+        ///             Box::pin(async move {
+        ///                 let body = req.into_body().collect().await?.to_bytes();
+        ///                 let mut seen = seen.lock().unwrap();
+        ///                 seen.push(body);
+        ///                 let status = if seen.len() == 1 { 503 } else { 201 };
+        ///                 Ok(Response::builder().status(status).body(String::new())?)
+        ///             })
+        ///         }
         ///     }
-        ///     fn call(&mut self, req: Request<ReplayBody<Upload>>) -> Self::Future {
-        ///         let seen = Arc::clone(&self.0);
-        ///         Box::pin(async move {
-        ///             let body = req.into_body().collect().await?.to_bytes();
-        ///             let mut seen = seen.lock().unwrap();
-        ///             seen.push(body);
-        ///             let status = if seen.len() == 1 { 503 } else { 201 };
-        ///             Ok(Response::builder().status(status).body(String::new())?)
-        ///         })
-        ///     }
+        ///
+        ///     let server = Server::default();
+        ///     let retry = RetryLayer::new(RetryPolicy::builder().build().unwrap()).http();
+        ///     let mut svc = ReplayBodyLayer::new(1 << 20).layer(retry.layer(server.clone()));
+        ///
+        ///     let upload = StreamBody::new(chunks(4, 1000));
+        ///     let response = svc.call(Request::put("http://api.test/blob").body(upload).unwrap());
+        ///     assert_eq!(response.await.unwrap().status(), StatusCode::CREATED);
+        ///     let seen = server.0.lock().unwrap();
+        ///     assert_eq!(seen.len(), 2);
+        ///     assert_eq!(seen[0].len(), 4000);
+        ///     assert_eq!(seen[0], seen[1], "the same bytes on both attempts");
         /// }
-        ///
-        /// let server = Server::default();
-        /// let retry = RetryLayer::new(RetryPolicy::builder().build().unwrap()).http();
-        /// let mut svc = ReplayBodyLayer::new(1 << 20).layer(retry.layer(server.clone()));
-        ///
-        /// let upload = StreamBody::new(chunks(4, 1000));
-        /// let response = svc.call(Request::put("http://api.test/blob").body(upload).unwrap());
-        /// assert_eq!(response.await.unwrap().status(), StatusCode::CREATED);
-        /// let seen = server.0.lock().unwrap();
-        /// assert_eq!(seen.len(), 2);
-        /// assert_eq!(seen[0].len(), 4000);
-        /// assert_eq!(seen[0], seen[1], "the same bytes on both attempts");
-        /// # }
         /// ```
         ///
         /// `.http()` may come after other classification settings (`retry_if`, `retry_after`,
@@ -2392,8 +2394,8 @@ mod http {
         /// retry after a lost response. Before or after [`http`](RetryLayer::http).
         ///
         /// ```
-        /// use retry_runtime::RetryPolicy;
-        /// use retry_runtime::tower::RetryLayer;
+        /// use reattempt::RetryPolicy;
+        /// use reattempt::tower::RetryLayer;
         ///
         /// let policy = RetryPolicy::builder().build().unwrap();
         /// let layer = RetryLayer::new(policy).idempotency_key_header().http();
@@ -2416,8 +2418,8 @@ mod http {
         /// [`http`](RetryLayer::http) for the safety rule.
         ///
         /// ```
-        /// use retry_runtime::RetryPolicy;
-        /// use retry_runtime::tower::RetryLayer;
+        /// use reattempt::RetryPolicy;
+        /// use reattempt::tower::RetryLayer;
         ///
         /// let policy = RetryPolicy::builder().build().unwrap();
         /// let layer = RetryLayer::new(policy).http().retry_unsafe_methods(true);
@@ -2447,56 +2449,57 @@ mod http {
         /// are the service's: write them on the closure.
         ///
         /// ```
-        /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-        /// # async fn main() {
-        /// use std::io;
-        /// use std::sync::Arc;
-        /// use std::sync::atomic::{AtomicU32, Ordering};
-        /// use http::{Request, Response, StatusCode};
-        /// use retry_runtime::RetryPolicy;
-        /// use retry_runtime::http::Verdict;
-        /// use retry_runtime::tower::RetryLayer;
-        /// use tower_layer::Layer;
-        /// use tower_service::Service;
+        /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+        /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+        /// async fn main() {
+        ///     use std::io;
+        ///     use std::sync::Arc;
+        ///     use std::sync::atomic::{AtomicU32, Ordering};
+        ///     use http::{Request, Response, StatusCode};
+        ///     use reattempt::RetryPolicy;
+        ///     use reattempt::http::Verdict;
+        ///     use reattempt::tower::RetryLayer;
+        ///     use tower_layer::Layer;
+        ///     use tower_service::Service;
         ///
-        /// // A service that answers 500 to every request it counts.
-        /// #[derive(Clone)]
-        /// struct Failing(Arc<AtomicU32>);
-        /// impl Service<Request<String>> for Failing {
-        ///     type Response = Response<String>;
-        ///     type Error = io::Error;
-        ///     type Future = std::future::Ready<io::Result<Response<String>>>;
-        ///     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
-        ///         std::task::Poll::Ready(Ok(()))
+        ///     // A service that answers 500 to every request it counts.
+        ///     #[derive(Clone)]
+        ///     struct Failing(Arc<AtomicU32>);
+        ///     impl Service<Request<String>> for Failing {
+        ///         type Response = Response<String>;
+        ///         type Error = io::Error;
+        ///         type Future = std::future::Ready<io::Result<Response<String>>>;
+        ///         fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+        ///             std::task::Poll::Ready(Ok(()))
+        ///         }
+        ///         fn call(&mut self, _: Request<String>) -> Self::Future {
+        ///             self.0.fetch_add(1, Ordering::SeqCst);
+        ///             let mut response = Response::new(String::new());
+        ///             *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        ///             std::future::ready(Ok(response))
+        ///         }
         ///     }
-        ///     fn call(&mut self, _: Request<String>) -> Self::Future {
-        ///         self.0.fetch_add(1, Ordering::SeqCst);
-        ///         let mut response = Response::new(String::new());
-        ///         *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-        ///         std::future::ready(Ok(response))
-        ///     }
+        ///
+        ///     // `POST /search` has no side effect: retry it as a `GET`.
+        ///     let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+        ///     let sent = Arc::new(AtomicU32::new(0));
+        ///     let mut svc = RetryLayer::new(policy)
+        ///         .http()
+        ///         .retry_request(
+        ///             |req: &Request<String>, _: Result<&Response<String>, &io::Error>, v: Verdict| {
+        ///                 v.retryable && (v.safe || req.uri().path() == "/search")
+        ///             },
+        ///         )
+        ///         .layer(Failing(Arc::clone(&sent)));
+        ///
+        ///     let search = Request::post("http://api.test/search").body(String::new()).unwrap();
+        ///     assert_eq!(svc.call(search).await.unwrap().status(), 500);
+        ///     assert_eq!(sent.swap(0, Ordering::SeqCst), 3, "retried");
+        ///
+        ///     let order = Request::post("http://api.test/orders").body(String::new()).unwrap();
+        ///     assert_eq!(svc.call(order).await.unwrap().status(), 500);
+        ///     assert_eq!(sent.load(Ordering::SeqCst), 1, "a POST's 500 is not retried");
         /// }
-        ///
-        /// // `POST /search` has no side effect: retry it as a `GET`.
-        /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
-        /// let sent = Arc::new(AtomicU32::new(0));
-        /// let mut svc = RetryLayer::new(policy)
-        ///     .http()
-        ///     .retry_request(
-        ///         |req: &Request<String>, _: Result<&Response<String>, &io::Error>, v: Verdict| {
-        ///             v.retryable && (v.safe || req.uri().path() == "/search")
-        ///         },
-        ///     )
-        ///     .layer(Failing(Arc::clone(&sent)));
-        ///
-        /// let search = Request::post("http://api.test/search").body(String::new()).unwrap();
-        /// assert_eq!(svc.call(search).await.unwrap().status(), 500);
-        /// assert_eq!(sent.swap(0, Ordering::SeqCst), 3, "retried");
-        ///
-        /// let order = Request::post("http://api.test/orders").body(String::new()).unwrap();
-        /// assert_eq!(svc.call(order).await.unwrap().status(), 500);
-        /// assert_eq!(sent.load(Ordering::SeqCst), 1, "a POST's 500 is not retried");
-        /// # }
         /// ```
         pub fn retry_request<F2: Clone>(
             self,
@@ -2516,8 +2519,8 @@ mod http {
         /// default, like the idempotency key: it tells the server about the caller's retries.
         ///
         /// ```
-        /// use retry_runtime::RetryPolicy;
-        /// use retry_runtime::tower::RetryLayer;
+        /// use reattempt::RetryPolicy;
+        /// use reattempt::tower::RetryLayer;
         ///
         /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap())
         ///     .http()
@@ -2543,9 +2546,9 @@ mod http {
     /// [`RetryLayer::http`] for a full example.
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::http::DEFAULT_REPLAY_CAP;
-    /// use retry_runtime::tower::{ReplayBodyLayer, RetryLayer};
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::http::DEFAULT_REPLAY_CAP;
+    /// use reattempt::tower::{ReplayBodyLayer, RetryLayer};
     ///
     /// let replay = ReplayBodyLayer::default();
     /// assert_eq!(replay.cap(), DEFAULT_REPLAY_CAP);
@@ -2562,7 +2565,7 @@ mod http {
         /// Records at most `cap` bytes of each request's body.
         ///
         /// ```
-        /// let replay = retry_runtime::tower::ReplayBodyLayer::new(1 << 20);
+        /// let replay = reattempt::tower::ReplayBodyLayer::new(1 << 20);
         /// assert_eq!(replay.cap(), 1_048_576);
         /// ```
         pub fn new(cap: usize) -> Self {
@@ -2572,7 +2575,7 @@ mod http {
         /// The most bytes of a body recorded for a replay.
         ///
         /// ```
-        /// assert_eq!(retry_runtime::tower::ReplayBodyLayer::new(10).cap(), 10);
+        /// assert_eq!(reattempt::tower::ReplayBodyLayer::new(10).cap(), 10);
         /// ```
         pub fn cap(&self) -> usize {
             self.cap
@@ -2600,8 +2603,8 @@ mod http {
     /// [`ReplayBody`](crate::http::ReplayBody) and calls the service inside.
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::tower::{HttpRetryService, ReplayBodyLayer, ReplayBodyService, RetryLayer};
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::tower::{HttpRetryService, ReplayBodyLayer, ReplayBodyService, RetryLayer};
     /// use tower_layer::Layer;
     ///
     /// /// A client over any `Service<http::Request<ReplayBody<B>>>` (hyper-util's).

@@ -31,7 +31,7 @@ const DEFAULT_MAX_ATTEMPTS_CAP: u32 = 5;
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::tonic::ServiceConfig;
+/// use reattempt::tonic::ServiceConfig;
 /// use tonic::Code;
 ///
 /// let config = ServiceConfig::from_json(r#"{
@@ -75,7 +75,7 @@ impl ServiceConfig {
     /// Reads and validates a service config in gRPC's JSON form.
     ///
     /// ```
-    /// use retry_runtime::tonic::{ServiceConfig, ServiceConfigError};
+    /// use reattempt::tonic::{ServiceConfig, ServiceConfigError};
     ///
     /// let err = ServiceConfig::from_json(r#"{"methodConfig": [{
     ///     "name": [{"service": "foo"}],
@@ -109,7 +109,7 @@ impl ServiceConfig {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::ServiceConfig;
+    /// use reattempt::tonic::ServiceConfig;
     ///
     /// let config = ServiceConfig::from_json(r#"{"methodConfig": [
     ///     { "name": [{}], "timeout": "1s" },
@@ -120,7 +120,7 @@ impl ServiceConfig {
     /// assert_eq!(timeout("/foo/Bar"), Some(Duration::from_secs(3)));
     /// assert_eq!(timeout("/foo/Baz"), Some(Duration::from_secs(2)));
     /// assert_eq!(timeout("/other/Bar"), Some(Duration::from_secs(1)));
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn method_config(&self, path: &str) -> Option<&MethodConfig> {
         let find = |key: &str| self.names.get(key).map(|&i| &self.methods[i]);
@@ -133,14 +133,14 @@ impl ServiceConfig {
     /// has none. Make one per channel and share it (clones share its tokens).
     ///
     /// ```
-    /// use retry_runtime::tonic::ServiceConfig;
+    /// use reattempt::tonic::ServiceConfig;
     ///
     /// let config = ServiceConfig::from_json(
     ///     r#"{"retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}}"#,
     /// )?;
     /// let throttle = config.retry_throttling().unwrap();
     /// assert_eq!((throttle.max_tokens(), throttle.token_ratio()), (10, 0.1));
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn retry_throttling(&self) -> Option<RetryThrottle> {
         self.throttling.as_ref().map(RetryThrottle::fresh)
@@ -152,7 +152,7 @@ impl ServiceConfig {
     /// configured value and `cap` (at least 1).
     ///
     /// ```
-    /// use retry_runtime::tonic::ServiceConfig;
+    /// use reattempt::tonic::ServiceConfig;
     ///
     /// let json = r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 8}}]}"#;
     /// let config = ServiceConfig::from_json(json)?;
@@ -160,7 +160,7 @@ impl ServiceConfig {
     /// assert_eq!(attempts(&config), 5);
     /// assert_eq!(attempts(&config.clone().with_max_attempts_cap(10)), 8);
     /// assert_eq!(attempts(&config.with_max_attempts_cap(3)), 3);
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     #[must_use]
     pub fn with_max_attempts_cap(mut self, cap: u32) -> ServiceConfig {
@@ -218,7 +218,7 @@ impl ServiceConfig {
 /// [`ServiceConfigError`]'s message.
 ///
 /// ```
-/// use retry_runtime::tonic::ServiceConfig;
+/// use reattempt::tonic::ServiceConfig;
 ///
 /// let err = serde_json::from_str::<ServiceConfig>(
 ///     r#"{"retryThrottling": {"maxTokens": 0, "tokenRatio": 0.1}}"#,
@@ -236,13 +236,13 @@ impl<'de> Deserialize<'de> for ServiceConfig {
 /// `timeout`. Found by [`ServiceConfig::method_config`].
 ///
 /// ```
-/// use retry_runtime::tonic::ServiceConfig;
+/// use reattempt::tonic::ServiceConfig;
 ///
 /// let config = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{"service": "s"}]}]}"#)?;
 /// let method = config.method_config("/s/m").unwrap();
 /// assert!(method.retry_policy().is_none() && method.hedging_policy().is_none());
 /// assert_eq!(method.timeout(), None);
-/// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+/// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct MethodConfig {
@@ -256,14 +256,14 @@ impl MethodConfig {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::ServiceConfig;
+    /// use reattempt::tonic::ServiceConfig;
     ///
     /// let config = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{}], "retryPolicy": {
     ///     "maxAttempts": 3, "initialBackoff": "0.2s", "maxBackoff": "5s",
     ///     "backoffMultiplier": 1.5, "retryableStatusCodes": [14, "resource_exhausted"]}}]}"#)?;
     /// let retry = config.method_config("/a/b").unwrap().retry_policy().unwrap();
     /// assert_eq!(retry.initial_backoff(), Duration::from_millis(200));
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn retry_policy(&self) -> Option<&GrpcRetryPolicy> {
         self.retry.as_ref()
@@ -273,13 +273,13 @@ impl MethodConfig {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::ServiceConfig;
+    /// use reattempt::tonic::ServiceConfig;
     ///
     /// let config = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{}],
     ///     "hedgingPolicy": {"maxAttempts": 4, "hedgingDelay": "0.5s"}}]}"#)?;
     /// let hedging = config.method_config("/a/b").unwrap().hedging_policy().unwrap();
     /// assert_eq!(hedging.hedging_delay(), Duration::from_millis(500));
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn hedging_policy(&self) -> Option<&HedgingPolicy> {
         self.hedging.as_ref()
@@ -289,14 +289,14 @@ impl MethodConfig {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::ServiceConfig;
+    /// use reattempt::tonic::ServiceConfig;
     ///
     /// let config = ServiceConfig::from_json(
     ///     r#"{"methodConfig": [{"name": [{}], "timeout": "1.000340012s"}]}"#,
     /// )?;
     /// let timeout = config.method_config("/a/b").unwrap().timeout();
     /// assert_eq!(timeout, Some(Duration::new(1, 340_012)));
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
@@ -335,7 +335,7 @@ impl MethodConfig {
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::tonic::GrpcRetryPolicy;
+/// use reattempt::tonic::GrpcRetryPolicy;
 /// use tonic::Code;
 ///
 /// let policy = GrpcRetryPolicy::new(
@@ -343,7 +343,7 @@ impl MethodConfig {
 /// )?;
 /// assert_eq!(policy.max_attempts(), 4);
 /// assert!(policy.retryable_status_codes().contains(Code::Unavailable));
-/// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+/// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct GrpcRetryPolicy {
@@ -366,7 +366,7 @@ impl GrpcRetryPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::{GrpcRetryPolicy, ServiceConfigError};
+    /// use reattempt::tonic::{GrpcRetryPolicy, ServiceConfigError};
     /// use tonic::Code;
     ///
     /// let err = GrpcRetryPolicy::new(3, Duration::ZERO, Duration::from_secs(1), 2.0, &[Code::Unavailable])
@@ -401,13 +401,13 @@ impl GrpcRetryPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::GrpcRetryPolicy;
+    /// use reattempt::tonic::GrpcRetryPolicy;
     /// use tonic::Code;
     ///
     /// let policy = GrpcRetryPolicy::new(9, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
     /// assert_eq!(policy.max_attempts(), 5);
     /// assert_eq!(policy.with_max_attempts_cap(10).max_attempts(), 9);
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     #[must_use]
     pub fn with_max_attempts_cap(self, cap: u32) -> Self {
@@ -419,12 +419,12 @@ impl GrpcRetryPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::GrpcRetryPolicy;
+    /// use reattempt::tonic::GrpcRetryPolicy;
     /// use tonic::Code;
     ///
     /// let policy = GrpcRetryPolicy::new(2, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
     /// assert_eq!(policy.max_attempts(), 2);
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn max_attempts(&self) -> u32 {
         self.max_attempts.min(self.cap.max(1))
@@ -434,12 +434,12 @@ impl GrpcRetryPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::GrpcRetryPolicy;
+    /// use reattempt::tonic::GrpcRetryPolicy;
     /// use tonic::Code;
     ///
     /// let policy = GrpcRetryPolicy::new(2, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
     /// assert_eq!(policy.initial_backoff(), Duration::from_millis(10));
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn initial_backoff(&self) -> Duration {
         self.initial_backoff
@@ -449,12 +449,12 @@ impl GrpcRetryPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::GrpcRetryPolicy;
+    /// use reattempt::tonic::GrpcRetryPolicy;
     /// use tonic::Code;
     ///
     /// let policy = GrpcRetryPolicy::new(2, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
     /// assert_eq!(policy.max_backoff(), Duration::from_secs(1));
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn max_backoff(&self) -> Duration {
         self.max_backoff
@@ -464,12 +464,12 @@ impl GrpcRetryPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::GrpcRetryPolicy;
+    /// use reattempt::tonic::GrpcRetryPolicy;
     /// use tonic::Code;
     ///
     /// let policy = GrpcRetryPolicy::new(2, Duration::from_millis(10), Duration::from_secs(1), 1.5, &[Code::Unavailable])?;
     /// assert_eq!(policy.backoff_multiplier(), 1.5);
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn backoff_multiplier(&self) -> f64 {
         self.backoff_multiplier
@@ -479,13 +479,13 @@ impl GrpcRetryPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::{Codes, GrpcRetryPolicy};
+    /// use reattempt::tonic::{Codes, GrpcRetryPolicy};
     /// use tonic::Code;
     ///
     /// let codes = [Code::Unavailable, Code::Aborted];
     /// let policy = GrpcRetryPolicy::new(2, Duration::from_millis(10), Duration::from_secs(1), 2.0, &codes)?;
     /// assert_eq!(policy.retryable_status_codes(), Codes::new(&codes));
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn retryable_status_codes(&self) -> Codes {
         self.retryable_status_codes
@@ -545,12 +545,12 @@ impl GrpcRetryPolicy {
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::tonic::HedgingPolicy;
+/// use reattempt::tonic::HedgingPolicy;
 /// use tonic::Code;
 ///
 /// let policy = HedgingPolicy::new(4, Duration::from_millis(500), &[Code::Unavailable, Code::Internal])?;
 /// assert_eq!((policy.max_attempts(), policy.hedging_delay()), (4, Duration::from_millis(500)));
-/// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+/// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct HedgingPolicy {
@@ -567,7 +567,7 @@ impl HedgingPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::HedgingPolicy;
+    /// use reattempt::tonic::HedgingPolicy;
     ///
     /// let err = HedgingPolicy::new(1, Duration::ZERO, &[]).unwrap_err();
     /// assert_eq!(err.to_string(), "maxAttempts: must be at least 2");
@@ -592,12 +592,12 @@ impl HedgingPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::HedgingPolicy;
+    /// use reattempt::tonic::HedgingPolicy;
     ///
     /// let policy = HedgingPolicy::new(7, Duration::ZERO, &[])?;
     /// assert_eq!(policy.max_attempts(), 5);
     /// assert_eq!(policy.with_max_attempts_cap(7).max_attempts(), 7);
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     #[must_use]
     pub fn with_max_attempts_cap(self, cap: u32) -> Self {
@@ -609,10 +609,10 @@ impl HedgingPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::HedgingPolicy;
+    /// use reattempt::tonic::HedgingPolicy;
     ///
     /// assert_eq!(HedgingPolicy::new(3, Duration::ZERO, &[])?.max_attempts(), 3);
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn max_attempts(&self) -> u32 {
         self.max_attempts.min(self.cap.max(1))
@@ -622,11 +622,11 @@ impl HedgingPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::HedgingPolicy;
+    /// use reattempt::tonic::HedgingPolicy;
     ///
     /// let policy = HedgingPolicy::new(3, Duration::from_millis(50), &[])?;
     /// assert_eq!(policy.hedging_delay(), Duration::from_millis(50));
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn hedging_delay(&self) -> Duration {
         self.hedging_delay
@@ -637,13 +637,13 @@ impl HedgingPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::HedgingPolicy;
+    /// use reattempt::tonic::HedgingPolicy;
     /// use tonic::Code;
     ///
     /// let policy = HedgingPolicy::new(3, Duration::ZERO, &[Code::Unavailable])?;
     /// assert!(policy.non_fatal_status_codes().contains(Code::Unavailable));
     /// assert!(!policy.non_fatal_status_codes().contains(Code::Internal));
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn non_fatal_status_codes(&self) -> Codes {
         self.non_fatal_status_codes
@@ -680,7 +680,7 @@ impl HedgingPolicy {
 /// `nonFatalStatusCodes`.
 ///
 /// ```
-/// use retry_runtime::tonic::Codes;
+/// use reattempt::tonic::Codes;
 /// use tonic::Code;
 ///
 /// let codes = Codes::new(&[Code::Unavailable, Code::Aborted]);
@@ -695,7 +695,7 @@ impl Codes {
     /// The set of `codes`.
     ///
     /// ```
-    /// use retry_runtime::tonic::Codes;
+    /// use reattempt::tonic::Codes;
     /// use tonic::Code;
     ///
     /// assert_eq!(Codes::new(&[Code::Unavailable, Code::Unavailable]), Codes::new(&[Code::Unavailable]));
@@ -707,7 +707,7 @@ impl Codes {
     /// Whether `code` is in the set.
     ///
     /// ```
-    /// use retry_runtime::tonic::Codes;
+    /// use reattempt::tonic::Codes;
     /// use tonic::Code;
     ///
     /// assert!(Codes::new(&[Code::Unavailable]).contains(Code::Unavailable));
@@ -719,7 +719,7 @@ impl Codes {
     /// Whether the set has no code.
     ///
     /// ```
-    /// use retry_runtime::tonic::Codes;
+    /// use reattempt::tonic::Codes;
     /// use tonic::Code;
     ///
     /// assert!(Codes::new(&[]).is_empty());
@@ -744,7 +744,7 @@ fn bit(code: Code) -> u32 {
 /// the path alone.
 ///
 /// ```
-/// use retry_runtime::tonic::{ServiceConfig, ServiceConfigError};
+/// use reattempt::tonic::{ServiceConfig, ServiceConfigError};
 ///
 /// let err = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{"service": "s"}],
 ///     "hedgingPolicy": {"maxAttempts": 2, "nonFatalStatusCodes": ["UNAVAILABLE", "NOPE"]}}]}"#)
@@ -824,7 +824,7 @@ impl ServiceConfigError {
     /// the policy for one built in code (`maxAttempts`); empty for [`Json`](Self::Json).
     ///
     /// ```
-    /// use retry_runtime::tonic::ServiceConfig;
+    /// use reattempt::tonic::ServiceConfig;
     ///
     /// let err = ServiceConfig::from_json(r#"{"retryThrottling": {"maxTokens": 10}}"#).unwrap_err();
     /// assert_eq!(err.field(), "retryThrottling.tokenRatio");

@@ -11,7 +11,7 @@
 //! ```
 //! use serde::Deserialize;
 //! use std::time::Duration;
-//! use retry_runtime::{CircuitBreaker, Jitter, RetryBudget, RetryPolicy};
+//! use reattempt::{CircuitBreaker, Jitter, RetryBudget, RetryPolicy};
 //!
 //! #[derive(Deserialize)]
 //! struct Resilience {
@@ -79,7 +79,7 @@ use crate::schedule::preset::Preset;
 /// ```
 /// # #[cfg(feature = "testing")] {
 /// use std::time::Duration;
-/// use retry_runtime::RetryPolicy;
+/// use reattempt::RetryPolicy;
 ///
 /// let policy: RetryPolicy = toml::from_str(
 ///     r#"inject_faults = { rate = 0.1, latency = "50ms", seed = 7 }"#,
@@ -93,7 +93,7 @@ use crate::schedule::preset::Preset;
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::{Backoff, Jitter, RetryPolicy};
+/// use reattempt::{Backoff, Jitter, RetryPolicy};
 ///
 /// let policy: RetryPolicy = serde_json::from_str(
 ///     r#"{ "max_attempts": 5, "delay": "50ms", "backoff": "linear", "jitter": 0.2 }"#,
@@ -112,7 +112,7 @@ use crate::schedule::preset::Preset;
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::{HedgeAfter, LogError, RetryPolicy};
+/// use reattempt::{HedgeAfter, LogError, RetryPolicy};
 ///
 /// let policy: RetryPolicy = toml::from_str(r#"log_error = "debug""#)?;
 /// assert_eq!(policy.log_error(), LogError::Debug);
@@ -170,7 +170,7 @@ impl<'de> Deserialize<'de> for RetryPolicy {
 /// `name` is not read (it is a `&'static str`): a breaker from config carries the default name.
 ///
 /// ```
-/// use retry_runtime::{BreakerState, CircuitBreaker};
+/// use reattempt::{BreakerState, CircuitBreaker};
 ///
 /// let breaker: CircuitBreaker = toml::from_str(r#"
 ///     failure_rate = 0.5
@@ -214,7 +214,7 @@ impl<'de> Deserialize<'de> for CircuitBreaker {
 /// `retry_cost`, `timeout_cost`, `throttling_cost`, `success_deposit`.
 ///
 /// ```
-/// use retry_runtime::{ErrorClass, RetryBudget, RetryPolicy};
+/// use reattempt::{ErrorClass, RetryBudget, RetryPolicy};
 ///
 /// let budget: RetryBudget = toml::from_str(r#"preset = "aws-2026""#)?;
 /// assert_eq!(budget.cost(ErrorClass::Throttling), 5);
@@ -226,7 +226,7 @@ impl<'de> Deserialize<'de> for CircuitBreaker {
 /// ```
 ///
 /// ```
-/// use retry_runtime::RetryBudget;
+/// use reattempt::RetryBudget;
 ///
 /// let budget: RetryBudget = toml::from_str("max_tokens = 10\nretry_cost = 5")?;
 /// assert!(budget.try_withdraw(false));

@@ -30,7 +30,7 @@ use crate::schedule::policy::RetryPolicy;
 /// Errors that retries can log: every `E: Debug`.
 ///
 /// ```
-/// fn loggable<E: retry_runtime::LoggedError>() {}
+/// fn loggable<E: retry_runtime::__private::LoggedError>() {}
 /// loggable::<std::io::Error>();
 /// ```
 #[diagnostic::on_unimplemented(
@@ -50,7 +50,7 @@ impl<E: Debug> LoggedError for E {}
 /// ```
 /// use std::sync::Once;
 /// use std::time::Duration;
-/// use retry_runtime::{HedgeAfter, RetryPolicy};
+/// use reattempt::{HedgeAfter, RetryPolicy};
 /// use retry_runtime::__private::hedge_ignored;
 ///
 /// static WARNED: Once = Once::new();
@@ -70,26 +70,27 @@ pub fn hedge_ignored(policy: &RetryPolicy, once: &std::sync::Once, name: impl ev
 /// [`decide`](Call::decide) as a constant, so that it takes no room in the call's future.)
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use retry_runtime::{FnHooks, RetryPolicy};
-/// use retry_runtime::__private::{Call, Decision, Guards};
+/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     use reattempt::{FnHooks, RetryPolicy};
+///     use retry_runtime::__private::{Call, Decision, Guards};
 ///
-/// static POLICY: RetryPolicy = match RetryPolicy::builder().max_attempts(3).build() {
-///     Ok(p) => p,
-///     Err(_) => panic!(),
-/// };
-/// let mut call = Call::new(&POLICY);
-/// let mut failures = 2;
-/// let out: Result<&str, &str> = loop {
-///     let res = call.attempt(async { if failures > 0 { failures -= 1; Err("busy") } else { Ok("done") } }).await;
-///     match call.decide("demo", &mut FnHooks::of(&res), res, Guards::NONE) {
-///         Decision::Stop(r) => break r,
-///         Decision::Retry(d) => call.sleep(d).await,
-///     }
-/// };
-/// assert_eq!(out, Ok("done"));
-/// # }
+///     static POLICY: RetryPolicy = match RetryPolicy::builder().max_attempts(3).build() {
+///         Ok(p) => p,
+///         Err(_) => panic!(),
+///     };
+///     let mut call = Call::new(&POLICY);
+///     let mut failures = 2;
+///     let out: Result<&str, &str> = loop {
+///         let res = call.attempt(async { if failures > 0 { failures -= 1; Err("busy") } else { Ok("done") } }).await;
+///         match call.decide("demo", &mut FnHooks::of(&res), res, Guards::NONE) {
+///             Decision::Stop(r) => break r,
+///             Decision::Retry(d) => call.sleep(d).await,
+///         }
+///     };
+///     assert_eq!(out, Ok("done"));
+/// }
 /// ```
 #[derive(Debug)]
 pub struct Call<'p> {
@@ -115,12 +116,12 @@ impl<'p> Call<'p> {
     /// can see of the policy.
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
+    /// use reattempt::RetryPolicy;
     /// use retry_runtime::__private::Call;
     ///
     /// static POLICY: RetryPolicy = match RetryPolicy::builder().build() { Ok(p) => p, Err(_) => panic!() };
     /// let mut call = Call::without_deadline(&POLICY);
-    /// assert_eq!(call.attempt_blocking(|| retry_runtime::context().unwrap().attempt()), 1);
+    /// assert_eq!(call.attempt_blocking(|| reattempt::context().unwrap().attempt()), 1);
     /// ```
     #[inline]
     pub fn without_deadline(policy: &'p RetryPolicy) -> Self {
@@ -151,26 +152,27 @@ impl<'p> Call<'p> {
     /// [`slot_or_deadline`](Self::slot_or_deadline).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::{Bulkhead, RetryPolicy};
-    /// use retry_runtime::__private::Call;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::{Bulkhead, RetryPolicy};
+    ///     use retry_runtime::__private::Call;
     ///
-    /// let policy = RetryPolicy::builder()
-    ///     .timeout(Duration::from_millis(100))
-    ///     .max_elapsed(Duration::from_millis(300))
-    ///     .build()
-    ///     .unwrap();
-    /// let bulkhead = Bulkhead::builder().max_concurrent(1).max_wait(Duration::from_secs(10)).build().unwrap();
-    /// let _held = bulkhead.try_acquire().unwrap();
-    /// let call = Call::new(&policy);
-    /// let t0 = tokio::time::Instant::now();
-    /// let waited = call.acquire_slot(&bulkhead).await;
-    /// assert_eq!(t0.elapsed(), Duration::from_millis(300), "the call's max_elapsed, not max_wait");
-    /// // No time is left for the attempt: not turned away, but not made (`DeadlineReached`).
-    /// assert!(matches!(call.slot_or_deadline(&bulkhead, waited, true), Ok(None)));
-    /// # }
+    ///     let policy = RetryPolicy::builder()
+    ///         .timeout(Duration::from_millis(100))
+    ///         .max_elapsed(Duration::from_millis(300))
+    ///         .build()
+    ///         .unwrap();
+    ///     let bulkhead = Bulkhead::builder().max_concurrent(1).max_wait(Duration::from_secs(10)).build().unwrap();
+    ///     let _held = bulkhead.try_acquire().unwrap();
+    ///     let call = Call::new(&policy);
+    ///     let t0 = tokio::time::Instant::now();
+    ///     let waited = call.acquire_slot(&bulkhead).await;
+    ///     assert_eq!(t0.elapsed(), Duration::from_millis(300), "the call's max_elapsed, not max_wait");
+    ///     // No time is left for the attempt: not turned away, but not made (`DeadlineReached`).
+    ///     assert!(matches!(call.slot_or_deadline(&bulkhead, waited, true), Ok(None)));
+    /// }
     /// ```
     #[inline]
     pub fn acquire_slot<'b>(
@@ -244,17 +246,18 @@ impl<'p> Call<'p> {
     /// `Err(timed_out(Elapsed))`: the attribute's `timeout_into`.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::__private::Call;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::RetryPolicy;
+    ///     use retry_runtime::__private::Call;
     ///
-    /// let policy = RetryPolicy::builder().timeout(Duration::from_millis(10)).build().unwrap();
-    /// let mut call = Call::new(&policy);
-    /// let out: Result<(), u16> = call.attempt_timed_into(std::future::pending(), |_| 504).await;
-    /// assert_eq!(out, Err(504));
-    /// # }
+    ///     let policy = RetryPolicy::builder().timeout(Duration::from_millis(10)).build().unwrap();
+    ///     let mut call = Call::new(&policy);
+    ///     let out: Result<(), u16> = call.attempt_timed_into(std::future::pending(), |_| 504).await;
+    ///     assert_eq!(out, Err(504));
+    /// }
     /// ```
     #[inline]
     pub fn attempt_timed_into<F, T, E>(
@@ -311,17 +314,17 @@ impl<'p> Call<'p> {
     /// attempt.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use retry_runtime::{RetryPolicy, context};
-    /// use retry_runtime::__private::Call;
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     use reattempt::{RetryPolicy, context};
+    ///     use retry_runtime::__private::Call;
     ///
-    /// static POLICY: RetryPolicy = match RetryPolicy::builder().build() { Ok(p) => p, Err(_) => panic!() };
-    /// let mut call = Call::new(&POLICY);
-    /// let seen = call.attempt(async { context().unwrap().idempotency_key() }).await;
-    /// let fallback = call.recover(async { context().unwrap().idempotency_key() }).await;
-    /// assert_eq!(seen, fallback);
-    /// # }
+    ///     static POLICY: RetryPolicy = match RetryPolicy::builder().build() { Ok(p) => p, Err(_) => panic!() };
+    ///     let mut call = Call::new(&POLICY);
+    ///     let seen = call.attempt(async { context().unwrap().idempotency_key() }).await;
+    ///     let fallback = call.recover(async { context().unwrap().idempotency_key() }).await;
+    ///     assert_eq!(seen, fallback);
+    /// }
     /// ```
     #[inline]
     // No `F: Future` bound here: a fallback that is not a future is one error, at its `.await`.
@@ -337,26 +340,27 @@ impl<'p> Call<'p> {
     /// [`recover`](Self::recover) does for the loop: `context()` gives the key its attempts sent.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::future::IntoFuture;
-    /// use std::pin::pin;
-    /// use retry_runtime::{RetryPolicy, context};
-    /// use retry_runtime::__private::Call;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::future::IntoFuture;
+    ///     use std::pin::pin;
+    ///     use reattempt::{RetryPolicy, context};
+    ///     use retry_runtime::__private::Call;
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
-    /// let mut keys = vec![];
-    /// let mut call = pin!(policy
-    ///     .retry(|| {
-    ///         keys.push(context().unwrap().idempotency_key());
-    ///         async { Err::<(), std::io::Error>(std::io::ErrorKind::ConnectionReset.into()) }
-    ///     })
-    ///     .into_future());
-    /// assert!(call.as_mut().await.is_err());
-    /// let fallback = Call::recover_after(call.as_mut(), async { context().unwrap().idempotency_key() }).await;
-    /// drop(call);
-    /// assert_eq!(keys, [fallback, fallback]);
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+    ///     let mut keys = vec![];
+    ///     let mut call = pin!(policy
+    ///         .retry(|| {
+    ///             keys.push(context().unwrap().idempotency_key());
+    ///             async { Err::<(), std::io::Error>(std::io::ErrorKind::ConnectionReset.into()) }
+    ///         })
+    ///         .into_future());
+    ///     assert!(call.as_mut().await.is_err());
+    ///     let fallback = Call::recover_after(call.as_mut(), async { context().unwrap().idempotency_key() }).await;
+    ///     drop(call);
+    ///     assert_eq!(keys, [fallback, fallback]);
+    /// }
     /// ```
     pub fn recover_after<'a, Op, Fut: Future, K, B: crate::drivers::kept::KeepsOutcome, C, F>(
         call: Pin<&'a mut crate::drivers::closure::RetryFuture<'p, Op, Fut, K, B, C>>,
@@ -372,7 +376,7 @@ impl<'p> Call<'p> {
     /// while `f` runs. Starts no attempt.
     ///
     /// ```
-    /// use retry_runtime::{RetryPolicy, context};
+    /// use reattempt::{RetryPolicy, context};
     /// use retry_runtime::__private::Call;
     ///
     /// static POLICY: RetryPolicy = match RetryPolicy::builder().build() { Ok(p) => p, Err(_) => panic!() };
@@ -437,7 +441,7 @@ impl<'p> Call<'p> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::RetryPolicy;
+    /// use reattempt::RetryPolicy;
     /// use retry_runtime::__private::Call;
     ///
     /// let policy = RetryPolicy::builder().build().unwrap();

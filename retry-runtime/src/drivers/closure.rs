@@ -280,27 +280,28 @@ impl RetryPolicy {
     /// ("polled after completion") rather than running the operation again.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::io;
-    /// use retry_runtime::{RetryPolicy, transient};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use reattempt::{RetryPolicy, transient};
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(4).build().unwrap();
-    /// let mut calls = 0;
-    /// let out: io::Result<&str> = policy
-    ///     .retry(|| {
-    ///         calls += 1;
-    ///         let n = calls;
-    ///         async move { if n < 3 { Err(io::ErrorKind::ConnectionReset.into()) } else { Ok("ok") } }
-    ///     })
-    ///     .retry_if(transient)
-    ///     .on_retry(|e, ctx, d| {
-    ///         println!("attempt {} failed ({e}); retrying in {d:?}", ctx.attempt());
-    ///     })
-    ///     .await;
-    /// assert_eq!(out.unwrap(), "ok");
-    /// assert_eq!(calls, 3);
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(4).build().unwrap();
+    ///     let mut calls = 0;
+    ///     let out: io::Result<&str> = policy
+    ///         .retry(|| {
+    ///             calls += 1;
+    ///             let n = calls;
+    ///             async move { if n < 3 { Err(io::ErrorKind::ConnectionReset.into()) } else { Ok("ok") } }
+    ///         })
+    ///         .retry_if(transient)
+    ///         .on_retry(|e, ctx, d| {
+    ///             println!("attempt {} failed ({e}); retrying in {d:?}", ctx.attempt());
+    ///         })
+    ///         .await;
+    ///     assert_eq!(out.unwrap(), "ok");
+    ///     assert_eq!(calls, 3);
+    /// }
     /// ```
     pub fn retry<Op, Fut, T, E>(&self, op: Op) -> Retry<'_, Op, FnHooks<T, E>>
     where
@@ -349,18 +350,19 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// predicate's argument type is the operation's error type: no annotation needed.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::io;
-    /// use retry_runtime::RetryPolicy;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use reattempt::RetryPolicy;
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
-    /// let out: io::Result<()> = policy
-    ///     .retry(|| async { Err(io::Error::from(io::ErrorKind::PermissionDenied)) })
-    ///     .retry_if(|e| e.kind() == io::ErrorKind::ConnectionReset)
-    ///     .await;
-    /// assert_eq!(out.unwrap_err().kind(), io::ErrorKind::PermissionDenied);
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    ///     let out: io::Result<()> = policy
+    ///         .retry(|| async { Err(io::Error::from(io::ErrorKind::PermissionDenied)) })
+    ///         .retry_if(|e| e.kind() == io::ErrorKind::ConnectionReset)
+    ///         .await;
+    ///     assert_eq!(out.unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+    /// }
     /// ```
     pub fn retry_if<P: FnMut(&E) -> bool>(
         self,
@@ -374,24 +376,25 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// last `Ok` is returned.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::io;
-    /// use retry_runtime::RetryPolicy;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use reattempt::RetryPolicy;
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(5).build().unwrap();
-    /// let mut polls = 0;
-    /// let out: io::Result<&str> = policy
-    ///     .retry(|| {
-    ///         polls += 1;
-    ///         let n = polls;
-    ///         async move { Ok(if n < 3 { "pending" } else { "done" }) }
-    ///     })
-    ///     .retry_if_ok(|status| *status == "pending")
-    ///     .await;
-    /// assert_eq!(out.unwrap(), "done");
-    /// assert_eq!(polls, 3);
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(5).build().unwrap();
+    ///     let mut polls = 0;
+    ///     let out: io::Result<&str> = policy
+    ///         .retry(|| {
+    ///             polls += 1;
+    ///             let n = polls;
+    ///             async move { Ok(if n < 3 { "pending" } else { "done" }) }
+    ///         })
+    ///         .retry_if_ok(|status| *status == "pending")
+    ///         .await;
+    ///     assert_eq!(out.unwrap(), "done");
+    ///     assert_eq!(polls, 3);
+    /// }
     /// ```
     pub fn retry_if_ok<P: FnMut(&T) -> bool>(
         self,
@@ -407,23 +410,24 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// call with that error ([`GiveUpReason::RetryAfterTooLong`](crate::GiveUpReason)).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::RetryPolicy;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::RetryPolicy;
     ///
-    /// #[derive(Debug, PartialEq)]
-    /// struct Throttled(Duration);
+    ///     #[derive(Debug, PartialEq)]
+    ///     struct Throttled(Duration);
     ///
-    /// let policy = RetryPolicy::builder().max_delay(Duration::from_secs(5)).build().unwrap();
-    /// let out: Result<(), Throttled> = policy
-    ///     .retry(|| async { Err(Throttled(Duration::from_secs(60))) })
-    ///     .without_timeout()
-    ///     .retry_after(|e| Some(e.0))
-    ///     .await;
-    /// // 60 s is beyond max_delay: the call ends at once rather than coming back early.
-    /// assert_eq!(out, Err(Throttled(Duration::from_secs(60))));
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_delay(Duration::from_secs(5)).build().unwrap();
+    ///     let out: Result<(), Throttled> = policy
+    ///         .retry(|| async { Err(Throttled(Duration::from_secs(60))) })
+    ///         .without_timeout()
+    ///         .retry_after(|e| Some(e.0))
+    ///         .await;
+    ///     // 60 s is beyond max_delay: the call ends at once rather than coming back early.
+    ///     assert_eq!(out, Err(Throttled(Duration::from_secs(60))));
+    /// }
     /// ```
     pub fn retry_after<F: FnMut(&E) -> Option<Duration>>(
         self,
@@ -442,22 +446,23 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// still a floor under it, and a delay that would end past the deadline ends the call.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::RetryPolicy;
-    /// use tokio::time::Instant;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::RetryPolicy;
+    ///     use tokio::time::Instant;
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
-    /// let start = Instant::now();
-    /// let out: Result<(), String> = policy
-    ///     .retry(|| async { Err("busy".to_owned()) })
-    ///     // A fixed 250 ms per attempt made, whatever the schedule says.
-    ///     .delay_for(|_, attempt, _| Some(Duration::from_millis(250) * attempt))
-    ///     .await;
-    /// assert!(out.is_err());
-    /// assert_eq!(start.elapsed(), Duration::from_millis(250 + 500));
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    ///     let start = Instant::now();
+    ///     let out: Result<(), String> = policy
+    ///         .retry(|| async { Err("busy".to_owned()) })
+    ///         // A fixed 250 ms per attempt made, whatever the schedule says.
+    ///         .delay_for(|_, attempt, _| Some(Duration::from_millis(250) * attempt))
+    ///         .await;
+    ///     assert!(out.is_err());
+    ///     assert_eq!(start.elapsed(), Duration::from_millis(250 + 500));
+    /// }
     /// ```
     pub fn delay_for<F: FnMut(&E, u32, Duration) -> Option<Duration>>(
         self,
@@ -486,21 +491,22 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// itself whenever the error type implements it.)
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::io;
-    /// use retry_runtime::{RetryBudget, RetryPolicy, is_timeout};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use reattempt::{RetryBudget, RetryPolicy, is_timeout};
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
-    /// let budget = RetryBudget::builder().max_tokens(100).build().unwrap();
-    /// let out: io::Result<()> = policy
-    ///     .retry(|| async { Err(io::ErrorKind::TimedOut.into()) })
-    ///     .timeout_if(is_timeout)
-    ///     .budget(&budget)
-    ///     .await;
-    /// assert!(out.is_err());
-    /// assert_eq!(budget.available(), 90, "one retry after a timeout: timeout_cost, 10");
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+    ///     let budget = RetryBudget::builder().max_tokens(100).build().unwrap();
+    ///     let out: io::Result<()> = policy
+    ///         .retry(|| async { Err(io::ErrorKind::TimedOut.into()) })
+    ///         .timeout_if(is_timeout)
+    ///         .budget(&budget)
+    ///         .await;
+    ///     assert!(out.is_err());
+    ///     assert_eq!(budget.available(), 90, "one retry after a timeout: timeout_cost, 10");
+    /// }
     /// ```
     pub fn timeout_if<F: FnMut(&E) -> bool>(
         self,
@@ -514,29 +520,30 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// [`error_class`](Self::error_class) does for errors.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::{ErrorClass, Jitter, RetryPolicy};
-    /// use tokio::time::Instant;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::{ErrorClass, Jitter, RetryPolicy};
+    ///     use tokio::time::Instant;
     ///
-    /// let policy = RetryPolicy::builder()
-    ///     .max_attempts(2)
-    ///     .delay(Duration::from_millis(10))
-    ///     .throttling_delay(Duration::from_secs(1))
-    ///     .jitter(Jitter::None)
-    ///     .build()
-    ///     .unwrap();
-    /// let start = Instant::now();
-    /// // A status code as the `Ok` value (`http::StatusCode` is classed by `error_class`).
-    /// let out: Result<u16, String> = policy
-    ///     .retry(|| async { Ok(429) })
-    ///     .retry_if_ok(|s| *s == 429)
-    ///     .ok_class(|s| if *s == 429 { ErrorClass::Throttling } else { ErrorClass::Transient })
-    ///     .await;
-    /// assert_eq!(out, Ok(429));
-    /// assert_eq!(start.elapsed(), Duration::from_secs(1), "a 429 waits throttling_delay");
-    /// # }
+    ///     let policy = RetryPolicy::builder()
+    ///         .max_attempts(2)
+    ///         .delay(Duration::from_millis(10))
+    ///         .throttling_delay(Duration::from_secs(1))
+    ///         .jitter(Jitter::None)
+    ///         .build()
+    ///         .unwrap();
+    ///     let start = Instant::now();
+    ///     // A status code as the `Ok` value (`http::StatusCode` is classed by `error_class`).
+    ///     let out: Result<u16, String> = policy
+    ///         .retry(|| async { Ok(429) })
+    ///         .retry_if_ok(|s| *s == 429)
+    ///         .ok_class(|s| if *s == 429 { ErrorClass::Throttling } else { ErrorClass::Transient })
+    ///         .await;
+    ///     assert_eq!(out, Ok(429));
+    ///     assert_eq!(start.elapsed(), Duration::from_secs(1), "a 429 waits throttling_delay");
+    /// }
     /// ```
     pub fn ok_class<F: FnMut(&T) -> crate::ErrorClass>(
         self,
@@ -552,27 +559,28 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// [`Transient::class`](crate::Transient::class), as `#[retryable]` does by itself.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::{ErrorClass, Jitter, RetryPolicy};
-    /// use tokio::time::Instant;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::{ErrorClass, Jitter, RetryPolicy};
+    ///     use tokio::time::Instant;
     ///
-    /// let policy = RetryPolicy::builder()
-    ///     .max_attempts(2)
-    ///     .delay(Duration::from_millis(50))
-    ///     .throttling_delay(Duration::from_secs(1))
-    ///     .jitter(Jitter::None)
-    ///     .build()
-    ///     .unwrap();
-    /// let start = Instant::now();
-    /// let out: Result<(), String> = policy
-    ///     .retry(|| async { Err("429 Too Many Requests".to_owned()) })
-    ///     .error_class(|e| if e.starts_with("429") { ErrorClass::Throttling } else { ErrorClass::Transient })
-    ///     .await;
-    /// assert!(out.is_err());
-    /// assert_eq!(start.elapsed(), Duration::from_secs(1), "a throttling retry waits from 1 s");
-    /// # }
+    ///     let policy = RetryPolicy::builder()
+    ///         .max_attempts(2)
+    ///         .delay(Duration::from_millis(50))
+    ///         .throttling_delay(Duration::from_secs(1))
+    ///         .jitter(Jitter::None)
+    ///         .build()
+    ///         .unwrap();
+    ///     let start = Instant::now();
+    ///     let out: Result<(), String> = policy
+    ///         .retry(|| async { Err("429 Too Many Requests".to_owned()) })
+    ///         .error_class(|e| if e.starts_with("429") { ErrorClass::Throttling } else { ErrorClass::Transient })
+    ///         .await;
+    ///     assert!(out.is_err());
+    ///     assert_eq!(start.elapsed(), Duration::from_secs(1), "a throttling retry waits from 1 s");
+    /// }
     /// ```
     pub fn error_class<F: FnMut(&E) -> crate::ErrorClass>(
         self,
@@ -592,27 +600,28 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// `retry_after`, `on_retry` and `timeout_if`): a classification shared by many calls.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::io;
-    /// use retry_runtime::{Hooks, RetryPolicy};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use reattempt::{Hooks, RetryPolicy};
     ///
-    /// struct ResetsOnly;
-    /// impl<T> Hooks<T, io::Error> for ResetsOnly {
-    ///     fn retry_if(&mut self, e: &io::Error) -> bool {
-    ///         e.kind() == io::ErrorKind::ConnectionReset
+    ///     struct ResetsOnly;
+    ///     impl<T> Hooks<T, io::Error> for ResetsOnly {
+    ///         fn retry_if(&mut self, e: &io::Error) -> bool {
+    ///             e.kind() == io::ErrorKind::ConnectionReset
+    ///         }
     ///     }
-    /// }
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
-    /// let mut calls = 0;
-    /// let out: io::Result<()> = policy
-    ///     .retry(|| { calls += 1; async { Err(io::ErrorKind::PermissionDenied.into()) } })
-    ///     .hooks(ResetsOnly)
-    ///     .await;
-    /// assert!(out.is_err());
-    /// assert_eq!(calls, 1);
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    ///     let mut calls = 0;
+    ///     let out: io::Result<()> = policy
+    ///         .retry(|| { calls += 1; async { Err(io::ErrorKind::PermissionDenied.into()) } })
+    ///         .hooks(ResetsOnly)
+    ///         .await;
+    ///     assert!(out.is_err());
+    ///     assert_eq!(calls, 1);
+    /// }
     /// ```
     pub fn hooks<H>(self, hooks: H) -> Retry<'p, Op, H, B, C> {
         self.map_hooks(|_| hooks)
@@ -648,22 +657,23 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// without `From<Elapsed>` (or to choose another variant than its `From` impl does).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::RetryPolicy;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::RetryPolicy;
     ///
-    /// let policy = RetryPolicy::builder()
-    ///     .max_attempts(2)
-    ///     .timeout(Duration::from_millis(10))
-    ///     .build()
-    ///     .unwrap();
-    /// let out: Result<u32, String> = policy
-    ///     .retry(|| std::future::pending())
-    ///     .timeout_into(|elapsed| format!("gave up: {elapsed}"))
-    ///     .await;
-    /// assert!(out.unwrap_err().starts_with("gave up"));
-    /// # }
+    ///     let policy = RetryPolicy::builder()
+    ///         .max_attempts(2)
+    ///         .timeout(Duration::from_millis(10))
+    ///         .build()
+    ///         .unwrap();
+    ///     let out: Result<u32, String> = policy
+    ///         .retry(|| std::future::pending())
+    ///         .timeout_into(|elapsed| format!("gave up: {elapsed}"))
+    ///         .await;
+    ///     assert!(out.unwrap_err().starts_with("gave up"));
+    /// }
     /// ```
     pub fn timeout_into<F, Fut, T, E>(self, f: F) -> Retry<'p, Op, K, B, F>
     where
@@ -679,25 +689,26 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// `max_elapsed` still bounds the sleeps; with no timeout, an attempt is never cut.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use retry_runtime::RetryPolicy;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use reattempt::RetryPolicy;
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
-    /// let out: Result<u32, String> = policy
-    ///     .retry(|| async { Err("refused".to_string()) })
-    ///     .without_timeout()
-    ///     .retry_if(|e| e != "refused")
-    ///     .await;
-    /// assert_eq!(out.unwrap_err(), "refused");
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    ///     let out: Result<u32, String> = policy
+    ///         .retry(|| async { Err("refused".to_string()) })
+    ///         .without_timeout()
+    ///         .retry_if(|e| e != "refused")
+    ///         .await;
+    ///     assert_eq!(out.unwrap_err(), "refused");
+    /// }
     /// ```
     ///
     /// Without it (or `.timeout_into`), such an error type does not compile, whatever the policy:
     ///
     /// ```compile_fail
     /// # async fn f() {
-    /// let policy = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// let policy = reattempt::RetryPolicy::builder().build().unwrap();
     /// let out: Result<u32, std::num::ParseIntError> = policy.retry(|| async { "x".parse() }).await;
     /// # }
     /// ```
@@ -730,25 +741,26 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// no conversion of its own (or after, to replace one). The attribute's key of the same name.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use retry_runtime::{CircuitBreaker, RetryPolicy};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use reattempt::{CircuitBreaker, RetryPolicy};
     ///
-    /// #[derive(Debug, PartialEq)]
-    /// struct Foreign(&'static str); // no `From<BreakerOpen>`, as another crate's type
+    ///     #[derive(Debug, PartialEq)]
+    ///     struct Foreign(&'static str); // no `From<BreakerOpen>`, as another crate's type
     ///
-    /// let breaker = CircuitBreaker::builder().failure_threshold(1).build().unwrap();
-    /// let permit = breaker.try_acquire().unwrap();
-    /// breaker.record(permit, false); // open
-    /// let policy = RetryPolicy::builder().build().unwrap();
-    /// let out: Result<(), Foreign> = policy
-    ///     .retry(|| async { Ok(()) })
-    ///     .without_timeout()
-    ///     .breaker_open_into(|_open| Foreign("unavailable"))
-    ///     .circuit_breaker(&breaker)
-    ///     .await;
-    /// assert_eq!(out, Err(Foreign("unavailable")));
-    /// # }
+    ///     let breaker = CircuitBreaker::builder().failure_threshold(1).build().unwrap();
+    ///     let permit = breaker.try_acquire().unwrap();
+    ///     breaker.record(permit, false); // open
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let out: Result<(), Foreign> = policy
+    ///         .retry(|| async { Ok(()) })
+    ///         .without_timeout()
+    ///         .breaker_open_into(|_open| Foreign("unavailable"))
+    ///         .circuit_breaker(&breaker)
+    ///         .await;
+    ///     assert_eq!(out, Err(Foreign("unavailable")));
+    /// }
     /// ```
     pub fn breaker_open_into<E>(
         self,
@@ -773,17 +785,18 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// dependency accepted each attempt it let through (see [`AdaptiveThrottle`]).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::io;
-    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use reattempt::{AdaptiveThrottle, RetryPolicy};
     ///
-    /// let throttle = AdaptiveThrottle::builder().build().unwrap();
-    /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
-    /// let out: io::Result<u32> = policy.retry(|| async { Ok(7) }).throttle(&throttle).await;
-    /// assert_eq!(out.unwrap(), 7);
-    /// assert_eq!(throttle.counts(), (1, 1), "one request, accepted");
-    /// # }
+    ///     let throttle = AdaptiveThrottle::builder().build().unwrap();
+    ///     let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    ///     let out: io::Result<u32> = policy.retry(|| async { Ok(7) }).throttle(&throttle).await;
+    ///     assert_eq!(out.unwrap(), 7);
+    ///     assert_eq!(throttle.counts(), (1, 1), "one request, accepted");
+    /// }
     /// ```
     pub fn throttle<E>(
         self,
@@ -803,7 +816,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// [`throttle`](Self::throttle)).
     ///
     /// ```
-    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
+    /// use reattempt::{AdaptiveThrottle, RetryPolicy};
     ///
     /// struct Foreign;
     /// let throttle = AdaptiveThrottle::builder().build().unwrap();
@@ -836,17 +849,18 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// [`bulkhead_full_into`](Self::bulkhead_full_into), called before, makes; never retried.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::io;
-    /// use retry_runtime::{Bulkhead, RetryPolicy};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use reattempt::{Bulkhead, RetryPolicy};
     ///
-    /// let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
-    /// let policy = RetryPolicy::builder().build().unwrap();
-    /// let _held = bulkhead.try_acquire().unwrap(); // another call holds the only slot
-    /// let out: io::Result<u32> = policy.retry(|| async { Ok(7) }).bulkhead(&bulkhead).await;
-    /// assert_eq!(out.unwrap_err().to_string(), "bulkhead full");
-    /// # }
+    ///     let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let _held = bulkhead.try_acquire().unwrap(); // another call holds the only slot
+    ///     let out: io::Result<u32> = policy.retry(|| async { Ok(7) }).bulkhead(&bulkhead).await;
+    ///     assert_eq!(out.unwrap_err().to_string(), "bulkhead full");
+    /// }
     /// ```
     pub fn bulkhead<E>(
         self,
@@ -868,23 +882,24 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// [`bulkhead`](Self::bulkhead)).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use retry_runtime::{Bulkhead, RetryPolicy};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use reattempt::{Bulkhead, RetryPolicy};
     ///
-    /// #[derive(Debug, PartialEq)]
-    /// struct Foreign(u16);
-    /// let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
-    /// let _held = bulkhead.try_acquire().unwrap();
-    /// let policy = RetryPolicy::builder().build().unwrap();
-    /// let out: Result<(), Foreign> = policy
-    ///     .retry(|| async { Ok(()) })
-    ///     .without_timeout()
-    ///     .bulkhead_full_into(|_full| Foreign(503))
-    ///     .bulkhead(&bulkhead)
-    ///     .await;
-    /// assert_eq!(out, Err(Foreign(503)));
-    /// # }
+    ///     #[derive(Debug, PartialEq)]
+    ///     struct Foreign(u16);
+    ///     let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
+    ///     let _held = bulkhead.try_acquire().unwrap();
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let out: Result<(), Foreign> = policy
+    ///         .retry(|| async { Ok(()) })
+    ///         .without_timeout()
+    ///         .bulkhead_full_into(|_full| Foreign(503))
+    ///         .bulkhead(&bulkhead)
+    ///         .await;
+    ///     assert_eq!(out, Err(Foreign(503)));
+    /// }
     /// ```
     pub fn bulkhead_full_into<E>(
         self,

@@ -236,38 +236,39 @@ impl Call<'_> {
     /// The attempt's error, with `lent`.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use retry_runtime::{FnHooks, RetryPolicy};
-    /// use retry_runtime::__private::{Call, Decision, Guards, Lends, WithLt};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use reattempt::{FnHooks, RetryPolicy};
+    ///     use retry_runtime::__private::{Call, Decision, Guards, Lends, WithLt};
     ///
-    /// struct Pool { conn: u32, tries: u32 }
+    ///     struct Pool { conn: u32, tries: u32 }
     ///
-    /// async fn conn(pool: &mut Pool) -> Result<&mut u32, &'static str> {
-    ///     let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
-    ///     let mut call = Call::new(&policy);
-    ///     let mut lent = Some(pool);
-    ///     loop {
-    ///         let Some(pool) = lent.take() else { unreachable!() };
-    ///         let res = call
-    ///             .attempt_lent(pool, Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new(), None, (), |pool, _, _| {
-    ///                 Box::pin(async move {
-    ///                     pool.tries += 1;
-    ///                     if pool.tries < 2 { Err("busy") } else { Ok(&mut pool.conn) }
+    ///     async fn conn(pool: &mut Pool) -> Result<&mut u32, &'static str> {
+    ///         let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    ///         let mut call = Call::new(&policy);
+    ///         let mut lent = Some(pool);
+    ///         loop {
+    ///             let Some(pool) = lent.take() else { unreachable!() };
+    ///             let res = call
+    ///                 .attempt_lent(pool, Lends::<dyn for<'r> WithLt<'r, Of = &'r mut u32>>::new(), None, (), |pool, _, _| {
+    ///                     Box::pin(async move {
+    ///                         pool.tries += 1;
+    ///                         if pool.tries < 2 { Err("busy") } else { Ok(&mut pool.conn) }
+    ///                     })
     ///                 })
-    ///             })
-    ///             .await;
-    ///         let res = res.map_err(|(e, back)| { lent = Some(back); e });
-    ///         match call.decide("conn", &mut FnHooks::of(&res), res, Guards::NONE) {
-    ///             Decision::Stop(out) => break out,
-    ///             Decision::Retry(_) => {}
+    ///                 .await;
+    ///             let res = res.map_err(|(e, back)| { lent = Some(back); e });
+    ///             match call.decide("conn", &mut FnHooks::of(&res), res, Guards::NONE) {
+    ///                 Decision::Stop(out) => break out,
+    ///                 Decision::Retry(_) => {}
+    ///             }
     ///         }
     ///     }
+    ///     let mut pool = Pool { conn: 7, tries: 0 };
+    ///     *conn(&mut pool).await.unwrap() += 1;
+    ///     assert_eq!((pool.conn, pool.tries), (8, 2));
     /// }
-    /// let mut pool = Pool { conn: 7, tries: 0 };
-    /// *conn(&mut pool).await.unwrap() += 1;
-    /// assert_eq!((pool.conn, pool.tries), (8, 2));
-    /// # }
     /// ```
     pub async fn attempt_lent<'s, S, R, C, E, F>(
         &mut self,

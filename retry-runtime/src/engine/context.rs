@@ -338,25 +338,25 @@ pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>, u32) -> T) -> Option<T
 /// `on_retry` callback).
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// use retry_runtime::{RetryPolicy, context};
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     use reattempt::{RetryPolicy, context};
 ///
-/// let policy = RetryPolicy::builder().delay(std::time::Duration::from_millis(1)).build().unwrap();
-/// let mut keys = vec![];
-/// let out: Result<u32, std::io::Error> = policy
-///     .retry(|| {
-///         let ctx = context().expect("inside an attempt");
-///         keys.push(ctx.idempotency_key());
-///         async move {
-///             if ctx.attempt() < 3 { Err(std::io::ErrorKind::TimedOut.into()) } else { Ok(ctx.attempt()) }
-///         }
-///     })
-///     .await;
-/// assert_eq!(out.unwrap(), 3);
-/// assert!(keys.iter().all(|k| *k == keys[0]));
-/// assert!(context().is_none());
-/// # }
+///     let policy = RetryPolicy::builder().delay(std::time::Duration::from_millis(1)).build().unwrap();
+///     let mut keys = vec![];
+///     let out: Result<u32, std::io::Error> = policy
+///         .retry(|| {
+///             let ctx = context().expect("inside an attempt");
+///             keys.push(ctx.idempotency_key());
+///             async move {
+///                 if ctx.attempt() < 3 { Err(std::io::ErrorKind::TimedOut.into()) } else { Ok(ctx.attempt()) }
+///             }
+///         })
+///         .await;
+///     assert_eq!(out.unwrap(), 3);
+///     assert!(keys.iter().all(|k| *k == keys[0]));
+///     assert!(context().is_none());
+/// }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryContext {
@@ -420,7 +420,7 @@ impl RetryContext {
 /// neither was yet: it is the asking that costs, not the retrying.
 ///
 /// ```
-/// assert!(retry_runtime::context().is_none());
+/// assert!(reattempt::context().is_none());
 /// ```
 pub fn context() -> Option<RetryContext> {
     with_current(RetryContext::of_copy)

@@ -16,7 +16,7 @@ use crate::engine::state::GiveUpReason;
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::Hooks;
+/// use reattempt::Hooks;
 ///
 /// /// Retries 503s only, and waits as long as the server asks.
 /// struct Http;
@@ -174,7 +174,7 @@ pub struct Unset;
 /// are called through the trait (`Hooks::retry_if(&mut hooks, &error)`).
 ///
 /// ```
-/// use retry_runtime::{FnHooks, Hooks};
+/// use reattempt::{FnHooks, Hooks};
 ///
 /// let outcome: Result<u32, &str> = Err("busy");
 /// let mut hooks = FnHooks::of(&outcome).retry_if(|e| *e == "busy").retry_if_ok(|n| *n == 0);
@@ -577,7 +577,8 @@ impl<E, P: FnMut(&E) -> bool> ClassHook<E> for TimeoutIf<P> {
 /// [`Transient::class`](crate::Transient::class)).
 ///
 /// ```
-/// use retry_runtime::{ClassHook, ClassOf, ErrorClass};
+/// use reattempt::ErrorClass;
+/// use reattempt::runtime::{ClassHook, ClassOf};
 ///
 /// let mut slot = ClassOf(|status: &u16| if *status == 429 { ErrorClass::Throttling } else { ErrorClass::Transient });
 /// assert_eq!(slot.class(&429), Some(ErrorClass::Throttling));

@@ -3,7 +3,7 @@
 /// A random 128-bit idempotency key. `Display` gives 32 lowercase hex digits.
 ///
 /// ```
-/// use retry_runtime::IdempotencyKey;
+/// use reattempt::IdempotencyKey;
 ///
 /// let key = IdempotencyKey::from_u128(0xfeed);
 /// assert_eq!(key.to_string(), "0000000000000000000000000000feed");

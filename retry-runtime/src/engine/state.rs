@@ -139,7 +139,7 @@ const fn class_paid(paid: u32) -> ErrorClass {
 /// ```
 /// use std::time::Duration;
 /// use tokio::time::Instant;
-/// use retry_runtime::{GiveUpReason, Jitter, RetryPolicy};
+/// use reattempt::{GiveUpReason, Jitter, RetryPolicy};
 /// use retry_runtime::__private::{Decision, Engine, Start};
 ///
 /// let policy = RetryPolicy::builder().max_attempts(2).jitter(Jitter::None).build().unwrap();
@@ -489,7 +489,7 @@ impl<'p> Engine<'p> {
     /// If the hedge is then not made, give its cost back with the budget's `refund(false)`.
     ///
     /// ```
-    /// use retry_runtime::{RetryBudget, RetryPolicy};
+    /// use reattempt::{RetryBudget, RetryPolicy};
     /// use retry_runtime::__private::Engine;
     ///
     /// let policy = RetryPolicy::builder().build().unwrap();
@@ -561,7 +561,7 @@ impl<'p> Engine<'p> {
     /// ```
     /// use std::time::Duration;
     /// use tokio::time::Instant;
-    /// use retry_runtime::RetryPolicy;
+    /// use reattempt::RetryPolicy;
     /// use retry_runtime::__private::Engine;
     ///
     /// let policy = RetryPolicy::builder().max_elapsed(Duration::from_secs(1)).build().unwrap();
@@ -582,7 +582,7 @@ impl<'p> Engine<'p> {
     /// is making). Then the call gives up with [`GiveUpReason::OuterRetries`].
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
+    /// use reattempt::RetryPolicy;
     /// use retry_runtime::__private::Engine;
     ///
     /// let policy = RetryPolicy::builder().one_layer(true).build().unwrap();
@@ -685,7 +685,7 @@ impl<'p> Engine<'p> {
     ///
     /// ```
     /// use tokio::time::Instant;
-    /// use retry_runtime::{GiveUpReason, RetryBudget, RetryPolicy};
+    /// use reattempt::{GiveUpReason, RetryBudget, RetryPolicy};
     /// use retry_runtime::__private::{Decision, Engine};
     ///
     /// let policy = RetryPolicy::builder().build().unwrap();
@@ -726,7 +726,7 @@ impl<'p> Engine<'p> {
     /// ```
     /// use std::time::Duration;
     /// use tokio::time::Instant;
-    /// use retry_runtime::{Jitter, RetryPolicy};
+    /// use reattempt::{Jitter, RetryPolicy};
     /// use retry_runtime::__private::{Decision, Engine};
     ///
     /// let ms = Duration::from_millis;

@@ -39,7 +39,7 @@ use crate::guards::{Admission, Admitted, Guards, ThrottleAdmission};
 /// [`decide`] (with [`Guards::admitted`]): the call ends with it, never retried.
 ///
 /// ```
-/// use retry_runtime::{AdaptiveThrottle, CircuitBreaker, GiveUpReason, RetryPolicy};
+/// use reattempt::{AdaptiveThrottle, CircuitBreaker, GiveUpReason, RetryPolicy};
 /// use retry_runtime::__private::{Engine, admit};
 ///
 /// let policy = RetryPolicy::builder().build().unwrap();
@@ -97,26 +97,27 @@ pub fn admit(
 /// it cannot run without a slot.
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use retry_runtime::Bulkhead;
-/// use retry_runtime::__private::{CallSlot, poll_slot};
+/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     use reattempt::Bulkhead;
+///     use retry_runtime::__private::{CallSlot, poll_slot};
 ///
-/// use retry_runtime::RetryPolicy;
-/// use retry_runtime::__private::Engine;
+///     use reattempt::RetryPolicy;
+///     use retry_runtime::__private::Engine;
 ///
-/// let policy = RetryPolicy::builder().build().unwrap();
-/// let engine = Engine::new(&policy);
-/// let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
-/// let mut slot = CallSlot::default();
-/// let full = std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut slot, &engine, false, cx)).await;
-/// assert!(!full);
-/// assert_eq!(bulkhead.in_flight(), 1);
-/// let mut other = CallSlot::default();
-/// assert!(std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut other, &engine, false, cx)).await);
-/// drop(slot);
-/// assert_eq!(bulkhead.in_flight(), 0);
-/// # }
+///     let policy = RetryPolicy::builder().build().unwrap();
+///     let engine = Engine::new(&policy);
+///     let bulkhead = Bulkhead::builder().max_concurrent(1).build().unwrap();
+///     let mut slot = CallSlot::default();
+///     let full = std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut slot, &engine, false, cx)).await;
+///     assert!(!full);
+///     assert_eq!(bulkhead.in_flight(), 1);
+///     let mut other = CallSlot::default();
+///     assert!(std::future::poll_fn(|cx| poll_slot(&bulkhead, &mut other, &engine, false, cx)).await);
+///     drop(slot);
+///     assert_eq!(bulkhead.in_flight(), 0);
+/// }
 /// ```
 #[allow(
     clippy::needless_pass_by_value,
@@ -349,7 +350,7 @@ pub(crate) struct NotMade;
 /// On success with the default `retry_if_ok`, this reads no clock and draws no random number.
 ///
 /// ```
-/// use retry_runtime::{FnHooks, GiveUpReason, RetryPolicy};
+/// use reattempt::{FnHooks, GiveUpReason, RetryPolicy};
 /// use retry_runtime::__private::{Decision, Engine, Guards, decide};
 ///
 /// let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
@@ -377,7 +378,7 @@ pub fn decide<T, E: Debug>(
 /// was made (the first was rejected). The driver keeps `last` across the sleep.
 ///
 /// ```
-/// use retry_runtime::{BreakerOpen, CircuitBreaker, FnHooks, GiveUpReason, RetryPolicy};
+/// use reattempt::{BreakerOpen, CircuitBreaker, FnHooks, GiveUpReason, RetryPolicy};
 /// use retry_runtime::__private::{Decision, Engine, Guards, admit, begin, decide_keeping};
 ///
 /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
@@ -705,7 +706,7 @@ pub enum CopyDecision<R> {
 /// copies in flight may still answer, and the call gives up only when the last one failed.
 ///
 /// ```
-/// use retry_runtime::{FnHooks, RetryPolicy};
+/// use reattempt::{FnHooks, RetryPolicy};
 /// use retry_runtime::__private::{CopyDecision, Engine, Guards, begin, decide_copy};
 ///
 /// let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
@@ -931,7 +932,7 @@ fn after_copy_failure<T, E: Debug>(
 /// those admissions and that time limit.
 ///
 /// ```
-/// use retry_runtime::{RetryBudget, RetryPolicy};
+/// use reattempt::{RetryBudget, RetryPolicy};
 /// use retry_runtime::__private::{Engine, begin, start_alongside};
 ///
 /// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();

@@ -233,28 +233,29 @@ struct Slow {
 ///   [`state`](Self::state) only reads: it never changes what happens next.
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use retry_runtime::{BreakerState, CircuitBreaker};
+/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     use std::time::Duration;
+///     use reattempt::{BreakerState, CircuitBreaker};
 ///
-/// let breaker = CircuitBreaker::builder()
-///     .failure_threshold(2)
-///     .reset_timeout(Duration::from_secs(30))
-///     .build()
-///     .unwrap();
-/// for _ in 0..2 {
-///     let permit = breaker.try_acquire().unwrap();
-///     breaker.record(permit, false); // a failure
+///     let breaker = CircuitBreaker::builder()
+///         .failure_threshold(2)
+///         .reset_timeout(Duration::from_secs(30))
+///         .build()
+///         .unwrap();
+///     for _ in 0..2 {
+///         let permit = breaker.try_acquire().unwrap();
+///         breaker.record(permit, false); // a failure
+///     }
+///     assert_eq!(breaker.state(), BreakerState::Open);
+///     assert!(breaker.try_acquire().is_err());
+///     tokio::time::sleep(Duration::from_secs(30)).await;
+///     let probe = breaker.try_acquire().unwrap();
+///     assert_eq!(breaker.state(), BreakerState::HalfOpen);
+///     breaker.record(probe, true);
+///     assert_eq!(breaker.state(), BreakerState::Closed);
 /// }
-/// assert_eq!(breaker.state(), BreakerState::Open);
-/// assert!(breaker.try_acquire().is_err());
-/// tokio::time::sleep(Duration::from_secs(30)).await;
-/// let probe = breaker.try_acquire().unwrap();
-/// assert_eq!(breaker.state(), BreakerState::HalfOpen);
-/// breaker.record(probe, true);
-/// assert_eq!(breaker.state(), BreakerState::Closed);
-/// # }
 /// ```
 #[derive(Debug)]
 pub struct CircuitBreaker {
@@ -555,25 +556,26 @@ impl CircuitBreaker {
     /// than after `reset_timeout`. Like [`record`](Self::record), use each permit once.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::{BreakerState, CircuitBreaker};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::{BreakerState, CircuitBreaker};
     ///
-    /// let breaker = CircuitBreaker::builder()
-    ///     .failure_threshold(1)
-    ///     .reset_timeout(Duration::from_secs(30))
-    ///     .half_open_probes(1)
-    ///     .build()
-    ///     .unwrap();
-    /// breaker.record(breaker.try_acquire().unwrap(), false);
-    /// tokio::time::advance(Duration::from_secs(30)).await;
-    /// let probe = breaker.try_acquire().unwrap();
-    /// assert!(breaker.try_acquire().is_err(), "the one probe slot is taken");
-    /// breaker.release(probe);
-    /// assert!(breaker.try_acquire().is_ok(), "and free again");
-    /// assert_eq!(breaker.state(), BreakerState::HalfOpen);
-    /// # }
+    ///     let breaker = CircuitBreaker::builder()
+    ///         .failure_threshold(1)
+    ///         .reset_timeout(Duration::from_secs(30))
+    ///         .half_open_probes(1)
+    ///         .build()
+    ///         .unwrap();
+    ///     breaker.record(breaker.try_acquire().unwrap(), false);
+    ///     tokio::time::advance(Duration::from_secs(30)).await;
+    ///     let probe = breaker.try_acquire().unwrap();
+    ///     assert!(breaker.try_acquire().is_err(), "the one probe slot is taken");
+    ///     breaker.release(probe);
+    ///     assert!(breaker.try_acquire().is_ok(), "and free again");
+    ///     assert_eq!(breaker.state(), BreakerState::HalfOpen);
+    /// }
     /// ```
     pub fn release(&self, permit: Permit) {
         let word = self.state.load(Ordering::Acquire);
@@ -633,7 +635,7 @@ impl CircuitBreaker {
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::CircuitBreaker;
+/// use reattempt::CircuitBreaker;
 ///
 /// // Resilience4j-style: open when half of the last 20 calls (at least 10) failed.
 /// let breaker = CircuitBreaker::builder()

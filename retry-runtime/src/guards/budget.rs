@@ -27,7 +27,7 @@ use crate::{ConfigError, ErrorClass};
 /// Lock-free: one atomic.
 ///
 /// ```
-/// use retry_runtime::RetryBudget;
+/// use reattempt::RetryBudget;
 ///
 /// let budget = RetryBudget::builder().max_tokens(20).retry_cost(5).build().unwrap();
 /// assert!(budget.try_withdraw(false));
@@ -61,7 +61,7 @@ impl RetryBudget {
     /// (`retry_cost`), 1 back per first-try success. Each value can still be changed.
     ///
     /// ```
-    /// use retry_runtime::{ErrorClass, RetryBudget};
+    /// use reattempt::{ErrorClass, RetryBudget};
     /// let b = RetryBudget::aws_standard().build().unwrap();
     /// assert_eq!((b.available(), b.cost(ErrorClass::Transient), b.cost(ErrorClass::Timeout)), (500, 5, 10));
     /// ```
@@ -74,7 +74,7 @@ impl RetryBudget {
     /// throttling retry, timeouts no longer special (14), 1 back per first-try success.
     ///
     /// ```
-    /// use retry_runtime::{ErrorClass, RetryBudget};
+    /// use reattempt::{ErrorClass, RetryBudget};
     /// let b = RetryBudget::aws_2026().build().unwrap();
     /// assert_eq!(b.available(), 500);
     /// assert_eq!(b.cost(ErrorClass::Timeout), b.cost(ErrorClass::Transient));
@@ -108,7 +108,7 @@ impl RetryBudget {
     /// `throttling_cost`); `false`, taking nothing, when the bucket cannot pay.
     ///
     /// ```
-    /// use retry_runtime::{ErrorClass, RetryBudget};
+    /// use reattempt::{ErrorClass, RetryBudget};
     ///
     /// let budget = RetryBudget::aws_2026().max_tokens(20).build().unwrap();
     /// assert!(budget.try_withdraw_for(ErrorClass::Transient));
@@ -130,7 +130,7 @@ impl RetryBudget {
     /// attempt was never made (the breaker rejected it).
     ///
     /// ```
-    /// let budget = retry_runtime::RetryBudget::builder().max_tokens(10).build().unwrap();
+    /// let budget = reattempt::RetryBudget::builder().max_tokens(10).build().unwrap();
     /// assert!(budget.try_withdraw(true));
     /// budget.refund(true);
     /// assert_eq!(budget.available(), 10);
@@ -147,7 +147,7 @@ impl RetryBudget {
     /// `max_tokens`.
     ///
     /// ```
-    /// use retry_runtime::{ErrorClass, RetryBudget};
+    /// use reattempt::{ErrorClass, RetryBudget};
     ///
     /// let budget = RetryBudget::aws_2026().build().unwrap();
     /// assert!(budget.try_withdraw_for(ErrorClass::Throttling));
@@ -161,7 +161,7 @@ impl RetryBudget {
     /// What a retry after an error of `class` costs.
     ///
     /// ```
-    /// use retry_runtime::{ErrorClass, RetryBudget};
+    /// use reattempt::{ErrorClass, RetryBudget};
     ///
     /// let before = RetryBudget::builder().build().unwrap();
     /// assert_eq!([ErrorClass::Transient, ErrorClass::Timeout, ErrorClass::Throttling].map(|c| before.cost(c)), [5, 10, 5]);
@@ -196,7 +196,7 @@ impl RetryBudget {
 /// Builds a [`RetryBudget`].
 ///
 /// ```
-/// use retry_runtime::RetryBudget;
+/// use reattempt::RetryBudget;
 ///
 /// let budget = RetryBudget::builder().max_tokens(100).retry_cost(5).timeout_cost(10).build().unwrap();
 /// assert_eq!(budget.available(), 100);

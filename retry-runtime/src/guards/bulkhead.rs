@@ -30,7 +30,7 @@ use crate::sync::{AtomicU32, Ordering};
 /// every call that names it.
 ///
 /// ```
-/// use retry_runtime::Bulkhead;
+/// use reattempt::Bulkhead;
 ///
 /// let bulkhead = Bulkhead::builder().max_concurrent(2).build().unwrap();
 /// let a = bulkhead.try_acquire().unwrap();
@@ -114,24 +114,25 @@ impl Bulkhead {
     /// [`BulkheadFull`] when no slot came free in time.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::Bulkhead;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::Bulkhead;
     ///
-    /// let bulkhead = Bulkhead::builder()
-    ///     .max_concurrent(1)
-    ///     .max_wait(Duration::from_millis(50))
-    ///     .build()
-    ///     .unwrap();
-    /// let held = bulkhead.acquire().await.unwrap();
-    /// assert!(bulkhead.acquire().await.is_err(), "nobody frees it within 50 ms");
-    /// let (second, ()) = tokio::join!(bulkhead.acquire(), async {
-    ///     tokio::time::sleep(Duration::from_millis(10)).await;
-    ///     drop(held);
-    /// });
-    /// assert!(second.is_ok(), "freed after 10 ms");
-    /// # }
+    ///     let bulkhead = Bulkhead::builder()
+    ///         .max_concurrent(1)
+    ///         .max_wait(Duration::from_millis(50))
+    ///         .build()
+    ///         .unwrap();
+    ///     let held = bulkhead.acquire().await.unwrap();
+    ///     assert!(bulkhead.acquire().await.is_err(), "nobody frees it within 50 ms");
+    ///     let (second, ()) = tokio::join!(bulkhead.acquire(), async {
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///         drop(held);
+    ///     });
+    ///     assert!(second.is_ok(), "freed after 10 ms");
+    /// }
     /// ```
     #[cfg(not(loom))]
     pub async fn acquire(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
@@ -348,7 +349,7 @@ impl Drop for Waiting<'_> {
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::Bulkhead;
+/// use reattempt::Bulkhead;
 ///
 /// let bulkhead = Bulkhead::builder()
 ///     .max_concurrent(10)

@@ -19,7 +19,7 @@ use crate::engine::state::GiveUpReason;
 /// What the adaptive throttle said about an attempt, asked before it began (after the breaker).
 ///
 /// ```
-/// use retry_runtime::AdaptiveThrottle;
+/// use reattempt::AdaptiveThrottle;
 /// use retry_runtime::__private::ThrottleAdmission;
 ///
 /// let throttle = AdaptiveThrottle::builder().build().unwrap();
@@ -60,7 +60,7 @@ impl<E> From<Result<(), E>> for ThrottleAdmission {
 /// comparison with the breaker's state word.
 ///
 /// ```
-/// use retry_runtime::CircuitBreaker;
+/// use reattempt::CircuitBreaker;
 /// use retry_runtime::__private::Admission;
 ///
 /// let breaker = CircuitBreaker::builder().build().unwrap();
@@ -89,7 +89,7 @@ impl Admission {
     /// Go ahead, under this permit.
     ///
     /// ```
-    /// use retry_runtime::CircuitBreaker;
+    /// use reattempt::CircuitBreaker;
     /// use retry_runtime::__private::Admission;
     ///
     /// let breaker = CircuitBreaker::builder().build().unwrap();
@@ -142,7 +142,7 @@ impl<E> From<Result<Permit, E>> for Admission {
 /// the driver names them again in [`Guards::admitted`] for `decide`.
 ///
 /// ```
-/// use retry_runtime::GiveUpReason;
+/// use reattempt::GiveUpReason;
 /// use retry_runtime::__private::Admitted;
 ///
 /// assert_eq!(Admitted::NOT_ASKED.rejection(), None);
@@ -210,7 +210,7 @@ impl Admitted {
 /// The breaker permit an attempt was made under, and the budget its retry is paid from.
 ///
 /// ```
-/// use retry_runtime::{CircuitBreaker, RetryBudget};
+/// use reattempt::{CircuitBreaker, RetryBudget};
 /// use retry_runtime::__private::{Admission, Guards};
 ///
 /// let breaker = CircuitBreaker::builder().build().unwrap();
@@ -287,7 +287,7 @@ impl<'b> Guards<'b> {
     /// `admitted` (see [`admit`](crate::__private::admit)); with the bulkhead's answer.
     ///
     /// ```
-    /// use retry_runtime::{AdaptiveThrottle, GiveUpReason};
+    /// use reattempt::{AdaptiveThrottle, GiveUpReason};
     /// use retry_runtime::__private::{Admitted, Guards};
     ///
     /// let throttle = AdaptiveThrottle::builder().build().unwrap();
@@ -313,7 +313,7 @@ impl<'b> Guards<'b> {
     /// throttle.
     ///
     /// ```
-    /// use retry_runtime::GiveUpReason;
+    /// use reattempt::GiveUpReason;
     /// use retry_runtime::__private::Guards;
     ///
     /// assert_eq!(Guards::NONE.rejection(), None);

@@ -30,7 +30,7 @@ const MAX_TOKENS: u32 = 1000;
 /// counts as 0.546), in one atomic updated by compare-and-swap: lock-free, no float drift.
 ///
 /// ```
-/// use retry_runtime::RetryThrottle;
+/// use reattempt::RetryThrottle;
 ///
 /// // A6's example: `"retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }`.
 /// let throttle = RetryThrottle::new(10, 0.1)?;
@@ -43,7 +43,7 @@ const MAX_TOKENS: u32 = 1000;
 /// throttle.record_success(); // 5.1 tokens
 /// assert!(throttle.allows_retry());
 /// assert_eq!(throttle.tokens(), 5.1);
-/// # Ok::<(), retry_runtime::ConfigError>(())
+/// # Ok::<(), reattempt::ConfigError>(())
 /// ```
 #[derive(Clone)]
 pub struct RetryThrottle {
@@ -68,7 +68,7 @@ impl RetryThrottle {
     /// as 0.28999…, counts as 0.290). It starts full.
     ///
     /// ```
-    /// use retry_runtime::RetryThrottle;
+    /// use reattempt::RetryThrottle;
     ///
     /// let throttle = RetryThrottle::new(100, 0.5466)?;
     /// assert_eq!((throttle.max_tokens(), throttle.token_ratio()), (100, 0.546));
@@ -77,7 +77,7 @@ impl RetryThrottle {
     /// let err = RetryThrottle::new(1001, 0.1).unwrap_err();
     /// assert_eq!(err.to_string(), "invalid `max_tokens`: must be in (0, 1000]");
     /// assert_eq!(RetryThrottle::new(10, 0.0).unwrap_err().field(), "token_ratio");
-    /// # Ok::<(), retry_runtime::ConfigError>(())
+    /// # Ok::<(), reattempt::ConfigError>(())
     /// ```
     ///
     /// # Errors
@@ -130,7 +130,7 @@ impl RetryThrottle {
     /// follow: whether the tokens left are above half of `max_tokens`.
     ///
     /// ```
-    /// use retry_runtime::RetryThrottle;
+    /// use reattempt::RetryThrottle;
     ///
     /// let throttle = RetryThrottle::new(3, 1.0)?;
     /// assert!(throttle.record_failure()); // 2 > 1.5
@@ -138,7 +138,7 @@ impl RetryThrottle {
     /// assert!(!throttle.record_failure()); // 0
     /// assert!(!throttle.record_failure()); // still 0
     /// assert_eq!(throttle.tokens(), 0.0);
-    /// # Ok::<(), retry_runtime::ConfigError>(())
+    /// # Ok::<(), reattempt::ConfigError>(())
     /// ```
     pub fn record_failure(&self) -> bool {
         let inner = &*self.inner;
@@ -156,7 +156,7 @@ impl RetryThrottle {
     /// Records a successful call: `token_ratio` more tokens, at most `max_tokens`.
     ///
     /// ```
-    /// use retry_runtime::RetryThrottle;
+    /// use reattempt::RetryThrottle;
     ///
     /// let throttle = RetryThrottle::new(2, 0.75)?;
     /// throttle.record_failure();
@@ -164,7 +164,7 @@ impl RetryThrottle {
     /// assert_eq!(throttle.tokens(), 1.75);
     /// throttle.record_success();
     /// assert_eq!(throttle.tokens(), 2.0, "capped at max_tokens");
-    /// # Ok::<(), retry_runtime::ConfigError>(())
+    /// # Ok::<(), reattempt::ConfigError>(())
     /// ```
     pub fn record_success(&self) {
         let inner = &*self.inner;
@@ -179,13 +179,13 @@ impl RetryThrottle {
     /// `max_tokens`. (A call's first attempt is always sent.)
     ///
     /// ```
-    /// use retry_runtime::RetryThrottle;
+    /// use reattempt::RetryThrottle;
     ///
     /// let throttle = RetryThrottle::new(2, 0.1)?;
     /// assert!(throttle.allows_retry());
     /// throttle.record_failure(); // 1 token: not above 1
     /// assert!(!throttle.allows_retry());
-    /// # Ok::<(), retry_runtime::ConfigError>(())
+    /// # Ok::<(), reattempt::ConfigError>(())
     /// ```
     pub fn allows_retry(&self) -> bool {
         self.inner.tokens.load(Ordering::Relaxed) > self.inner.threshold
@@ -194,9 +194,9 @@ impl RetryThrottle {
     /// The tokens now, in `[0, max_tokens]` (three decimal places), for tests and metrics.
     ///
     /// ```
-    /// let throttle = retry_runtime::RetryThrottle::new(10, 0.1)?;
+    /// let throttle = reattempt::RetryThrottle::new(10, 0.1)?;
     /// assert_eq!(throttle.tokens(), 10.0);
-    /// # Ok::<(), retry_runtime::ConfigError>(())
+    /// # Ok::<(), reattempt::ConfigError>(())
     /// ```
     pub fn tokens(&self) -> f64 {
         f64::from(self.inner.tokens.load(Ordering::Relaxed)) / f64::from(SCALE)
@@ -205,8 +205,8 @@ impl RetryThrottle {
     /// `max_tokens`, as given.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::RetryThrottle::new(10, 0.1)?.max_tokens(), 10);
-    /// # Ok::<(), retry_runtime::ConfigError>(())
+    /// assert_eq!(reattempt::RetryThrottle::new(10, 0.1)?.max_tokens(), 10);
+    /// # Ok::<(), reattempt::ConfigError>(())
     /// ```
     pub fn max_tokens(&self) -> u32 {
         self.inner.max / SCALE
@@ -215,8 +215,8 @@ impl RetryThrottle {
     /// `token_ratio` as counted: three decimal places, at most `max_tokens`.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::RetryThrottle::new(10, 0.1239)?.token_ratio(), 0.123);
-    /// # Ok::<(), retry_runtime::ConfigError>(())
+    /// assert_eq!(reattempt::RetryThrottle::new(10, 0.1239)?.token_ratio(), 0.123);
+    /// # Ok::<(), reattempt::ConfigError>(())
     /// ```
     pub fn token_ratio(&self) -> f64 {
         f64::from(self.inner.ratio) / f64::from(SCALE)

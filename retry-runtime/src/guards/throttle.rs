@@ -58,7 +58,7 @@ const BUCKETS_U32: u32 = BUCKETS as u32;
 /// while it is recorded is not exact (a full bucket may take a few more than its share).
 ///
 /// ```
-/// use retry_runtime::AdaptiveThrottle;
+/// use reattempt::AdaptiveThrottle;
 ///
 /// let throttle = AdaptiveThrottle::builder().k(2.0).build().unwrap();
 /// // A dependency that accepts everything: nothing is shed.
@@ -104,7 +104,7 @@ impl AdaptiveThrottle {
     /// [`AdaptiveThrottleBuilder::window_requests`]).
     ///
     /// ```
-    /// use retry_runtime::AdaptiveThrottle;
+    /// use reattempt::AdaptiveThrottle;
     ///
     /// let throttle = AdaptiveThrottle::builder().build().unwrap();
     /// assert_eq!(throttle.window_requests(), u64::from(AdaptiveThrottle::DEFAULT_WINDOW_REQUESTS));
@@ -164,7 +164,7 @@ impl AdaptiveThrottle {
     /// The requests and accepts counted in the window now.
     ///
     /// ```
-    /// let throttle = retry_runtime::AdaptiveThrottle::builder().build().unwrap();
+    /// let throttle = reattempt::AdaptiveThrottle::builder().build().unwrap();
     /// throttle.try_acquire().unwrap();
     /// throttle.record(true);
     /// assert_eq!(throttle.counts(), (1, 1));
@@ -176,7 +176,7 @@ impl AdaptiveThrottle {
     /// The bound on the requests in the window, as built (a multiple of 32).
     ///
     /// ```
-    /// use retry_runtime::AdaptiveThrottle;
+    /// use reattempt::AdaptiveThrottle;
     ///
     /// let throttle = AdaptiveThrottle::builder().window_requests(1000).build().unwrap();
     /// assert_eq!(throttle.window_requests(), 1024);
@@ -385,7 +385,7 @@ fn probability(requests: u64, accepts: u64, k: f64) -> f64 {
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::AdaptiveThrottle;
+/// use reattempt::AdaptiveThrottle;
 ///
 /// let throttle = AdaptiveThrottle::builder()
 ///     .k(1.5)
@@ -446,7 +446,7 @@ impl AdaptiveThrottleBuilder {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::AdaptiveThrottle;
+    /// use reattempt::AdaptiveThrottle;
     ///
     /// // The SRE book's window as it stands: two minutes, however many requests they hold.
     /// let throttle = AdaptiveThrottle::builder()

@@ -96,7 +96,7 @@ impl rand::TryRng for NoRandomness {
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::{Jitter, RetryPolicy};
+/// use reattempt::{Jitter, RetryPolicy};
 ///
 /// let policy = RetryPolicy::builder().max_attempts(4).jitter(Jitter::None).build().unwrap();
 /// let sleeps: Vec<Duration> = policy.delays().collect();

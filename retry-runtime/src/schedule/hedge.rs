@@ -31,7 +31,7 @@ const DECAY_EVERY: u32 = 1024;
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::Latencies;
+/// use reattempt::runtime::Latencies;
 ///
 /// let l = Latencies::new();
 /// for ms in 1..=100 {
@@ -52,7 +52,7 @@ impl Latencies {
     /// An empty estimator.
     ///
     /// ```
-    /// assert!(retry_runtime::Latencies::new().quantile(0.5).is_none());
+    /// assert!(reattempt::runtime::Latencies::new().quantile(0.5).is_none());
     /// ```
     pub const fn new() -> Self {
         Latencies {
@@ -122,7 +122,7 @@ impl Latencies {
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::{HedgeAfter, Latencies};
+/// use reattempt::{HedgeAfter, runtime::Latencies};
 ///
 /// let latencies = Latencies::new();
 /// let p95 = HedgeAfter::quantile(95.0);

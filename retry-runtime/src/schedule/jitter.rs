@@ -21,7 +21,7 @@ pub trait SampleJitter {
     /// ```
     /// use std::time::Duration;
     /// use rand::{SeedableRng, rngs::SmallRng};
-    /// use retry_runtime::{Jitter, SampleJitter};
+    /// use reattempt::{Jitter, SampleJitter};
     ///
     /// let ms = Duration::from_millis;
     /// let mut rng = SmallRng::seed_from_u64(7);

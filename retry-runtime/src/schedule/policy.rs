@@ -14,9 +14,9 @@ use crate::schedule::hedge::Latencies;
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::{Backoff, Jitter, RetryPolicy};
+/// use reattempt::{Backoff, Jitter, RetryPolicy};
 ///
-/// # fn main() -> Result<(), retry_runtime::PolicyError> {
+/// # fn main() -> Result<(), reattempt::PolicyError> {
 /// let policy = RetryPolicy::builder()
 ///     .max_attempts(4)
 ///     .delay(Duration::from_millis(200))
@@ -67,7 +67,7 @@ impl RetryPolicy {
     /// deadline. Other counts above it are an error.
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
+    /// use reattempt::RetryPolicy;
     ///
     /// let forever = RetryPolicy::builder().max_attempts(u32::MAX).build().unwrap();
     /// assert_eq!(forever.max_attempts(), RetryPolicy::MAX_ATTEMPTS);
@@ -87,7 +87,7 @@ impl RetryPolicy {
     /// no timeout, no total limit.
     ///
     /// ```
-    /// let policy = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// let policy = reattempt::RetryPolicy::builder().build().unwrap();
     /// assert_eq!(policy.max_attempts(), 3);
     /// ```
     pub const fn builder() -> RetryPolicyBuilder {
@@ -101,7 +101,7 @@ impl RetryPolicy {
     /// Total attempts, the first included.
     ///
     /// ```
-    /// let p = retry_runtime::RetryPolicy::builder().max_attempts(5).build().unwrap();
+    /// let p = reattempt::RetryPolicy::builder().max_attempts(5).build().unwrap();
     /// assert_eq!(p.max_attempts(), 5);
     /// ```
     pub const fn max_attempts(&self) -> u32 {
@@ -112,7 +112,7 @@ impl RetryPolicy {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let p = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// let p = reattempt::RetryPolicy::builder().build().unwrap();
     /// assert_eq!(p.delay(), Duration::from_millis(100));
     /// ```
     pub const fn delay(&self) -> Duration {
@@ -126,9 +126,9 @@ impl RetryPolicy {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let p = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// let p = reattempt::RetryPolicy::builder().build().unwrap();
     /// assert_eq!(p.throttling_delay(), p.delay());
-    /// let p = retry_runtime::RetryPolicy::builder().throttling_delay(Duration::from_secs(1)).build().unwrap();
+    /// let p = reattempt::RetryPolicy::builder().throttling_delay(Duration::from_secs(1)).build().unwrap();
     /// assert_eq!(p.throttling_delay(), Duration::from_secs(1));
     /// ```
     pub const fn throttling_delay(&self) -> Duration {
@@ -148,7 +148,7 @@ impl RetryPolicy {
     /// How the delay grows.
     ///
     /// ```
-    /// # use retry_runtime::{Backoff, RetryPolicy};
+    /// # use reattempt::{Backoff, RetryPolicy};
     /// assert_eq!(RetryPolicy::builder().build().unwrap().backoff(), Backoff::Exponential);
     /// ```
     pub const fn backoff(&self) -> Backoff {
@@ -158,7 +158,7 @@ impl RetryPolicy {
     /// The exponential growth factor.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::RetryPolicy::builder().build().unwrap().multiplier(), 2.0);
+    /// assert_eq!(reattempt::RetryPolicy::builder().build().unwrap().multiplier(), 2.0);
     /// ```
     pub const fn multiplier(&self) -> f64 {
         self.multiplier
@@ -168,7 +168,7 @@ impl RetryPolicy {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// # use retry_runtime::RetryPolicy;
+    /// # use reattempt::RetryPolicy;
     /// // The default ceiling rises to a `delay` above 20 s.
     /// let p = RetryPolicy::builder().delay(Duration::from_secs(30)).build().unwrap();
     /// assert_eq!(p.max_delay(), Duration::from_secs(30));
@@ -180,7 +180,7 @@ impl RetryPolicy {
     /// How delays are randomised.
     ///
     /// ```
-    /// # use retry_runtime::{Jitter, RetryPolicy};
+    /// # use reattempt::{Jitter, RetryPolicy};
     /// assert_eq!(RetryPolicy::builder().build().unwrap().jitter(), Jitter::Full);
     /// ```
     pub const fn jitter(&self) -> Jitter {
@@ -190,7 +190,7 @@ impl RetryPolicy {
     /// The per-attempt time limit, if any.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::RetryPolicy::builder().build().unwrap().timeout(), None);
+    /// assert_eq!(reattempt::RetryPolicy::builder().build().unwrap().timeout(), None);
     /// ```
     pub const fn timeout(&self) -> Option<Duration> {
         self.timeout
@@ -199,7 +199,7 @@ impl RetryPolicy {
     /// The limit on all attempts and sleeps of one call, if any.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::RetryPolicy::builder().build().unwrap().max_elapsed(), None);
+    /// assert_eq!(reattempt::RetryPolicy::builder().build().unwrap().max_elapsed(), None);
     /// ```
     pub const fn max_elapsed(&self) -> Option<Duration> {
         self.max_elapsed
@@ -208,9 +208,9 @@ impl RetryPolicy {
     /// Whether the call retries at one layer only (see [`RetryPolicyBuilder::one_layer`]).
     ///
     /// ```
-    /// let p = retry_runtime::RetryPolicy::builder().one_layer(true).build().unwrap();
+    /// let p = reattempt::RetryPolicy::builder().one_layer(true).build().unwrap();
     /// assert!(p.one_layer());
-    /// assert!(!retry_runtime::RetryPolicy::default().one_layer());
+    /// assert!(!reattempt::RetryPolicy::default().one_layer());
     /// ```
     pub const fn one_layer(&self) -> bool {
         self.one_layer
@@ -219,7 +219,7 @@ impl RetryPolicy {
     /// What the retry and give-up events say about the error (default: its type's name only).
     ///
     /// ```
-    /// # use retry_runtime::{LogError, RetryPolicy};
+    /// # use reattempt::{LogError, RetryPolicy};
     /// assert_eq!(RetryPolicy::builder().build().unwrap().log_error(), LogError::TypeName);
     /// ```
     pub const fn log_error(&self) -> LogError {
@@ -230,7 +230,7 @@ impl RetryPolicy {
     /// [`RetryPolicyBuilder::inject_faults`]).
     ///
     /// ```
-    /// assert!(retry_runtime::RetryPolicy::default().fault_injection().is_none());
+    /// assert!(reattempt::RetryPolicy::default().fault_injection().is_none());
     /// ```
     #[cfg(feature = "testing")]
     pub const fn fault_injection(&self) -> Option<&crate::testing::FaultInjection> {
@@ -244,20 +244,21 @@ impl RetryPolicy {
     /// [rewound](Self::rewind_faults)): the index of the next draw. 0 without fault injection.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::testing::FaultInjection;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use reattempt::RetryPolicy;
+    ///     use reattempt::testing::FaultInjection;
     ///
-    /// let faults = FaultInjection::builder().rate(0.5).seed(1).build().unwrap();
-    /// let policy = RetryPolicy::builder().max_attempts(1).inject_faults(faults).build().unwrap();
-    /// for _ in 0..10 {
-    ///     let _ = policy.retry(|| async { Ok::<_, std::io::Error>(()) }).await;
+    ///     let faults = FaultInjection::builder().rate(0.5).seed(1).build().unwrap();
+    ///     let policy = RetryPolicy::builder().max_attempts(1).inject_faults(faults).build().unwrap();
+    ///     for _ in 0..10 {
+    ///         let _ = policy.retry(|| async { Ok::<_, std::io::Error>(()) }).await;
+    ///     }
+    ///     assert_eq!(policy.faults_drawn(), 10);
+    ///     policy.rewind_faults();
+    ///     assert_eq!(policy.faults_drawn(), 0);
     /// }
-    /// assert_eq!(policy.faults_drawn(), 10);
-    /// policy.rewind_faults();
-    /// assert_eq!(policy.faults_drawn(), 0);
-    /// # }
     /// ```
     #[cfg(feature = "testing")]
     pub fn faults_drawn(&self) -> u64 {
@@ -270,7 +271,7 @@ impl RetryPolicy {
     /// are injected exactly as the first ones were (a rerun with a `static` policy).
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
+    /// use reattempt::RetryPolicy;
     /// RetryPolicy::default().rewind_faults(); // no fault injection: nothing to do
     /// ```
     #[cfg(feature = "testing")]
@@ -283,7 +284,7 @@ impl RetryPolicy {
     /// When a call hedges, if it does (see [`RetryPolicyBuilder::hedge_after`]).
     ///
     /// ```
-    /// assert_eq!(retry_runtime::RetryPolicy::builder().build().unwrap().hedge_after(), None);
+    /// assert_eq!(reattempt::RetryPolicy::builder().build().unwrap().hedge_after(), None);
     /// ```
     pub const fn hedge_after(&self) -> Option<HedgeAfter> {
         self.hedge_after
@@ -293,7 +294,7 @@ impl RetryPolicy {
     /// `hedge_after` estimates from).
     ///
     /// ```
-    /// let p = retry_runtime::RetryPolicy::builder().build().unwrap();
+    /// let p = reattempt::RetryPolicy::builder().build().unwrap();
     /// assert!(p.latencies().quantile(0.95).is_none());
     /// ```
     pub const fn latencies(&self) -> &Latencies {
@@ -308,7 +309,7 @@ impl RetryPolicy {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// # use retry_runtime::RetryPolicy;
+    /// # use reattempt::RetryPolicy;
     /// let p = RetryPolicy::builder().max_attempts(4).build().unwrap();
     /// let sleeps: Vec<Duration> = p.delays().collect();
     /// assert_eq!(sleeps.len(), 3);
@@ -322,7 +323,7 @@ impl RetryPolicy {
     /// gives the same schedule.
     ///
     /// ```
-    /// # use retry_runtime::RetryPolicy;
+    /// # use reattempt::RetryPolicy;
     /// let p = RetryPolicy::builder().max_attempts(6).build().unwrap();
     /// assert!(p.delays_seeded(9).eq(p.delays_seeded(9)));
     /// ```
@@ -345,7 +346,7 @@ impl Default for RetryPolicy {
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::{RetryPolicy, PolicyError};
+/// use reattempt::{RetryPolicy, PolicyError};
 ///
 /// static POLICY: RetryPolicy = match RetryPolicy::builder().max_attempts(5).build() {
 ///     Ok(p) => p,
@@ -370,7 +371,7 @@ impl RetryPolicyBuilder {
     /// The settings given so far (`None`: not set).
     ///
     /// ```
-    /// use retry_runtime::{Preset, RetryPolicy};
+    /// use reattempt::{Preset, RetryPolicy};
     /// assert_eq!(RetryPolicy::builder().max_attempts(4).settings().max_attempts, Some(4));
     /// assert_eq!(Preset::Aws2026.policy().settings().max_attempts, Some(3));
     /// ```
@@ -382,7 +383,7 @@ impl RetryPolicyBuilder {
     /// how a config file's or the attribute's keys reach a policy.
     ///
     /// ```
-    /// use retry_runtime::{PolicySettings, RetryPolicy, RetryPolicyBuilder};
+    /// use reattempt::{RetryPolicy, RetryPolicyBuilder, runtime::PolicySettings};
     ///
     /// let settings = PolicySettings { max_attempts: Some(5), ..PolicySettings::default() };
     /// let policy = RetryPolicyBuilder::from_settings(settings).build().unwrap();
@@ -420,7 +421,7 @@ impl RetryPolicyBuilder {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::{Jitter, RetryPolicy};
+    /// use reattempt::{Jitter, RetryPolicy};
     ///
     /// let policy = RetryPolicy::builder()
     ///     .delay(Duration::from_millis(50))
@@ -482,7 +483,7 @@ impl RetryPolicyBuilder {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::RetryPolicy;
+    /// use reattempt::RetryPolicy;
     ///
     /// let policy = RetryPolicy::builder()
     ///     .timeout(Duration::from_secs(1))
@@ -502,7 +503,7 @@ impl RetryPolicyBuilder {
     /// [`LogError::Debug`] logs the whole error; [`LogError::None`] nothing of it.
     ///
     /// ```
-    /// use retry_runtime::{LogError, RetryPolicy};
+    /// use reattempt::{LogError, RetryPolicy};
     ///
     /// // My errors hold no secrets: log them whole.
     /// let policy = RetryPolicy::builder().log_error(LogError::Debug).build().unwrap();
@@ -538,28 +539,29 @@ impl RetryPolicyBuilder {
     /// call ignores it. A hedged call reads the clock when each attempt starts.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::{HedgeAfter, RetryPolicy, context};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::{HedgeAfter, RetryPolicy, context};
     ///
-    /// let policy = RetryPolicy::builder()
-    ///     .hedge_after(HedgeAfter::Fixed(Duration::from_millis(50)))
-    ///     .build()
-    ///     .unwrap();
-    /// let out: std::io::Result<u32> = policy
-    ///     .retry(|| {
-    ///         let attempt = context().unwrap().attempt();
-    ///         async move {
-    ///             // The first copy is stuck; the hedge, started at 50 ms, answers.
-    ///             let took = if attempt == 1 { 10_000 } else { 10 };
-    ///             tokio::time::sleep(Duration::from_millis(took)).await;
-    ///             Ok(attempt)
-    ///         }
-    ///     })
-    ///     .await;
-    /// assert_eq!(out.unwrap(), 2);
-    /// # }
+    ///     let policy = RetryPolicy::builder()
+    ///         .hedge_after(HedgeAfter::Fixed(Duration::from_millis(50)))
+    ///         .build()
+    ///         .unwrap();
+    ///     let out: std::io::Result<u32> = policy
+    ///         .retry(|| {
+    ///             let attempt = context().unwrap().attempt();
+    ///             async move {
+    ///                 // The first copy is stuck; the hedge, started at 50 ms, answers.
+    ///                 let took = if attempt == 1 { 10_000 } else { 10 };
+    ///                 tokio::time::sleep(Duration::from_millis(took)).await;
+    ///                 Ok(attempt)
+    ///             }
+    ///         })
+    ///         .await;
+    ///     assert_eq!(out.unwrap(), 2);
+    /// }
     /// ```
     pub const fn hedge_after(mut self, h: HedgeAfter) -> Self {
         self.settings.hedge_after = Some(h);
@@ -589,7 +591,7 @@ impl RetryPolicyBuilder {
     /// which repeats the whole chain's work above it.
     ///
     /// ```
-    /// let policy = retry_runtime::RetryPolicy::builder().one_layer(true).build().unwrap();
+    /// let policy = reattempt::RetryPolicy::builder().one_layer(true).build().unwrap();
     /// assert!(policy.one_layer());
     /// ```
     pub const fn one_layer(mut self, on: bool) -> Self {
@@ -605,8 +607,8 @@ impl RetryPolicyBuilder {
     /// [`FaultInjection`]: crate::testing::FaultInjection
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::testing::FaultInjection;
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::testing::FaultInjection;
     ///
     /// static POLICY: RetryPolicy = {
     ///     let faults = match FaultInjection::builder().rate(0.1).seed(7).build() {
@@ -633,7 +635,7 @@ impl RetryPolicyBuilder {
     /// A [`PolicyError`] naming the field and the rule it breaks.
     ///
     /// ```
-    /// use retry_runtime::RetryPolicy;
+    /// use reattempt::RetryPolicy;
     ///
     /// let err = RetryPolicy::builder().multiplier(0.5).build().unwrap_err();
     /// assert_eq!(err.field(), "multiplier");

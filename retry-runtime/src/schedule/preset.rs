@@ -41,7 +41,7 @@ use crate::{Backoff, Jitter};
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::{ErrorClass, Preset};
+/// use reattempt::{ErrorClass, Preset};
 ///
 /// let policy = Preset::Aws2026.policy().build().unwrap();
 /// assert_eq!(policy.delay(), Duration::from_millis(50));
@@ -82,7 +82,7 @@ impl Preset {
     /// `grpc`.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::Preset::Aws2026DynamoDb.name(), "aws-2026-dynamodb");
+    /// assert_eq!(reattempt::Preset::Aws2026DynamoDb.name(), "aws-2026-dynamodb");
     /// ```
     pub const fn name(self) -> &'static str {
         match self {
@@ -97,7 +97,7 @@ impl Preset {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::{Jitter, Preset};
+    /// use reattempt::{Jitter, Preset};
     ///
     /// let grpc = Preset::Grpc.policy().delay(Duration::from_millis(100)).build().unwrap();
     /// assert_eq!((grpc.max_attempts(), grpc.jitter()), (5, Jitter::Full));
@@ -120,7 +120,7 @@ impl Preset {
     /// The preset's retry budget, as a builder (see the table of [`Preset`]).
     ///
     /// ```
-    /// use retry_runtime::{ErrorClass, Preset};
+    /// use reattempt::{ErrorClass, Preset};
     ///
     /// let before = Preset::AwsStandard.budget().build().unwrap();
     /// assert_eq!(before.cost(ErrorClass::Timeout), 10);
@@ -143,7 +143,7 @@ impl std::fmt::Display for Preset {
 /// The text was not a preset's name.
 ///
 /// ```
-/// let err = "aws".parse::<retry_runtime::Preset>().unwrap_err();
+/// let err = "aws".parse::<reattempt::Preset>().unwrap_err();
 /// assert_eq!(err.to_string(), "unknown preset `aws`: expected \"aws-standard\", \"aws-2026\", \"aws-2026-dynamodb\" or \"grpc\"");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

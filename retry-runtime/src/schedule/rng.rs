@@ -18,7 +18,7 @@ thread_local! {
 /// Only the current thread is affected (a `#[tokio::test]` runs on one thread).
 ///
 /// ```
-/// use retry_runtime::{RetryPolicy, seed_rng};
+/// use reattempt::{RetryPolicy, seed_rng};
 ///
 /// let policy = RetryPolicy::builder().max_attempts(5).build().unwrap();
 /// seed_rng(7);

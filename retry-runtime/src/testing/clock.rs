@@ -29,7 +29,7 @@ thread_local! {
 ///
 /// ```
 /// use std::time::{Duration, Instant};
-/// use retry_runtime::testing::{Script, with_test_clock};
+/// use reattempt::testing::{Script, with_test_clock};
 ///
 /// // A dependency that answers after 20 s.
 /// let script: Script<&str, ()> = Script::new().ok_after(Duration::from_secs(20), "done");

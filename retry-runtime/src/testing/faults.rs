@@ -67,20 +67,21 @@ use crate::error::ConfigError;
 /// nothing. See [the module](crate::testing::faults) for the rules.
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use std::time::Duration;
-/// use retry_runtime::RetryPolicy;
-/// use retry_runtime::testing::FaultInjection;
+/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     use std::time::Duration;
+///     use reattempt::RetryPolicy;
+///     use reattempt::testing::FaultInjection;
 ///
-/// let faults = FaultInjection::builder().rate(1.0).seed(7).build()?;
-/// let policy = RetryPolicy::builder().max_attempts(2).inject_faults(faults).build()?;
-/// let mut ran = 0;
-/// let out = policy.retry(|| { ran += 1; async { Ok::<_, std::io::Error>(()) } }).await;
-/// assert_eq!(out.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
-/// assert_eq!(ran, 0, "an injected error is an attempt not made");
-/// # Ok(())
-/// # }
+///     let faults = FaultInjection::builder().rate(1.0).seed(7).build()?;
+///     let policy = RetryPolicy::builder().max_attempts(2).inject_faults(faults).build()?;
+///     let mut ran = 0;
+///     let out = policy.retry(|| { ran += 1; async { Ok::<_, std::io::Error>(()) } }).await;
+///     assert_eq!(out.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+///     assert_eq!(ran, 0, "an injected error is an attempt not made");
+///     Ok(())
+/// }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaultInjection {
@@ -93,7 +94,7 @@ pub struct FaultInjection {
 /// What fault injection made of one attempt (see [`FaultInjection::fault_at`]).
 ///
 /// ```
-/// use retry_runtime::testing::InjectedFault;
+/// use reattempt::testing::InjectedFault;
 /// assert_eq!(InjectedFault::Error.as_str(), "error");
 /// assert_eq!(InjectedFault::Latency.as_str(), "latency");
 /// ```
@@ -109,7 +110,7 @@ impl InjectedFault {
     /// The label of the fault in events and metrics: `"error"` or `"latency"`.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::testing::InjectedFault::Error.as_str(), "error");
+    /// assert_eq!(reattempt::testing::InjectedFault::Error.as_str(), "error");
     /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -129,7 +130,7 @@ impl FaultInjection {
     /// A builder injecting nothing (rate 0, no latency, seed 0).
     ///
     /// ```
-    /// let f = retry_runtime::testing::FaultInjection::builder().build().unwrap();
+    /// let f = reattempt::testing::FaultInjection::builder().build().unwrap();
     /// assert_eq!(f.rate(), 0.0);
     /// ```
     pub const fn builder() -> FaultInjectionBuilder {
@@ -144,7 +145,7 @@ impl FaultInjection {
     /// The fraction of attempts that fail with an injected error, in [0, 1].
     ///
     /// ```
-    /// let f = retry_runtime::testing::FaultInjection::builder().rate(0.25).build().unwrap();
+    /// let f = reattempt::testing::FaultInjection::builder().rate(0.25).build().unwrap();
     /// assert_eq!(f.rate(), 0.25);
     /// ```
     pub const fn rate(&self) -> f64 {
@@ -155,7 +156,7 @@ impl FaultInjection {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let f = retry_runtime::testing::FaultInjection::builder().latency(Duration::from_millis(50)).build().unwrap();
+    /// let f = reattempt::testing::FaultInjection::builder().latency(Duration::from_millis(50)).build().unwrap();
     /// assert_eq!(f.latency(), Some(Duration::from_millis(50)));
     /// ```
     pub const fn latency(&self) -> Option<Duration> {
@@ -167,7 +168,7 @@ impl FaultInjection {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let f = retry_runtime::testing::FaultInjection::builder()
+    /// let f = reattempt::testing::FaultInjection::builder()
     ///     .latency(Duration::from_millis(50)).latency_rate(0.5).build().unwrap();
     /// assert_eq!(f.latency_rate(), 0.5);
     /// ```
@@ -178,7 +179,7 @@ impl FaultInjection {
     /// The seed the draws come from.
     ///
     /// ```
-    /// let f = retry_runtime::testing::FaultInjection::builder().seed(7).build().unwrap();
+    /// let f = reattempt::testing::FaultInjection::builder().seed(7).build().unwrap();
     /// assert_eq!(f.seed(), 7);
     /// ```
     pub const fn seed(&self) -> u64 {
@@ -190,7 +191,7 @@ impl FaultInjection {
     /// with the seed).
     ///
     /// ```
-    /// let f = retry_runtime::testing::FaultInjection::builder().seed(1).build().unwrap();
+    /// let f = reattempt::testing::FaultInjection::builder().seed(1).build().unwrap();
     /// assert_eq!(f.draw(3), f.draw(3));
     /// assert!((0.0..1.0).contains(&f.draw(3)));
     /// ```
@@ -214,7 +215,7 @@ impl FaultInjection {
     /// is below `rate`, `Some(Latency)` when it is below `rate + latency_rate`, else `None`.
     ///
     /// ```
-    /// use retry_runtime::testing::{FaultInjection, InjectedFault};
+    /// use reattempt::testing::{FaultInjection, InjectedFault};
     /// let f = FaultInjection::builder().rate(0.1).seed(7).build().unwrap();
     /// let errors = (0..10_000).filter(|&n| f.fault_at(n) == Some(InjectedFault::Error)).count();
     /// assert!((900..=1100).contains(&errors), "{errors}");
@@ -236,7 +237,7 @@ impl FaultInjection {
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::testing::FaultInjection;
+/// use reattempt::testing::FaultInjection;
 ///
 /// let f = FaultInjection::builder()
 ///     .rate(0.1)
@@ -293,7 +294,7 @@ impl FaultInjectionBuilder {
     /// [`ConfigError::Requires`] for a `latency_rate` above 0 without a `latency`.
     ///
     /// ```
-    /// use retry_runtime::testing::FaultInjection;
+    /// use reattempt::testing::FaultInjection;
     /// let err = FaultInjection::builder().rate(f64::NAN).build().unwrap_err();
     /// assert_eq!(err.to_string(), "invalid `rate`: must be a number in [0, 1]");
     /// let err = FaultInjection::builder().latency_rate(0.5).build().unwrap_err();

@@ -58,32 +58,33 @@ struct State<T, E> {
 /// saying so). Outcomes need not be `Clone` (an `io::Error` is not).
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use retry_runtime::RetryPolicy;
-/// use retry_runtime::testing::Script;
+/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     use std::time::Duration;
+///     use reattempt::RetryPolicy;
+///     use reattempt::testing::Script;
 ///
-/// #[derive(Debug, Clone, PartialEq)]
-/// enum ApiError { Unavailable, BadRequest }
+///     #[derive(Debug, Clone, PartialEq)]
+///     enum ApiError { Unavailable, BadRequest }
 ///
-/// let script = Script::new()
-///     .err(ApiError::Unavailable)
-///     .err_after(Duration::from_millis(300), ApiError::Unavailable)
-///     .ok(42);
-/// let policy = RetryPolicy::builder().max_attempts(4).build().unwrap();
-/// let answer = policy
-///     .retry(|| script.next())
-///     .retry_if(|e: &ApiError| *e == ApiError::Unavailable)
-///     .without_timeout()
-///     .await;
-/// assert_eq!(answer, Ok(42));
-/// assert_eq!(script.calls(), 3);
-/// let attempts: Vec<_> = script.asked().iter().map(|a| a.attempt).collect();
-/// assert_eq!(attempts, [Some(1), Some(2), Some(3)]);
-/// assert!(script.is_done());
+///     let script = Script::new()
+///         .err(ApiError::Unavailable)
+///         .err_after(Duration::from_millis(300), ApiError::Unavailable)
+///         .ok(42);
+///     let policy = RetryPolicy::builder().max_attempts(4).build().unwrap();
+///     let answer = policy
+///         .retry(|| script.next())
+///         .retry_if(|e: &ApiError| *e == ApiError::Unavailable)
+///         .without_timeout()
+///         .await;
+///     assert_eq!(answer, Ok(42));
+///     assert_eq!(script.calls(), 3);
+///     let attempts: Vec<_> = script.asked().iter().map(|a| a.attempt).collect();
+///     assert_eq!(attempts, [Some(1), Some(2), Some(3)]);
+///     assert!(script.is_done());
 /// # let _ = ApiError::BadRequest;
-/// # }
+/// }
 /// ```
 pub struct Script<T, E> {
     state: Arc<Mutex<State<T, E>>>,
@@ -117,7 +118,7 @@ impl<T, E> Script<T, E> {
     /// An empty script (add steps with [`ok`](Self::ok), [`err`](Self::err)…).
     ///
     /// ```
-    /// use retry_runtime::testing::Script;
+    /// use reattempt::testing::Script;
     ///
     /// let script: Script<u32, String> = Script::new().ok(1);
     /// assert_eq!(script.calls(), 0);
@@ -144,13 +145,13 @@ impl<T, E> Script<T, E> {
     /// Then a success, at once.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use retry_runtime::testing::Script;
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     use reattempt::testing::Script;
     ///
-    /// let script: Script<u32, ()> = Script::new().ok(7);
-    /// assert_eq!(script.next().await, Ok(7));
-    /// # }
+    ///     let script: Script<u32, ()> = Script::new().ok(7);
+    ///     assert_eq!(script.next().await, Ok(7));
+    /// }
     /// ```
     #[must_use]
     pub fn ok(self, value: T) -> Self {
@@ -160,13 +161,13 @@ impl<T, E> Script<T, E> {
     /// Then an error, at once.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use retry_runtime::testing::Script;
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     use reattempt::testing::Script;
     ///
-    /// let script: Script<(), &str> = Script::new().err("unavailable");
-    /// assert_eq!(script.next().await, Err("unavailable"));
-    /// # }
+    ///     let script: Script<(), &str> = Script::new().err("unavailable");
+    ///     assert_eq!(script.next().await, Err("unavailable"));
+    /// }
     /// ```
     #[must_use]
     pub fn err(self, error: E) -> Self {
@@ -177,16 +178,17 @@ impl<T, E> Script<T, E> {
     /// clock](super::with_test_clock) for [`next_blocking`](Self::next_blocking)).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::testing::Script;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::testing::Script;
     ///
-    /// let script: Script<u32, ()> = Script::new().ok_after(Duration::from_secs(2), 7);
-    /// let t0 = tokio::time::Instant::now();
-    /// assert_eq!(script.next().await, Ok(7));
-    /// assert_eq!(t0.elapsed(), Duration::from_secs(2));
-    /// # }
+    ///     let script: Script<u32, ()> = Script::new().ok_after(Duration::from_secs(2), 7);
+    ///     let t0 = tokio::time::Instant::now();
+    ///     assert_eq!(script.next().await, Ok(7));
+    ///     assert_eq!(t0.elapsed(), Duration::from_secs(2));
+    /// }
     /// ```
     #[must_use]
     pub fn ok_after(self, latency: Duration, value: T) -> Self {
@@ -196,14 +198,15 @@ impl<T, E> Script<T, E> {
     /// Then an error after `latency`.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::testing::Script;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::testing::Script;
     ///
-    /// let script: Script<(), &str> = Script::new().err_after(Duration::from_millis(300), "slow");
-    /// assert_eq!(script.next().await, Err("slow"));
-    /// # }
+    ///     let script: Script<(), &str> = Script::new().err_after(Duration::from_millis(300), "slow");
+    ///     assert_eq!(script.next().await, Err("slow"));
+    /// }
     /// ```
     #[must_use]
     pub fn err_after(self, latency: Duration, error: E) -> Self {
@@ -213,15 +216,16 @@ impl<T, E> Script<T, E> {
     /// Then an attempt that never answers (until a `timeout` cuts it, or the call is dropped).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::testing::Script;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::testing::Script;
     ///
-    /// let script: Script<(), ()> = Script::new().hang();
-    /// let cut = tokio::time::timeout(Duration::from_secs(1), script.next()).await;
-    /// assert!(cut.is_err());
-    /// # }
+    ///     let script: Script<(), ()> = Script::new().hang();
+    ///     let cut = tokio::time::timeout(Duration::from_secs(1), script.next()).await;
+    ///     assert!(cut.is_err());
+    /// }
     /// ```
     #[must_use]
     pub fn hang(self) -> Self {
@@ -231,7 +235,7 @@ impl<T, E> Script<T, E> {
     /// How many times the script was asked.
     ///
     /// ```
-    /// use retry_runtime::testing::Script;
+    /// use reattempt::testing::Script;
     ///
     /// let script: Script<u32, ()> = Script::new().ok(1);
     /// assert_eq!(script.calls(), 0);
@@ -243,14 +247,14 @@ impl<T, E> Script<T, E> {
     /// What was asked of the script, call by call.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use retry_runtime::testing::Script;
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     use reattempt::testing::Script;
     ///
-    /// let script: Script<u32, ()> = Script::new().ok(1);
-    /// let _ = script.next().await;
-    /// assert_eq!(script.asked()[0].attempt, None, "not from a retrying call");
-    /// # }
+    ///     let script: Script<u32, ()> = Script::new().ok(1);
+    ///     let _ = script.next().await;
+    ///     assert_eq!(script.asked()[0].attempt, None, "not from a retrying call");
+    /// }
     /// ```
     pub fn asked(&self) -> Vec<Asked> {
         self.lock().asked.clone()
@@ -259,7 +263,7 @@ impl<T, E> Script<T, E> {
     /// Whether every scripted step was played.
     ///
     /// ```
-    /// use retry_runtime::testing::Script;
+    /// use reattempt::testing::Script;
     ///
     /// let script: Script<u32, ()> = Script::new();
     /// assert!(script.is_done());
@@ -271,7 +275,7 @@ impl<T, E> Script<T, E> {
     /// The steps not played yet.
     ///
     /// ```
-    /// use retry_runtime::testing::Script;
+    /// use reattempt::testing::Script;
     ///
     /// let script: Script<u32, ()> = Script::new().ok(1).err(());
     /// assert_eq!(script.steps_left(), 2);
@@ -319,14 +323,14 @@ impl<T, E> Script<T, E> {
     /// unscripted call is a test's mistake).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use retry_runtime::testing::Script;
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     use reattempt::testing::Script;
     ///
-    /// let script: Script<u32, &str> = Script::new().err("busy").ok(1);
-    /// assert_eq!(script.next().await, Err("busy"));
-    /// assert_eq!(script.next().await, Ok(1));
-    /// # }
+    ///     let script: Script<u32, &str> = Script::new().err("busy").ok(1);
+    ///     assert_eq!(script.next().await, Err("busy"));
+    ///     assert_eq!(script.next().await, Ok(1));
+    /// }
     /// ```
     pub async fn next(&self) -> Result<T, E> {
         let step = self.take();
@@ -354,7 +358,7 @@ impl<T, E> Script<T, E> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::testing::{Script, with_test_clock};
+    /// use reattempt::testing::{Script, with_test_clock};
     ///
     /// let script: Script<u32, &str> = Script::new().err_after(Duration::from_secs(30), "slow").ok(1);
     /// let started = std::time::Instant::now();
@@ -384,14 +388,14 @@ impl<T, E> Script<T, E> {
     /// type that is not `Clone`, such as `io::Error`).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use retry_runtime::testing::Script;
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     use reattempt::testing::Script;
     ///
-    /// let script: Script<u32, std::io::Error> =
-    ///     Script::new().then_always_err_with(|| std::io::Error::other("down"));
-    /// assert_eq!(script.next().await.unwrap_err().to_string(), "down");
-    /// # }
+    ///     let script: Script<u32, std::io::Error> =
+    ///         Script::new().then_always_err_with(|| std::io::Error::other("down"));
+    ///     assert_eq!(script.next().await.unwrap_err().to_string(), "down");
+    /// }
     /// ```
     #[must_use]
     pub fn then_always_err_with(self, make: impl FnMut() -> E + Send + 'static) -> Self
@@ -409,15 +413,15 @@ impl<T: Clone + Send + 'static, E: Clone + Send + 'static> Script<T, E> {
     /// Past the scripted steps, answers every call with `Ok(value)`.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use retry_runtime::testing::Script;
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     use reattempt::testing::Script;
     ///
-    /// let script: Script<u32, &str> = Script::new().err("cold start").then_always_ok(1);
-    /// assert_eq!(script.next().await, Err("cold start"));
-    /// assert_eq!(script.next().await, Ok(1));
-    /// assert_eq!(script.next().await, Ok(1));
-    /// # }
+    ///     let script: Script<u32, &str> = Script::new().err("cold start").then_always_ok(1);
+    ///     assert_eq!(script.next().await, Err("cold start"));
+    ///     assert_eq!(script.next().await, Ok(1));
+    ///     assert_eq!(script.next().await, Ok(1));
+    /// }
     /// ```
     #[must_use]
     pub fn then_always_ok(self, value: T) -> Self {
@@ -429,14 +433,14 @@ impl<T: Clone + Send + 'static, E: Clone + Send + 'static> Script<T, E> {
     /// down).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use retry_runtime::testing::Script;
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     use reattempt::testing::Script;
     ///
-    /// let script: Script<u32, &str> = Script::new().then_always_err("down");
-    /// assert_eq!(script.next().await, Err("down"));
-    /// assert_eq!(script.calls(), 1);
-    /// # }
+    ///     let script: Script<u32, &str> = Script::new().then_always_err("down");
+    ///     assert_eq!(script.next().await, Err("down"));
+    ///     assert_eq!(script.calls(), 1);
+    /// }
     /// ```
     #[must_use]
     pub fn then_always_err(self, error: E) -> Self {
@@ -448,16 +452,16 @@ impl<T: Clone + Send + 'static, E: Clone + Send + 'static> Script<T, E> {
     /// an empty script stays empty.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use retry_runtime::testing::Script;
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     use reattempt::testing::Script;
     ///
-    /// let script: Script<u32, &str> = [Err("busy"), Ok(1)].into_iter().collect();
-    /// let script = script.then_repeat_last();
-    /// assert_eq!(script.next().await, Err("busy"));
-    /// assert_eq!(script.next().await, Ok(1));
-    /// assert_eq!(script.next().await, Ok(1));
-    /// # }
+    ///     let script: Script<u32, &str> = [Err("busy"), Ok(1)].into_iter().collect();
+    ///     let script = script.then_repeat_last();
+    ///     assert_eq!(script.next().await, Err("busy"));
+    ///     assert_eq!(script.next().await, Ok(1));
+    ///     assert_eq!(script.next().await, Ok(1));
+    /// }
     /// ```
     #[must_use]
     pub fn then_repeat_last(self) -> Self {
@@ -472,14 +476,14 @@ impl<T: Clone + Send + 'static, E: Clone + Send + 'static> Script<T, E> {
 /// A script of these outcomes, in order, each at once.
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// use retry_runtime::testing::Script;
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     use reattempt::testing::Script;
 ///
-/// let script: Script<u32, &str> = [Err("busy"), Ok(7)].into_iter().collect();
-/// assert_eq!(script.next().await, Err("busy"));
-/// assert_eq!(script.next().await, Ok(7));
-/// # }
+///     let script: Script<u32, &str> = [Err("busy"), Ok(7)].into_iter().collect();
+///     assert_eq!(script.next().await, Err("busy"));
+///     assert_eq!(script.next().await, Ok(7));
+/// }
 /// ```
 impl<T, E> FromIterator<Result<T, E>> for Script<T, E> {
     fn from_iter<I: IntoIterator<Item = Result<T, E>>>(outcomes: I) -> Self {

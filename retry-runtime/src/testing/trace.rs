@@ -28,15 +28,16 @@ impl TraceEvent {
     /// The value of field `name`, if the event has it.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::testing::trace;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use reattempt::RetryPolicy;
+    ///     use reattempt::testing::trace;
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
-    /// let (_, trace) = trace(policy.retry(|| async { Err::<(), _>("busy") }).without_timeout().name("lookup")).await;
-    /// assert_eq!(trace.events()[0].field("name"), Some("lookup"));
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+    ///     let (_, trace) = trace(policy.retry(|| async { Err::<(), _>("busy") }).without_timeout().name("lookup")).await;
+    ///     assert_eq!(trace.events()[0].field("name"), Some("lookup"));
+    /// }
     /// ```
     pub fn field(&self, name: &str) -> Option<&str> {
         self.fields
@@ -102,15 +103,16 @@ impl Trace {
     /// Every event, in order.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::testing::trace;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use reattempt::RetryPolicy;
+    ///     use reattempt::testing::trace;
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(1).build().unwrap();
-    /// let (_, trace) = trace(policy.retry(|| async { Ok::<_, ()>(1) }).without_timeout()).await;
-    /// assert!(trace.events().is_empty(), "a first-try success says nothing");
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(1).build().unwrap();
+    ///     let (_, trace) = trace(policy.retry(|| async { Ok::<_, ()>(1) }).without_timeout()).await;
+    ///     assert!(trace.events().is_empty(), "a first-try success says nothing");
+    /// }
     /// ```
     pub fn events(&self) -> Vec<TraceEvent> {
         self.events
@@ -122,29 +124,30 @@ impl Trace {
     /// The retries, in order.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use retry_runtime::{Jitter, LogError, RetryPolicy};
-    /// use retry_runtime::testing::{Script, trace};
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::{Jitter, LogError, RetryPolicy};
+    ///     use reattempt::testing::{Script, trace};
     ///
-    /// let script: Script<u32, &str> = Script::new().err("busy").err("busy").ok(7);
-    /// let policy = RetryPolicy::builder()
-    ///     .max_attempts(3)
-    ///     .delay(Duration::from_millis(100))
-    ///     .jitter(Jitter::None)
-    ///     .log_error(LogError::Debug) // the errors' text in the events (default: their type)
-    ///     .build()
-    ///     .unwrap();
-    /// let (answer, trace) = trace(policy.retry(|| script.next()).without_timeout()).await;
-    /// assert_eq!(answer, Ok(7));
-    /// let retries = trace.retries();
-    /// assert_eq!(retries.len(), 2);
-    /// assert_eq!(retries[0].attempt, 1);
-    /// assert_eq!(retries[0].error_type.as_deref(), Some("&str"));
-    /// assert_eq!(retries[0].error.as_deref(), Some("\"busy\""));
-    /// assert_eq!(trace.delays(), [Duration::from_millis(100), Duration::from_millis(200)]);
-    /// # }
+    ///     let script: Script<u32, &str> = Script::new().err("busy").err("busy").ok(7);
+    ///     let policy = RetryPolicy::builder()
+    ///         .max_attempts(3)
+    ///         .delay(Duration::from_millis(100))
+    ///         .jitter(Jitter::None)
+    ///         .log_error(LogError::Debug) // the errors' text in the events (default: their type)
+    ///         .build()
+    ///         .unwrap();
+    ///     let (answer, trace) = trace(policy.retry(|| script.next()).without_timeout()).await;
+    ///     assert_eq!(answer, Ok(7));
+    ///     let retries = trace.retries();
+    ///     assert_eq!(retries.len(), 2);
+    ///     assert_eq!(retries[0].attempt, 1);
+    ///     assert_eq!(retries[0].error_type.as_deref(), Some("&str"));
+    ///     assert_eq!(retries[0].error.as_deref(), Some("\"busy\""));
+    ///     assert_eq!(trace.delays(), [Duration::from_millis(100), Duration::from_millis(200)]);
+    /// }
     /// ```
     pub fn retries(&self) -> Vec<Retry> {
         self.events()
@@ -167,7 +170,7 @@ impl Trace {
     /// The sleeps between attempts, in order.
     ///
     /// ```
-    /// use retry_runtime::testing::Trace;
+    /// use reattempt::testing::Trace;
     ///
     /// assert!(Trace::default().delays().is_empty());
     /// ```
@@ -178,18 +181,19 @@ impl Trace {
     /// How the calls gave up (or were turned away), in order.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::testing::trace;
+    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use reattempt::RetryPolicy;
+    ///     use reattempt::testing::trace;
     ///
-    /// let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
-    /// let (_, trace) = trace(policy.retry(|| async { Err::<(), _>("down") }).without_timeout()).await;
-    /// let give_ups = trace.give_ups();
-    /// assert_eq!(give_ups.len(), 1);
-    /// assert_eq!(give_ups[0].attempt, 2);
-    /// assert_eq!(give_ups[0].reason, "attempts exhausted");
-    /// # }
+    ///     let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+    ///     let (_, trace) = trace(policy.retry(|| async { Err::<(), _>("down") }).without_timeout()).await;
+    ///     let give_ups = trace.give_ups();
+    ///     assert_eq!(give_ups.len(), 1);
+    ///     assert_eq!(give_ups[0].attempt, 2);
+    ///     assert_eq!(give_ups[0].reason, "attempts exhausted");
+    /// }
     /// ```
     pub fn give_ups(&self) -> Vec<GiveUp> {
         self.events()
@@ -208,7 +212,7 @@ impl Trace {
     /// The hedges started (the attempt each one is), in order.
     ///
     /// ```
-    /// use retry_runtime::testing::Trace;
+    /// use reattempt::testing::Trace;
     ///
     /// assert!(Trace::default().hedges().is_empty());
     /// ```
@@ -223,7 +227,7 @@ impl Trace {
     /// The events of the call named `name` only (`name = "…"`, or the fn's path).
     ///
     /// ```
-    /// use retry_runtime::testing::Trace;
+    /// use reattempt::testing::Trace;
     ///
     /// assert!(Trace::default().of("charge").events().is_empty());
     /// ```
@@ -274,19 +278,20 @@ fn parse_debug_duration(text: &str) -> Option<Duration> {
 /// place (the program's, a test's), so its logs go on as before.
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// use std::time::Duration;
-/// use retry_runtime::RetryPolicy;
-/// use retry_runtime::testing::{Script, trace};
+/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     use std::time::Duration;
+///     use reattempt::RetryPolicy;
+///     use reattempt::testing::{Script, trace};
 ///
-/// let script: Script<(), &str> = Script::new().then_always_err("unavailable");
-/// let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
-/// let (outcome, trace) = trace(policy.retry(|| script.next()).without_timeout().name("charge")).await;
-/// assert_eq!(outcome, Err("unavailable"));
-/// assert_eq!(trace.retries().len(), 2);
-/// assert_eq!(trace.give_ups()[0].reason, "attempts exhausted");
-/// # }
+///     let script: Script<(), &str> = Script::new().then_always_err("unavailable");
+///     let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+///     let (outcome, trace) = trace(policy.retry(|| script.next()).without_timeout().name("charge")).await;
+///     assert_eq!(outcome, Err("unavailable"));
+///     assert_eq!(trace.retries().len(), 2);
+///     assert_eq!(trace.give_ups()[0].reason, "attempts exhausted");
+/// }
 /// ```
 pub async fn trace<F: IntoFuture>(future: F) -> (F::Output, Trace) {
     let trace = Trace::default();
@@ -301,7 +306,7 @@ pub async fn trace<F: IntoFuture>(future: F) -> (F::Output, Trace) {
 /// As [`trace`], for blocking code: runs `body` with the runtime's events captured.
 ///
 /// ```
-/// use retry_runtime::testing::trace_blocking;
+/// use reattempt::testing::trace_blocking;
 ///
 /// let (answer, trace) = trace_blocking(|| 6 * 7);
 /// assert_eq!(answer, 42);

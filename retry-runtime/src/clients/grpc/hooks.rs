@@ -241,8 +241,8 @@ impl Hooks<Response<Body>, Status> for GrpcHooks {
 ///
 /// ```
 /// use tonic::{Code, Status};
-/// use retry_runtime::Hooks;
-/// use retry_runtime::tonic::TransientStatuses;
+/// use reattempt::Hooks;
+/// use reattempt::tonic::TransientStatuses;
 ///
 /// let mut hooks = TransientStatuses;
 /// let hooks: &mut dyn Hooks<http::Response<tonic::body::Body>, Status> = &mut hooks;

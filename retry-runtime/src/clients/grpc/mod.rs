@@ -78,28 +78,28 @@ const LONGEST_PUSHBACK: Duration = Duration::from_millis(i32::MAX as u64);
 ///   method of the layer's channel.
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use retry_runtime::tonic::{GrpcRetryLayer, ServiceConfig};
-/// use tonic::transport::Endpoint;
-/// use tower_layer::Layer;
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     use reattempt::tonic::{GrpcRetryLayer, ServiceConfig};
+///     use tonic::transport::Endpoint;
+///     use tower_layer::Layer;
 ///
-/// let config = ServiceConfig::from_json(r#"{
-///   "methodConfig": [{
-///     "name": [{ "service": "grpc.health.v1.Health" }],
-///     "retryPolicy": {
-///       "maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "1s",
-///       "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]
-///     }
-///   }],
-///   "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }
-/// }"#)?;
-/// let channel = Endpoint::from_static("http://127.0.0.1:50051").connect_lazy();
-/// let channel = GrpcRetryLayer::from_service_config(config).layer(channel);
-/// // let mut client = HealthClient::new(channel);
+///     let config = ServiceConfig::from_json(r#"{
+///       "methodConfig": [{
+///         "name": [{ "service": "grpc.health.v1.Health" }],
+///         "retryPolicy": {
+///           "maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "1s",
+///           "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]
+///         }
+///       }],
+///       "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }
+///     }"#)?;
+///     let channel = Endpoint::from_static("http://127.0.0.1:50051").connect_lazy();
+///     let channel = GrpcRetryLayer::from_service_config(config).layer(channel);
+///     // let mut client = HealthClient::new(channel);
 /// # let _ = channel;
-/// # Ok(())
-/// # }
+///     Ok(())
+/// }
 /// ```
 ///
 /// A layer made with [`from_policy`](GrpcRetryLayer::from_policy) runs reattempt's own
@@ -192,8 +192,8 @@ impl GrpcRetryLayer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::RetryPolicy;
-    /// use retry_runtime::tonic::GrpcRetryLayer;
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::tonic::GrpcRetryLayer;
     ///
     /// let policy = RetryPolicy::builder()
     ///     .max_attempts(4)
@@ -202,7 +202,7 @@ impl GrpcRetryLayer {
     ///     .build()?;
     /// let layer = GrpcRetryLayer::from_policy(policy);
     /// # let _ = layer;
-    /// # Ok::<(), retry_runtime::PolicyError>(())
+    /// # Ok::<(), reattempt::PolicyError>(())
     /// ```
     pub fn from_policy(policy: RetryPolicy) -> GrpcRetryLayer<EnginePolicy> {
         GrpcRetryLayer::with_source(Source::Engine(
@@ -215,7 +215,7 @@ impl GrpcRetryLayer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
+    /// use reattempt::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
     /// use tonic::Code;
     ///
     /// let policy = GrpcRetryPolicy::new(
@@ -223,7 +223,7 @@ impl GrpcRetryLayer {
     /// )?;
     /// let layer = GrpcRetryLayer::new(policy);
     /// # let _ = layer;
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn new(policy: GrpcRetryPolicy) -> Self {
         Self::with_source(Source::Retry(policy))
@@ -233,13 +233,13 @@ impl GrpcRetryLayer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::{GrpcRetryLayer, HedgingPolicy};
+    /// use reattempt::tonic::{GrpcRetryLayer, HedgingPolicy};
     /// use tonic::Code;
     ///
     /// let policy = HedgingPolicy::new(3, Duration::from_millis(50), &[Code::Unavailable])?;
     /// let layer = GrpcRetryLayer::hedging(policy);
     /// # let _ = layer;
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn hedging(policy: HedgingPolicy) -> Self {
         Self::with_source(Source::Hedge(policy))
@@ -250,14 +250,14 @@ impl GrpcRetryLayer {
     /// once (with the transparent retry of a refused stream).
     ///
     /// ```
-    /// use retry_runtime::tonic::{GrpcRetryLayer, ServiceConfig};
+    /// use reattempt::tonic::{GrpcRetryLayer, ServiceConfig};
     ///
     /// let config = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{}],
     ///   "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
     ///   "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#)?;
     /// let layer = GrpcRetryLayer::from_service_config(config);
     /// # let _ = layer;
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     pub fn from_service_config(config: ServiceConfig) -> Self {
         let throttle = config.retry_throttling();
@@ -280,8 +280,8 @@ impl GrpcRetryLayer<EnginePolicy> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::{Hooks, RetryPolicy};
-    /// use retry_runtime::tonic::GrpcRetryLayer;
+    /// use reattempt::{Hooks, RetryPolicy};
+    /// use reattempt::tonic::GrpcRetryLayer;
     /// use tonic::{Code, Status};
     ///
     /// /// Retries ABORTED (a conflict the server asks to retry) and nothing else.
@@ -294,7 +294,7 @@ impl GrpcRetryLayer<EnginePolicy> {
     /// }
     /// let layer = GrpcRetryLayer::from_policy(RetryPolicy::builder().build()?).hooks(Aborted);
     /// # let _ = layer;
-    /// # Ok::<(), retry_runtime::PolicyError>(())
+    /// # Ok::<(), reattempt::PolicyError>(())
     /// ```
     #[must_use]
     pub fn hooks<H>(mut self, hooks: H) -> Self
@@ -333,8 +333,8 @@ impl<K> GrpcRetryLayer<K> {
     /// ```
     /// use std::sync::Arc;
     /// use std::time::Duration;
-    /// use retry_runtime::CircuitBreaker;
-    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
+    /// use reattempt::CircuitBreaker;
+    /// use reattempt::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
     /// use tonic::Code;
     ///
     /// let breaker = Arc::new(CircuitBreaker::builder().build()?);
@@ -354,8 +354,8 @@ impl<K> GrpcRetryLayer<K> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use retry_runtime::{RetryBudget, RetryPolicy};
-    /// use retry_runtime::tonic::GrpcRetryLayer;
+    /// use reattempt::{RetryBudget, RetryPolicy};
+    /// use reattempt::tonic::GrpcRetryLayer;
     ///
     /// let budget = Arc::new(RetryBudget::builder().build()?);
     /// let layer = GrpcRetryLayer::from_policy(RetryPolicy::builder().build()?).budget(budget);
@@ -373,8 +373,8 @@ impl<K> GrpcRetryLayer<K> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use retry_runtime::{AdaptiveThrottle, RetryPolicy};
-    /// use retry_runtime::tonic::GrpcRetryLayer;
+    /// use reattempt::{AdaptiveThrottle, RetryPolicy};
+    /// use reattempt::tonic::GrpcRetryLayer;
     ///
     /// let throttle = Arc::new(AdaptiveThrottle::builder().build()?);
     /// let layer = GrpcRetryLayer::from_policy(RetryPolicy::builder().build()?).adaptive_throttle(throttle);
@@ -392,8 +392,8 @@ impl<K> GrpcRetryLayer<K> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use retry_runtime::{Bulkhead, RetryPolicy};
-    /// use retry_runtime::tonic::GrpcRetryLayer;
+    /// use reattempt::{Bulkhead, RetryPolicy};
+    /// use reattempt::tonic::GrpcRetryLayer;
     ///
     /// let bulkhead = Arc::new(Bulkhead::builder().max_concurrent(16).build()?);
     /// let layer = GrpcRetryLayer::from_policy(RetryPolicy::builder().build()?).bulkhead(bulkhead);
@@ -444,13 +444,13 @@ impl<K> GrpcRetryLayer<K> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
+    /// use reattempt::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
     /// use tonic::Code;
     ///
     /// let policy = GrpcRetryPolicy::new(3, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
     /// let layer = GrpcRetryLayer::new(policy).replay_cap(1024 * 1024);
     /// # let _ = layer;
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     #[must_use]
     pub fn replay_cap(mut self, bytes: usize) -> Self {
@@ -463,13 +463,13 @@ impl<K> GrpcRetryLayer<K> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
+    /// use reattempt::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
     /// use tonic::Code;
     ///
     /// let policy = GrpcRetryPolicy::new(8, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
     /// let layer = GrpcRetryLayer::new(policy).max_attempts_cap(8); // 8 attempts, not 5
     /// # let _ = layer;
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     #[must_use]
     pub fn max_attempts_cap(mut self, cap: u32) -> Self {
@@ -483,7 +483,7 @@ impl<K> GrpcRetryLayer<K> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy, RetryThrottle};
+    /// use reattempt::tonic::{GrpcRetryLayer, GrpcRetryPolicy, RetryThrottle};
     /// use tonic::Code;
     ///
     /// let throttle = RetryThrottle::new(10, 0.1)?;
@@ -502,13 +502,13 @@ impl<K> GrpcRetryLayer<K> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
+    /// use reattempt::tonic::{GrpcRetryLayer, GrpcRetryPolicy};
     /// use tonic::Code;
     ///
     /// let policy = GrpcRetryPolicy::new(3, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
     /// let layer = GrpcRetryLayer::new(policy).name("health");
     /// # let _ = layer;
-    /// # Ok::<(), retry_runtime::tonic::ServiceConfigError>(())
+    /// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
     /// ```
     #[must_use]
     pub fn name(mut self, name: &'static str) -> Self {
@@ -632,23 +632,23 @@ impl<S, K> Layer<S> for GrpcRetryLayer<K> {
 /// (`HealthClient::new(layer.layer(channel))`).
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use std::time::Duration;
-/// use retry_runtime::tonic::{GrpcRetryLayer, GrpcRetryPolicy, GrpcRetryService};
-/// use tonic::Code;
-/// use tonic::transport::{Channel, Endpoint};
-/// use tower_layer::Layer;
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     use std::time::Duration;
+///     use reattempt::tonic::{GrpcRetryLayer, GrpcRetryPolicy, GrpcRetryService};
+///     use tonic::Code;
+///     use tonic::transport::{Channel, Endpoint};
+///     use tower_layer::Layer;
 ///
-/// struct Clients {
-///     health: GrpcRetryService<Channel>,
-/// }
-/// let policy = GrpcRetryPolicy::new(3, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
-/// let channel = Endpoint::from_static("http://127.0.0.1:50051").connect_lazy();
-/// let clients = Clients { health: GrpcRetryLayer::new(policy).layer(channel) };
+///     struct Clients {
+///         health: GrpcRetryService<Channel>,
+///     }
+///     let policy = GrpcRetryPolicy::new(3, Duration::from_millis(10), Duration::from_secs(1), 2.0, &[Code::Unavailable])?;
+///     let channel = Endpoint::from_static("http://127.0.0.1:50051").connect_lazy();
+///     let clients = Clients { health: GrpcRetryLayer::new(policy).layer(channel) };
 /// # let _ = clients.health;
-/// # Ok(())
-/// # }
+///     Ok(())
+/// }
 /// ```
 #[derive(Clone, Debug)]
 pub struct GrpcRetryService<S> {

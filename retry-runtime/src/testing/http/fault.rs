@@ -11,27 +11,27 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::testing::http::{Fault, RetryAfter, Service};
+/// use reattempt::testing::http::{Fault, RetryAfter, Service};
 ///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let service = Service::start().await;
-/// service.script([
-///     Fault::Status(502),
-///     Fault::RateLimited(RetryAfter::Seconds(1)),
-///     Fault::SlowBody(Duration::from_millis(600)),
-/// ]);
-/// let url = format!("{}/prices/tea", service.url());
-/// assert_eq!(reqwest::get(&url).await.unwrap().status(), 502);
-/// let limited = reqwest::get(&url).await.unwrap();
-/// assert_eq!(limited.status(), 429);
-/// assert_eq!(limited.headers()["retry-after"], "1");
-/// // The status comes at once; the body takes 600 ms, past a 300 ms timeout for the whole.
-/// let client = reqwest::Client::builder().timeout(Duration::from_millis(300)).build().unwrap();
-/// let slow = client.get(&url).send().await.unwrap();
-/// assert_eq!(slow.status(), 200);
-/// assert!(slow.text().await.unwrap_err().is_timeout());
-/// # }
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let service = Service::start().await;
+///     service.script([
+///         Fault::Status(502),
+///         Fault::RateLimited(RetryAfter::Seconds(1)),
+///         Fault::SlowBody(Duration::from_millis(600)),
+///     ]);
+///     let url = format!("{}/prices/tea", service.url());
+///     assert_eq!(reqwest::get(&url).await.unwrap().status(), 502);
+///     let limited = reqwest::get(&url).await.unwrap();
+///     assert_eq!(limited.status(), 429);
+///     assert_eq!(limited.headers()["retry-after"], "1");
+///     // The status comes at once; the body takes 600 ms, past a 300 ms timeout for the whole.
+///     let client = reqwest::Client::builder().timeout(Duration::from_millis(300)).build().unwrap();
+///     let slow = client.get(&url).send().await.unwrap();
+///     assert_eq!(slow.status(), 200);
+///     assert!(slow.text().await.unwrap_err().is_timeout());
+/// }
 /// ```
 ///
 /// [`Service::script`]: super::Service::script
@@ -56,24 +56,24 @@ pub enum Fault {
     /// before headers"), the case where retrying a request without a key does it twice.
     ///
     /// ```
-    /// use retry_runtime::testing::http::{Fault, Outcome, Service};
+    /// use reattempt::testing::http::{Fault, Outcome, Service};
     ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = Service::start().await;
-    /// service.script([Fault::CommitThenStatus(503)]);
-    /// let client = reqwest::Client::new();
-    /// let charge = || {
-    ///     client
-    ///         .post(format!("{}/charges", service.url()))
-    ///         .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
-    ///         .send()
-    /// };
-    /// assert_eq!(charge().await.unwrap().status(), 503);
-    /// assert_eq!(service.seen()[0].outcome, Outcome::Applied);
-    /// assert_eq!(charge().await.unwrap().status(), 201); // no key: charged again
-    /// assert_eq!(service.effects("o-1"), 2);
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = Service::start().await;
+    ///     service.script([Fault::CommitThenStatus(503)]);
+    ///     let client = reqwest::Client::new();
+    ///     let charge = || {
+    ///         client
+    ///             .post(format!("{}/charges", service.url()))
+    ///             .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
+    ///             .send()
+    ///     };
+    ///     assert_eq!(charge().await.unwrap().status(), 503);
+    ///     assert_eq!(service.seen()[0].outcome, Outcome::Applied);
+    ///     assert_eq!(charge().await.unwrap().status(), 201); // no key: charged again
+    ///     assert_eq!(service.effects("o-1"), 2);
+    /// }
     /// ```
     ///
     /// # Panics
@@ -115,18 +115,18 @@ pub enum Fault {
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::testing::http::{Fault, RetryAfter, Service};
+/// use reattempt::testing::http::{Fault, RetryAfter, Service};
 ///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let service = Service::start().await;
-/// service.script([Fault::RateLimited(RetryAfter::Date(Duration::from_secs(2)))]);
-/// let response = reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
-/// let date = response.headers()["retry-after"].to_str().unwrap();
-/// assert!(date.ends_with(" GMT"), "an HTTP-date: {date}");
-/// let not_before = service.seen()[0].retry_not_before.expect("a 429 says when");
-/// assert!(not_before > service.seen()[0].wall);
-/// # }
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let service = Service::start().await;
+///     service.script([Fault::RateLimited(RetryAfter::Date(Duration::from_secs(2)))]);
+///     let response = reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
+///     let date = response.headers()["retry-after"].to_str().unwrap();
+///     assert!(date.ends_with(" GMT"), "an HTTP-date: {date}");
+///     let not_before = service.seen()[0].retry_not_before.expect("a 429 says when");
+///     assert!(not_before > service.seen()[0].wall);
+/// }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RetryAfter {

@@ -29,42 +29,42 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use retry_runtime::RetryPolicy;
-//! use retry_runtime::testing::http::{Fault, Outcome, Service};
+//! use reattempt::RetryPolicy;
+//! use reattempt::testing::http::{Fault, Outcome, Service};
 //!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() {
-//! let service = Service::start().await;
-//! service.script_for("o-1", [Fault::Unavailable, Fault::Status(502)]);
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() {
+//!     let service = Service::start().await;
+//!     service.script_for("o-1", [Fault::Unavailable, Fault::Status(502)]);
 //!
-//! let client = reqwest::Client::new();
-//! let policy = RetryPolicy::builder()
-//!     .max_attempts(4)
-//!     .delay(Duration::from_millis(5))
-//!     .build()
-//!     .unwrap();
-//! let charge = policy
-//!     .retry(|| async {
-//!         let response = client
-//!             .post(format!("{}/charges", service.url()))
-//!             .header("Idempotency-Key", "order-o-1")
-//!             .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
-//!             .send()
-//!             .await
-//!             .map_err(|e| e.to_string())?;
-//!         match response.status().as_u16() {
-//!             201 => Ok(response.text().await.map_err(|e| e.to_string())?),
-//!             status => Err(format!("status {status}")),
-//!         }
-//!     })
-//!     .retry_if(|e: &String| e.starts_with("status 5"))
-//!     .await;
+//!     let client = reqwest::Client::new();
+//!     let policy = RetryPolicy::builder()
+//!         .max_attempts(4)
+//!         .delay(Duration::from_millis(5))
+//!         .build()
+//!         .unwrap();
+//!     let charge = policy
+//!         .retry(|| async {
+//!             let response = client
+//!                 .post(format!("{}/charges", service.url()))
+//!                 .header("Idempotency-Key", "order-o-1")
+//!                 .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
+//!                 .send()
+//!                 .await
+//!                 .map_err(|e| e.to_string())?;
+//!             match response.status().as_u16() {
+//!                 201 => Ok(response.text().await.map_err(|e| e.to_string())?),
+//!                 status => Err(format!("status {status}")),
+//!             }
+//!         })
+//!         .retry_if(|e: &String| e.starts_with("status 5"))
+//!         .await;
 //!
-//! assert!(charge.unwrap().contains("ch_"));
-//! assert_eq!(service.effects("o-1"), 1);
-//! let outcomes: Vec<Outcome> = service.seen_with_key("order-o-1").into_iter().map(|s| s.outcome).collect();
-//! assert_eq!(outcomes, [Outcome::Status(503), Outcome::Status(502), Outcome::Applied]);
-//! # }
+//!     assert!(charge.unwrap().contains("ch_"));
+//!     assert_eq!(service.effects("o-1"), 1);
+//!     let outcomes: Vec<Outcome> = service.seen_with_key("order-o-1").into_iter().map(|s| s.outcome).collect();
+//!     assert_eq!(outcomes, [Outcome::Status(503), Outcome::Status(502), Outcome::Applied]);
+//! }
 //! ```
 //!
 //! The parts: [`Fault`] and [`RetryAfter`] (what to do to a request), [`Seen`] and [`Outcome`]
@@ -99,17 +99,17 @@ use state::{Records, Shared};
 /// [`Seen::route`] names it (`POST /charges`; `GET /prices` for every sku).
 ///
 /// ```
-/// use retry_runtime::testing::http::{Fault, Route, Service};
+/// use reattempt::testing::http::{Fault, Route, Service};
 ///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let service = Service::start().await;
-/// service.script_route(Route::Prices, [Fault::Status(504)]);
-/// let price = |sku: &str| reqwest::get(format!("{}/prices/{sku}", service.url()));
-/// assert_eq!(price("tea").await.unwrap().status(), 504);
-/// assert_eq!(price("tea").await.unwrap().status(), 200);
-/// assert_eq!(Route::Charges.to_string(), "POST /charges");
-/// # }
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let service = Service::start().await;
+///     service.script_route(Route::Prices, [Fault::Status(504)]);
+///     let price = |sku: &str| reqwest::get(format!("{}/prices/{sku}", service.url()));
+///     assert_eq!(price("tea").await.unwrap().status(), 504);
+///     assert_eq!(price("tea").await.unwrap().status(), 200);
+///     assert_eq!(Route::Charges.to_string(), "POST /charges");
+/// }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -135,28 +135,28 @@ impl fmt::Display for Route {
 /// The running service. Dropping it stops the server and resets its connections.
 ///
 /// ```
-/// use retry_runtime::testing::http::{Fault, Outcome, Service};
+/// use reattempt::testing::http::{Fault, Outcome, Service};
 ///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let service = Service::start().await;
-/// service.script_for("o-1", [Fault::Unavailable]);
-/// let client = reqwest::Client::new();
-/// let charge = || {
-///     client
-///         .post(format!("{}/charges", service.url()))
-///         .header("Idempotency-Key", "k-1")
-///         .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
-///         .send()
-/// };
-/// assert_eq!(charge().await.unwrap().status(), 503);
-/// assert_eq!(charge().await.unwrap().status(), 201);
-/// let again = charge().await.unwrap(); // the same key: the stored answer, no second charge
-/// assert_eq!(again.headers()["idempotent-replayed"], "true");
-/// let outcomes: Vec<_> = service.seen_for("o-1").into_iter().map(|s| s.outcome).collect();
-/// assert_eq!(outcomes, [Outcome::Status(503), Outcome::Applied, Outcome::Replayed]);
-/// assert_eq!(service.effects("o-1"), 1);
-/// # }
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let service = Service::start().await;
+///     service.script_for("o-1", [Fault::Unavailable]);
+///     let client = reqwest::Client::new();
+///     let charge = || {
+///         client
+///             .post(format!("{}/charges", service.url()))
+///             .header("Idempotency-Key", "k-1")
+///             .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
+///             .send()
+///     };
+///     assert_eq!(charge().await.unwrap().status(), 503);
+///     assert_eq!(charge().await.unwrap().status(), 201);
+///     let again = charge().await.unwrap(); // the same key: the stored answer, no second charge
+///     assert_eq!(again.headers()["idempotent-replayed"], "true");
+///     let outcomes: Vec<_> = service.seen_for("o-1").into_iter().map(|s| s.outcome).collect();
+///     assert_eq!(outcomes, [Outcome::Status(503), Outcome::Applied, Outcome::Replayed]);
+///     assert_eq!(service.effects("o-1"), 1);
+/// }
 /// ```
 #[derive(Debug)]
 pub struct Service {
@@ -170,11 +170,11 @@ impl Service {
     /// [stopped](Service::stop)).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = retry_runtime::testing::http::Service::start().await;
-    /// assert!(service.addr().ip().is_loopback());
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = reattempt::testing::http::Service::start().await;
+    ///     assert!(service.addr().ip().is_loopback());
+    /// }
     /// ```
     ///
     /// # Panics
@@ -197,12 +197,12 @@ impl Service {
     /// `http://127.0.0.1:PORT`, without a trailing slash.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = retry_runtime::testing::http::Service::start().await;
-    /// let response = reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
-    /// assert_eq!(response.status(), 200);
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = reattempt::testing::http::Service::start().await;
+    ///     let response = reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
+    ///     assert_eq!(response.status(), 200);
+    /// }
     /// ```
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
@@ -211,11 +211,11 @@ impl Service {
     /// The bound address (`127.0.0.1` and the port the system gave).
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = retry_runtime::testing::http::Service::start().await;
-    /// assert_eq!(service.url(), format!("http://127.0.0.1:{}", service.addr().port()));
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = reattempt::testing::http::Service::start().await;
+    ///     assert_eq!(service.url(), format!("http://127.0.0.1:{}", service.addr().port()));
+    /// }
     /// ```
     pub fn addr(&self) -> SocketAddr {
         self.addr
@@ -224,12 +224,12 @@ impl Service {
     /// Prints a line for each request (`server: …`) on standard output, for a timeline.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = retry_runtime::testing::http::Service::start().await;
-    /// service.narrate(true);
-    /// reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap(); // "server: price of tea: …"
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = reattempt::testing::http::Service::start().await;
+    ///     service.narrate(true);
+    ///     reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap(); // "server: price of tea: …"
+    /// }
     /// ```
     pub fn narrate(&self, on: bool) {
         self.shared.narrate.store(on, SeqCst);
@@ -239,17 +239,17 @@ impl Service {
     /// a script of their own) meet them in order.
     ///
     /// ```
-    /// use retry_runtime::testing::http::{Fault, Service};
+    /// use reattempt::testing::http::{Fault, Service};
     ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = Service::start().await;
-    /// service.script([Fault::Unavailable, Fault::Status(500)]);
-    /// let price = |sku: &str| reqwest::get(format!("{}/prices/{sku}", service.url()));
-    /// assert_eq!(price("tea").await.unwrap().status(), 503);
-    /// assert_eq!(price("jam").await.unwrap().status(), 500);
-    /// assert_eq!(price("tea").await.unwrap().status(), 200);
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = Service::start().await;
+    ///     service.script([Fault::Unavailable, Fault::Status(500)]);
+    ///     let price = |sku: &str| reqwest::get(format!("{}/prices/{sku}", service.url()));
+    ///     assert_eq!(price("tea").await.unwrap().status(), 503);
+    ///     assert_eq!(price("jam").await.unwrap().status(), 500);
+    ///     assert_eq!(price("tea").await.unwrap().status(), 200);
+    /// }
     /// ```
     pub fn script(&self, faults: impl IntoIterator<Item = Fault>) {
         self.shared.lock().script.extend(faults);
@@ -259,16 +259,16 @@ impl Service {
     /// any other script.
     ///
     /// ```
-    /// use retry_runtime::testing::http::{Fault, Service};
+    /// use reattempt::testing::http::{Fault, Service};
     ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = Service::start().await;
-    /// service.script_for("tea", [Fault::Unavailable]);
-    /// let price = |sku: &str| reqwest::get(format!("{}/prices/{sku}", service.url()));
-    /// assert_eq!(price("jam").await.unwrap().status(), 200);
-    /// assert_eq!(price("tea").await.unwrap().status(), 503);
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = Service::start().await;
+    ///     service.script_for("tea", [Fault::Unavailable]);
+    ///     let price = |sku: &str| reqwest::get(format!("{}/prices/{sku}", service.url()));
+    ///     assert_eq!(price("jam").await.unwrap().status(), 200);
+    ///     assert_eq!(price("tea").await.unwrap().status(), 503);
+    /// }
     /// ```
     pub fn script_for(&self, subject: &str, faults: impl IntoIterator<Item = Fault>) {
         self.shared
@@ -283,23 +283,23 @@ impl Service {
     /// global script.
     ///
     /// ```
-    /// use retry_runtime::testing::http::{Fault, Route, Service};
+    /// use reattempt::testing::http::{Fault, Route, Service};
     ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = Service::start().await;
-    /// service.script_route(Route::Messages, [Fault::Status(500)]);
-    /// let price = reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
-    /// assert_eq!(price.status(), 200, "another route");
-    /// let message = reqwest::Client::new()
-    ///     .post(format!("{}/messages", service.url()))
-    ///     .json(&serde_json::json!({"to": "+15550100", "text": "hi"}))
-    ///     .send()
-    ///     .await
-    ///     .unwrap();
-    /// assert_eq!(message.status(), 500);
-    /// assert_eq!(service.effects("+15550100"), 0);
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = Service::start().await;
+    ///     service.script_route(Route::Messages, [Fault::Status(500)]);
+    ///     let price = reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
+    ///     assert_eq!(price.status(), 200, "another route");
+    ///     let message = reqwest::Client::new()
+    ///         .post(format!("{}/messages", service.url()))
+    ///         .json(&serde_json::json!({"to": "+15550100", "text": "hi"}))
+    ///         .send()
+    ///         .await
+    ///         .unwrap();
+    ///     assert_eq!(message.status(), 500);
+    ///     assert_eq!(service.effects("+15550100"), 0);
+    /// }
     /// ```
     pub fn script_route(&self, route: Route, faults: impl IntoIterator<Item = Fault>) {
         self.shared
@@ -314,18 +314,18 @@ impl Service {
     /// `set_default(Fault::Unavailable)` is a dependency that answers 503 to everything.
     ///
     /// ```
-    /// use retry_runtime::testing::http::{Fault, Service};
+    /// use reattempt::testing::http::{Fault, Service};
     ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = Service::start().await;
-    /// service.set_default(Fault::Unavailable);
-    /// service.script([Fault::Pass]);
-    /// let price = || reqwest::get(format!("{}/prices/tea", service.url()));
-    /// assert_eq!(price().await.unwrap().status(), 200);
-    /// assert_eq!(price().await.unwrap().status(), 503);
-    /// assert_eq!(price().await.unwrap().status(), 503);
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = Service::start().await;
+    ///     service.set_default(Fault::Unavailable);
+    ///     service.script([Fault::Pass]);
+    ///     let price = || reqwest::get(format!("{}/prices/tea", service.url()));
+    ///     assert_eq!(price().await.unwrap().status(), 200);
+    ///     assert_eq!(price().await.unwrap().status(), 503);
+    ///     assert_eq!(price().await.unwrap().status(), 503);
+    /// }
     /// ```
     pub fn set_default(&self, fault: Fault) {
         self.shared.lock().default = Some(fault);
@@ -334,24 +334,24 @@ impl Service {
     /// Side effects applied for a subject (charges of an order, messages delivered to a number).
     ///
     /// ```
-    /// use retry_runtime::testing::http::{Fault, Service};
+    /// use reattempt::testing::http::{Fault, Service};
     ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = Service::start().await;
-    /// service.script_for("o-1", [Fault::CommitThenReset]);
-    /// let client = reqwest::Client::new();
-    /// let charge = || {
-    ///     client
-    ///         .post(format!("{}/charges", service.url()))
-    ///         .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
-    ///         .send()
-    /// };
-    /// assert!(charge().await.is_err(), "charged, then the connection was reset");
-    /// assert_eq!(charge().await.unwrap().status(), 201); // no key: charged again
-    /// assert_eq!(service.effects("o-1"), 2);
-    /// assert_eq!(service.total_effects(), 2);
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = Service::start().await;
+    ///     service.script_for("o-1", [Fault::CommitThenReset]);
+    ///     let client = reqwest::Client::new();
+    ///     let charge = || {
+    ///         client
+    ///             .post(format!("{}/charges", service.url()))
+    ///             .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
+    ///             .send()
+    ///     };
+    ///     assert!(charge().await.is_err(), "charged, then the connection was reset");
+    ///     assert_eq!(charge().await.unwrap().status(), 201); // no key: charged again
+    ///     assert_eq!(service.effects("o-1"), 2);
+    ///     assert_eq!(service.total_effects(), 2);
+    /// }
     /// ```
     pub fn effects(&self, subject: &str) -> u32 {
         self.shared
@@ -365,20 +365,20 @@ impl Service {
     /// Side effects applied in all, over every subject.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = retry_runtime::testing::http::Service::start().await;
-    /// let client = reqwest::Client::new();
-    /// for to in ["+15550100", "+15550101"] {
-    ///     client
-    ///         .post(format!("{}/messages", service.url()))
-    ///         .json(&serde_json::json!({"to": to, "text": "hi"}))
-    ///         .send()
-    ///         .await
-    ///         .unwrap();
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = reattempt::testing::http::Service::start().await;
+    ///     let client = reqwest::Client::new();
+    ///     for to in ["+15550100", "+15550101"] {
+    ///         client
+    ///             .post(format!("{}/messages", service.url()))
+    ///             .json(&serde_json::json!({"to": to, "text": "hi"}))
+    ///             .send()
+    ///             .await
+    ///             .unwrap();
+    ///     }
+    ///     assert_eq!(service.total_effects(), 2);
     /// }
-    /// assert_eq!(service.total_effects(), 2);
-    /// # }
     /// ```
     pub fn total_effects(&self) -> u32 {
         self.shared.lock().effects.values().sum()
@@ -387,19 +387,19 @@ impl Service {
     /// Every request received, in order of arrival.
     ///
     /// ```
-    /// use retry_runtime::testing::http::{Fault, Outcome, Service};
+    /// use reattempt::testing::http::{Fault, Outcome, Service};
     ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = Service::start().await;
-    /// service.script([Fault::Reset]);
-    /// let price = || reqwest::get(format!("{}/prices/tea", service.url()));
-    /// assert!(price().await.is_err());
-    /// assert!(price().await.is_ok());
-    /// let seen = service.seen();
-    /// assert_eq!((seen[0].fault, &seen[0].outcome), (Fault::Reset, &Outcome::Reset));
-    /// assert_eq!((seen[1].fault, &seen[1].outcome), (Fault::Pass, &Outcome::Read));
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = Service::start().await;
+    ///     service.script([Fault::Reset]);
+    ///     let price = || reqwest::get(format!("{}/prices/tea", service.url()));
+    ///     assert!(price().await.is_err());
+    ///     assert!(price().await.is_ok());
+    ///     let seen = service.seen();
+    ///     assert_eq!((seen[0].fault, &seen[0].outcome), (Fault::Reset, &Outcome::Reset));
+    ///     assert_eq!((seen[1].fault, &seen[1].outcome), (Fault::Pass, &Outcome::Read));
+    /// }
     /// ```
     pub fn seen(&self) -> Vec<Seen> {
         self.shared.lock().seen.clone()
@@ -408,14 +408,14 @@ impl Service {
     /// The requests received for one subject, in order of arrival.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = retry_runtime::testing::http::Service::start().await;
-    /// for sku in ["tea", "jam", "tea"] {
-    ///     reqwest::get(format!("{}/prices/{sku}", service.url())).await.unwrap();
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = reattempt::testing::http::Service::start().await;
+    ///     for sku in ["tea", "jam", "tea"] {
+    ///         reqwest::get(format!("{}/prices/{sku}", service.url())).await.unwrap();
+    ///     }
+    ///     assert_eq!(service.seen_for("tea").len(), 2);
     /// }
-    /// assert_eq!(service.seen_for("tea").len(), 2);
-    /// # }
     /// ```
     pub fn seen_for(&self, subject: &str) -> Vec<Seen> {
         self.shared
@@ -431,26 +431,26 @@ impl Service {
     /// one call, when the client sends the call's key on each.
     ///
     /// ```
-    /// use retry_runtime::testing::http::{Fault, Outcome, Service};
+    /// use reattempt::testing::http::{Fault, Outcome, Service};
     ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = Service::start().await;
-    /// service.script([Fault::Status(500)]);
-    /// let client = reqwest::Client::new();
-    /// for key in ["k-1", "k-1", "k-2"] {
-    ///     client
-    ///         .post(format!("{}/charges", service.url()))
-    ///         .header("Idempotency-Key", key)
-    ///         .json(&serde_json::json!({"order_id": key, "amount_cents": 100}))
-    ///         .send()
-    ///         .await
-    ///         .unwrap();
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = Service::start().await;
+    ///     service.script([Fault::Status(500)]);
+    ///     let client = reqwest::Client::new();
+    ///     for key in ["k-1", "k-1", "k-2"] {
+    ///         client
+    ///             .post(format!("{}/charges", service.url()))
+    ///             .header("Idempotency-Key", key)
+    ///             .json(&serde_json::json!({"order_id": key, "amount_cents": 100}))
+    ///             .send()
+    ///             .await
+    ///             .unwrap();
+    ///     }
+    ///     let k1: Vec<_> = service.seen_with_key("k-1").into_iter().map(|s| s.outcome).collect();
+    ///     assert_eq!(k1, [Outcome::Status(500), Outcome::Applied]);
+    ///     assert_eq!(service.seen_with_key("k-2").len(), 1);
     /// }
-    /// let k1: Vec<_> = service.seen_with_key("k-1").into_iter().map(|s| s.outcome).collect();
-    /// assert_eq!(k1, [Outcome::Status(500), Outcome::Applied]);
-    /// assert_eq!(service.seen_with_key("k-2").len(), 1);
-    /// # }
     /// ```
     pub fn seen_with_key(&self, key: &str) -> Vec<Seen> {
         self.shared
@@ -468,31 +468,31 @@ impl Service {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::testing::http::{Fault, Service};
+    /// use reattempt::testing::http::{Fault, Service};
     ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = Service::start().await;
-    /// service.script_for("o-1", [Fault::SlowAnswer(Duration::from_secs(5))]);
-    /// let client = reqwest::Client::new();
-    /// let charge = || {
-    ///     client
-    ///         .post(format!("{}/charges", service.url()))
-    ///         .header("Idempotency-Key", "k-1")
-    ///         .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
-    ///         .send()
-    /// };
-    /// let first = charge(); // commits, then stalls
-    /// let hedge = async {
-    ///     tokio::time::sleep(Duration::from_millis(50)).await;
-    ///     charge().await
-    /// };
-    /// tokio::select! {
-    ///     _ = first => unreachable!("the first copy stalls for 5 s"),
-    ///     answer = hedge => assert_eq!(answer.unwrap().status(), 201),
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = Service::start().await;
+    ///     service.script_for("o-1", [Fault::SlowAnswer(Duration::from_secs(5))]);
+    ///     let client = reqwest::Client::new();
+    ///     let charge = || {
+    ///         client
+    ///             .post(format!("{}/charges", service.url()))
+    ///             .header("Idempotency-Key", "k-1")
+    ///             .json(&serde_json::json!({"order_id": "o-1", "amount_cents": 1250}))
+    ///             .send()
+    ///     };
+    ///     let first = charge(); // commits, then stalls
+    ///     let hedge = async {
+    ///         tokio::time::sleep(Duration::from_millis(50)).await;
+    ///         charge().await
+    ///     };
+    ///     tokio::select! {
+    ///         _ = first => unreachable!("the first copy stalls for 5 s"),
+    ///         answer = hedge => assert_eq!(answer.unwrap().status(), 201),
+    ///     }
+    ///     service.assert_hedged_once("o-1");
     /// }
-    /// service.assert_hedged_once("o-1");
-    /// # }
     /// ```
     ///
     /// # Panics
@@ -516,12 +516,12 @@ impl Service {
     /// Requests received so far.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let service = retry_runtime::testing::http::Service::start().await;
-    /// reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
-    /// assert_eq!(service.request_count(), 1);
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let service = reattempt::testing::http::Service::start().await;
+    ///     reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
+    ///     assert_eq!(service.request_count(), 1);
+    /// }
     /// ```
     pub fn request_count(&self) -> usize {
         self.shared.lock().seen.len()
@@ -531,15 +531,15 @@ impl Service {
     /// every open connection. Its state (store, counts, scripts) is kept for [`restart`].
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let mut service = retry_runtime::testing::http::Service::start().await;
-    /// let url = format!("{}/prices/tea", service.url());
-    /// service.stop().await;
-    /// assert!(reqwest::get(&url).await.unwrap_err().is_connect());
-    /// service.restart().await;
-    /// assert_eq!(reqwest::get(&url).await.unwrap().status(), 200);
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let mut service = reattempt::testing::http::Service::start().await;
+    ///     let url = format!("{}/prices/tea", service.url());
+    ///     service.stop().await;
+    ///     assert!(reqwest::get(&url).await.unwrap_err().is_connect());
+    ///     service.restart().await;
+    ///     assert_eq!(reqwest::get(&url).await.unwrap().status(), 200);
+    /// }
     /// ```
     ///
     /// [`restart`]: Service::restart
@@ -561,17 +561,17 @@ impl Service {
     /// Brings a [stopped](Service::stop) service back on the same port, with its state.
     ///
     /// ```
-    /// use retry_runtime::testing::http::{Fault, Service};
+    /// use reattempt::testing::http::{Fault, Service};
     ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let mut service = Service::start().await;
-    /// service.script([Fault::Status(500)]);
-    /// service.stop().await;
-    /// service.restart().await; // the script is still there
-    /// let price = reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
-    /// assert_eq!(price.status(), 500);
-    /// # }
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let mut service = Service::start().await;
+    ///     service.script([Fault::Status(500)]);
+    ///     service.stop().await;
+    ///     service.restart().await; // the script is still there
+    ///     let price = reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
+    ///     assert_eq!(price.status(), 500);
+    /// }
     /// ```
     ///
     /// # Panics

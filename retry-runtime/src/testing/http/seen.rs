@@ -7,25 +7,25 @@ use super::Fault;
 /// How the service ended one request, in [`Seen::outcome`].
 ///
 /// ```
-/// use retry_runtime::testing::http::{Fault, Outcome, Service};
+/// use reattempt::testing::http::{Fault, Outcome, Service};
 ///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let service = Service::start().await;
-/// service.script([Fault::Unavailable]);
-/// let client = reqwest::Client::new();
-/// for _ in 0..3 {
-///     client
-///         .post(format!("{}/messages", service.url()))
-///         .header("Idempotency-Key", "k-1")
-///         .json(&serde_json::json!({"to": "+15550100", "text": "hi"}))
-///         .send()
-///         .await
-///         .unwrap();
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let service = Service::start().await;
+///     service.script([Fault::Unavailable]);
+///     let client = reqwest::Client::new();
+///     for _ in 0..3 {
+///         client
+///             .post(format!("{}/messages", service.url()))
+///             .header("Idempotency-Key", "k-1")
+///             .json(&serde_json::json!({"to": "+15550100", "text": "hi"}))
+///             .send()
+///             .await
+///             .unwrap();
+///     }
+///     let outcomes: Vec<Outcome> = service.seen().into_iter().map(|s| s.outcome).collect();
+///     assert_eq!(outcomes, [Outcome::Status(503), Outcome::Applied, Outcome::Replayed]);
 /// }
-/// let outcomes: Vec<Outcome> = service.seen().into_iter().map(|s| s.outcome).collect();
-/// assert_eq!(outcomes, [Outcome::Status(503), Outcome::Applied, Outcome::Replayed]);
-/// # }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -48,19 +48,19 @@ pub enum Outcome {
 /// [`Service::seen_with_key`].
 ///
 /// ```
-/// use retry_runtime::testing::http::{Fault, Outcome, Service};
+/// use reattempt::testing::http::{Fault, Outcome, Service};
 ///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let service = Service::start().await;
-/// reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
-/// let seen = &service.seen()[0];
-/// assert_eq!(seen.route, "GET /prices/tea");
-/// assert_eq!(seen.subject.as_deref(), Some("tea"));
-/// assert_eq!(seen.key, None);
-/// assert_eq!(seen.fault, Fault::Pass);
-/// assert_eq!(seen.outcome, Outcome::Read);
-/// # }
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let service = Service::start().await;
+///     reqwest::get(format!("{}/prices/tea", service.url())).await.unwrap();
+///     let seen = &service.seen()[0];
+///     assert_eq!(seen.route, "GET /prices/tea");
+///     assert_eq!(seen.subject.as_deref(), Some("tea"));
+///     assert_eq!(seen.key, None);
+///     assert_eq!(seen.fault, Fault::Pass);
+///     assert_eq!(seen.outcome, Outcome::Read);
+/// }
 /// ```
 ///
 /// [`Service::seen`]: super::Service::seen

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The public API of `reattempt`, pinned: every item rustdoc shows (the list of `all.html`, which
+# leaves out `#[doc(hidden)]` items such as `__private`), as `kind path`, one a line, against
+# docs/public-api.txt. An item added, moved or removed fails CI with the diff; when the change
+# is on purpose, `.ci/public-api.sh --update` rewrites the list (see docs/RELEASING.md).
+#
+# Reads the docs of `cargo doc --no-deps --all-features` (CI's doc build), building them if absent.
+# Methods, fields and trait impls are not listed: `cargo semver-checks` checks those at release.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+list=docs/public-api.txt
+all="${CARGO_TARGET_DIR:-target}/doc/reattempt/all.html"
+if [[ ! -f "$all" ]]; then
+    cargo doc --no-deps -p reattempt --all-features
+fi
+
+# `http/struct.Verdict.html` -> `struct reattempt::http::Verdict` (attr: an attribute macro).
+current=$(grep -oE 'href="([a-z0-9_]+/)*(struct|enum|union|trait|traitalias|fn|macro|attr|derive|constant|static|type)\.[A-Za-z0-9_]+\.html"' "$all" |
+    sed -E 's/^href="//; s/\.html"$//' |
+    sed -E 's#^(([a-z0-9_]+/)*)([a-z]+)\.([A-Za-z0-9_]+)$#\3 reattempt/\1\4#' |
+    sed -E 's#/#::#g' |
+    LC_ALL=C sort -u -k2,2 -k1,1)
+
+if [[ -z "$current" ]]; then
+    echo "no items found in $all" >&2
+    exit 1
+fi
+
+if [[ "${1:-}" == "--update" ]]; then
+    printf '%s\n' "$current" >"$list"
+    echo "wrote $list ($(wc -l <"$list") items)"
+    exit 0
+fi
+
+if ! diff -u "$list" <(printf '%s\n' "$current"); then
+    echo
+    echo "The public API of reattempt changed (above: - pinned, + now). If on purpose, run"
+    echo "  .ci/public-api.sh --update"
+    echo "and commit docs/public-api.txt with the change (docs/RELEASING.md)."
+    exit 1
+fi
+echo "public API: $(wc -l <"$list") items, as pinned in $list"
