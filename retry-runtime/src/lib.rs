@@ -89,14 +89,14 @@ pub use drivers::kept::{Keep, KeepsOutcome, NotKept};
 
 pub use convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 
-/// The public API of `reattempt`, the facade crate, which re-exports this module whole (`pub use
-/// retry_runtime::api::*`): what users name, and nothing else. The facade's surface follows this
-/// crate's features (a feature of the facade turns on the runtime's feature of the same name),
-/// so this crate's doc examples, written with `reattempt::…` paths as users read them, compile
-/// against the facade (a dev-dependency) whatever features it was built with.
+/// The public API of `reattempt`, the facade crate, which re-exports this module whole (a glob
+/// `pub use`): what users name, and nothing else. The facade's surface follows this crate's
+/// features (a feature of the facade turns on the runtime's feature of the same name), so this
+/// crate's doc examples, written with `reattempt::…` paths as users read them, compile against
+/// the facade (a dev-dependency) whatever features it was built with.
 ///
-/// `docs/public-api.txt` pins the list (`.ci/public-api.sh` fails on any change to it): an
-/// item added here is added to `reattempt`'s semver surface on purpose.
+/// `docs/public-api.txt` pins the list (`.ci/public-api.sh` fails on any change to it): an item
+/// added here is added to `reattempt`'s semver surface, and must be so on purpose.
 #[doc(hidden)]
 pub mod api {
     pub use crate::{
@@ -153,9 +153,8 @@ pub mod api {
         pub use crate::{
             AddGuard, Breaker, BreakerSlot, BulkheadPermit, ChooseDelay, ClassHook, ClassOf,
             Conversion, DelayFor, DelayHook, DelaySlot, ElapsedInto, ErrorHook, Given, Keep,
-            KeepsOutcome, Latencies, NoBreaker, NoTimeout, NotKept, OkClassOf, OkHook,
-            OnRetryHook, Permit, PolicySettings, RetryFuture, TimeoutIf, TimeoutInto, Unset,
-            ViaTrait,
+            KeepsOutcome, Latencies, NoBreaker, NoTimeout, NotKept, OkClassOf, OkHook, OnRetryHook,
+            Permit, PolicySettings, RetryFuture, TimeoutIf, TimeoutInto, Unset, ViaTrait,
         };
         pub use retry_rules::{CheckedSettings, DeadSetting, Quantiles};
     }

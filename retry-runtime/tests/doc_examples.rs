@@ -65,7 +65,12 @@ fn doc_examples_use_the_facade_paths_and_show_their_runtime() {
         }
     }
     assert!(doc_lines > 1000, "read only {doc_lines} doc lines");
-    assert!(found.is_empty(), "{} doc lines to fix:\n{}", found.len(), found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "{} doc lines to fix:\n{}",
+        found.len(),
+        found.join("\n")
+    );
 }
 
 #[test]
