@@ -3,9 +3,11 @@
 
 pub use core::any::type_name_of_val;
 pub use core::time::Duration;
+// `LoggedError` is the bound of `Call::decide` that asks for `E: Debug`: re-exported so that the
+// compiler's note names it here, not by the runtime's private module path.
 pub use retry_runtime::__private::{
-    Admission, Admitted, Call, Captures, Decision, Guards, Lends, ThrottleAdmission, WithLt,
-    hedge_ignored,
+    Admission, Admitted, Call, Captures, Decision, Guards, Lends, LoggedError, ThrottleAdmission,
+    WithLt, hedge_ignored,
 };
 pub use retry_runtime::{
     AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, GiveUpReason, HedgeAfter, Jitter,

@@ -111,7 +111,7 @@ impl RetryPolicy {
     /// The first backoff delay.
     ///
     /// ```
-    /// # use std::time::Duration;
+    /// use std::time::Duration;
     /// let p = reattempt::RetryPolicy::builder().build().unwrap();
     /// assert_eq!(p.delay(), Duration::from_millis(100));
     /// ```
@@ -125,7 +125,7 @@ impl RetryPolicy {
     /// [`ErrorClass::Throttling`]: crate::ErrorClass::Throttling
     ///
     /// ```
-    /// # use std::time::Duration;
+    /// use std::time::Duration;
     /// let p = reattempt::RetryPolicy::builder().build().unwrap();
     /// assert_eq!(p.throttling_delay(), p.delay());
     /// let p = reattempt::RetryPolicy::builder().throttling_delay(Duration::from_secs(1)).build().unwrap();
@@ -148,7 +148,7 @@ impl RetryPolicy {
     /// How the delay grows.
     ///
     /// ```
-    /// # use reattempt::{Backoff, RetryPolicy};
+    /// use reattempt::{Backoff, RetryPolicy};
     /// assert_eq!(RetryPolicy::builder().build().unwrap().backoff(), Backoff::Exponential);
     /// ```
     pub const fn backoff(&self) -> Backoff {
@@ -167,8 +167,8 @@ impl RetryPolicy {
     /// The ceiling of one delay, before jitter.
     ///
     /// ```
-    /// # use std::time::Duration;
-    /// # use reattempt::RetryPolicy;
+    /// use std::time::Duration;
+    /// use reattempt::RetryPolicy;
     /// // The default ceiling rises to a `delay` above 20 s.
     /// let p = RetryPolicy::builder().delay(Duration::from_secs(30)).build().unwrap();
     /// assert_eq!(p.max_delay(), Duration::from_secs(30));
@@ -180,7 +180,7 @@ impl RetryPolicy {
     /// How delays are randomised.
     ///
     /// ```
-    /// # use reattempt::{Jitter, RetryPolicy};
+    /// use reattempt::{Jitter, RetryPolicy};
     /// assert_eq!(RetryPolicy::builder().build().unwrap().jitter(), Jitter::Full);
     /// ```
     pub const fn jitter(&self) -> Jitter {
@@ -219,7 +219,7 @@ impl RetryPolicy {
     /// What the retry and give-up events say about the error (default: its type's name only).
     ///
     /// ```
-    /// # use reattempt::{LogError, RetryPolicy};
+    /// use reattempt::{LogError, RetryPolicy};
     /// assert_eq!(RetryPolicy::builder().build().unwrap().log_error(), LogError::TypeName);
     /// ```
     pub const fn log_error(&self) -> LogError {
@@ -308,8 +308,8 @@ impl RetryPolicy {
     /// iterator per logical call.
     ///
     /// ```
-    /// # use std::time::Duration;
-    /// # use reattempt::RetryPolicy;
+    /// use std::time::Duration;
+    /// use reattempt::RetryPolicy;
     /// let p = RetryPolicy::builder().max_attempts(4).build().unwrap();
     /// let sleeps: Vec<Duration> = p.delays().collect();
     /// assert_eq!(sleeps.len(), 3);
@@ -323,7 +323,7 @@ impl RetryPolicy {
     /// gives the same schedule.
     ///
     /// ```
-    /// # use reattempt::RetryPolicy;
+    /// use reattempt::RetryPolicy;
     /// let p = RetryPolicy::builder().max_attempts(6).build().unwrap();
     /// assert!(p.delays_seeded(9).eq(p.delays_seeded(9)));
     /// ```
