@@ -293,6 +293,19 @@ pub use retry_runtime::tonic;
 #[cfg(feature = "testing")]
 pub use retry_runtime::testing;
 
+// The README's examples run as doctests against this crate, with the features they use (CI's
+// `--all-features` pass), so that what a newcomer copies from it compiles. Its Testing block is
+// the guide's first Testing example (`tests/testing_kit.rs` holds the two equal).
+#[cfg(all(
+    doctest,
+    feature = "reqwest-middleware",
+    feature = "tonic",
+    feature = "sqlx",
+    feature = "serde"
+))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 /// Guides, one chapter per concern, with examples that run as tests.
 pub mod guide {
     #[doc = include_str!("../docs/guide/first_retry.md")]
