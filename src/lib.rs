@@ -72,13 +72,13 @@ pub mod __private;
 /// `Ok` borrows only from it (or from what outlives it); the other arguments, whatever their
 /// lifetimes (`url: &str`, a second `&mut`), are copied or reborrowed for each attempt as above;
 /// the attempt's future is boxed and must be `Send`; not with `retry_if_ok` or `recover` (see the
-/// README's shapes section).
+/// guide's [shapes chapter](crate::guide::shapes)).
 /// An argument the body never names (read only by the attribute, as `circuit_breaker = breaker`)
 /// is not copied. Inside macros, `{self}` is rewritten only in the format string of a known
 /// formatting macro (std's, `tracing`'s, `log`'s, `anyhow`'s, `eyre!`); other string literals are data. The error type must be `Debug` (the policy's `log_error`
 /// may log it; by default events name only its type). Not for `const fn`, nor `#[track_caller]` (the body runs in a closure or an async
 /// block, which cannot forward the caller's location on stable Rust). The shapes that are tested
-/// are listed in the README ("Supported function shapes").
+/// are listed in [`guide::shapes`](crate::guide::shapes).
 ///
 /// The `circuit_breaker` and `budget` expressions are evaluated once per call, before the first
 /// attempt; except one that names what the attempts borrow mutably (`self` in a method not taking
@@ -275,7 +275,8 @@ pub use retry_runtime::{
     parse_duration, seed_rng, transient,
 };
 /// How a failure of the library's own (a timeout, a guard's rejection) becomes the function's
-/// error: see "Errors from other crates" in the README, and the `…_into` keys.
+/// error: see the guide's chapter on classifying errors (`reattempt::guide::errors`), and the
+/// `…_into` keys.
 pub use retry_runtime::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 
 #[cfg(feature = "http")]
@@ -341,6 +342,8 @@ pub mod guide {
     #[cfg(feature = "testing")]
     #[doc = include_str!("../docs/guide/testing.md")]
     pub mod testing {}
+    #[doc = include_str!("../docs/guide/shapes.md")]
+    pub mod shapes {}
     #[doc = include_str!("../docs/guide/migrating.md")]
     pub mod migrating {}
     #[doc = include_str!("../docs/guide/guarantees.md")]
