@@ -883,7 +883,10 @@ mod tests {
         for row in table.lines().skip(2) {
             let cell = row.split('|').nth(1).expect("a key cell");
             for key in cell.split(',').map(|k| k.trim().trim_matches('`')) {
-                assert!(KEYS.contains(&key), "the README's key table names `{key}`, no key");
+                assert!(
+                    KEYS.contains(&key),
+                    "the README's key table names `{key}`, no key"
+                );
                 named += 1;
             }
         }
