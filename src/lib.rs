@@ -33,13 +33,15 @@
 //!     }
 //! }
 //!
-//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
-//! # async fn main() {
-//! let gateway = Gateway { outages: 2.into() };
-//! assert!(gateway.charge("order-1").await.unwrap().starts_with("charged order-1"));
-//! let down = Gateway { outages: 9.into() };
-//! assert_eq!(down.charge("order-2").await.unwrap(), "order-2 pending after Unavailable");
-//! # }
+//! // `start_paused` (tokio's `test-util` feature, as in a test) makes the backoff take no time;
+//! // a program writes `#[tokio::main]` and waits the delays out.
+//! #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! async fn main() {
+//!     let gateway = Gateway { outages: 2.into() };
+//!     assert!(gateway.charge("order-1").await.unwrap().starts_with("charged order-1"));
+//!     let down = Gateway { outages: 9.into() };
+//!     assert_eq!(down.charge("order-2").await.unwrap(), "order-2 pending after Unavailable");
+//! }
 //! ```
 //!
 //! The same schedule is available without the attribute, from [`RetryPolicy`]:
@@ -190,13 +192,15 @@ pub mod __private;
 ///     if calls.get() < 3 { Err(ApiError::Http(503)) } else { Ok(calls.get()) }
 /// }
 ///
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// let calls = std::cell::Cell::new(0);
-/// let start = tokio::time::Instant::now();
-/// assert_eq!(fetch(&calls).await, Ok(3));
-/// assert_eq!(start.elapsed(), Duration::from_millis(300)); // 100 ms, then 200 ms
-/// # }
+/// // On tokio's paused clock (its `test-util` feature; in a test, `#[tokio::test(start_paused =
+/// // true)]`), the sleeps take no time and the clock reads exactly the schedule.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     let calls = std::cell::Cell::new(0);
+///     let start = tokio::time::Instant::now();
+///     assert_eq!(fetch(&calls).await, Ok(3));
+///     assert_eq!(start.elapsed(), Duration::from_millis(300)); // 100 ms, then 200 ms
+/// }
 /// ```
 #[doc(inline)]
 pub use retry_macros::retryable;
