@@ -80,7 +80,7 @@ pub mod __private;
 /// formatting macro (std's, `tracing`'s, `log`'s, `anyhow`'s, `eyre!`); other string literals are data. The error type must be `Debug` (the policy's `log_error`
 /// may log it; by default events name only its type). Not for `const fn`, nor `#[track_caller]` (the body runs in a closure or an async
 /// block, which cannot forward the caller's location on stable Rust). The shapes that are tested
-/// are listed in [`guide::shapes`](crate::guide::shapes).
+/// are listed in [`guide::shapes`].
 ///
 /// The `circuit_breaker` and `budget` expressions are evaluated once per call, before the first
 /// attempt; except one that names what the attempts borrow mutably (`self` in a method not taking
