@@ -311,7 +311,31 @@ pub use retry_runtime::testing;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-/// Guides, one chapter per concern, with examples that run as tests.
+/// The guide: one chapter per task, each example a test that runs against this crate.
+///
+/// Read in this order, or jump to the task at hand (chapters marked with a feature need it):
+///
+/// 1. [A first retry](first_retry/index.html): the attribute, its defaults, `recover`, blocking
+///    functions, the closure API.
+/// 2. [Classifying errors](errors/index.html) (`reqwest`, `tonic`, `sqlx`): your own types and
+///    other crates', what is transient, what a timeout becomes.
+/// 3. [Schedules and jitter](schedules/index.html): the delays, exactly, and why jitter.
+/// 4. [Deadlines and cancellation](deadlines/index.html): what a timeout cancels, and what it
+///    does not.
+/// 5. [Guards](guards/index.html): circuit breaker, retry budget, adaptive throttle, bulkhead,
+///    retrying at one layer.
+/// 6. [Hedging](hedging/index.html): a second copy of a slow call.
+/// 7. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing`): reqwest, tower
+///    and reqwest-middleware, `Retry-After`, HTTP's safety rule.
+/// 8. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
+/// 9. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
+///    files.
+/// 10. [Observability](observability/index.html) (`metrics`): events, metrics, hooks.
+/// 11. [Testing](testing/index.html) (`testing`): scripted outcomes, traces, no real waiting.
+/// 12. [Function shapes](shapes/index.html): every shape the attribute takes.
+/// 13. [Migrating](migrating/index.html): from backon, tokio-retry, Spring Retry and
+///     Resilience4j.
+/// 14. [Guarantees](guarantees/index.html): each promise, with the test that holds it.
 pub mod guide {
     #[doc = include_str!("../docs/guide/first_retry.md")]
     pub mod first_retry {}
