@@ -46,6 +46,12 @@
 //!
 //! The same schedule is available without the attribute, from [`RetryPolicy`]:
 //! `policy.retry(|| async { … }).retry_if(transient).await`.
+//!
+//! **Where to go next.** The [`guide`] walks through the tasks (a first retry, classifying
+//! errors, schedules, deadlines, guards, hedging, HTTP, gRPC, configuration, observability,
+//! testing, migrating); [`macro@retryable`] lists every key. Optional integrations are features:
+//! `http` (default), `reqwest`, `reqwest-middleware`, `tower`, `tonic`, `sqlx`, `serde`,
+//! `metrics`, `testing`; an item that needs one says so.
 
 #![forbid(unsafe_code)]
 
