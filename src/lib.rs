@@ -46,6 +46,7 @@
 //! `policy.retry(|| async { … }).retry_if(transient).await`.
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc(hidden)]
 pub mod __private;

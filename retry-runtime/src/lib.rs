@@ -21,7 +21,9 @@
 //! # }
 //! ```
 
-#![deny(unsafe_code)] // Two exceptions: `context()`'s thread-local pointer (engine/context.rs), and a lent call's `Ok` given the lent lifetime (drivers/lent.rs, higher-ranked: see there).
+#![deny(unsafe_code)]
+// Two exceptions: `context()`'s thread-local pointer (engine/context.rs), and a lent call's `Ok` given the lent lifetime (drivers/lent.rs, higher-ranked: see there).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod classify;
 mod clients;
