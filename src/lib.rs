@@ -46,7 +46,9 @@
 //! `policy.retry(|| async { … }).retry_if(transient).await`.
 
 #![forbid(unsafe_code)]
-#![cfg_attr(docsrs, feature(doc_cfg))]
+// docs.rs (`--cfg docsrs`): feature badges, but none for the runtime's loom model build (a test
+// build) on the items re-exported from it.
+#![cfg_attr(docsrs, feature(doc_cfg), doc(auto_cfg(hide(loom))))]
 
 #[doc(hidden)]
 pub mod __private;
