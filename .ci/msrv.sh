@@ -2,7 +2,8 @@
 # The MSRV (`rust-version` in the workspace Cargo.toml) against what the dependencies declare.
 #
 # CI has one toolchain, so it cannot build with the MSRV itself. What it checks instead:
-#   - every locked dependency (normal and build, every target platform, the proc macro's included)
+#   - every locked dependency (normal and build, every target platform and so the `cfg(loom)` test
+#     build's too, the proc macro's included)
 #     of the default build, of `--no-default-features` and of every feature but the ones listed
 #     below declares a `rust-version` no newer than ours;
 #   - a feature listed below needs no newer Rust than listed, and its doc comment in Cargo.toml
