@@ -54,6 +54,9 @@
 //! `metrics`, `testing`; an item that needs one says so.
 
 #![forbid(unsafe_code)]
+// docs.rs (`--cfg docsrs`): feature badges, but none for the runtime's loom model build (a test
+// build) on the items re-exported from it.
+#![cfg_attr(docsrs, feature(doc_cfg), doc(auto_cfg(hide(loom))))]
 
 #[doc(hidden)]
 pub mod __private;

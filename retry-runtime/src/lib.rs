@@ -21,6 +21,8 @@
 //! # }
 //! ```
 
+// docs.rs (`--cfg docsrs`): feature badges, but none for the loom model build (a test build).
+#![cfg_attr(docsrs, feature(doc_cfg), doc(auto_cfg(hide(loom))))]
 #![deny(unsafe_code)] // Two exceptions: `context()`'s thread-local pointer (engine/context.rs), and a lent call's `Ok` given the lent lifetime (drivers/lent.rs, higher-ranked: see there).
 
 mod classify;
