@@ -39,6 +39,7 @@ pub enum Start {
     NotMade,
 }
 
+// Here, where the engine draws it (`Engine::draw_fault`), below the steps that plan it.
 /// What fault injection (feature `testing`) makes of an attempt just begun: see
 /// [`FaultInjection`](crate::testing::FaultInjection). Every driver handles it the same way: it
 /// waits `latency` (if any) before anything else; then, with `error`, it does not make the
