@@ -33,19 +33,30 @@
 //!     }
 //! }
 //!
-//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
-//! # async fn main() {
-//! let gateway = Gateway { outages: 2.into() };
-//! assert!(gateway.charge("order-1").await.unwrap().starts_with("charged order-1"));
-//! let down = Gateway { outages: 9.into() };
-//! assert_eq!(down.charge("order-2").await.unwrap(), "order-2 pending after Unavailable");
-//! # }
+//! // `start_paused` (tokio's `test-util` feature, as in a test) makes the backoff take no time;
+//! // a program writes `#[tokio::main]` and waits the delays out.
+//! #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! async fn main() {
+//!     let gateway = Gateway { outages: 2.into() };
+//!     assert!(gateway.charge("order-1").await.unwrap().starts_with("charged order-1"));
+//!     let down = Gateway { outages: 9.into() };
+//!     assert_eq!(down.charge("order-2").await.unwrap(), "order-2 pending after Unavailable");
+//! }
 //! ```
 //!
 //! The same schedule is available without the attribute, from [`RetryPolicy`]:
 //! `policy.retry(|| async { … }).retry_if(transient).await`.
+//!
+//! **Where to go next.** The [`guide`] walks through the tasks (a first retry, classifying
+//! errors, schedules, deadlines, guards, hedging, HTTP, gRPC, configuration, observability,
+//! testing, migrating); [`macro@retryable`] lists every key. Optional integrations are features:
+//! `http` (default), `reqwest`, `reqwest-middleware`, `tower`, `tonic`, `sqlx`, `serde`,
+//! `metrics`, `testing`; an item that needs one says so.
 
 #![forbid(unsafe_code)]
+// docs.rs (`--cfg docsrs`): feature badges, but none for the runtime's loom model build (a test
+// build) on the items re-exported from it.
+#![cfg_attr(docsrs, feature(doc_cfg), doc(auto_cfg(hide(loom))))]
 
 #[doc(hidden)]
 pub mod __private;
@@ -72,13 +83,13 @@ pub mod __private;
 /// `Ok` borrows only from it (or from what outlives it); the other arguments, whatever their
 /// lifetimes (`url: &str`, a second `&mut`), are copied or reborrowed for each attempt as above;
 /// the attempt's future is boxed and must be `Send`; not with `retry_if_ok` or `recover` (see the
-/// README's shapes section).
+/// guide's [shapes chapter](crate::guide::shapes)).
 /// An argument the body never names (read only by the attribute, as `circuit_breaker = breaker`)
 /// is not copied. Inside macros, `{self}` is rewritten only in the format string of a known
 /// formatting macro (std's, `tracing`'s, `log`'s, `anyhow`'s, `eyre!`); other string literals are data. The error type must be `Debug` (the policy's `log_error`
 /// may log it; by default events name only its type). Not for `const fn`, nor `#[track_caller]` (the body runs in a closure or an async
 /// block, which cannot forward the caller's location on stable Rust). The shapes that are tested
-/// are listed in the README ("Supported function shapes").
+/// are listed in [`guide::shapes`].
 ///
 /// The `circuit_breaker` and `budget` expressions are evaluated once per call, before the first
 /// attempt; except one that names what the attempts borrow mutably (`self` in a method not taking
@@ -190,7 +201,8 @@ pub mod __private;
 ///     if calls.get() < 3 { Err(ApiError::Http(503)) } else { Ok(calls.get()) }
 /// }
 ///
-/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// // On tokio's paused clock (its `test-util` feature; in a test, `#[tokio::test(start_paused =
+/// // true)]`), the sleeps take no time and the clock reads exactly the schedule.
 /// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() {
 ///     let calls = std::cell::Cell::new(0);
@@ -270,7 +282,44 @@ pub use retry_macros::recover;
 // crate. `docs/public-api.txt` pins it (`.ci/public-api.sh`).
 pub use retry_runtime::api::*;
 
-/// Guides, one chapter per concern, with examples that run as tests.
+// The README's examples run as doctests against this crate, with the features they use (CI's
+// `--all-features` pass), so that what a newcomer copies from it compiles. Its Testing block is
+// the guide's first Testing example (`tests/testing_kit.rs` holds the two equal).
+#[cfg(all(
+    doctest,
+    feature = "reqwest-middleware",
+    feature = "tonic",
+    feature = "sqlx",
+    feature = "serde"
+))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+/// The guide: one chapter per task, each example a test that runs against this crate.
+///
+/// Read in this order, or jump to the task at hand (chapters marked with a feature need it):
+///
+/// 1. [A first retry](first_retry/index.html): the attribute, its defaults, `recover`, blocking
+///    functions, the closure API.
+/// 2. [Classifying errors](errors/index.html) (`reqwest`, `tonic`, `sqlx`): your own types and
+///    other crates', what is transient, what a timeout becomes.
+/// 3. [Schedules and jitter](schedules/index.html): the delays, exactly, and why jitter.
+/// 4. [Deadlines and cancellation](deadlines/index.html): what a timeout cancels, and what it
+///    does not.
+/// 5. [Guards](guards/index.html): circuit breaker, retry budget, adaptive throttle, bulkhead,
+///    retrying at one layer.
+/// 6. [Hedging](hedging/index.html): a second copy of a slow call.
+/// 7. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing`): reqwest, tower
+///    and reqwest-middleware, `Retry-After`, HTTP's safety rule.
+/// 8. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
+/// 9. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
+///    files.
+/// 10. [Observability](observability/index.html) (`metrics`): events, metrics, hooks.
+/// 11. [Testing](testing/index.html) (`testing`): scripted outcomes, traces, no real waiting.
+/// 12. [Function shapes](shapes/index.html): every shape the attribute takes.
+/// 13. [Migrating](migrating/index.html): from backon, tokio-retry, Spring Retry and
+///     Resilience4j.
+/// 14. [Guarantees](guarantees/index.html): each promise, with the test that holds it.
 pub mod guide {
     #[doc = include_str!("../docs/guide/first_retry.md")]
     pub mod first_retry {}
@@ -305,6 +354,8 @@ pub mod guide {
     #[cfg(feature = "testing")]
     #[doc = include_str!("../docs/guide/testing.md")]
     pub mod testing {}
+    #[doc = include_str!("../docs/guide/shapes.md")]
+    pub mod shapes {}
     #[doc = include_str!("../docs/guide/migrating.md")]
     pub mod migrating {}
     #[doc = include_str!("../docs/guide/guarantees.md")]

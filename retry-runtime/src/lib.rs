@@ -22,8 +22,25 @@
 //! }
 //! ```
 
+// docs.rs (`--cfg docsrs`): feature badges, but none for the loom model build (a test build).
+#![cfg_attr(docsrs, feature(doc_cfg), doc(auto_cfg(hide(loom))))]
 #![deny(unsafe_code)] // Two exceptions: `context()`'s thread-local pointer (engine/context.rs), and a lent call's `Ok` given the lent lifetime (drivers/lent.rs, higher-ranked: see there).
 
+// The layers, lowest first: a module uses only the ones before it, never one that uses it back
+// (tests/module_layers.rs checks it, and that schedule < engine < drivers).
+// - schedule: rng, jitter, hedge < policy (the settings) < delays (the sleeps a policy gives) <
+//   preset.
+// - engine: give_up (why a call ended), deadline (instant arithmetic), key, instant_slot < events
+//   < state (one call's rules, over the schedule and the budget) < context < hooks < steps (the
+//   rules applied for a driver, with the guards).
+// - guards: between the engine's lower modules, which they report through (give_up, events, state),
+//   and its steps, which ask them.
+// - drivers: timed, timeout (a timeout into the call's error), kept < hedged < closure (the
+//   closure API) < call (the driver of generated code, which also recovers after a closure-API
+//   call) < lent.
+// - error, convert and classify (`ErrorClass`, `Transient`) below all of these; classify's http,
+//   sqlx and tonic, clients, config and testing above or beside them (the test lists the cycles
+//   left among classify::http, clients and testing::http).
 mod classify;
 mod clients;
 #[cfg(feature = "serde")]

@@ -10,13 +10,18 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
+// For the docs' links only: the conversion that uses it lives in `drivers::timeout`.
+#[cfg(doc)]
+use crate::convert::FromElapsed;
+use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
 use crate::drivers::kept::{Keep, KeepsOutcome, NotKept};
 use crate::drivers::timed::{poll_attempt, set_timer, set_timer_at};
+// At their old path too: the crate root and the tower layer name them here.
+pub use crate::drivers::timeout::{ElapsedInto, NoTimeout, TimeoutInto};
 use crate::engine::context::{RetryContext, enter};
+use crate::engine::give_up::GiveUpReason;
 use crate::engine::hooks::{ClassOf, DelayFor, DelaySlot, FnHooks, Hooks, TimeoutIf};
-use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Engine, Start};
 use crate::engine::steps;
 use crate::error::{BreakerOpen, Elapsed};
@@ -210,52 +215,6 @@ impl<'b, E, O, S, F> AddGuard<'b, E> for Breaker<'b, E, O, S, F> {
     type Full = F;
     fn guards(&self) -> Self {
         *self
-    }
-}
-
-/// Makes a timed-out attempt's error with `E: From<Elapsed>` (the default of a [`Retry`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ElapsedInto;
-
-/// Applies no per-attempt timeout, so the error type needs no conversion from [`Elapsed`]; set
-/// by [`Retry::without_timeout`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoTimeout;
-
-/// How a [`Retry`] turns a timed-out attempt into its error type: [`ElapsedInto`] (with
-/// `E: From<Elapsed>`), an `FnMut(Elapsed) -> E` given to [`Retry::timeout_into`], or
-/// [`NoTimeout`].
-#[diagnostic::on_unimplemented(
-    message = "a timed-out attempt must become `{E}`, which lacks `reattempt::FromElapsed` (the closure API's and the tower layer's default conversion)",
-    label = "`{E}` cannot hold a timeout",
-    note = "call `.without_timeout()` if the calls need no per-attempt timeout, or `.timeout_into(|elapsed| …)` to make a `{E}` from one (on the closure API's call, or on the tower layer)",
-    note = "or implement `From<reattempt::Elapsed>` for an error type of your own; below a tower layer, `map_err(tower::BoxError::from)` gives one that has it"
-)]
-pub trait TimeoutInto<E> {
-    /// Whether the policy's `timeout` is applied at all.
-    const APPLIES: bool = true;
-
-    /// The error of an attempt that ran out of time.
-    fn timed_out(&mut self, elapsed: Elapsed) -> E;
-}
-
-impl<E: FromElapsed> TimeoutInto<E> for ElapsedInto {
-    fn timed_out(&mut self, elapsed: Elapsed) -> E {
-        E::from_elapsed(elapsed)
-    }
-}
-
-impl<E> TimeoutInto<E> for NoTimeout {
-    const APPLIES: bool = false;
-
-    fn timed_out(&mut self, _: Elapsed) -> E {
-        unreachable!("reattempt: no attempt is timed without a timeout conversion")
-    }
-}
-
-impl<E, F: FnMut(Elapsed) -> E> TimeoutInto<E> for F {
-    fn timed_out(&mut self, elapsed: Elapsed) -> E {
-        self(elapsed)
     }
 }
 

@@ -13,11 +13,12 @@ use std::time::Duration;
 use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
-use crate::drivers::closure::TimeoutInto;
 use crate::drivers::timed::{instant_after, poll_copy, poll_timer, set_timer};
+use crate::drivers::timeout::TimeoutInto;
 use crate::engine::context::{self, enter_copy};
+use crate::engine::give_up::GiveUpReason;
 use crate::engine::hooks::Hooks;
-use crate::engine::state::{Decision, Engine, GiveUpReason, Start};
+use crate::engine::state::{Decision, Engine, Start};
 use crate::engine::steps::{self, CopyDecision};
 use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
@@ -436,7 +437,7 @@ where
 {
     let number = engine.attempt();
     let started = Instant::now();
-    let deadline = limit.and_then(|d| crate::drivers::timed::deadline_after(started, d));
+    let deadline = limit.and_then(|d| crate::engine::deadline::deadline_after(started, d));
     let plan = steps::plan_fault(engine, fault, deadline, can_fail);
     let injected = engine.take_injected();
     let (fut, limit, pre) = match plan {

@@ -9,3 +9,4 @@ pub(crate) mod hedged;
 pub(crate) mod kept;
 pub(crate) mod lent;
 pub(crate) mod timed;
+pub(crate) mod timeout;

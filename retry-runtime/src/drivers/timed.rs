@@ -16,23 +16,11 @@ use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
 use crate::engine::context::Slot;
+// Here too, at their old paths, for the drivers that name them with the timers.
+#[cfg(feature = "tower")]
+pub(crate) use crate::engine::deadline::deadline_after;
+pub(crate) use crate::engine::deadline::instant_after;
 use crate::engine::state::Engine;
-
-/// The deadline of an attempt cut after `limit`, starting at `start` (`None`: too far to
-/// represent, so never reached, as `tokio::time::timeout` treats it).
-#[inline]
-pub(crate) fn deadline_after(start: Instant, limit: Duration) -> Option<Instant> {
-    start.checked_add(limit)
-}
-
-/// `delay` after `from`, or about 30 years after it (tokio's own "far future": never, in
-/// practice) when that is past the range of `Instant` (`Duration::MAX` from a config).
-pub(crate) fn instant_after(from: Instant, delay: Duration) -> Instant {
-    const THIRTY_YEARS: Duration = Duration::from_secs(86_400 * 365 * 30);
-    from.checked_add(delay)
-        .or_else(|| from.checked_add(THIRTY_YEARS))
-        .unwrap_or(from)
-}
 
 /// Points a driver's one timer (a retry's sleep, the next hedge) at `deadline`, reusing its
 /// registration when it exists.

@@ -30,10 +30,10 @@
 //! | `reattempt_injected_faults_total` | counter, label `kind` | faults injected into attempts (feature `testing`, `testing::FaultInjection`): `error` (an attempt not made, failed) or `latency` (an attempt made late) |
 //! | `reattempt_retry_delay_seconds` | histogram, label `class` | the sleeps before retries, by the class of the failure retried (`transient`, `throttling`, `timeout`) |
 
-use std::fmt::Debug;
+use std::fmt::{Debug, Display};
 use std::time::Duration;
 
-use crate::engine::state::GiveUpReason;
+use crate::engine::give_up::GiveUpReason;
 use crate::{ErrorClass, LogError};
 
 /// An error as an event shows it: the fields that its policy's [`LogError`] allows.
@@ -298,6 +298,8 @@ pub(crate) fn blocking_sleep_on_current_thread(delay: Duration) {
     );
 }
 
-pub(crate) fn breaker_transition(name: &str, from: crate::BreakerState, to: crate::BreakerState) {
+// The states come as anything displayed (the breaker's `BreakerState`), so that the events, below
+// the guards, know nothing of them.
+pub(crate) fn breaker_transition<S: Display + Copy>(name: &str, from: S, to: S) {
     tracing::info!(target: "reattempt", breaker = name, %from, %to, "circuit breaker {to}");
 }

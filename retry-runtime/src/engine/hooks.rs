@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::ErrorClass;
 use crate::engine::context::RetryContext;
-use crate::engine::state::GiveUpReason;
+use crate::engine::give_up::GiveUpReason;
 
 /// How a call treats its outcomes. Every method has the default of an attribute without the
 /// matching key, so an implementation overrides only what it changes.

@@ -8,7 +8,9 @@
 //!   idempotency key.
 
 pub(crate) mod context;
+pub(crate) mod deadline;
 pub(crate) mod events;
+pub(crate) mod give_up;
 pub(crate) mod hooks;
 pub(crate) mod instant_slot;
 pub(crate) mod key;

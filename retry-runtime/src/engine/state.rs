@@ -10,6 +10,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::ErrorClass;
+// At its old path too: the crate root, the guards and the clients name it here.
+pub use crate::engine::give_up::GiveUpReason;
 use crate::engine::instant_slot::InstantSlot;
 use crate::engine::key::IdempotencyKey;
 use crate::guards::budget::RetryBudget;
@@ -37,50 +39,21 @@ pub enum Start {
     NotMade,
 }
 
-/// Why a call stopped retrying.
+// Here, where the engine draws it (`Engine::draw_fault`), below the steps that plan it.
+/// What fault injection (feature `testing`) makes of an attempt just begun: see
+/// [`FaultInjection`](crate::testing::FaultInjection). Every driver handles it the same way: it
+/// waits `latency` (if any) before anything else; then, with `error`, it does not make the
+/// attempt, and the attempt fails with its timeout conversion of `Elapsed::injected()` (noted as
+/// a timeout: `Engine::mark_timed_out`); without, it makes the attempt, whose time limit (fixed
+/// when the attempt began) the latency counts against. A driver without a timeout conversion
+/// injects the latency only.
+#[cfg(feature = "testing")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum GiveUpReason {
-    /// The outcome is not one the call retries.
-    NotRetryable,
-    /// The retry budget could not pay for another retry.
-    BudgetExhausted,
-    /// The circuit breaker is open: the attempt was not made.
-    BreakerOpen,
-    /// `max_attempts` attempts were made.
-    Exhausted,
-    /// The next sleep would end at or past the `max_elapsed` deadline (the call's own, or one it
-    /// inherited from an enclosing call), or no time remained to start the next attempt.
-    DeadlineReached,
-    /// The server asked to be left alone longer than the call may wait: its hint (`Retry-After`)
-    /// is beyond `max_delay`, or the wait it asks for would end at or past the `max_elapsed`
-    /// deadline. Coming back earlier than allowed would only be refused again.
-    RetryAfterTooLong,
-    /// The policy retries at one layer ([`one_layer`](crate::RetryPolicyBuilder::one_layer)) and
-    /// an enclosing retrying call still has attempts left: it retries, this call does not.
-    OuterRetries,
-    /// The adaptive throttle rejected the attempt locally: it was not made.
-    Throttled,
-    /// The bulkhead had no free slot for the call (within its `max_wait`): no attempt was made.
-    BulkheadFull,
-}
-
-impl std::fmt::Display for GiveUpReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            GiveUpReason::NotRetryable => "not retryable",
-            GiveUpReason::Exhausted => "attempts exhausted",
-            GiveUpReason::DeadlineReached => "max_elapsed reached",
-            GiveUpReason::BudgetExhausted => "retry budget exhausted",
-            GiveUpReason::BreakerOpen => "circuit breaker open",
-            GiveUpReason::RetryAfterTooLong => {
-                "server's Retry-After beyond max_delay or max_elapsed"
-            }
-            GiveUpReason::OuterRetries => "an enclosing call retries (one_layer)",
-            GiveUpReason::Throttled => "throttled by the adaptive throttle",
-            GiveUpReason::BulkheadFull => "bulkhead full",
-        })
-    }
+pub(crate) struct Fault {
+    /// The latency added before the attempt (or its injected error).
+    pub(crate) latency: Option<Duration>,
+    /// The attempt is not made: it fails with an injected error.
+    pub(crate) error: bool,
 }
 
 /// In the low six bits, what the budget was paid for the last retry (3 bits), the class of the
@@ -341,7 +314,7 @@ impl<'p> Engine<'p> {
     /// `testing`, or without the setting: one branch) when the attempt runs untouched.
     #[cfg(feature = "testing")]
     #[inline]
-    pub(crate) fn draw_fault(&self) -> Option<crate::engine::steps::Fault> {
+    pub(crate) fn draw_fault(&self) -> Option<Fault> {
         match &self.policy.faults {
             Some(faults) => self.draw_fault_from(faults),
             None => None,
@@ -351,10 +324,7 @@ impl<'p> Engine<'p> {
     #[cfg(feature = "testing")]
     #[cold]
     #[inline(never)]
-    fn draw_fault_from(
-        &self,
-        faults: &crate::testing::faults::Faults,
-    ) -> Option<crate::engine::steps::Fault> {
+    fn draw_fault_from(&self, faults: &crate::testing::faults::Faults) -> Option<Fault> {
         use crate::testing::InjectedFault;
         let kind = faults.next(&self.fault_call, self.attempt())?;
         let latency = faults.setting.latency().filter(|d| !d.is_zero());
@@ -363,7 +333,7 @@ impl<'p> Engine<'p> {
             return None;
         }
         self.injected.set(Some(kind));
-        Some(crate::engine::steps::Fault {
+        Some(Fault {
             latency,
             error: kind == InjectedFault::Error,
         })

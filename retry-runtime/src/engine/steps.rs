@@ -17,11 +17,15 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::drivers::timed::deadline_after;
 use crate::engine::context::{self, RetryContext};
+use crate::engine::deadline::deadline_after;
 use crate::engine::events::{self, CallName, Logged};
+use crate::engine::give_up::GiveUpReason;
 use crate::engine::hooks::Hooks;
-use crate::engine::state::{self, Decision, Engine, GiveUpReason, Start};
+// Drawn by the state; the drivers name it here, beside the steps that plan it.
+#[cfg(feature = "testing")]
+pub(crate) use crate::engine::state::Fault;
+use crate::engine::state::{self, Decision, Engine, Start};
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
 use crate::guards::bulkhead::{CallSlot, SlotSource};
@@ -213,22 +217,6 @@ pub(crate) fn begin_timed(engine: &mut Engine<'_>) -> Result<Option<Instant>, No
     }
 }
 
-/// What fault injection (feature `testing`) makes of an attempt just begun: see
-/// [`FaultInjection`](crate::testing::FaultInjection). Every driver handles it the same way: it
-/// waits `latency` (if any) before anything else; then, with `error`, it does not make the
-/// attempt, and the attempt fails with its timeout conversion of `Elapsed::injected()` (noted as
-/// a timeout: `Engine::mark_timed_out`); without, it makes the attempt, whose time limit (fixed
-/// when the attempt began) the latency counts against. A driver without a timeout conversion
-/// injects the latency only.
-#[cfg(feature = "testing")]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Fault {
-    /// The latency added before the attempt (or its injected error).
-    pub(crate) latency: Option<Duration>,
-    /// The attempt is not made: it fails with an injected error.
-    pub(crate) error: bool,
-}
-
 /// The fault of the attempt just begun, if the policy injects one (see [`Fault`]): `None` at
 /// once without feature `testing`.
 #[cfg(feature = "testing")]
@@ -284,7 +272,7 @@ pub(crate) fn plan_fault(
             FaultPlan::Run
         };
     };
-    let end = crate::drivers::timed::instant_after(Instant::now(), latency);
+    let end = crate::engine::deadline::instant_after(Instant::now(), latency);
     match deadline {
         Some(d) if d <= end => FaultPlan::Wait {
             until: d,

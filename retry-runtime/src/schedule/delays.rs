@@ -74,6 +74,40 @@ impl Schedule {
     }
 }
 
+// The policy's sleeps, here with the iterator that gives them: the policy is the data they are
+// computed from, and knows nothing of them.
+impl RetryPolicy {
+    /// The sleeps between the attempts of one logical call, in order: `max_attempts − 1` of them,
+    /// jittered with this thread's generator (see [`seed_rng`](crate::seed_rng)).
+    ///
+    /// Decorrelated jitter is stateful: each sleep depends on the previous one, so take one
+    /// iterator per logical call.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use reattempt::RetryPolicy;
+    /// let p = RetryPolicy::builder().max_attempts(4).build().unwrap();
+    /// let sleeps: Vec<Duration> = p.delays().collect();
+    /// assert_eq!(sleeps.len(), 3);
+    /// assert!(sleeps.iter().all(|d| *d <= Duration::from_millis(400)));
+    /// ```
+    pub fn delays(&self) -> Delays<'_> {
+        Delays::new(self, None)
+    }
+
+    /// As [`delays`](Self::delays), drawing from a generator seeded with `seed`: the same seed
+    /// gives the same schedule.
+    ///
+    /// ```
+    /// use reattempt::RetryPolicy;
+    /// let p = RetryPolicy::builder().max_attempts(6).build().unwrap();
+    /// assert!(p.delays_seeded(9).eq(p.delays_seeded(9)));
+    /// ```
+    pub fn delays_seeded(&self, seed: u64) -> Delays<'_> {
+        Delays::new(self, Some(seed))
+    }
+}
+
 /// A generator for `Jitter::None`, which never draws.
 struct NoRandomness;
 
