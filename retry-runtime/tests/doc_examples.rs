@@ -36,6 +36,9 @@ fn offence(doc: &str) -> Option<&'static str> {
     if runtime_path {
         return Some("names `retry_runtime::` (users depend on `reattempt`: write `reattempt::…`)");
     }
+    if doc.contains("retry_rules::") {
+        return Some("names `retry_rules::` (users depend on `reattempt`: write `reattempt::…`)");
+    }
     let code = doc.trim_start();
     if code.starts_with("# #[tokio::main") || code.starts_with("# #[tokio::test") {
         return Some("hides its tokio runtime (a copy lacks it: show the `#[tokio::main]`)");
@@ -48,6 +51,8 @@ fn doc_examples_use_the_facade_paths_and_show_their_runtime() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     sources(&root.join("src"), &mut files);
+    // retry-rules' items are re-exported by the facade too, with their docs.
+    sources(&root.join("rules/src"), &mut files);
     files.sort();
     assert!(files.len() > 20, "found only {} source files", files.len());
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_rules::Backoff;
+/// use reattempt::Backoff;
 ///
 /// let d = Duration::from_millis(100);
 /// let cap = Duration::from_secs(20);
@@ -35,7 +35,7 @@ impl Backoff {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_rules::Backoff;
+    /// use reattempt::Backoff;
     ///
     /// let cap = Duration::from_secs(2);
     /// let d = Backoff::Exponential.delay(1_000_000_000, Duration::from_millis(200), 1e6, cap);
@@ -71,7 +71,7 @@ impl std::fmt::Display for Backoff {
 /// The text was not a backoff kind: `"fixed"`, `"linear"` or `"exponential"`.
 ///
 /// ```
-/// use retry_rules::Backoff;
+/// use reattempt::Backoff;
 ///
 /// let err = "quadratic".parse::<Backoff>().unwrap_err();
 /// assert_eq!(err.input(), "quadratic");
@@ -107,7 +107,7 @@ impl std::str::FromStr for Backoff {
     /// Parses `"fixed"`, `"linear"` or `"exponential"`.
     ///
     /// ```
-    /// # use retry_rules::Backoff;
+    /// # use reattempt::Backoff;
     /// assert_eq!("linear".parse::<Backoff>(), Ok(Backoff::Linear));
     /// assert!("quadratic".parse::<Backoff>().is_err());
     /// ```

@@ -12,7 +12,7 @@ use crate::{Backoff, HedgeAfter, Jitter, LogError, PolicyError};
 /// Read from `"fixed"`, `"linear"` or `"exponential"`, as [`FromStr`](std::str::FromStr).
 ///
 /// ```
-/// use retry_rules::Backoff;
+/// use reattempt::Backoff;
 ///
 /// assert_eq!(serde_json::from_str::<Backoff>(r#""linear""#)?, Backoff::Linear);
 /// assert!(serde_json::from_str::<Backoff>(r#""quadratic""#).is_err());
@@ -42,7 +42,7 @@ impl<'de> Deserialize<'de> for Backoff {
 /// or a string, for [`Jitter::Proportional`].
 ///
 /// ```
-/// use retry_rules::Jitter;
+/// use reattempt::Jitter;
 ///
 /// assert_eq!(serde_json::from_str::<Jitter>(r#""equal""#)?, Jitter::Equal);
 /// assert_eq!(serde_json::from_str::<Jitter>("0.25")?, Jitter::Proportional(0.25));
@@ -103,7 +103,7 @@ impl<'de> Deserialize<'de> for Jitter {
 /// Read from `"none"`, `"type"` or `"debug"`, as [`FromStr`](std::str::FromStr).
 ///
 /// ```
-/// use retry_rules::LogError;
+/// use reattempt::LogError;
 ///
 /// assert_eq!(serde_json::from_str::<LogError>(r#""debug""#)?, LogError::Debug);
 /// let err = serde_json::from_str::<LogError>(r#""display""#).unwrap_err();
@@ -134,7 +134,7 @@ impl<'de> Deserialize<'de> for LogError {
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_rules::HedgeAfter;
+/// use reattempt::HedgeAfter;
 ///
 /// assert_eq!(serde_json::from_str::<HedgeAfter>(r#""p95""#)?, HedgeAfter::quantile(95.0));
 /// assert_eq!(

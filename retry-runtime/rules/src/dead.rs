@@ -13,7 +13,7 @@ use crate::{CheckedSettings, HedgeAfter, Jitter};
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_rules::{DeadSetting, Jitter, PolicySettings};
+/// use reattempt::{Jitter, runtime::{DeadSetting, PolicySettings}};
 ///
 /// let ms = Duration::from_millis;
 /// let settings = PolicySettings {
@@ -53,7 +53,7 @@ impl DeadSetting {
     /// The key that is dead, where `#[retryable]` reports it.
     ///
     /// ```
-    /// assert_eq!(retry_rules::DeadSetting::HedgeWithOneAttempt.field(), "hedge_after");
+    /// assert_eq!(reattempt::runtime::DeadSetting::HedgeWithOneAttempt.field(), "hedge_after");
     /// ```
     pub const fn field(&self) -> &'static str {
         match self {
@@ -100,7 +100,7 @@ impl CheckedSettings {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_rules::{Jitter, PolicySettings};
+    /// use reattempt::{Jitter, runtime::PolicySettings};
     ///
     /// let with = |jitter| PolicySettings { jitter: Some(jitter), ..PolicySettings::default() }
     ///     .check().unwrap().shortest_first_sleep();

@@ -20,7 +20,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_rules::parse_duration;
+/// use reattempt::parse_duration;
 ///
 /// assert_eq!(parse_duration("1m 30s"), Ok(Duration::from_secs(90)));
 /// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
@@ -102,7 +102,7 @@ fn unit_index(unit: &str) -> Option<usize> {
 /// instead, without naming the setting (the caller adds that).
 ///
 /// ```
-/// let err = retry_rules::parse_duration("30M").unwrap_err();
+/// let err = reattempt::parse_duration("30M").unwrap_err();
 /// assert_eq!(
 ///     err.to_string(),
 ///     r#"capital "M" means months (30.44 days), easily mistaken for minutes: write "30m" for minutes, or days ("30d") or "30months" for months"#,

@@ -18,7 +18,7 @@ use crate::duration::{ParseDurationError, parse_duration};
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_rules::HedgeAfter;
+/// use reattempt::HedgeAfter;
 ///
 /// assert_eq!("50ms".parse::<HedgeAfter>().unwrap(), HedgeAfter::Fixed(Duration::from_millis(50)));
 /// assert_eq!("p95".parse::<HedgeAfter>().unwrap(), HedgeAfter::quantile(95.0));
@@ -51,7 +51,7 @@ impl HedgeAfter {
     /// The `percentile`-th percentile of recent latencies, with the default floor and start.
     ///
     /// ```
-    /// use retry_rules::HedgeAfter;
+    /// use reattempt::HedgeAfter;
     /// assert!(matches!(HedgeAfter::quantile(99.0), HedgeAfter::Quantile { percentile, .. } if percentile == 99.0));
     /// ```
     pub const fn quantile(percentile: f64) -> Self {
@@ -67,7 +67,7 @@ impl HedgeAfter {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_rules::{HedgeAfter, Quantiles};
+    /// use reattempt::{HedgeAfter, runtime::Quantiles};
     ///
     /// /// Latencies of 10 ms, once there are enough of them.
     /// struct Seen(bool);

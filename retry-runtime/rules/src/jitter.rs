@@ -15,7 +15,7 @@
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_rules::Jitter;
+/// use reattempt::Jitter;
 ///
 /// let d = Duration::from_millis(400);
 /// assert_eq!(Jitter::None.to_string(), "none");
@@ -61,7 +61,7 @@ impl std::fmt::Display for Jitter {
 /// in (0, 1].
 ///
 /// ```
-/// use retry_rules::Jitter;
+/// use reattempt::Jitter;
 ///
 /// let err = "1.5".parse::<Jitter>().unwrap_err();
 /// assert_eq!(err.input(), "1.5");

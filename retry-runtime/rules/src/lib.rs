@@ -6,11 +6,11 @@
 //! The proc macro (`retry-macros`) and the runtime (`retry-runtime`) both depend on this crate,
 //! so that a build's host side (the proc macro) compiles nothing of the runtime: no tokio, no
 //! rand. Use these items through `reattempt` (or `retry-runtime`), which re-export each of them
-//! at its own path (`reattempt::Jitter`, `retry_runtime::PolicySettings`).
+//! at its own path (`reattempt::Jitter`, `reattempt::runtime::PolicySettings`).
 //!
 //! ```
 //! use std::time::Duration;
-//! use retry_rules::{Jitter, PolicySettings, parse_duration};
+//! use reattempt::{Jitter, parse_duration, runtime::PolicySettings};
 //!
 //! let settings = PolicySettings {
 //!     delay: Some(parse_duration("3s")?),

@@ -10,7 +10,7 @@
 /// its URL too.
 ///
 /// ```
-/// use retry_rules::LogError;
+/// use reattempt::LogError;
 ///
 /// assert_eq!(LogError::default(), LogError::TypeName);
 /// assert_eq!("debug".parse::<LogError>(), Ok(LogError::Debug));
@@ -44,7 +44,7 @@ impl std::fmt::Display for LogError {
 /// The text was not `"none"`, `"type"` or `"debug"`.
 ///
 /// ```
-/// let err = "display".parse::<retry_rules::LogError>().unwrap_err();
+/// let err = "display".parse::<reattempt::LogError>().unwrap_err();
 /// assert_eq!(err.to_string(), r#"unknown log_error `display`: expected "none", "type" or "debug""#);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use crate::log::LogError;
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_rules::PolicySettings;
+/// use reattempt::runtime::PolicySettings;
 ///
 /// let settings = PolicySettings { max_attempts: Some(5), ..PolicySettings::default() };
 /// let checked = settings.check().unwrap();
@@ -71,7 +71,7 @@ impl PolicySettings {
     /// No setting: every one has its default (the same as `default()`, in a `const`).
     ///
     /// ```
-    /// assert_eq!(retry_rules::PolicySettings::new(), retry_rules::PolicySettings::default());
+    /// assert_eq!(reattempt::runtime::PolicySettings::new(), reattempt::runtime::PolicySettings::default());
     /// ```
     pub const fn new() -> Self {
         PolicySettings {
@@ -99,7 +99,7 @@ impl PolicySettings {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_rules::{PolicyError, PolicySettings};
+    /// use reattempt::{PolicyError, runtime::PolicySettings};
     ///
     /// let settings = PolicySettings { max_attempts: Some(5), ..PolicySettings::default() };
     /// let checked = settings.check().unwrap();
@@ -328,7 +328,7 @@ const fn check_hedge(
 /// A policy value that breaks a rule; [`field`](PolicyError::field) names the setting.
 ///
 /// ```
-/// use retry_rules::PolicySettings;
+/// use reattempt::runtime::PolicySettings;
 ///
 /// let settings = PolicySettings { multiplier: Some(0.5), ..PolicySettings::default() };
 /// let err = settings.check().unwrap_err();
