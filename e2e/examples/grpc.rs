@@ -93,9 +93,10 @@ async fn check(client: &mut HealthClient<Channel>) -> Result<ServingStatus, Stat
 
 fn print_retry(status: &Status, ctx: &RetryContext, delay: Duration) {
     println!(
-        "    client: attempt {} failed ({:?}); retrying in {delay:?}",
+        "    client: attempt {} failed ({:?}); retrying in {} ms",
         ctx.attempt(),
-        status.code()
+        status.code(),
+        delay.as_millis()
     );
 }
 

@@ -28,8 +28,8 @@ use reattempt::{RetryContext, retryable};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions as _, Connection as _};
 
-/// Inserts one order. A locked database is retried: every 20 ms at first, doubling up to
-/// 100 ms, for at most 2 s in all.
+/// Inserts one order. A locked database is retried after a random wait (full jitter, the
+/// default) of up to 20 ms, doubling to at most 100 ms, for at most 2 s in all.
 #[retryable(max_attempts = 50, delay = "20ms", max_delay = "100ms", max_elapsed = "2s",
             timeout = "1s", retry_if = reattempt::transient, on_retry = print_retry)]
 async fn insert_order(pool: &SqlitePool, id: &str, cents: i64) -> Result<(), sqlx::Error> {
