@@ -15,6 +15,19 @@
 //!
 //! Run it with `cargo run --example hedge` (under a second; no setup). Add
 //! `RUST_LOG=reattempt=debug` to see the library's event for each hedge.
+//!
+//! To copy it into your own crate (the service is `reattempt::testing::http::Service`, feature
+//! `testing`: under `[dev-dependencies]` if only your tests and examples use it; `http` is a
+//! default feature):
+//!
+//! ```toml
+//! [dependencies]
+//! reattempt = { version = "0.1", features = ["testing"] }
+//! reqwest = { version = "0.13", features = ["json"] }
+//! serde = { version = "1", features = ["derive"] }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread", "time"] }
+//! tracing-subscriber = { version = "0.3", features = ["env-filter"] }
+//! ```
 
 use std::time::Duration;
 
@@ -23,6 +36,7 @@ use reattempt::testing::http::{Fault, Service};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
+use tracing_subscriber::EnvFilter;
 
 #[derive(Debug, Serialize)]
 struct Charge<'a> {
@@ -135,10 +149,18 @@ impl Shop {
 
 #[tokio::main]
 async fn main() {
-    reattempt_support::init_tracing("warn");
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_timer(tracing_subscriber::fmt::time::Uptime::default())
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+        .init();
     let service = Service::start().await;
     let shop = Shop {
-        http: reattempt_support::http_client(),
+        http: reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("a client"),
         base: service.url(),
     };
 

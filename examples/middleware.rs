@@ -3,6 +3,18 @@
 //! second meets a 503, the third gets the stored answer back; one key, one charge.
 //!
 //! `cargo run --example middleware --features reqwest-middleware`
+//!
+//! To copy it into your own crate (the service is `reattempt::testing::http::Service`, feature
+//! `testing`: under `[dev-dependencies]` if only your tests and examples use it; `http` is a
+//! default feature):
+//!
+//! ```toml
+//! [dependencies]
+//! reattempt = { version = "0.1", features = ["reqwest-middleware", "testing"] }
+//! reqwest = "0.13"
+//! reqwest-middleware = "0.5"
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! ```
 
 use std::time::Duration;
 

@@ -8,6 +8,19 @@
 //!
 //! Run it with `cargo run --example notify` (about five seconds).
 //! `RUST_LOG=reattempt=debug cargo run --example notify` also shows each retry event.
+//!
+//! To copy it into your own crate (the service is `reattempt::testing::http::Service`, feature
+//! `testing`: under `[dev-dependencies]` if only your tests and examples use it; `http` is a
+//! default feature):
+//!
+//! ```toml
+//! [dependencies]
+//! reattempt = { version = "0.1", features = ["testing"] }
+//! reqwest = { version = "0.13", features = ["json"] }
+//! serde = { version = "1", features = ["derive"] }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread", "time"] }
+//! tracing-subscriber = { version = "0.3", features = ["env-filter"] }
+//! ```
 
 use std::fmt;
 use std::time::Duration;
@@ -17,6 +30,17 @@ use reattempt::{RetryContext, retryable};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
+use tracing_subscriber::EnvFilter;
+
+/// The innermost cause of an error ("Connection refused (os error 111)"), which says more than
+/// reqwest's "error sending request for url (…)".
+fn root_cause(error: &dyn std::error::Error) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
 
 #[derive(Debug, Serialize)]
 struct Message<'a> {
@@ -79,7 +103,7 @@ impl fmt::Display for SendError {
             } => write!(f, "429 Too Many Requests, Retry-After {d:.1?}"),
             SendError::RateLimited { retry_after: None } => f.write_str("429 Too Many Requests"),
             SendError::Server(status) | SendError::Rejected(status) => write!(f, "{status}"),
-            SendError::Connection(e) => write!(f, "{}", reattempt_support::root_cause(e)),
+            SendError::Connection(e) => write!(f, "{}", root_cause(e)),
             SendError::Timeout => f.write_str("timed out"),
             SendError::InvalidNumber(why) => write!(f, "400 Bad Request: {why}"),
         }
@@ -119,7 +143,7 @@ impl Notifier {
         match response.status() {
             s if s.is_success() => Ok(response.json::<Accepted>().await?.message_id),
             StatusCode::TOO_MANY_REQUESTS => Err(SendError::RateLimited {
-                retry_after: reattempt_support::retry_after(response.headers()),
+                retry_after: reattempt::http::retry_after(response.headers()),
             }),
             StatusCode::BAD_REQUEST => Err(SendError::InvalidNumber(
                 response.json::<ErrorBody>().await?.error,
@@ -145,11 +169,19 @@ impl Notifier {
 
 #[tokio::main]
 async fn main() {
-    reattempt_support::init_tracing("warn");
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_timer(tracing_subscriber::fmt::time::Uptime::default())
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+        .init();
     let provider = Service::start().await;
     provider.narrate(true);
     let notifier = Notifier {
-        http: reattempt_support::http_client(),
+        http: reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("a client"),
         provider: provider.url(),
         started: Instant::now(),
     };

@@ -10,6 +10,19 @@
 //! Run it with `cargo run --example outage` (about four seconds). The default filter shows the
 //! breaker's transitions (INFO) and each call that gave up (WARN);
 //! `RUST_LOG=reattempt=debug cargo run --example outage` also shows each retry.
+//!
+//! To copy it into your own crate (the service is `reattempt::testing::http::Service`, feature
+//! `testing`: under `[dev-dependencies]` if only your tests and examples use it; `http` is a
+//! default feature):
+//!
+//! ```toml
+//! [dependencies]
+//! reattempt = { version = "0.1", features = ["testing"] }
+//! reqwest = { version = "0.13", features = ["json"] }
+//! serde = { version = "1", features = ["derive"] }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread", "time"] }
+//! tracing-subscriber = { version = "0.3", features = ["env-filter"] }
+//! ```
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
@@ -20,6 +33,17 @@ use reattempt::{CircuitBreaker, RetryBudget, recover, retryable};
 use reqwest::StatusCode;
 use serde::Deserialize;
 use tokio::time::Instant;
+use tracing_subscriber::EnvFilter;
+
+/// The innermost cause of an error ("Connection refused (os error 111)"), which says more than
+/// reqwest's "error sending request for url (…)".
+fn root_cause(error: &dyn std::error::Error) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
 
 #[derive(Debug, Deserialize)]
 struct Price {
@@ -65,7 +89,7 @@ impl From<reqwest::Error> for PriceError {
         if e.is_timeout() {
             PriceError::Timeout
         } else {
-            PriceError::Connection(reattempt_support::root_cause(&e))
+            PriceError::Connection(root_cause(&e))
         }
     }
 }
@@ -128,10 +152,19 @@ impl Prices {
 
 #[tokio::main]
 async fn main() {
-    reattempt_support::init_tracing("reattempt=info");
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("reattempt=info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_timer(tracing_subscriber::fmt::time::Uptime::default())
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+        .init();
     let mut service = Service::start().await;
     let prices = Prices {
-        http: reattempt_support::http_client(),
+        http: reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("a client"),
         base: service.url(),
         breaker: CircuitBreaker::builder()
             .failure_threshold(6)

@@ -9,6 +9,19 @@
 //!
 //! Run it with `cargo run --example payment` (about four seconds).
 //! `RUST_LOG=reattempt=debug cargo run --example payment` also shows each retry event.
+//!
+//! To copy it into your own crate (the service is `reattempt::testing::http::Service`, feature
+//! `testing`: under `[dev-dependencies]` if only your tests and examples use it; `http` is a
+//! default feature):
+//!
+//! ```toml
+//! [dependencies]
+//! reattempt = { version = "0.1", features = ["testing"] }
+//! reqwest = { version = "0.13", features = ["json"] }
+//! serde = { version = "1", features = ["derive"] }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread", "time"] }
+//! tracing-subscriber = { version = "0.3", features = ["env-filter"] }
+//! ```
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,6 +33,7 @@ use reattempt::{RetryContext, recover, retryable};
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
+use tracing_subscriber::EnvFilter;
 
 #[derive(Debug, Clone, Serialize)]
 struct Order {
@@ -155,11 +169,19 @@ impl Checkout {
 
 #[tokio::main]
 async fn main() {
-    reattempt_support::init_tracing("warn");
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_timer(tracing_subscriber::fmt::time::Uptime::default())
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+        .init();
     let gateway = Service::start().await;
     gateway.narrate(true);
     let checkout = Checkout {
-        http: reattempt_support::http_client(),
+        http: reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("a client"),
         gateway: gateway.url(),
         orders: Mutex::new(BTreeMap::new()),
         started: Instant::now(),

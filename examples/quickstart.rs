@@ -7,13 +7,21 @@
 //! attempt gets the first charge back instead of charging again. A second order with an invalid
 //! amount gets a 400, which is not retried.
 //!
-//! The service is `reattempt::testing::http::Service` (feature `testing`, on in this repository's
-//! example builds): in your own crate, `reattempt = { version = "0.1", features = ["testing"] }`
-//! under `[dev-dependencies]` gives it to your tests and examples; the program uses nothing
-//! of this repository's own (reqwest, serde, tokio and tracing-subscriber besides).
-//!
 //! Run it with `cargo run --example quickstart` (about two seconds; no setup). Add
 //! `RUST_LOG=reattempt=debug` to see the library's own event for each retry.
+//!
+//! To copy it into your own crate (the service is `reattempt::testing::http::Service`, feature
+//! `testing`: under `[dev-dependencies]` if only your tests and examples use it; `http` is a
+//! default feature):
+//!
+//! ```toml
+//! [dependencies]
+//! reattempt = { version = "0.1", features = ["testing"] }
+//! reqwest = { version = "0.13", features = ["json"] }
+//! serde = { version = "1", features = ["derive"] }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread", "time"] }
+//! tracing-subscriber = { version = "0.3", features = ["env-filter"] }
+//! ```
 
 use std::fmt;
 use std::time::Duration;

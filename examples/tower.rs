@@ -3,6 +3,21 @@
 //! `Retry-After: 1`, the third goes through; one `Idempotency-Key` for all three, one charge.
 //!
 //! `cargo run --example tower --features tower`
+//!
+//! To copy it into your own crate (the service is `reattempt::testing::http::Service`, feature
+//! `testing`: under `[dev-dependencies]` if only your tests and examples use it; `http` is a
+//! default feature):
+//!
+//! ```toml
+//! [dependencies]
+//! reattempt = { version = "0.1", features = ["tower", "testing"] }
+//! bytes = "1"
+//! http = "1"
+//! http-body-util = "0.1"
+//! hyper-util = { version = "0.1", features = ["client-legacy", "http1", "tokio"] }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! tower = { version = "0.5", features = ["util"] }
+//! ```
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Fault injection as a policy setting (feature `testing`), end to end: through
 //! `#[retryable(policy = …)]` (a method lending `&mut self` too), the closure API (a hedged call
 //! too) and, with feature `tower`, the tower layer, on tokio's paused clock. The conformance
-//! suite (`tests/conformance`, its injection rows) holds every driver to the same behaviour.
+//! suite (`e2e/tests/conformance`, its injection rows) holds every driver to the same behaviour.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

@@ -1,13 +1,13 @@
-//! What reattempt's examples and integration tests share (a workspace crate, `publish = false`),
-//! and what is no user feature: the fault-injecting HTTP service they run against is published
-//! as `reattempt::testing::http` (feature `testing`), which this crate turns on.
+//! What reattempt's integration tests share (a workspace crate, `publish = false`), and what is
+//! no user feature: the fault-injecting HTTP service they run against is published as
+//! `reattempt::testing::http` (feature `testing`), which this crate turns on. The examples in
+//! `examples/` do not use this crate: each can be copied into a user's crate as it is.
 //!
-//! - [`http_client`], [`root_cause`], [`init_tracing`] and `retry_after`: what the clients of
-//!   the examples use;
+//! - [`http_client`] and `retry_after`: what the tests' clients use;
 //! - `payments`: the end-to-end tests' payment client, written with `#[retryable]` (feature
 //!   `http`);
-//! - [`sim`]: the simulators' models (`occ`, `storm`) and their charts, used by the `contention`
-//!   and `storm` examples and by `tests/simulations.rs`.
+//! - `sim::chain`: three retrying services on loopback, for `tests/http_chain.rs` (features
+//!   `http` and `tower`).
 //!
 //! # Features
 //!
@@ -30,6 +30,6 @@ mod client;
 #[cfg(feature = "http")]
 pub mod payments;
 
+pub use client::http_client;
 #[cfg(feature = "http")]
 pub use client::retry_after;
-pub use client::{http_client, init_tracing, root_cause};

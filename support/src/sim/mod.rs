@@ -1,10 +1,5 @@
-//! The simulators of BENCHMARKS.md: their models, run by the `contention`, `storm` and `overload` examples and
-//! checked on a small sweep by `tests/simulations.rs`, and the charts the examples draw.
+//! Layered amplification over real HTTP (`tests/http_chain.rs`). The simulators of BENCHMARKS.md
+//! (their models and charts) are in the `reattempt-bench` workspace member (`bench/`).
 
 #[cfg(all(feature = "http", feature = "tower"))]
 pub mod chain;
-pub mod chart;
-pub mod hedge;
-pub mod occ;
-pub mod overload;
-pub mod storm;

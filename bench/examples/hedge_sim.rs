@@ -5,11 +5,11 @@
 //! `HedgeAfter` over its own `Latencies`, a real `RetryBudget`):
 //!
 //! ```text
-//! cargo run --release --example hedge_sim      # writes docs/hedge.csv and docs/hedge.svg
-//! cargo run --release --example hedge_sim -- --calls 50000 --seed 7   # another run; writes nothing
+//! cargo run -p reattempt-bench --release --example hedge_sim      # writes docs/hedge.csv and docs/hedge.svg
+//! cargo run -p reattempt-bench --release --example hedge_sim -- --calls 50000 --seed 7   # another run; writes nothing
 //! ```
 //!
-//! The model is `reattempt_support::sim::hedge` (`support/src/sim/hedge.rs`); BENCHMARKS.md
+//! The model is `reattempt_bench::sim::hedge` (`bench/src/sim/hedge.rs`); BENCHMARKS.md
 //! ("Hedging") discusses the results.
 
 use std::error::Error;
@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use plotters::prelude::SeriesLabelPosition;
-use reattempt_support::sim::chart;
-use reattempt_support::sim::hedge::{self, Outcome, Scenario, Strategy};
+use reattempt_bench::sim::chart;
+use reattempt_bench::sim::hedge::{self, Outcome, Scenario, Strategy};
 
 /// The fixed hedge delay: about the unhedged p95 at 30 % utilisation.
 const FIXED: Duration = Duration::from_millis(50);
@@ -69,7 +69,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         return Err("--calls must be at least 1000".into());
     }
     if out.is_none() && calls == 200_000 && seed == 15 {
-        out = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs"));
+        out = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs"));
     }
     let started = std::time::Instant::now();
     let results: Vec<(f64, Vec<Outcome>)> = LOADS

@@ -2,11 +2,11 @@
 # Build cost of `#[retryable]`: what 200 annotated functions add to a crate's build, beside the
 # same functions plain and the same functions wrapped in backon's closure API.
 #
-#   bash benches/build_cost.sh                 (N=200 functions, REPS=3, best of REPS)
-#   N=50 REPS=1 bash benches/build_cost.sh     (a quick look)
-#   KEEP=1 bash benches/build_cost.sh          (keep the generated workspace, path printed)
-#   ONLY=times|expand|ir bash benches/build_cost.sh   (one of the three measurements)
-#   CRATES="plain attr" bash benches/build_cost.sh     (some of the crates; keep `plain` first)
+#   bash bench/benches/build_cost.sh                 (N=200 functions, REPS=3, best of REPS)
+#   N=50 REPS=1 bash bench/benches/build_cost.sh     (a quick look)
+#   KEEP=1 bash bench/benches/build_cost.sh          (keep the generated workspace, path printed)
+#   ONLY=times|expand|ir bash bench/benches/build_cost.sh   (one of the three measurements)
+#   CRATES="plain attr" bash bench/benches/build_cost.sh     (some of the crates; keep `plain` first)
 #
 # It writes a throwaway workspace (in a temp dir) of five crates, each N `async fn`s making one
 # fallible call, path-dependent on this repository's `reattempt`:
@@ -19,7 +19,7 @@
 #
 # and, when named in CRATES, three floors written by hand (no macro, no reattempt code):
 #
-#   hand_loop    the loop of `benches/subjects.rs::hand_loop` (3 attempts, tokio's sleep)
+#   hand_loop    the loop of `bench/benches/subjects.rs::hand_loop` (3 attempts, tokio's sleep)
 #   floor        the same loop, each attempt an `async move` block polled through the smallest
 #                wrapper that sets a thread-local around each poll (what `context()` needs of
 #                any implementation), `#[inline]` as the success path's goal needs
@@ -39,7 +39,7 @@
 # Builds go to `$CARGO_TARGET_DIR/build-cost` (default `target/build-cost` here). Times depend on
 # the machine and its load: compare the rows of one run, not runs.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 n=${N:-200}
 reps=${REPS:-3}
 only=${ONLY:-all}

@@ -2,11 +2,11 @@
 # Instructions per successful call, each way of calling measured alone: callgrind counts the whole
 # program at N calls and at 0 calls (same start-up and warm-up); the difference over N is one
 # call's cost. Repeatable run to run, unlike times on a shared machine.
-#   bash benches/instructions.sh            (needs valgrind; builds the example in release)
-#   bash benches/instructions.sh "hand_loop" "#[retryable]"     (only these rows)
+#   bash bench/benches/instructions.sh            (needs valgrind; builds the example in release)
+#   bash bench/benches/instructions.sh "hand_loop" "#[retryable]"     (only these rows)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-cargo build --release --example overhead_report --quiet
+cd "$(dirname "$0")/../.."
+cargo build -p reattempt-bench --release --example overhead_report --quiet
 # A copy, so that another build in a shared target directory cannot replace it mid-run.
 bin=$(mktemp)
 trap 'rm -f "$bin"' EXIT

@@ -1,4 +1,4 @@
-//! Success-path cost of one call, each way, in one run: `cargo bench --bench overhead`.
+//! Success-path cost of one call, each way, in one run: `cargo bench -p reattempt-bench --bench overhead`.
 //! Each sample runs its calls inside one `block_on`, so the runtime's entry is not measured.
 
 use std::hint::black_box;

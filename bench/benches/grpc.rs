@@ -8,7 +8,7 @@
 //!
 //! Then allocations per call (a counting allocator), printed.
 //!
-//! `cargo bench --bench grpc --features tonic`
+//! `cargo bench -p reattempt-bench --bench grpc --features reattempt/tonic`
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::convert::Infallible;

@@ -211,7 +211,7 @@ fn key(t: f64) -> u64 {
 ///
 /// ```
 /// use std::time::Duration;
-/// use reattempt_support::sim::hedge::{Scenario, Strategy, simulate};
+/// use reattempt_bench::sim::hedge::{Scenario, Strategy, simulate};
 ///
 /// let s = Scenario {
 ///     replicas: 10,

@@ -1,8 +1,8 @@
 //! One table of the success path's costs, each way of calling: allocations per call (a counting
 //! global allocator), the future's size (`size_of_val`) and a rough time per call.
-//! Run in release mode: `cargo run --release --example overhead_report`.
-//! (Precise times: `cargo bench --bench overhead`. Repeatable instruction counts per call, each way
-//! measured alone under callgrind: `bash benches/instructions.sh`; it uses `OVERHEAD_ONLY=<name>`
+//! Run in release mode: `cargo run -p reattempt-bench --release --example overhead_report`.
+//! (Precise times: `cargo bench -p reattempt-bench --bench overhead`. Repeatable instruction counts per call, each way
+//! measured alone under callgrind: `bash bench/benches/instructions.sh`; it uses `OVERHEAD_ONLY=<name>`
 //! and `OVERHEAD_CALLS=<n>` to run one row for n calls.)
 
 use std::alloc::{GlobalAlloc, Layout, System};

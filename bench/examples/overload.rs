@@ -5,11 +5,11 @@
 //! tokio clock, on the same seed.
 //!
 //! ```text
-//! cargo run --release --example overload      # writes docs/overload.csv and docs/overload.svg
-//! cargo run --release --example overload -- --reject-cost 0.05   # another scenario; writes nothing
+//! cargo run -p reattempt-bench --release --example overload      # writes docs/overload.csv and docs/overload.svg
+//! cargo run -p reattempt-bench --release --example overload -- --reject-cost 0.05   # another scenario; writes nothing
 //! ```
 //!
-//! The model is `reattempt_support::sim::overload` (`support/src/sim/overload.rs`); BENCHMARKS.md
+//! The model is `reattempt_bench::sim::overload` (`bench/src/sim/overload.rs`); BENCHMARKS.md
 //! discusses the results.
 
 use std::error::Error;
@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use plotters::prelude::SeriesLabelPosition;
-use reattempt_support::sim::chart;
-use reattempt_support::sim::overload::{self, Scenario, Strategy, Summary, Trace};
+use reattempt_bench::sim::chart;
+use reattempt_bench::sim::overload::{self, Scenario, Strategy, Summary, Trace};
 
 struct Args {
     scenario: Scenario,
@@ -74,7 +74,7 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
         && s.throttle_window_requests == default.throttle_window_requests
         && s.seed == default.seed;
     if out.is_none() && is_default {
-        out = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs"));
+        out = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs"));
     }
     Ok(Args { scenario: s, out })
 }
@@ -106,7 +106,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         s.overload,
         s.overload_start,
         s.overload_end(),
-        reattempt_support::sim::storm::MAX_ATTEMPTS,
+        reattempt_bench::sim::storm::MAX_ATTEMPTS,
         s.seed
     );
     println!(

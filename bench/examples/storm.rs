@@ -4,11 +4,11 @@
 //! tokio clock.
 //!
 //! ```text
-//! cargo run --release --example storm          # writes docs/storm.csv and docs/storm.svg
-//! cargo run --example storm -- --clients 200 --capacity 300   # another scenario; writes nothing
+//! cargo run -p reattempt-bench --release --example storm          # writes docs/storm.csv and docs/storm.svg
+//! cargo run -p reattempt-bench --example storm -- --clients 200 --capacity 300   # another scenario; writes nothing
 //! ```
 //!
-//! The model is `reattempt_support::sim::storm` (`support/src/sim/storm.rs`); BENCHMARKS.md
+//! The model is `reattempt_bench::sim::storm` (`bench/src/sim/storm.rs`); BENCHMARKS.md
 //! discusses the results.
 
 use std::error::Error;
@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use plotters::prelude::SeriesLabelPosition;
-use reattempt_support::sim::chart;
-use reattempt_support::sim::storm::{self, Scenario, Strategy, Summary, Trace};
+use reattempt_bench::sim::chart;
+use reattempt_bench::sim::storm::{self, Scenario, Strategy, Summary, Trace};
 
 struct Args {
     scenario: Scenario,
@@ -67,7 +67,7 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
         && s.seed == default.seed
         && runs == 10;
     if out.is_none() && is_default {
-        out = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs"));
+        out = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs"));
     }
     Ok(Args {
         scenario: s,

@@ -2,15 +2,15 @@
 //! timing): jitter spreads contention, a shared budget stops an outage from being multiplied, and
 //! under partial overload the adaptive throttle holds what reaches the backend near K × what it
 //! accepts.
-//! The models are the examples' own (`reattempt_support::sim`, in `support/src/sim/`), driven by
+//! The models are the examples' own (`reattempt_bench::sim`, in `bench/src/sim/`), driven by
 //! the runtime's policies, budget and breaker.
 
 use std::time::Duration;
 
 use reattempt::Jitter;
-use reattempt_support::sim::occ;
-use reattempt_support::sim::overload::{self, Strategy as S};
-use reattempt_support::sim::storm::{self, Scenario, Strategy, Summary};
+use reattempt_bench::sim::occ;
+use reattempt_bench::sim::overload::{self, Strategy as S};
+use reattempt_bench::sim::storm::{self, Scenario, Strategy, Summary};
 
 #[test]
 fn at_100_clients_full_jitter_does_less_than_half_the_work_of_no_jitter() {
@@ -137,7 +137,7 @@ fn under_partial_overload_the_guards_keep_what_they_promise() {
 /// nearly every call and the queues run away, while the budget holds hedges near 5 %.
 #[test]
 fn hedging_cuts_the_tail_at_low_load_and_the_budget_keeps_it_safe_at_high_load() {
-    use reattempt_support::sim::hedge::{self, Scenario, Strategy};
+    use reattempt_bench::sim::hedge::{self, Scenario, Strategy};
     let scenario = |utilisation| Scenario {
         replicas: 10,
         median: Duration::from_millis(10),

@@ -3,12 +3,12 @@
 //! time, N clients need to each update one optimistically-locked row once.
 //!
 //! ```text
-//! cargo run --release --example contention            # 100 runs per cell, writes docs/contention*
-//! cargo run --example contention -- --runs 5 --step 30 # a quick sweep; writes nothing
-//! cargo run --example contention -- --runs 5 --out /tmp/c
+//! cargo run -p reattempt-bench --release --example contention            # 100 runs per cell, writes docs/contention*
+//! cargo run -p reattempt-bench --example contention -- --runs 5 --step 30 # a quick sweep; writes nothing
+//! cargo run -p reattempt-bench --example contention -- --runs 5 --out /tmp/c
 //! ```
 //!
-//! The model is `reattempt_support::sim::occ` (`support/src/sim/occ.rs`); BENCHMARKS.md compares
+//! The model is `reattempt_bench::sim::occ` (`bench/src/sim/occ.rs`); BENCHMARKS.md compares
 //! the results with the published simulator's.
 
 use std::error::Error;
@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use plotters::prelude::SeriesLabelPosition;
 use reattempt::Jitter;
-use reattempt_support::sim::{chart, occ};
+use reattempt_bench::sim::{chart, occ};
 
 const KINDS: [Jitter; 4] = [
     Jitter::None,
@@ -81,7 +81,7 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
     }
     let full = args.runs == 100 && args.step == 10 && args.max_clients == 190 && args.seed == 2015;
     if args.out.is_none() && full {
-        args.out = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs"));
+        args.out = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs"));
     }
     Ok(args)
 }

@@ -4,7 +4,7 @@
 //! `RetryTransientMiddleware`, in front of a last middleware that answers 200 without a network.
 //! Time per call under criterion, then allocations per call (a counting allocator), printed.
 //!
-//! `cargo bench --bench integrations --features tower,reqwest-middleware`
+//! `cargo bench -p reattempt-bench --bench integrations --features reattempt/tower,reattempt/reqwest-middleware`
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::{Ready, poll_fn, ready};

@@ -1,7 +1,7 @@
 //! Contention on one shared, closed circuit breaker: 1, 2 and 8 threads each making calls through
 //! the same breaker (`try_acquire`, the call, `record(permit, true)`), against the same calls with
 //! no breaker. Throughput is calls per second over all threads:
-//! `cargo bench --bench breaker_contention`. Mind the machine's core count when reading it: with
+//! `cargo bench -p reattempt-bench --bench breaker_contention`. Mind the machine's core count when reading it: with
 //! fewer cores than threads, the threads take turns rather than run at once.
 
 use std::hint::black_box;

@@ -2,7 +2,7 @@
 //! it succeeds. Reports the total time, the attempts made, and the memory held per call in flight
 //! (a counting global allocator: the peak of live bytes above the baseline, over the calls).
 //!
-//! `cargo run --release --example load` (a few seconds; `LOAD_CALLS` changes the count).
+//! `cargo run -p reattempt-bench --release --example load` (a few seconds; `LOAD_CALLS` changes the count).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};

@@ -1,4 +1,4 @@
-//! The hedging simulation (`reattempt_support::sim::hedge`), driven through the gRPC layer: the
+//! The hedging simulation (`reattempt_bench::sim::hedge`), driven through the gRPC layer: the
 //! scenario of `tests/simulations.rs` (ten replicas, each serving one request at a time from a
 //! FIFO queue, service times lognormal around 10 ms with 1.5 % stragglers ×10, 30 % load, 0.5 ms
 //! of network each way, a hedge after 50 ms), run as real tokio tasks under the paused clock.
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use rand::{RngExt, SeedableRng, rngs::SmallRng};
 use reattempt::tonic::{GrpcRetryLayer, HedgingPolicy};
-use reattempt_support::sim::hedge::Scenario;
+use reattempt_bench::sim::hedge::Scenario;
 use tokio::time::Instant;
 use tonic::Code;
 use tonic::body::Body;

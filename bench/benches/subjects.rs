@@ -1,5 +1,5 @@
-//! The same successful call made five ways, shared by `benches/overhead.rs` and
-//! `examples/overhead_report.rs` so that both measure exactly the same code. None of them fails.
+//! The same successful call made five ways, shared by `bench/benches/overhead.rs` and
+//! `bench/examples/overhead_report.rs` so that both measure exactly the same code. None of them fails.
 #![allow(clippy::missing_errors_doc)]
 
 use std::hint::black_box;

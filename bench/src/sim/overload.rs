@@ -276,7 +276,7 @@ fn ns(d: Duration) -> u64 {
 ///
 /// ```
 /// use std::time::Duration;
-/// use reattempt_support::sim::overload::{Scenario, Strategy, Summary, simulate};
+/// use reattempt_bench::sim::overload::{Scenario, Strategy, Summary, simulate};
 ///
 /// let scenario = Scenario {
 ///     clients: 20,
