@@ -8,3 +8,28 @@
 //! cargo run -p reattempt-e2e --example grpc --features tonic
 //! cargo run -p reattempt-e2e --example sqlite --features sqlx
 //! ```
+
+// The examples of the README and of the guide's chapters that need this crate's dependencies
+// (tonic-health, sqlx with SQLite, metrics-util) run here as doctests, against `reattempt`: what a
+// newcomer copies from them compiles. The facade renders the chapters (`reattempt::guide`).
+#[cfg(all(
+    doctest,
+    feature = "reqwest-middleware",
+    feature = "tonic",
+    feature = "sqlx",
+    feature = "serde"
+))]
+#[doc = include_str!("../../README.md")]
+pub struct Readme;
+
+#[cfg(all(doctest, feature = "reqwest", feature = "tonic", feature = "sqlx"))]
+#[doc = include_str!("../../docs/guide/errors.md")]
+pub struct GuideErrors;
+
+#[cfg(all(doctest, feature = "tonic"))]
+#[doc = include_str!("../../docs/guide/grpc.md")]
+pub struct GuideGrpc;
+
+#[cfg(all(doctest, feature = "metrics"))]
+#[doc = include_str!("../../docs/guide/observability.md")]
+pub struct GuideObservability;
