@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use proc_macro2::TokenStream;
 
-/// `(args, item)`: the functions of `benches/build_cost.sh` (`attr`, `attr_full`), a method
+/// `(args, item)`: the functions of `bench/benches/build_cost.sh` (`attr`, `attr_full`), a method
 /// with a longer body, and a blocking function.
 pub(crate) const CASES: &[(&str, &str)] = &[
     (
