@@ -33,9 +33,7 @@
 //!     }
 //! }
 //!
-//! // `start_paused` (tokio's `test-util` feature, as in a test) makes the backoff take no time;
-//! // a program writes `#[tokio::main]` and waits the delays out.
-//! #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! #[tokio::main]
 //! async fn main() {
 //!     let gateway = Gateway { outages: 2.into() };
 //!     assert!(gateway.charge("order-1").await.unwrap().starts_with("charged order-1"));
@@ -113,7 +111,7 @@ pub mod __private;
 /// | `multiplier` | exponential growth, ≥ 1 | 2 |
 /// | `max_delay` | ceiling of one delay before jitter | `"20s"` (or `delay` if larger) |
 /// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"`, or a factor in (0, 1] | `"full"` |
-/// | `retry_on` | `[pattern, …]`: retry only matching errors | every `Err` |
+/// | `retry_on` | `[pattern, …]`: retry only matching errors (`[A, B]` is `[A \| B]`) | every `Err` |
 /// | `no_retry_on` | `[pattern, …]`: never retry these | none |
 /// | `retry_if` | path or closure `Fn(&E) -> bool` (`reattempt::transient`) | none |
 /// | `retry_if_ok` | path or closure `Fn(&T) -> bool`: retry some `Ok` values; the last is returned | none |
@@ -136,7 +134,7 @@ pub mod __private;
 /// | `breaker_open_into` | `fn(BreakerOpen) -> E`, for `circuit_breaker` | the type's own |
 /// | `throttled_into` | `fn(Throttled) -> E`, for `throttle` | the type's own |
 /// | `bulkhead_full_into` | `fn(BulkheadFull) -> E`, for `bulkhead` | the type's own |
-/// | `policy` | expression giving `&RetryPolicy`: the whole schedule at run time; no schedule key nor `log_error` beside it; an `async fn` needs a timeout conversion (see below); the policy's `hedge_after` is honoured by an `async fn` whose arguments are all shared references (`&self`, `&T`), and ignored elsewhere (`&mut self`, `self`, `&mut` or by-value arguments) with one `WARN` event at the function's first call | none |
+/// | `policy` | expression naming a `RetryPolicy` (a `static`, a `LazyLock`, a field, a `&RetryPolicy` argument): the whole schedule at run time; no schedule key nor `log_error` beside it; an `async fn` needs a timeout conversion (see below); the policy's `hedge_after` is honoured by an `async fn` whose arguments are all shared references (`&self`, `&T`), and ignored elsewhere (`&mut self`, `self`, `&mut` or by-value arguments) with one `WARN` event at the function's first call | none |
 ///
 /// With `policy = …`, the attempts of an `async fn` are always timed, since a policy chosen at run
 /// time may hold a `timeout`: the error type needs a conversion ([`FromElapsed`]: a

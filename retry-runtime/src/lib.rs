@@ -3,7 +3,7 @@
 //! plain code that is tested without macros; `#[retryable]` only writes the loop that calls it.
 //!
 //! ```
-//! // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+//! // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
 //! #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     use std::time::Duration;

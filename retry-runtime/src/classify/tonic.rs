@@ -10,7 +10,7 @@
 //! [`RetryThrottle`].
 //!
 //! ```
-//! // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+//! // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
 //! #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! async fn main() {
 //!     use std::time::Duration;
@@ -130,7 +130,7 @@ pub use crate::clients::grpc::{
 /// `|s: &Status| reattempt::transient(s) || codes(&[Code::Aborted])(s)`.
 ///
 /// ```
-/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
 /// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() {
 ///     use reattempt::{RetryPolicy, tonic::codes};

@@ -20,7 +20,7 @@
 //! requests to a dead leaf per top-level call, instead of 27 (BENCHMARKS.md, "Over HTTP").
 //!
 //! ```
-//! // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+//! // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
 //! #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! async fn main() {
 //!     use http::HeaderMap;
@@ -86,7 +86,7 @@ pub const OUTER_ATTEMPTS_LEFT: &str = "retry-outer-attempts-left";
 /// themselves; call it when you build the request yourself:
 ///
 /// ```
-/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
 /// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() {
 ///     use reattempt::RetryPolicy;
@@ -189,7 +189,7 @@ pin_project! {
     /// task spawned from it is polled elsewhere and does not see the frame.
     ///
     /// ```
-    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use reattempt::RetryPolicy;
@@ -256,7 +256,7 @@ mod layer {
     /// With axum: `Router::new().route(..).layer(OuterRetryLayer::new())`.
     ///
     /// ```
-    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::convert::Infallible;
@@ -267,8 +267,8 @@ mod layer {
     ///     use reattempt::RetryPolicy;
     ///     use reattempt::http::OUTER_ATTEMPTS_LEFT;
     ///     use reattempt::tower::OuterRetryLayer;
-    ///     use tower_layer::Layer;
-    ///     use tower_service::Service;
+    ///     use tower::Layer;
+    ///     use tower::Service;
     ///
     ///     /// A handler whose dependency is down: how many attempts its `one_layer` call made.
     ///     #[derive(Clone)]
@@ -332,7 +332,7 @@ mod layer {
     /// caller's attempt (see the layer).
     ///
     /// ```
-    /// use tower_layer::Layer;
+    /// use tower::Layer;
     ///
     /// #[derive(Clone)]
     /// struct Handler;

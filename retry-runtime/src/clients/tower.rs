@@ -2,7 +2,7 @@
 //! same engine, schedule, guards and names as `#[retryable]` and the closure API.
 //!
 //! ```
-//! // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+//! // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
 //! #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! async fn main() {
 //!     use std::io;
@@ -10,8 +10,8 @@
 //!     use std::sync::Arc;
 //!     use reattempt::RetryPolicy;
 //!     use reattempt::tower::RetryLayer;
-//!     use tower_layer::Layer;
-//!     use tower_service::Service;
+//!     use tower::Layer;
+//!     use tower::Service;
 //!
 //!     /// A flaky dependency: fails twice, then answers with the attempt that reached it.
 //!     #[derive(Clone)]
@@ -1332,7 +1332,7 @@ impl FaultWait {
     ) -> Option<Result<(), Elapsed>> {
         let fault = steps::fault(engine)?;
         let now = tokio::time::Instant::now();
-        let deadline = limit.and_then(|d| crate::drivers::timed::deadline_after(now, d));
+        let deadline = limit.and_then(|d| crate::engine::deadline::deadline_after(now, d));
         match steps::plan_fault(engine, fault, deadline, can_fail) {
             steps::FaultPlan::Run => None,
             steps::FaultPlan::Fail(failed) => Some(Err(failed)),
@@ -1958,7 +1958,7 @@ mod http {
     /// ```
     /// use reattempt::RetryPolicy;
     /// use reattempt::tower::{HttpRetryService, RetryLayer};
-    /// use tower_layer::Layer;
+    /// use tower::Layer;
     ///
     /// /// A client over any `Service<http::Request<B>>` (hyper-util's).
     /// struct Api<S> {
@@ -2278,7 +2278,7 @@ mod http {
         /// layer.
         ///
         /// ```
-        /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+        /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
         /// #[tokio::main(flavor = "current_thread", start_paused = true)]
         /// async fn main() {
         ///     use std::sync::{Arc, Mutex};
@@ -2289,8 +2289,8 @@ mod http {
         ///     use reattempt::RetryPolicy;
         ///     use reattempt::http::ReplayBody;
         ///     use reattempt::tower::{ReplayBodyLayer, RetryLayer};
-        ///     use tower_layer::Layer;
-        ///     use tower_service::Service;
+        ///     use tower::Layer;
+        ///     use tower::Service;
         ///
         ///     /// A body streamed in chunks (not `Clone`).
         ///     type Upload = StreamBody<Chunks>;
@@ -2449,7 +2449,7 @@ mod http {
         /// are the service's: write them on the closure.
         ///
         /// ```
-        /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+        /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
         /// #[tokio::main(flavor = "current_thread", start_paused = true)]
         /// async fn main() {
         ///     use std::io;
@@ -2459,8 +2459,8 @@ mod http {
         ///     use reattempt::RetryPolicy;
         ///     use reattempt::http::Verdict;
         ///     use reattempt::tower::RetryLayer;
-        ///     use tower_layer::Layer;
-        ///     use tower_service::Service;
+        ///     use tower::Layer;
+        ///     use tower::Service;
         ///
         ///     // A service that answers 500 to every request it counts.
         ///     #[derive(Clone)]
@@ -2536,7 +2536,7 @@ mod http {
         }
     }
 
-    /// A tower [`Layer`](tower_layer::Layer) that makes a streaming request body replayable,
+    /// A tower [`Layer`](tower::Layer) that makes a streaming request body replayable,
     /// in front of a [`RetryLayer::http`] layer: it takes a plain `http::Request<B>` and gives
     /// the service it wraps the same request with a
     /// [`ReplayBody<B>`](crate::http::ReplayBody) (made by
@@ -2605,7 +2605,7 @@ mod http {
     /// ```
     /// use reattempt::RetryPolicy;
     /// use reattempt::tower::{HttpRetryService, ReplayBodyLayer, ReplayBodyService, RetryLayer};
-    /// use tower_layer::Layer;
+    /// use tower::Layer;
     ///
     /// /// A client over any `Service<http::Request<ReplayBody<B>>>` (hyper-util's).
     /// struct Uploads<S> {

@@ -70,7 +70,7 @@ pub fn hedge_ignored(policy: &RetryPolicy, once: &std::sync::Once, name: impl ev
 /// [`decide`](Call::decide) as a constant, so that it takes no room in the call's future.)
 ///
 /// ```
-/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
 /// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() {
 ///     use reattempt::{FnHooks, RetryPolicy};
@@ -152,7 +152,7 @@ impl<'p> Call<'p> {
     /// [`slot_or_deadline`](Self::slot_or_deadline).
     ///
     /// ```
-    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;
@@ -246,7 +246,7 @@ impl<'p> Call<'p> {
     /// `Err(timed_out(Elapsed))`: the attribute's `timeout_into`.
     ///
     /// ```
-    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;
@@ -340,7 +340,7 @@ impl<'p> Call<'p> {
     /// [`recover`](Self::recover) does for the loop: `context()` gives the key its attempts sent.
     ///
     /// ```
-    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::future::IntoFuture;

@@ -236,7 +236,7 @@ impl Call<'_> {
     /// The attempt's error, with `lent`.
     ///
     /// ```
-    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use reattempt::{FnHooks, RetryPolicy};

@@ -16,9 +16,7 @@ use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
 use crate::engine::context::Slot;
-// Here too, at their old paths, for the drivers that name them with the timers.
-#[cfg(feature = "tower")]
-pub(crate) use crate::engine::deadline::deadline_after;
+// Here too, at its old path, for the drivers that name it with the timers.
 pub(crate) use crate::engine::deadline::instant_after;
 use crate::engine::state::Engine;
 

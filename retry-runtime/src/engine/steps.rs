@@ -101,7 +101,7 @@ pub fn admit(
 /// it cannot run without a slot.
 ///
 /// ```
-/// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+/// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
 /// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() {
 ///     use reattempt::Bulkhead;

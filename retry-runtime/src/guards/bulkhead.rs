@@ -114,7 +114,7 @@ impl Bulkhead {
     /// [`BulkheadFull`] when no slot came free in time.
     ///
     /// ```
-    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;

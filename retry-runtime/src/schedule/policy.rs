@@ -243,7 +243,7 @@ impl RetryPolicy {
     /// [rewound](Self::rewind_faults)): the index of the next draw. 0 without fault injection.
     ///
     /// ```
-    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use reattempt::RetryPolicy;
@@ -508,7 +508,7 @@ impl RetryPolicyBuilder {
     /// call ignores it. A hedged call reads the clock when each attempt starts.
     ///
     /// ```
-    /// // A paused clock (tokio's "test-util" feature): the sleeps take no real time.
+    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;

@@ -82,7 +82,7 @@ const LONGEST_PUSHBACK: Duration = Duration::from_millis(i32::MAX as u64);
 /// async fn main() -> Result<(), Box<dyn std::error::Error>> {
 ///     use reattempt::tonic::{GrpcRetryLayer, ServiceConfig};
 ///     use tonic::transport::Endpoint;
-///     use tower_layer::Layer;
+///     use tower::Layer;
 ///
 ///     let config = ServiceConfig::from_json(r#"{
 ///       "methodConfig": [{
@@ -638,7 +638,7 @@ impl<S, K> Layer<S> for GrpcRetryLayer<K> {
 ///     use reattempt::tonic::{GrpcRetryLayer, GrpcRetryPolicy, GrpcRetryService};
 ///     use tonic::Code;
 ///     use tonic::transport::{Channel, Endpoint};
-///     use tower_layer::Layer;
+///     use tower::Layer;
 ///
 ///     struct Clients {
 ///         health: GrpcRetryService<Channel>,
