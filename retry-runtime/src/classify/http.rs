@@ -18,13 +18,15 @@
 //! assert_eq!(retry_after(&headers), Some(Duration::from_secs(120)));
 //! ```
 
-use std::time::{Duration, SystemTime};
-
-use http::{HeaderMap, HeaderValue, Method, StatusCode, header::RETRY_AFTER};
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+use http::{HeaderMap, HeaderValue};
+use http::{Method, StatusCode};
 
 use crate::classify::Transient;
 
-pub use crate::classify::hints::{ServerHint, retried_response, server_hint, server_hint_at};
+pub use crate::classify::hints::{
+    ServerHint, retried_response, retry_after, retry_after_at, server_hint, server_hint_at,
+};
 
 // Request bodies recorded up to a cap and replayed to each attempt (clients/replay_body.rs).
 pub use crate::clients::replay_body::{BodyNotReplayable, DEFAULT_REPLAY_CAP, ReplayBody};
@@ -228,95 +230,6 @@ pub(crate) struct SafetyRule {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Attempts(pub u32);
-
-/// The delay a response's `Retry-After` header asks for, measured from now.
-///
-/// Both forms of RFC 9110 §10.2.3 are read: delta-seconds (`120`) and an HTTP-date
-/// (`Fri, 31 Dec 1999 23:59:59 GMT`, or the obsolete RFC 850 and asctime forms). A date in the
-/// past gives [`Duration::ZERO`]. When the header is repeated, the first value that parses wins;
-/// a missing or malformed header gives `None`. See [`retry_after_at`] for the rules in full.
-///
-/// The result is not bounded here: the retry engine caps a requested delay at `max_delay`.
-///
-/// ```
-/// use std::time::{Duration, SystemTime};
-/// use http::{HeaderMap, HeaderValue, header::RETRY_AFTER};
-/// use reattempt::http::retry_after;
-///
-/// let mut headers = HeaderMap::new();
-/// assert_eq!(retry_after(&headers), None);
-///
-/// headers.insert(RETRY_AFTER, HeaderValue::from_static("5"));
-/// assert_eq!(retry_after(&headers), Some(Duration::from_secs(5)));
-///
-/// let in_a_minute = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(60));
-/// headers.insert(RETRY_AFTER, in_a_minute.parse().unwrap());
-/// let delay = retry_after(&headers).unwrap();
-/// assert!(delay <= Duration::from_secs(60) && delay >= Duration::from_secs(55));
-/// ```
-#[must_use]
-pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    retry_after_at(headers, SystemTime::now())
-}
-
-/// [`retry_after`] with the current time passed in, so that an HTTP-date is measured against a
-/// clock of the caller's choosing (a test's fixed instant, the response's `Date` header).
-///
-/// A value is read as:
-/// - delta-seconds when, after trimming surrounding whitespace, it is only ASCII digits. A number
-///   too large for a `u64` saturates at `u64::MAX` seconds rather than being rejected: the server
-///   asked for "a very long time", not for nothing.
-/// - otherwise an HTTP-date, parsed by [`httpdate`]; its distance from `now`, or
-///   [`Duration::ZERO`] when it is not after `now`.
-///
-/// Signs, fractions (`1.5`), empty values, other text and values that are not visible ASCII give
-/// no delay. Of several `Retry-After` headers, the first that parses is used, so that one garbled
-/// value does not hide a good one.
-///
-/// ```
-/// use std::time::{Duration, SystemTime, UNIX_EPOCH};
-/// use http::{HeaderMap, HeaderValue, header::RETRY_AFTER};
-/// use reattempt::http::retry_after_at;
-///
-/// // Sun, 06 Nov 1994 08:49:37 GMT
-/// let date = UNIX_EPOCH + Duration::from_secs(784_111_777);
-/// let mut headers = HeaderMap::new();
-/// headers.append(RETRY_AFTER, HeaderValue::from_static("soon"));
-/// headers.append(RETRY_AFTER, HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"));
-///
-/// let a_minute_before = date - Duration::from_secs(60);
-/// assert_eq!(retry_after_at(&headers, a_minute_before), Some(Duration::from_secs(60)));
-/// assert_eq!(retry_after_at(&headers, date + Duration::from_secs(1)), Some(Duration::ZERO));
-/// ```
-#[must_use]
-pub fn retry_after_at(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    headers
-        .get_all(RETRY_AFTER)
-        .iter()
-        .find_map(|value| parse_retry_after(value, now))
-}
-
-/// A header's count written as ASCII digits only (`Retry-After`'s delta-seconds,
-/// [`OUTER_ATTEMPTS_LEFT`]), too large a one saturating; `None` for empty text or any other
-/// character (a sign, a fraction, a date).
-pub(crate) fn digits(text: &str) -> Option<u64> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    // Only digits: the parse can fail only by overflowing.
-    Some(text.parse::<u64>().unwrap_or(u64::MAX))
-}
-
-/// One `Retry-After` value, read as [`retry_after_at`] describes.
-fn parse_retry_after(value: &HeaderValue, now: SystemTime) -> Option<Duration> {
-    // `to_str` refuses anything but visible ASCII (and tabs), which covers non-UTF-8 bytes.
-    let text = value.to_str().ok()?.trim();
-    if let Some(seconds) = digits(text) {
-        return Some(Duration::from_secs(seconds));
-    }
-    let date = httpdate::parse_http_date(text).ok()?;
-    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
-}
 
 /// 408 Request Timeout, 429 Too Many Requests, 500 Internal Server Error, 502 Bad Gateway,
 /// 503 Service Unavailable and 504 Gateway Timeout are transient; every other status is not.
@@ -544,7 +457,8 @@ impl crate::convert::FromBulkheadFull for reqwest::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::UNIX_EPOCH;
+    use http::{HeaderMap, HeaderValue, header::RETRY_AFTER};
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     /// Sun, 06 Nov 1994 08:49:37 GMT, the date of RFC 9110's examples.
     fn rfc_date() -> SystemTime {

@@ -4,7 +4,7 @@
 // `Retry-After` (`http`, with every server hint in `hints`), gRPC statuses (`tonic`), database
 // errors (`sqlx`). The client stacks that act on these verdicts are in `crate::clients`.
 #[cfg(feature = "http")]
-mod hints;
+pub(crate) mod hints;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "sqlx")]

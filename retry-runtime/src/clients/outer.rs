@@ -142,7 +142,7 @@ pub fn outer_attempts_left(headers: &HeaderMap) -> Option<u32> {
 
 /// One [`OUTER_ATTEMPTS_LEFT`] value, read as [`outer_attempts_left`] describes.
 fn parse_attempts_left(value: &HeaderValue) -> Option<u32> {
-    let count = crate::http::digits(value.to_str().ok()?.trim())?;
+    let count = crate::classify::hints::digits(value.to_str().ok()?.trim())?;
     Some(u32::try_from(count).unwrap_or(u32::MAX))
 }
 
