@@ -178,7 +178,8 @@ pub mod __private;
 ///
 /// `retry_on` and `retry_if` together retry an error that either accepts; `no_retry_on` wins over
 /// both. Without `max_elapsed`, the call's clock starts at its first failure (or its first
-/// [`context()`] call), so that a call that succeeds reads no clock; with it, `timeout` is
+/// [`context()`] call), so that a call that succeeds reads no clock unless it has a `timeout` (each
+/// timed attempt reads one); with `max_elapsed`, `timeout` is
 /// clipped to the time that remains, and no sleep starts that would end past the deadline.
 ///
 /// ```

@@ -208,7 +208,8 @@ fn exhausted_reset(field: &str) -> Option<u64> {
 /// past gives [`Duration::ZERO`]. When the header is repeated, the first value that parses wins;
 /// a missing or malformed header gives `None`. See [`retry_after_at`] for the rules in full.
 ///
-/// The result is not bounded here: the retry engine caps a requested delay at `max_delay`.
+/// The result is not bounded here: given to `retry_after`, a hint beyond `max_delay` (or past
+/// the call's deadline) ends the call with its error, since the client may not come back sooner.
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};

@@ -33,6 +33,9 @@ use crate::schedule::policy::RetryPolicy;
 /// fn loggable<E: retry_runtime::__private::LoggedError>() {}
 /// loggable::<std::io::Error>();
 /// ```
+// Hidden: only generated code names it, and its blanket impl would otherwise show (with a link
+// to a private module) on the docs page of every public type.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "a retried error is logged with each retry, so `{Self}` must implement `Debug`",
     label = "`{Self}` is not `Debug`",
