@@ -6,7 +6,9 @@
 #
 # Builds the facade's docs with every feature (after CI's doc build of the workspace, this is a
 # quick re-document of one crate), so that a doc build with other features cannot stand in.
-# Methods, fields and trait impls are not listed: `cargo semver-checks` checks those at release.
+# Under each type and trait, its own members (methods, fields, variants, associated items; see
+# .ci/public-api-members.py), so that an accidental `pub fn` fails too. Trait impls are not
+# listed: `cargo semver-checks` checks those at release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +21,8 @@ current=$(grep -oE 'href="([a-z0-9_]+/)*(struct|enum|union|trait|traitalias|fn|m
     sed -E 's/^href="//; s/\.html"$//' |
     sed -E 's#^(([a-z0-9_]+/)*)([a-z]+)\.([A-Za-z0-9_]+)$#\3 reattempt/\1\4#' |
     sed -E 's#/#::#g' |
-    LC_ALL=C sort -u -k2,2 -k1,1)
+    LC_ALL=C sort -u -k2,2 -k1,1 |
+    python3 .ci/public-api-members.py "$(dirname "$all")")
 
 if [[ -z "$current" ]]; then
     echo "no items found in $all" >&2
@@ -28,7 +31,7 @@ fi
 
 if [[ "${1:-}" == "--update" ]]; then
     printf '%s\n' "$current" >"$list"
-    echo "wrote $list ($(wc -l <"$list") items)"
+    echo "wrote $list ($(grep -vc '^ ' "$list") items, $(grep -c '^ ' "$list") members)"
     exit 0
 fi
 
@@ -39,4 +42,4 @@ if ! diff -u "$list" <(printf '%s\n' "$current"); then
     echo "and commit docs/public-api.txt with the change (docs/RELEASING.md)."
     exit 1
 fi
-echo "public API: $(wc -l <"$list") items, as pinned in $list"
+echo "public API: $(grep -vc '^ ' "$list") items and $(grep -c '^ ' "$list") members, as pinned in $list"
