@@ -9,7 +9,11 @@ doc_root = sys.argv[1]
 # Sections that are not the item's own surface: implementations of traits (explicit, auto,
 # blanket) on a type's page, and the implementors on a trait's page.
 OTHERS = re.compile(r'id="(trait-implementations|synthetic-implementations|blanket-implementations|implementors|foreign-impls)"')
-MEMBER = re.compile(r'id="(method|tymethod|structfield|variant|associatedconstant|associatedtype)\.([A-Za-z0-9_]+)"')
+# A struct-like variant's fields are `variant.Name.field.name`.
+MEMBER = re.compile(
+    r'id="(method|tymethod|structfield|variant|associatedconstant|associatedtype)'
+    r'\.([A-Za-z0-9_]+(?:\.field\.[A-Za-z0-9_]+)?)"'
+)
 for line in sys.stdin:
     line = line.rstrip("\n")
     print(line)

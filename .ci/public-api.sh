@@ -13,7 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 list=docs/public-api.txt
-all="${CARGO_TARGET_DIR:-target}/doc/reattempt/all.html"
+# Wherever cargo puts its output (CARGO_TARGET_DIR, a config's build.target-dir, …).
+target_dir=$(cargo metadata --no-deps --format-version 1 |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+all="$target_dir/doc/reattempt/all.html"
 cargo doc --no-deps -p reattempt --all-features --quiet
 
 # `http/struct.Verdict.html` -> `struct reattempt::http::Verdict` (attr: an attribute macro).

@@ -58,3 +58,41 @@ fn every_example_says_what_a_copy_depends_on() {
         );
     }
 }
+
+/// The guide's and the README's examples (doctests, which may hide lines a reader does not need)
+/// say so when they run on tokio's paused clock: copied under a plain `#[tokio::main]`, an
+/// example that asserts an exact schedule fails, so the visible lines right after a hidden
+/// paused `main` name the paused clock (`#[tokio::test(start_paused = true)]`, or a comment).
+#[test]
+fn a_hidden_paused_clock_is_named_in_the_visible_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(root.join("docs/guide"))
+        .expect("docs/guide")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.push(root.join("README.md"));
+    assert!(pages.len() >= 14, "pages found: {pages:?}");
+    let mut offenders = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).expect("a page");
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            if !(line.starts_with("# #[tokio::main") && line.contains("start_paused = true")) {
+                continue;
+            }
+            let visible_after = lines[n + 1..]
+                .iter()
+                .filter(|l| !l.starts_with("# ") && **l != "#")
+                .take(2)
+                .any(|l| l.contains("paused"));
+            if !visible_after {
+                offenders.push(format!("{}:{}", page.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "hidden paused clock not named: {offenders:#?}"
+    );
+}

@@ -3,7 +3,7 @@
 //! plain code that is tested without macros; `#[retryable]` only writes the loop that calls it.
 //!
 //! ```
-//! // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+//! // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
 //! #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     use std::time::Duration;

@@ -357,7 +357,13 @@ fn names_in(m: &ModPath, text: &str, modules: &BTreeSet<ModPath>) -> Names {
                 let Some(abs) = absolute(m, &path, modules) else {
                     continue;
                 };
-                if public && let Some(alias) = alias {
+                // `pub use crate::http;` inside an inline module of the root (lib.rs's `api`)
+                // re-exports a root name as itself: it must not hide the root's own
+                // `pub use classify::http;`, through which `crate::http::…` paths go.
+                if public
+                    && let Some(alias) = alias
+                    && abs != [alias.clone()]
+                {
                     names.reexports.insert(alias, abs.clone());
                 }
                 names.used.push(abs);

@@ -10,7 +10,7 @@
 //! [`RetryThrottle`].
 //!
 //! ```
-//! // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+//! // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
 //! #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! async fn main() {
 //!     use std::time::Duration;
@@ -130,7 +130,7 @@ pub use crate::clients::grpc::{
 /// `|s: &Status| reattempt::transient(s) || codes(&[Code::Aborted])(s)`.
 ///
 /// ```
-/// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+/// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
 /// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() {
 ///     use reattempt::{RetryPolicy, tonic::codes};

@@ -20,7 +20,7 @@
 //! requests to a dead leaf per top-level call, instead of 27 (BENCHMARKS.md, "Over HTTP").
 //!
 //! ```
-//! // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+//! // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
 //! #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! async fn main() {
 //!     use http::HeaderMap;
@@ -86,7 +86,7 @@ pub const OUTER_ATTEMPTS_LEFT: &str = "retry-outer-attempts-left";
 /// themselves; call it when you build the request yourself:
 ///
 /// ```
-/// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+/// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
 /// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() {
 ///     use reattempt::RetryPolicy;
@@ -189,7 +189,7 @@ pin_project! {
     /// task spawned from it is polled elsewhere and does not see the frame.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use reattempt::RetryPolicy;
@@ -256,7 +256,7 @@ mod layer {
     /// With axum: `Router::new().route(..).layer(OuterRetryLayer::new())`.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::convert::Infallible;

@@ -2,7 +2,7 @@
 //! same engine, schedule, guards and names as `#[retryable]` and the closure API.
 //!
 //! ```
-//! // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+//! // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
 //! #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! async fn main() {
 //!     use std::io;
@@ -2278,7 +2278,7 @@ mod http {
         /// layer.
         ///
         /// ```
-        /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+        /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
         /// #[tokio::main(flavor = "current_thread", start_paused = true)]
         /// async fn main() {
         ///     use std::sync::{Arc, Mutex};
@@ -2449,7 +2449,7 @@ mod http {
         /// are the service's: write them on the closure.
         ///
         /// ```
-        /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+        /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
         /// #[tokio::main(flavor = "current_thread", start_paused = true)]
         /// async fn main() {
         ///     use std::io;
@@ -2536,7 +2536,7 @@ mod http {
         }
     }
 
-    /// A tower [`Layer`](tower::Layer) that makes a streaming request body replayable,
+    /// A tower [`Layer`](tower_layer::Layer) that makes a streaming request body replayable,
     /// in front of a [`RetryLayer::http`] layer: it takes a plain `http::Request<B>` and gives
     /// the service it wraps the same request with a
     /// [`ReplayBody<B>`](crate::http::ReplayBody) (made by

@@ -73,7 +73,7 @@ pub fn hedge_ignored(policy: &RetryPolicy, once: &std::sync::Once, name: impl ev
 /// [`decide`](Call::decide) as a constant, so that it takes no room in the call's future.)
 ///
 /// ```
-/// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+/// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
 /// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() {
 ///     use reattempt::{FnHooks, RetryPolicy};
@@ -155,7 +155,7 @@ impl<'p> Call<'p> {
     /// [`slot_or_deadline`](Self::slot_or_deadline).
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;
@@ -249,7 +249,7 @@ impl<'p> Call<'p> {
     /// `Err(timed_out(Elapsed))`: the attribute's `timeout_into`.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;
@@ -343,7 +343,7 @@ impl<'p> Call<'p> {
     /// [`recover`](Self::recover) does for the loop: `context()` gives the key its attempts sent.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::future::IntoFuture;

@@ -239,7 +239,7 @@ impl RetryPolicy {
     /// ("polled after completion") rather than running the operation again.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::io;
@@ -309,7 +309,7 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// predicate's argument type is the operation's error type: no annotation needed.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::io;
@@ -335,7 +335,7 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// last `Ok` is returned.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::io;
@@ -369,7 +369,7 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// call with that error ([`GiveUpReason::RetryAfterTooLong`](crate::GiveUpReason)).
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;
@@ -405,7 +405,7 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// still a floor under it, and a delay that would end past the deadline ends the call.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;
@@ -450,7 +450,7 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// itself whenever the error type implements it.)
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::io;
@@ -479,7 +479,7 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// [`error_class`](Self::error_class) does for errors.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;
@@ -518,7 +518,7 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// [`Transient::class`](crate::Transient::class), as `#[retryable]` does by itself.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;
@@ -559,7 +559,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// `retry_after`, `on_retry` and `timeout_if`): a classification shared by many calls.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::io;
@@ -616,7 +616,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// without `From<Elapsed>` (or to choose another variant than its `From` impl does).
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;
@@ -648,7 +648,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// `max_elapsed` still bounds the sleeps; with no timeout, an attempt is never cut.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use reattempt::RetryPolicy;
@@ -700,7 +700,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// no conversion of its own (or after, to replace one). The attribute's key of the same name.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use reattempt::{CircuitBreaker, RetryPolicy};
@@ -744,7 +744,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// dependency accepted each attempt it let through (see [`AdaptiveThrottle`]).
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::io;
@@ -808,7 +808,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// [`bulkhead_full_into`](Self::bulkhead_full_into), called before, makes; never retried.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::io;
@@ -841,7 +841,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// [`bulkhead`](Self::bulkhead)).
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use reattempt::{Bulkhead, RetryPolicy};

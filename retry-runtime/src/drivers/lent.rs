@@ -236,7 +236,7 @@ impl Call<'_> {
     /// The attempt's error, with `lent`.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use reattempt::{FnHooks, RetryPolicy};

@@ -101,7 +101,7 @@ pub fn admit(
 /// it cannot run without a slot.
 ///
 /// ```
-/// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+/// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
 /// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() {
 ///     use reattempt::Bulkhead;

@@ -233,7 +233,7 @@ struct Slow {
 ///   [`state`](Self::state) only reads: it never changes what happens next.
 ///
 /// ```
-/// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+/// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
 /// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() {
 ///     use std::time::Duration;
@@ -556,7 +556,7 @@ impl CircuitBreaker {
     /// than after `reset_timeout`. Like [`record`](Self::record), use each permit once.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;

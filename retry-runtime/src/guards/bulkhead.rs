@@ -114,7 +114,7 @@ impl Bulkhead {
     /// [`BulkheadFull`] when no slot came free in time.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;

@@ -243,7 +243,7 @@ impl RetryPolicy {
     /// [rewound](Self::rewind_faults)): the index of the next draw. 0 without fault injection.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use reattempt::RetryPolicy;
@@ -508,7 +508,7 @@ impl RetryPolicyBuilder {
     /// call ignores it. A hedged call reads the clock when each attempt starts.
     ///
     /// ```
-    /// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
     /// #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// async fn main() {
     ///     use std::time::Duration;

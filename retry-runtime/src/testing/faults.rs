@@ -67,7 +67,7 @@ use crate::error::ConfigError;
 /// nothing. See [the module](crate::testing::faults) for the rules.
 ///
 /// ```
-/// // Needs tokio's "test-util" feature: a paused clock, sleeps take no time (else #[tokio::main]).
+/// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
 /// #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// async fn main() -> Result<(), Box<dyn std::error::Error>> {
 ///     use std::time::Duration;
