@@ -418,22 +418,23 @@ fn durations_near_the_limit_do_not_panic() {
     assert_names(&err, "max_delay");
 }
 
-/// The config example the README shows loads, and means the same as the one above.
+/// The config file the guide's configuration chapter shows loads, and means the same as the one
+/// above.
 #[test]
-fn the_readme_config_example_loads() {
-    let readme = include_str!("../../README.md");
-    let section = &readme[readme.find("## Resilience").expect("a Resilience section")..];
+fn the_guides_config_example_loads() {
+    let chapter = include_str!("../../docs/guide/configuration.md");
+    let section = &chapter[chapter.find("## The file").expect("a section on the file")..];
     let start = section.find("```toml\n").expect("a TOML example") + "```toml\n".len();
     let example = &section[start..start + section[start..].find("```").expect("closed")];
-    let from_readme: Resilience = toml::from_str(example).unwrap();
+    let from_guide: Resilience = toml::from_str(example).unwrap();
     let from_test: Resilience = toml::from_str(RESILIENCE_TOML).unwrap();
-    assert_eq!(from_readme.retry, from_test.retry);
+    assert_eq!(from_guide.retry, from_test.retry);
     assert_eq!(
-        format!("{:?}", from_readme.breaker),
+        format!("{:?}", from_guide.breaker),
         format!("{:?}", from_test.breaker)
     );
     assert_eq!(
-        format!("{:?}", from_readme.budget),
+        format!("{:?}", from_guide.budget),
         format!("{:?}", from_test.budget)
     );
 }
