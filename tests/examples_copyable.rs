@@ -96,3 +96,125 @@ fn a_hidden_paused_clock_is_named_in_the_visible_lines() {
         "hidden paused clock not named: {offenders:#?}"
     );
 }
+
+/// The crates a page's Rust examples `use`, besides std, reattempt and tokio, each appear in that
+/// page's Cargo lines (a TOML block, or a `// Cargo.toml:` comment in the example), so that a
+/// copy builds with what the page says to add. (The doctests build them with the workspace's
+/// dev-dependencies, which would hide a missing line.)
+#[test]
+fn every_crate_an_example_uses_is_in_its_pages_cargo_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(root.join("docs/guide"))
+        .expect("docs/guide")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.push(root.join("README.md"));
+    pages.sort();
+    let mut offenders = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).expect("a page");
+        let mut declared: Vec<String> = ["std", "core", "alloc", "reattempt", "tokio"]
+            .map(String::from)
+            .to_vec();
+        let mut used: Vec<(usize, String)> = Vec::new();
+        let mut block: Option<&str> = None;
+        let mut in_cargo_comment = false;
+        let mut imported: Vec<String> = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            if let Some(fence) = line.strip_prefix("```") {
+                block = match block {
+                    Some(_) => None,
+                    None => Some(fence),
+                };
+                continue;
+            }
+            let Some(kind) = block else {
+                in_cargo_comment = false;
+                continue;
+            };
+            // `// Cargo.toml: …` and the comment lines that go on from it.
+            let comment = line.trim_start().starts_with("//");
+            in_cargo_comment =
+                comment && (in_cargo_comment || line.trim_start().starts_with("// Cargo.toml:"));
+            let cargo_line = kind == "toml" || in_cargo_comment;
+            if cargo_line || (kind == "toml" && line.starts_with(char::is_alphabetic)) {
+                for part in line.split([',', ':']) {
+                    if let Some((name, _)) = part.split_once('=') {
+                        let name = name.trim().trim_start_matches("//").trim();
+                        if !name.is_empty()
+                            && name
+                                .chars()
+                                .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+                        {
+                            declared.push(name.replace('-', "_"));
+                        }
+                    }
+                }
+            }
+            let rust = kind.starts_with("rust")
+                && !kind.contains("ignore")
+                && !kind.contains("compile_fail");
+            if rust {
+                let code = line.trim_start().trim_start_matches("# ");
+                let code = code.split("//").next().unwrap_or_default();
+                // Not in string literals (`"sqlite::memory:"`): every other `"` opens one.
+                let code: String = code.split('"').step_by(2).collect::<Vec<_>>().join("\"\"");
+                let code = code.as_str();
+                if let Some(tree) = code.strip_prefix("use ") {
+                    // The crate is the first segment; the rest (`io`, `health_client`) are names
+                    // the example brings into scope, which later paths may start from.
+                    let roots = path_roots(tree);
+                    imported.extend(roots.iter().skip(1).cloned());
+                    imported.extend(
+                        tree.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .skip(1)
+                            .map(String::from),
+                    );
+                    used.extend(roots.into_iter().take(1).map(|krate| (n + 1, krate)));
+                } else {
+                    used.extend(path_roots(code).into_iter().map(|krate| (n + 1, krate)));
+                }
+            }
+        }
+        for (n, krate) in used {
+            if !declared.contains(&krate) && !imported.contains(&krate) {
+                offenders.push(format!(
+                    "{}:{n}: `use {krate}::…` with no Cargo line for it",
+                    page.display()
+                ));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
+/// The first segments of the paths in a line of Rust (`reqwest::Client::new()` gives
+/// `reqwest`): lower-case names followed by `::` and not preceded by one, so not a type
+/// (`Duration::from_secs`) nor a later segment.
+fn path_roots(code: &str) -> Vec<String> {
+    let mut roots = Vec::new();
+    let bytes = code.as_bytes();
+    let mut i = 0;
+    while i < code.len() {
+        let starts_word = (bytes[i].is_ascii_lowercase() || bytes[i] == b'_')
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'));
+        if !starts_word {
+            i += 1;
+            continue;
+        }
+        let end = code[i..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(code.len(), |e| i + e);
+        let after_path = code[..i].ends_with("::");
+        let turbofish = code[end..].starts_with("::<");
+        if !after_path && !turbofish && code[end..].starts_with("::") {
+            let name = &code[i..end];
+            if !["crate", "self", "super"].contains(&name) {
+                roots.push(name.to_owned());
+            }
+        }
+        i = end;
+    }
+    roots
+}
