@@ -71,12 +71,12 @@ pub mod testing;
 
 pub use classify::{ErrorClass, Transient, error_class, is_timeout, transient};
 pub use engine::context::{RetryContext, context};
+pub use engine::give_up::GiveUpReason;
 pub use engine::hooks::{
     ChooseDelay, ClassHook, ClassOf, DelayFor, DelayHook, DelaySlot, ErrorHook, FnHooks, Hooks,
     OkClassOf, OkHook, OnRetryHook, TimeoutIf, Unset,
 };
 pub use engine::key::IdempotencyKey;
-pub use engine::state::GiveUpReason;
 pub use error::{BreakerOpen, BulkheadFull, ConfigError, Elapsed, Throttled};
 pub use guards::breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, Permit};
 pub use guards::budget::{RetryBudget, RetryBudgetBuilder};
@@ -99,10 +99,10 @@ pub use retry_rules::{
 };
 
 pub use drivers::closure::{
-    AddGuard, Breaker, BreakerSlot, Conversion, ElapsedInto, Given, NoBreaker, NoTimeout, Retry,
-    RetryFuture, TimeoutInto, ViaTrait,
+    AddGuard, Breaker, BreakerSlot, Conversion, Given, NoBreaker, Retry, RetryFuture, ViaTrait,
 };
 pub use drivers::kept::{Keep, KeepsOutcome, NotKept};
+pub use drivers::timeout::{ElapsedInto, NoTimeout, TimeoutInto};
 
 pub use convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 

@@ -108,7 +108,7 @@ fn the_graph_sees_the_imports() {
         ("drivers::hedged", "drivers::timeout"),
         ("drivers::call", "drivers::closure"),
         ("drivers::lent", "drivers::call"),
-        // `crate::engine::state::GiveUpReason`, re-exported from where it lives.
+        // `GiveUpReason`, in a module of its own below the engine.
         ("guards", "engine::give_up"),
         // `crate::RetryPolicy`, re-exported at the root.
         ("config", "schedule::policy"),

@@ -88,18 +88,18 @@ use tower_service::Service;
 
 use crate::ErrorClass;
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
-use crate::drivers::closure::{ElapsedInto, NoTimeout, TimeoutInto};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
 use crate::drivers::kept::{self, KeepsOutcome, NotKept};
 #[cfg(feature = "testing")]
 use crate::drivers::timed::set_timer_at;
 use crate::drivers::timed::{poll_copy, set_timer};
+use crate::drivers::timeout::{ElapsedInto, NoTimeout, TimeoutInto};
 use crate::engine::context::{RetryContext, enter};
+use crate::engine::give_up::GiveUpReason;
 use crate::engine::hooks::{
     ClassHook, ClassOf, DelayFor, DelayHook, DelaySlot, ErrorHook, Hooks, OkHook, OnRetryHook,
     TimeoutIf, Unset,
 };
-use crate::engine::state::GiveUpReason;
 use crate::engine::state::{Decision, Detached, Engine, Start};
 use crate::engine::steps;
 use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
@@ -1896,7 +1896,7 @@ mod http {
         Attempts, SafetyRule, Verdict, never_sent, not_processed, safe_to_resend,
     };
     use crate::clients::replay_body::{Committed, DEFAULT_REPLAY_CAP, ReplayBody};
-    use crate::drivers::closure::ElapsedInto;
+    use crate::drivers::timeout::ElapsedInto;
     use crate::engine::hooks::{ErrorHook, OkHook, Unset};
 
     /// Copies an `http::Request<B>` with a `Clone` body for each attempt (method, URI, version,

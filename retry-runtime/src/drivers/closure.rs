@@ -17,8 +17,7 @@ use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
 use crate::drivers::hedged::{HedgeCall, Hedged, poll_hedged};
 use crate::drivers::kept::{Keep, KeepsOutcome, NotKept};
 use crate::drivers::timed::{poll_attempt, set_timer, set_timer_at};
-// At their old path too: the crate root and the tower layer name them here.
-pub use crate::drivers::timeout::{ElapsedInto, NoTimeout, TimeoutInto};
+use crate::drivers::timeout::{ElapsedInto, NoTimeout, TimeoutInto};
 use crate::engine::context::{RetryContext, enter};
 use crate::engine::give_up::GiveUpReason;
 use crate::engine::hooks::{ClassOf, DelayFor, DelaySlot, FnHooks, Hooks, TimeoutIf};

@@ -13,9 +13,10 @@ use std::time::Duration;
 use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
-use crate::drivers::timed::{instant_after, poll_copy, poll_timer, set_timer};
+use crate::drivers::timed::{poll_copy, poll_timer, set_timer};
 use crate::drivers::timeout::TimeoutInto;
 use crate::engine::context::{self, enter_copy};
+use crate::engine::deadline::instant_after;
 use crate::engine::give_up::GiveUpReason;
 use crate::engine::hooks::Hooks;
 use crate::engine::state::{Decision, Engine, Start};

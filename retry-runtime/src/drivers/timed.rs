@@ -16,8 +16,7 @@ use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
 use crate::engine::context::Slot;
-// Here too, at its old path, for the drivers that name it with the timers.
-pub(crate) use crate::engine::deadline::instant_after;
+use crate::engine::deadline::instant_after;
 use crate::engine::state::Engine;
 
 /// Points a driver's one timer (a retry's sleep, the next hedge) at `deadline`, reusing its

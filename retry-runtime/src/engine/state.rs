@@ -10,8 +10,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::ErrorClass;
-// At its old path too: the crate root, the guards and the clients name it here.
-pub use crate::engine::give_up::GiveUpReason;
+use crate::engine::give_up::GiveUpReason;
 use crate::engine::instant_slot::InstantSlot;
 use crate::engine::key::IdempotencyKey;
 use crate::guards::budget::RetryBudget;

@@ -14,7 +14,7 @@ use breaker::{CircuitBreaker, Permit};
 use budget::RetryBudget;
 use throttle::AdaptiveThrottle;
 
-use crate::engine::state::GiveUpReason;
+use crate::engine::give_up::GiveUpReason;
 
 /// What the adaptive throttle said about an attempt, asked before it began (after the breaker).
 ///
