@@ -340,10 +340,14 @@ async fn sqlx_sqlite_the_statement_runs_on_and_commits() {
         .connect_with(options.clone())
         .await
         .unwrap();
-    sqlx::query("CREATE TABLE t (x INTEGER NOT NULL)")
-        .execute(&pool)
-        .await
-        .unwrap();
+    // A temporary table marks the pool's one connection (a fresh connection does not have it).
+    sqlx::raw_sql(
+        "CREATE TABLE t (x INTEGER NOT NULL); CREATE TEMP TABLE mark (x); \
+         INSERT INTO mark VALUES (1)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
     let mut reader = options.connect().await.unwrap();
 
     let start = Instant::now();
@@ -356,9 +360,10 @@ async fn sqlx_sqlite_the_statement_runs_on_and_commits() {
         .fetch_one(&mut reader)
         .await
         .unwrap();
-    // Through the pool (its one connection): this waits for the statement in flight.
+    // Through the pool, on the same connection (it reads the mark): this waits for the
+    // statement in flight.
     let asked = Instant::now();
-    let seen_in_pool: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t")
+    let seen_in_pool: i64 = sqlx::query_scalar("SELECT (SELECT COUNT(*) FROM t) FROM temp.mark")
         .fetch_one(&pool)
         .await
         .unwrap();
@@ -368,14 +373,13 @@ async fn sqlx_sqlite_the_statement_runs_on_and_commits() {
          pool's next query waited {waited:?} and saw {seen_in_pool} rows ({:?} after the start)",
         start.elapsed()
     );
+    // The same connection saw every row that was not there at the timeout: its next query ran
+    // after the dropped statement had ended and committed. (How long it waited depends on the
+    // machine: 0.7 to 1.2 s on a slow one.)
     assert_eq!(seen_outside, 0, "still running at the timeout");
     assert_eq!(
         seen_in_pool, ROWS,
         "the dropped statement ran to its end and committed"
-    );
-    assert!(
-        waited >= Duration::from_millis(100),
-        "the pool's connection was busy with it: {waited:?}"
     );
     reader.close().await.unwrap();
 }
