@@ -122,7 +122,9 @@ struct Payments {
 
 impl Payments {
     /// Four attempts at most, 100 ms then 200 ms then 400 ms apart (full jitter) unless the
-    /// server asks for longer, each cut after 500 ms; 400s are not retried.
+    /// server asks for longer, each cut after 500 ms; 400s are not retried. A timed-out charge
+    /// may have gone through: retrying it (`PayError::Timeout` in `retry_on`) is safe only
+    /// because every attempt sends the call's `Idempotency-Key`.
     #[retryable(max_attempts = 4, delay = "100ms", multiplier = 2, max_delay = "2s",
                 jitter = "full", timeout = "500ms",
                 retry_on = [PayError::Timeout | PayError::Unavailable

@@ -83,9 +83,11 @@ impl Health for Scripted {
     }
 }
 
-/// The retrying function: A6's retryable codes and transport errors are retried.
+/// The retrying function: A6's retryable codes and transport errors are retried. A health check
+/// is a read, so it says it is safe to repeat after an `UNAVAILABLE` (which may come after the
+/// server acted).
 #[retryable(max_attempts = 4, delay = "100ms", retry_if = reattempt::transient,
-            on_retry = print_retry)]
+            idempotent = true, on_retry = print_retry)]
 async fn check(client: &mut HealthClient<Channel>) -> Result<ServingStatus, Status> {
     let reply = client.check(HealthCheckRequest::default()).await?;
     Ok(reply.into_inner().status())

@@ -7,8 +7,10 @@
 //! `#[retryable(retry_if = reattempt::transient, …)]` function returning
 //! `Result<_, sqlx::Error>`: `reattempt::transient` says which `sqlx::Error`s are worth another
 //! try (lock and deadlock errors of SQLite, Postgres and MySQL, a pool timeout, transient I/O),
-//! so it retries until the lock is let go. A row with a `UNIQUE` key that is already there (a
-//! constraint violation) is not retried.
+//! so it retries until the lock is let go (a locked database did nothing: retried whether or not
+//! the call is idempotent). A row with a `UNIQUE` key that is already there (a constraint
+//! violation) is not retried. The insert is not said to be idempotent: a timed-out attempt
+//! (whose statement SQLite's worker thread may still run) is returned, not repeated.
 //!
 //! Run it with `cargo run -p reattempt-e2e --example sqlite --features sqlx` (under a second;
 //! no setup: SQLite is compiled from the bundled source; sqlx 0.9 needs Rust 1.94).

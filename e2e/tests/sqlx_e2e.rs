@@ -15,8 +15,10 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions as _, Connection as _, Row as _};
 
 /// Inserts one row; a row with `key` already there (an earlier attempt landed) is left alone.
+// `idempotent = true`: the insert is keyed and `ON CONFLICT DO NOTHING`, so running it again
+// after an attempt whose outcome is unknown (a timeout) adds nothing.
 #[retryable(max_attempts = 100, delay = "5ms", max_delay = "50ms", timeout = "2s",
-            retry_if = reattempt::transient, on_retry = count_retry)]
+            retry_if = reattempt::transient, idempotent = true, on_retry = count_retry)]
 async fn insert(pool: &SqlitePool, key: &str, value: i64) -> Result<(), sqlx::Error> {
     sqlx::query("INSERT INTO items (key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING")
         .bind(key)

@@ -32,7 +32,8 @@ const SQLITE_LOCKED: u32 = 6;
 /// | MySQL 1205 `ER_LOCK_WAIT_TIMEOUT` (SQLSTATE `HY000`): the statement was rolled back | yes | not done | yes |
 /// | SQLSTATE `57014` "canceling statement due to statement timeout" (Postgres `query_canceled` by `statement_timeout`, as [`set_postgres_timeouts`](crate::sqlx::set_postgres_timeouts) sets it): rolled back; a cancel by an operator is not retried | yes | not done | yes |
 /// | SQLSTATE `57P03` (Postgres `cannot_connect_now`: a server starting or stopping), `08001` (unable to connect), `08004` (connection rejected; MySQL's too many connections): refused at connection, nothing sent | yes | not done | no |
-/// | SQLSTATE `57P01` `admin_shutdown`, `57P02` `crash_shutdown` (the session was ended: a COMMIT in flight may have landed), `08000`, `08003`, `08006` (the connection broke), `08007` `transaction_resolution_unknown` (it broke during COMMIT) | yes, on an idempotent call | unknown | no |
+/// | SQLSTATE `57P01` `admin_shutdown` (a fast stop, `pg_terminate_backend`: Postgres answers a statement with it only after aborting its transaction; a COMMIT that had already landed ends with a warning and no error instead, which the client sees as an EOF) | yes | not done | no |
+/// | SQLSTATE `57P02` `crash_shutdown` (the server went down hard: a COMMIT whose record was written may have landed), `08000`, `08003`, `08006` (the connection broke), `08007` `transaction_resolution_unknown` (it broke during COMMIT) | yes, on an idempotent call | unknown | no |
 /// | `Error::PoolTimedOut` (no connection within the pool's `acquire_timeout`: nothing sent) | yes | not done | yes |
 /// | `Error::Io(e)`: connection refused, unreachable | yes | not done | no |
 /// | `Error::Io(e)`: reset, broken pipe, EOF, aborted (a server crash, a restart, a failover, an OOM kill: the statement may have committed), timed out | yes, on an idempotent call | unknown | kind `TimedOut` |
@@ -117,9 +118,14 @@ fn database_error_effect(error: &dyn DatabaseError) -> Option<Effect> {
             "57014" if is_statement_timeout(error) => Some(Effect::NotDone),
             // A protocol violation repeats.
             "08P01" => None,
-            // The session or its connection ended while the statement (or its COMMIT) was in
-            // flight: it may have committed.
-            "57P01" | "57P02" => Some(Effect::Unknown),
+            // `admin_shutdown` (a fast stop, `pg_terminate_backend`): the server answers a
+            // statement with it only when it aborted the statement's transaction (a COMMIT
+            // already made while waiting for a standby ends with a warning and no error, which
+            // the client sees as an EOF). Measured: postgres_e2e's fast restart.
+            "57P01" => Some(Effect::NotDone),
+            // `crash_shutdown`: the server went down hard; a COMMIT whose record was written may
+            // have landed.
+            "57P02" => Some(Effect::Unknown),
             c if c.starts_with("08") => Some(Effect::Unknown),
             _ => None,
         };
@@ -305,14 +311,14 @@ mod tests {
     #[test]
     fn postgres_serialization_deadlock_lock_and_restart() {
         // Rolled back, or refused before anything ran: nothing done.
-        for sqlstate in ["40001", "40P01", "55P03", "57P03", "08001", "08004"] {
+        for sqlstate in ["40001", "40P01", "55P03", "57P01", "57P03", "08001", "08004"] {
             assert!(transient(&postgres(sqlstate)), "{sqlstate}");
             assert_eq!(postgres(sqlstate).effect(), Effect::NotDone, "{sqlstate}");
             assert!(!postgres(sqlstate).is_timeout(), "{sqlstate}");
         }
         // The session or its connection ended mid-statement (or mid-COMMIT): it may have
         // committed. Transient, with an unknown effect (repeated only on an idempotent call).
-        for sqlstate in ["57P01", "57P02", "08000", "08003", "08006", "08007"] {
+        for sqlstate in ["57P02", "08000", "08003", "08006", "08007"] {
             assert!(postgres(sqlstate).is_transient(), "{sqlstate}");
             assert_eq!(postgres(sqlstate).effect(), Effect::Unknown, "{sqlstate}");
         }
@@ -359,7 +365,7 @@ mod tests {
             Error::Io(io::ErrorKind::ConnectionReset.into()),
             Error::Io(io::ErrorKind::BrokenPipe.into()),
             Error::Io(io::ErrorKind::ConnectionAborted.into()),
-            postgres("57P01"),
+            postgres("57P02"),
             postgres("08006"),
             Error::from_elapsed(Elapsed::new()),
         ];

@@ -33,6 +33,8 @@
 //!             }
 //!         })
 //!         .retry_if(transient)
+//!         // A health check is a read: safe to repeat after a timeout, which may have acted.
+//!         .idempotent(true)
 //!         .await;
 //!     assert_eq!(reply.unwrap(), "SERVING");
 //!     assert_eq!(calls.get(), 3);

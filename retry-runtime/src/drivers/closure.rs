@@ -253,6 +253,9 @@ impl RetryPolicy {
     ///             async move { if n < 3 { Err(io::ErrorKind::ConnectionReset.into()) } else { Ok("ok") } }
     ///         })
     ///         .retry_if(transient)
+    ///         // A reset may come after the request was acted on: repeated only on a call that
+    ///         // is safe to repeat (a read), which says so.
+    ///         .idempotent(true)
     ///         .on_retry(|e, ctx, d| {
     ///             println!("attempt {} failed ({e}); retrying in {d:?}", ctx.attempt());
     ///         })

@@ -529,6 +529,7 @@ impl RetryPolicyBuilder {
     ///
     ///     let policy = RetryPolicy::builder()
     ///         .hedge_after(HedgeAfter::Fixed(Duration::from_millis(50)))
+    ///         .idempotent(true) // copies overlap: only a call safe to repeat is hedged
     ///         .build()
     ///         .unwrap();
     ///     let out: std::io::Result<u32> = policy

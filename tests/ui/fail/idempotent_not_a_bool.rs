@@ -1,0 +1,8 @@
+use reattempt::retryable;
+
+#[retryable(idempotent = "yes")]
+async fn read() -> Result<u32, std::io::Error> {
+    Ok(1)
+}
+
+fn main() {}
