@@ -26,7 +26,13 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 /// A pool of `size` connections to `cluster`, named `name` in `pg_stat_activity`.
 async fn pool(cluster: &Cluster, size: u32, name: &str) -> PgPool {
+    pool_with(cluster, size, name, &[]).await
+}
+
+/// [`pool`], its connections with these settings.
+async fn pool_with(cluster: &Cluster, size: u32, name: &str, settings: &[(&str, &str)]) -> PgPool {
     let options: PgConnectOptions = cluster.url.parse().unwrap();
+    let options = options.options(settings.iter().copied());
     PgPoolOptions::new()
         .max_connections(size)
         // The pool itself waits for a restarting server (it retries a refused connection and
@@ -311,17 +317,31 @@ async fn a_deadlock_is_retried_and_both_transfers_apply_once() {
 // ---------------------------------------------------------------------------------------------
 // c, d. Increments across a restart of the server.
 
-/// The increments' calls and the workers that make them.
+/// The increments' calls, and the workers that make all but the stuck ones.
 const CALLS: i32 = 200;
 const WORKERS: i32 = 4;
+/// The first `STUCK` calls commit and then wait for a synchronous standby that does not exist
+/// (`synchronous_standby_names` at the server's first start; `synchronous_commit = on`, the
+/// default, on their connections), so that the server goes down with their increments committed
+/// but not acknowledged: the outcome their callers cannot know. The other connections commit
+/// with `synchronous_commit = local`, without waiting. The restarted server has no standby names:
+/// nothing waits after it. A commit waiting for the standby still holds its row locks (they go
+/// after the wait), so each stuck call increments a row of its own (`1 + n`), the others row 0.
+const STUCK: i32 = 4;
+
+/// The counter row call `n` increments.
+fn row(n: i32) -> i32 {
+    if n < STUCK { 1 + n } else { 0 }
+}
 
 /// One non-idempotent increment (no `idempotent` key: the default), a plain autocommit
 /// statement: it sleeps 10 ms (so that several are in flight when the server goes down), adds 1
-/// to the counter and logs `call` in the same statement, so that a call applied twice shows as
+/// to a counter row and logs `call` in the same statement, so that a call applied twice shows as
 /// two log rows. Every failed attempt is counted in `failures`, and every attempt in `attempts`.
 #[retryable(max_attempts = 20, delay = "50ms", max_delay = "500ms", retry_if = reattempt::transient)]
 async fn increment(
     pool: &PgPool,
+    row: i32,
     call: i32,
     attempts: &AtomicU32,
     failures: &Seen,
@@ -330,9 +350,10 @@ async fn increment(
     sqlx::query(
         "WITH pause AS (SELECT pg_sleep(0.01)),
               logged AS (INSERT INTO log (call_id) VALUES ($1))
-         UPDATE counter SET v = v + 1 FROM pause WHERE counter.id = 1",
+         UPDATE counter SET v = v + 1 FROM pause WHERE counter.id = $2",
     )
     .bind(call)
+    .bind(row)
     .execute(pool)
     .await
     .inspect_err(|e| failures.add(e))?;
@@ -345,6 +366,7 @@ async fn increment(
 #[retryable(max_attempts = 20, delay = "50ms", max_delay = "500ms", retry_if = reattempt::transient)]
 async fn increment_once(
     pool: &PgPool,
+    row: i32,
     attempts: &AtomicU32,
     failures: &Seen,
 ) -> Result<String, sqlx::Error> {
@@ -357,9 +379,10 @@ async fn increment_once(
         "WITH pause AS (SELECT pg_sleep(0.01)),
               fresh AS (INSERT INTO applied (key) SELECT $1::uuid FROM pause
                         ON CONFLICT DO NOTHING RETURNING key)
-         UPDATE counter SET v = v + 1 FROM fresh WHERE counter.id = 1",
+         UPDATE counter SET v = v + 1 FROM fresh WHERE counter.id = $2",
     )
     .bind(&key)
+    .bind(row)
     .execute(pool)
     .await
     .inspect_err(|e| failures.add(e))?;
@@ -373,29 +396,65 @@ enum Stop {
     Fast,
 }
 
-/// Runs `CALLS` calls of `call` on `WORKERS` workers; once a quarter of them are done, stops
-/// the server (`stop`) and starts it again. Returns each call's result, by call number, and
-/// each call's attempts.
+/// A server whose commits wait for a standby that never comes (but on connections that say
+/// `synchronous_commit = local`), until it is restarted; a pool of such connections for the
+/// workers (and the test's own queries) and one of waiting ones for the stuck calls; the tables.
+async fn increments_setup() -> (Cluster, PgPool, PgPool) {
+    let cluster = Cluster::start_new_with(&[("synchronous_standby_names", "nobody")]);
+    let workers = pool_with(
+        &cluster,
+        WORKERS.unsigned_abs() + 1,
+        "increments",
+        &[("synchronous_commit", "local")],
+    )
+    .await;
+    let stuck = pool_with(&cluster, STUCK.unsigned_abs(), "stuck", &[]).await;
+    exec(
+        &workers,
+        "CREATE TABLE counter (id int PRIMARY KEY, v int NOT NULL);
+         INSERT INTO counter SELECT g, 0 FROM generate_series(0, 4) g; -- rows 0 to STUCK
+         CREATE TABLE log (call_id int NOT NULL);
+         CREATE TABLE applied (key uuid PRIMARY KEY);",
+    )
+    .await;
+    (cluster, workers, stuck)
+}
+
+/// One call's result and how many attempts it made.
+type Outcome<T> = (Result<T, sqlx::Error>, u32);
+
+/// Makes `CALLS` calls of `call`: the first `STUCK` each on a task of its own, the others on
+/// `WORKERS` workers. Once the stuck ones wait for the standby (committed) and a quarter of the
+/// calls are done, stops the server (`stop`) and starts it again. Returns each call's outcome,
+/// by call number, and the time the calls took.
 async fn across_a_restart<T, F>(
     cluster: &Cluster,
+    watcher: &PgPool,
     stop: Stop,
     call: impl Fn(i32, std::sync::Arc<AtomicU32>) -> F + Clone + Send + 'static,
-) -> (Vec<Result<T, sqlx::Error>>, Vec<u32>, Duration)
+) -> (Vec<Outcome<T>>, Duration)
 where
     T: Send + 'static,
     F: Future<Output = Result<T, sqlx::Error>> + Send,
 {
-    let next = std::sync::Arc::new(AtomicU32::new(0));
+    let next = std::sync::Arc::new(AtomicU32::new(STUCK.unsigned_abs()));
     let done = std::sync::Arc::new(AtomicU32::new(0));
     let start = Instant::now();
-    let mut workers = tokio::task::JoinSet::new();
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..STUCK {
+        let call = call.clone();
+        tasks.spawn(async move {
+            let attempts = std::sync::Arc::new(AtomicU32::new(0));
+            let result = call(n, attempts.clone()).await;
+            vec![(n, result, attempts.load(SeqCst))]
+        });
+    }
     for _ in 0..WORKERS {
         let (next, done, call) = (next.clone(), done.clone(), call.clone());
-        workers.spawn(async move {
+        tasks.spawn(async move {
             let mut results = Vec::new();
             loop {
-                let n = next.fetch_add(1, SeqCst);
-                let Ok(n) = i32::try_from(n) else { break };
+                let n = i32::try_from(next.fetch_add(1, SeqCst)).unwrap();
                 if n >= CALLS {
                     break;
                 }
@@ -407,13 +466,26 @@ where
             results
         });
     }
-    // Polls for the quarter mark (the workers run on the runtime's threads meanwhile).
+    // Polls for the stuck calls' commits and the quarter mark.
     let deadline = Instant::now() + Duration::from_secs(20);
-    while done.load(SeqCst) < CALLS.unsigned_abs() / 4 {
-        assert!(Instant::now() < deadline, "the first calls did not finish");
-        tokio::time::sleep(Duration::from_millis(1)).await;
+    loop {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'",
+        )
+        .fetch_one(watcher)
+        .await
+        .unwrap();
+        if waiting == i64::from(STUCK) && done.load(SeqCst) >= CALLS.unsigned_abs() / 4 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{waiting} calls wait for the standby, {} done",
+            done.load(SeqCst)
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    let in_flight_at = done.load(SeqCst);
+    let done_before = done.load(SeqCst);
     let down = Instant::now();
     tokio::task::block_in_place(|| {
         match stop {
@@ -423,47 +495,33 @@ where
         cluster.start();
     });
     eprintln!(
-        "{stop:?}: stopped after {in_flight_at} calls, up again in {:?}",
+        "{stop:?}: stopped after {done_before} calls, up again in {:?}",
         down.elapsed()
     );
-    let mut all: Vec<_> = workers.join_all().await.into_iter().flatten().collect();
+    let mut all: Vec<_> = tasks.join_all().await.into_iter().flatten().collect();
     let took = start.elapsed();
     all.sort_by_key(|(n, ..)| *n);
     assert_eq!(all.len(), CALLS.unsigned_abs() as usize);
-    let attempts = all.iter().map(|(_, _, a)| *a).collect();
-    (all.into_iter().map(|(_, r, _)| r).collect(), attempts, took)
-}
-
-async fn counter_tables(pool: &PgPool) {
-    exec(
-        pool,
-        "CREATE TABLE counter (id int PRIMARY KEY, v int NOT NULL);
-         INSERT INTO counter VALUES (1, 0);
-         CREATE TABLE log (call_id int NOT NULL);
-         CREATE TABLE applied (key uuid PRIMARY KEY);",
-    )
-    .await;
+    (all.into_iter().map(|(_, r, a)| (r, a)).collect(), took)
 }
 
 async fn counter(pool: &PgPool) -> i64 {
-    sqlx::query_scalar::<_, i32>("SELECT v FROM counter WHERE id = 1")
+    sqlx::query_scalar::<_, i64>("SELECT SUM(v) FROM counter")
         .fetch_one(pool)
         .await
-        .map(i64::from)
         .unwrap()
 }
 
-/// Non-idempotent increments across a restart: none applied twice, and the server's count is
-/// the calls that succeeded plus the failed calls whose statement did commit.
+/// Non-idempotent increments across a restart: none applied twice; the server's count is the
+/// calls that succeeded plus the failed calls whose statement did commit; the stuck calls (whose
+/// commits the server never acknowledged) were applied, once, and failed.
 async fn non_idempotent_increments_across_a_restart(stop: Stop, failures: &'static Seen) {
-    let cluster = Cluster::start_new();
-    let pool = pool(&cluster, 4, "increments").await;
-    counter_tables(&pool).await;
-    let (results, attempts, took) = across_a_restart(&cluster, stop, {
-        let pool = pool.clone();
+    let (cluster, workers, stuck) = increments_setup().await;
+    let (outcomes, took) = across_a_restart(&cluster, &workers, stop, {
+        let (workers, stuck) = (workers.clone(), stuck.clone());
         move |n, attempts| {
-            let pool = pool.clone();
-            async move { increment(&pool, n, &attempts, failures).await }
+            let pool = if n < STUCK { &stuck } else { &workers }.clone();
+            async move { increment(&pool, row(n), n, &attempts, failures).await }
         }
     })
     .await;
@@ -471,17 +529,16 @@ async fn non_idempotent_increments_across_a_restart(stop: Stop, failures: &'stat
     // What the server applied, per call.
     let rows: Vec<(i32, i64)> =
         sqlx::query_as("SELECT call_id, COUNT(*) FROM log GROUP BY call_id ORDER BY call_id")
-            .fetch_all(&pool)
+            .fetch_all(&workers)
             .await
             .unwrap();
     let applied: HashMap<i32, i64> = rows.into_iter().collect();
-    let v = counter(&pool).await;
+    let v = counter(&workers).await;
     let doubles: Vec<(&i32, &i64)> = applied.iter().filter(|(_, n)| **n > 1).collect();
-    let ok = results.iter().filter(|r| r.is_ok()).count();
+    let ok = outcomes.iter().filter(|(r, _)| r.is_ok()).count();
     let failed: Vec<(i32, &sqlx::Error, u32)> = (0..CALLS)
-        .zip(&results)
-        .zip(&attempts)
-        .filter_map(|((n, r), a)| r.as_ref().err().map(|e| (n, e, *a)))
+        .zip(&outcomes)
+        .filter_map(|(n, (r, a))| r.as_ref().err().map(|e| (n, e, *a)))
         .collect();
     let failed_but_applied = failed
         .iter()
@@ -508,13 +565,20 @@ async fn non_idempotent_increments_across_a_restart(stop: Stop, failures: &'stat
         ok + failed_but_applied,
         "applied = succeeded + failed but committed"
     );
-    for (n, result) in (0..CALLS).zip(&results) {
+    for (n, (result, attempts)) in (0..CALLS).zip(&outcomes) {
         if result.is_ok() {
             assert_eq!(applied.get(&n), Some(&1), "call {n} succeeded");
         }
+        if n < STUCK {
+            // Committed before the server went down, never acknowledged: applied, and the
+            // caller told it failed (the crate cannot know it was applied).
+            assert_eq!(applied.get(&n), Some(&1), "stuck call {n}");
+            assert!(
+                result.is_err(),
+                "stuck call {n} succeeded after {attempts} attempts"
+            );
+        }
     }
-    // The restart bit: attempts failed because of it.
-    assert!(failures.total() > 0, "no attempt failed across the restart");
     // Every error that reached the caller is one the crate does not retry on a call that is not
     // idempotent, or one it retried until the attempts ran out.
     // TODO(unknown outcomes): once `Effect` lands, this is
@@ -525,7 +589,8 @@ async fn non_idempotent_increments_across_a_restart(stop: Stop, failures: &'stat
             "call {n}: {e} after {attempts} attempts"
         );
     }
-    pool.close().await;
+    workers.close().await;
+    stuck.close().await;
 }
 
 static IMMEDIATE_FAILURES: Seen = Seen::new();
@@ -542,49 +607,54 @@ async fn non_idempotent_increments_across_a_clean_restart_never_apply_twice() {
     non_idempotent_increments_across_a_restart(Stop::Fast, &FAST_FAILURES).await;
 }
 
+/// Keyed increments across a crash-like restart: every call applied exactly once, none failed;
+/// the stuck calls were retried after the restart, and their retries found their keys and added
+/// nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the unknown-outcomes classification: a crash-like stop shows as an EOF, not transient before it"]
 async fn keyed_increments_across_a_crash_like_restart_apply_exactly_once() {
-    let cluster = Cluster::start_new();
-    let pool = pool(&cluster, 4, "keyed").await;
-    counter_tables(&pool).await;
-    let (results, attempts, took) = across_a_restart(&cluster, Stop::Immediate, {
-        let pool = pool.clone();
-        move |_, attempts| {
-            let pool = pool.clone();
-            async move { increment_once(&pool, &attempts, &KEYED_FAILURES).await }
+    let (cluster, workers, stuck) = increments_setup().await;
+    let (outcomes, took) = across_a_restart(&cluster, &workers, Stop::Immediate, {
+        let (workers, stuck) = (workers.clone(), stuck.clone());
+        move |n, attempts| {
+            let pool = if n < STUCK { &stuck } else { &workers }.clone();
+            async move { increment_once(&pool, row(n), &attempts, &KEYED_FAILURES).await }
         }
     })
     .await;
-    let errors: Vec<String> = results
+    let errors: Vec<String> = outcomes
         .iter()
-        .filter_map(|r| r.as_ref().err().map(label))
+        .filter_map(|(r, _)| r.as_ref().err().map(label))
         .collect();
-    let keys: HashSet<String> = results.into_iter().filter_map(Result::ok).collect();
+    let stuck_attempts: Vec<u32> = outcomes[..STUCK.unsigned_abs() as usize]
+        .iter()
+        .map(|(_, a)| *a)
+        .collect();
+    let keys: HashSet<String> = outcomes.into_iter().filter_map(|(r, _)| r.ok()).collect();
     let applied: HashSet<String> =
         sqlx::query_scalar::<_, String>("SELECT replace(key::text, '-', '') FROM applied")
-            .fetch_all(&pool)
+            .fetch_all(&workers)
             .await
             .unwrap()
             .into_iter()
             .collect();
-    let v = counter(&pool).await;
+    let v = counter(&workers).await;
     eprintln!(
         "keyed: {CALLS} increments in {took:?}: v = {v}, {} keys applied, errors {errors:?}, \
-         attempts failed: {:?}, most attempts of a call: {:?}",
+         attempts failed: {:?}, the stuck calls' attempts: {stuck_attempts:?}",
         applied.len(),
         KEYED_FAILURES.snapshot(),
-        attempts.iter().max(),
     );
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(v, i64::from(CALLS), "every call applied once");
     assert_eq!(keys.len(), CALLS.unsigned_abs() as usize, "distinct keys");
     assert_eq!(applied, keys, "the keys applied are the calls' keys");
     assert!(
-        KEYED_FAILURES.total() > 0,
-        "no attempt failed across the restart"
+        stuck_attempts.iter().all(|a| *a >= 2),
+        "the stuck calls were retried: {stuck_attempts:?}"
     );
-    pool.close().await;
+    workers.close().await;
+    stuck.close().await;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 //! No binaries, no `postgres` user under root, or a server that does not start: the test fails,
 //! saying which. It never passes without a server.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -33,6 +34,12 @@ impl Cluster {
     /// `initdb` and start a server on a free port. Panics (failing the test) when PostgreSQL is
     /// not installed or does not start.
     pub fn start_new() -> Self {
+        Self::start_new_with(&[])
+    }
+
+    /// [`Cluster::start_new`], with server settings (`-c name=value`) for this first start only:
+    /// a later [`Cluster::start`] starts with the defaults.
+    pub fn start_new_with(settings: &[(&str, &str)]) -> Self {
         let bin = find_bin();
         let as_postgres = is_root();
         let dir = tempfile::tempdir().expect("a temporary directory");
@@ -71,7 +78,7 @@ impl Cluster {
                 "--no-sync",
             ],
         );
-        cluster.start();
+        cluster.start_with(settings);
         cluster
     }
 
@@ -79,12 +86,19 @@ impl Cluster {
     /// crash-like stop, that includes its crash recovery). `fsync=off` as for `--no-sync`; small
     /// shared buffers, as several clusters may run at once on a small machine.
     pub fn start(&self) {
-        let options = format!(
+        self.start_with(&[]);
+    }
+
+    fn start_with(&self, settings: &[(&str, &str)]) {
+        let mut options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c shared_buffers=16MB \
              -c max_connections=40",
             self.port,
             self.dir.path().display(),
         );
+        for (name, value) in settings {
+            write!(options, " -c {name}={value}").unwrap();
+        }
         let log = self.dir.path().join("log");
         self.run_ok(
             "pg_ctl",
