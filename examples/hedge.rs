@@ -1,7 +1,7 @@
 //! Hedging: a price lookup and a charge against a replica that sometimes stalls.
 //!
 //! The program starts a payment service on `127.0.0.1` (port 0). The client's methods carry
-//! `#[retryable(hedge_after = "150ms")]`: when an attempt has not answered within 150 ms, a second
+//! `#[retryable(hedge_after = "150ms", idempotent = true)]`: when an attempt has not answered within 150 ms, a second
 //! copy goes out alongside it, and the first answer wins (the other copy is dropped).
 //!
 //! 1. A fast charge is never hedged: one request.
@@ -9,7 +9,7 @@
 //!    150 ms the hedge goes out with the same `Idempotency-Key` (from `reattempt::context()`),
 //!    gets the stored charge back at once, and the call answers in about 150 ms: the card is
 //!    charged once.
-//! 3. `hedge_after = "p95"`: the delay is the 95th percentile of the lookup's recent latencies, so
+//! 3. `hedge_after = "p95", idempotent = true`: the delay is the 95th percentile of the lookup's recent latencies, so
 //!    about 1 call in 20 hedges whatever the service's speed; after 100 fast lookups, one stalled
 //!    lookup is hedged after a few milliseconds rather than waiting the stall out.
 //!
@@ -107,7 +107,7 @@ struct Shop {
 
 impl Shop {
     /// Hedged after 150 ms; three attempts in all (copies included), each cut after 5 s.
-    #[retryable(max_attempts = 3, hedge_after = "150ms", timeout = "5s", delay = "50ms",
+    #[retryable(max_attempts = 3, hedge_after = "150ms", idempotent = true, timeout = "5s", delay = "50ms",
                 retry_on = [ShopError::Timeout | ShopError::Unavailable | ShopError::Network(_)])]
     async fn charge(&self, order_id: &str, amount_cents: i64) -> Result<Receipt, ShopError> {
         let ctx = reattempt::context().expect("inside an attempt");
@@ -131,7 +131,7 @@ impl Shop {
     }
 
     /// Hedged after the 95th percentile of its recent latencies.
-    #[retryable(max_attempts = 2, hedge_after = "p95", timeout = "5s",
+    #[retryable(max_attempts = 2, hedge_after = "p95", idempotent = true, timeout = "5s",
                 retry_on = [ShopError::Timeout | ShopError::Unavailable | ShopError::Network(_)])]
     async fn price(&self, sku: &str) -> Result<u64, ShopError> {
         let response = self

@@ -291,21 +291,23 @@ pub use retry_runtime::api::*;
 ///    other crates', what is transient, what a timeout becomes.
 /// 3. [Schedules and jitter](schedules/index.html): the delays, exactly, and why jitter.
 /// 4. [Deadlines and cancellation](deadlines/index.html): what a timeout cancels, and what it
-///    does not.
-/// 5. [Guards](guards/index.html): circuit breaker, retry budget, adaptive throttle, bulkhead,
+///    does not, client by client.
+/// 5. [Unknown outcomes](unknown_outcomes/index.html) (`sqlx`): an action that may already have
+///    happened is repeated only on a call that says it is safe; exactly once for a write.
+/// 6. [Guards](guards/index.html): circuit breaker, retry budget, adaptive throttle, bulkhead,
 ///    retrying at one layer.
-/// 6. [Hedging](hedging/index.html): a second copy of a slow call.
-/// 7. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing`): reqwest, tower
+/// 7. [Hedging](hedging/index.html): a second copy of a slow call.
+/// 8. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing`): reqwest, tower
 ///    and reqwest-middleware, `Retry-After`, HTTP's safety rule.
-/// 8. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
-/// 9. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
+/// 9. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
+/// 10. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
 ///    files.
-/// 10. [Observability](observability/index.html) (`metrics`): events, metrics, hooks.
-/// 11. [Testing](testing/index.html) (`testing`): scripted outcomes, traces, no real waiting.
-/// 12. [Function shapes](shapes/index.html): every shape the attribute takes.
-/// 13. [Migrating](migrating/index.html): from backon, tokio-retry, Spring Retry and
+/// 11. [Observability](observability/index.html) (`metrics`): events, metrics, hooks.
+/// 12. [Testing](testing/index.html) (`testing`): scripted outcomes, traces, no real waiting.
+/// 13. [Function shapes](shapes/index.html): every shape the attribute takes.
+/// 14. [Migrating](migrating/index.html): from backon, tokio-retry, Spring Retry and
 ///     Resilience4j.
-/// 14. [Guarantees](guarantees/index.html): each promise, with the test that holds it.
+/// 15. [Guarantees](guarantees/index.html): each promise, with the test that holds it.
 pub mod guide {
     #[doc = include_str!("../docs/guide/first_retry.md")]
     pub mod first_retry {}
@@ -319,6 +321,12 @@ pub mod guide {
     pub mod schedules {}
     #[doc = include_str!("../docs/guide/deadlines.md")]
     pub mod deadlines {}
+    #[cfg(feature = "sqlx")]
+    // Its examples need crates this package does not depend on (they would be built for every
+    // example here): they run as doctests of reattempt-e2e, against this crate.
+    #[cfg_attr(not(doctest), doc = include_str!("../docs/guide/unknown_outcomes.md"))]
+    #[cfg_attr(doctest, doc = "Doctested in reattempt-e2e.")]
+    pub mod unknown_outcomes {}
     #[doc = include_str!("../docs/guide/guards.md")]
     pub mod guards {}
     #[doc = include_str!("../docs/guide/hedging.md")]

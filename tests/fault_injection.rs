@@ -252,7 +252,7 @@ async fn every_copy_of_a_hedged_call_draws() {
         .max_attempts(3)
         .delay(Duration::from_millis(1))
         .jitter(Jitter::None)
-        .hedge_after(reattempt::HedgeAfter::Fixed(Duration::from_millis(10)))
+        .idempotent(true).hedge_after(reattempt::HedgeAfter::Fixed(Duration::from_millis(10)))
         .inject_faults(faults)
         .build()
         .unwrap();

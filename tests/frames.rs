@@ -137,7 +137,7 @@ async fn a_call_dropped_mid_attempt_by_select_leaves_no_frame() {
     assert_eq!(log.last().unwrap().1.as_ref().unwrap().0, 1);
 }
 
-#[retryable(max_attempts = 3, hedge_after = "10ms")]
+#[retryable(max_attempts = 3, hedge_after = "10ms", idempotent = true)]
 async fn hedged(took: &[u64]) -> Result<u32, E> {
     let n = context().unwrap().attempt();
     log("copy");

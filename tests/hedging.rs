@@ -39,7 +39,7 @@ impl Gateway {
         }
     }
 
-    #[retryable(max_attempts = 3, hedge_after = "50ms", timeout = "1s", delay = "10ms")]
+    #[retryable(max_attempts = 3, hedge_after = "50ms", idempotent = true, timeout = "1s", delay = "10ms")]
     async fn charge(&self, order: String, currency: &str) -> Result<String, PayError> {
         let ctx = context().unwrap();
         self.seen
@@ -51,7 +51,7 @@ impl Gateway {
         Ok(format!("{order} {currency} by attempt {}", ctx.attempt()))
     }
 
-    #[retryable(max_attempts = 2, hedge_after = "p95", recover = Self::pending)]
+    #[retryable(max_attempts = 2, hedge_after = "p95", idempotent = true, recover = Self::pending)]
     async fn refund(&self, order: &str) -> Result<String, PayError> {
         let n = context().unwrap().attempt();
         sleep(Duration::from_millis(self.took[n as usize - 1])).await;
@@ -111,7 +111,7 @@ static BUDGET: LazyLock<RetryBudget> = LazyLock::new(|| {
 
 static STARTS: AtomicU32 = AtomicU32::new(0);
 
-#[retryable(max_attempts = 3, hedge_after = "20ms", budget = BUDGET, retry_if = |_| false)]
+#[retryable(max_attempts = 3, hedge_after = "20ms", idempotent = true, budget = BUDGET, retry_if = |_| false)]
 async fn lookup(id: u32) -> Result<u32, std::io::Error> {
     STARTS.fetch_add(1, Ordering::SeqCst);
     sleep(100 * MS).await;
@@ -135,7 +135,7 @@ struct Keyed {
 }
 
 impl Keyed {
-    #[retryable(max_attempts = 2, hedge_after = "10ms", recover = Self::fallback)]
+    #[retryable(max_attempts = 2, hedge_after = "10ms", idempotent = true, recover = Self::fallback)]
     async fn fetch(&self) -> Result<String, PayError> {
         let key = context().unwrap().idempotency_key().to_string();
         self.keys.lock().unwrap().push(key);
@@ -170,7 +170,7 @@ static HEDGING: LazyLock<RetryPolicy> = LazyLock::new(|| {
         .max_attempts(3)
         .delay(10 * MS)
         .timeout(Duration::from_secs(1))
-        .hedge_after(HedgeAfter::Fixed(50 * MS))
+        .idempotent(true).hedge_after(HedgeAfter::Fixed(50 * MS))
         .build()
         .unwrap()
 });

@@ -1,5 +1,5 @@
 //! Hedging end to end over real HTTP on loopback: a replica commits a charge, then answers only
-//! after a long pause. The `#[retryable(hedge_after = "100ms")]` charge sends a copy after 100 ms
+//! after a long pause. The `#[retryable(hedge_after = "100ms", idempotent = true)]` charge sends a copy after 100 ms
 //! with the same `Idempotency-Key` (from `context()`), gets the stored answer at once, and drops
 //! the slow copy: the card is charged once and the call answers in about the hedge delay plus a
 //! fast answer, not the pause. The same hedge with a fresh key per attempt charges twice.
@@ -22,7 +22,7 @@ struct Gateway {
 }
 
 impl Gateway {
-    #[retryable(max_attempts = 3, hedge_after = "100ms", timeout = "10s", delay = "10ms",
+    #[retryable(max_attempts = 3, hedge_after = "100ms", idempotent = true, timeout = "10s", delay = "10ms",
                 retry_on = [PayError::Timeout | PayError::Unavailable | PayError::Network(_)])]
     async fn charge(&self, order_id: &str, amount_cents: i64) -> Result<Receipt, PayError> {
         let ctx = context().expect("inside an attempt");

@@ -147,7 +147,7 @@ static HEDGED_SENT: AtomicU32 = AtomicU32::new(0);
 /// Hedged after 50 ms; the first copy hangs for a second, the others answer in 10 ms.
 #[retryable(
     max_attempts = 3,
-    hedge_after = "50ms",
+    hedge_after = "50ms", idempotent = true,
     throttle = HEDGED_THROTTLE,
     bulkhead = HEDGED_BULKHEAD
 )]
@@ -574,7 +574,7 @@ async fn inner_no_wait() -> Result<u32, ApiError> {
     Ok(1)
 }
 
-#[retryable(max_attempts = 3, timeout = "1s", hedge_after = "50ms", bulkhead = NO_WAIT)]
+#[retryable(max_attempts = 3, timeout = "1s", hedge_after = "50ms", idempotent = true, bulkhead = NO_WAIT)]
 async fn inner_no_wait_hedged() -> Result<u32, ApiError> {
     Ok(1)
 }
@@ -645,7 +645,7 @@ mod slot_during_recover {
         Ok(UNHEDGED.in_flight())
     }
 
-    #[retryable(max_attempts = 2, delay = "1ms", hedge_after = "5ms", bulkhead = HEDGED, recover = in_flight_hedged)]
+    #[retryable(max_attempts = 2, delay = "1ms", hedge_after = "5ms", idempotent = true, bulkhead = HEDGED, recover = in_flight_hedged)]
     async fn hedged() -> Result<u32, ApiError> {
         assert_eq!(HEDGED.in_flight(), 1, "the attempts hold the slot");
         Err(ApiError::Down)
@@ -703,7 +703,7 @@ mod one_layer_hedged {
     #[retryable(
         max_attempts = 3,
         delay = "1ms",
-        hedge_after = "10ms",
+        hedge_after = "10ms", idempotent = true,
         one_layer = true
     )]
     async fn inner() -> Result<(), ApiError> {

@@ -30,6 +30,10 @@ pub struct GuideErrors;
 #[doc = include_str!("../../docs/guide/grpc.md")]
 pub struct GuideGrpc;
 
+#[cfg(all(doctest, feature = "sqlx"))]
+#[doc = include_str!("../../docs/guide/unknown_outcomes.md")]
+pub struct GuideUnknownOutcomes;
+
 #[cfg(all(doctest, feature = "metrics"))]
 #[doc = include_str!("../../docs/guide/observability.md")]
 pub struct GuideObservability;

@@ -78,7 +78,7 @@ macro_rules! row {
             }
 
             #[reattempt::retryable(max_attempts = 2, delay = "1ms", timeout = "20ms",
-                                   hedge_after = "5ms" $($into)*)]
+                                   hedge_after = "5ms", idempotent = true $($into)*)]
             async fn slow_hedged(_id: &str) -> Result<u32, E> {
                 std::future::pending().await
             }
@@ -93,7 +93,7 @@ macro_rules! row {
                 Ok(1)
             }
 
-            #[reattempt::retryable(max_attempts = 2, hedge_after = "5ms",
+            #[reattempt::retryable(max_attempts = 2, hedge_after = "5ms", idempotent = true,
                                    circuit_breaker = BREAKER $($open)*)]
             async fn guarded_hedged(_id: &str) -> Result<u32, E> {
                 Ok(1)
@@ -291,7 +291,7 @@ mod send_without_guards {
         fetch(key).await
     }
 
-    #[retryable(max_attempts = 2, hedge_after = "50ms")]
+    #[retryable(max_attempts = 2, hedge_after = "50ms", idempotent = true)]
     async fn get_hedged(key: &str) -> Result<String, Box<dyn Error>> {
         fetch(key).await
     }

@@ -210,6 +210,7 @@ struct RawArgs {
     budget: Option<Expr>,
     policy: Option<Expr>,
     one_layer: Option<syn::LitBool>,
+    idempotent: Option<syn::LitBool>,
     throttle: Option<Expr>,
     bulkhead: Option<Expr>,
     timeout_into: Option<Expr>,
@@ -509,6 +510,7 @@ fn example(key: &str) -> &'static str {
         "circuit_breaker" => "BREAKER",
         "budget" => "BUDGET",
         "one_layer" => "true",
+        "idempotent" => "true",
         "throttle" => "THROTTLE",
         "bulkhead" => "BULKHEAD",
         "timeout_into" => "|elapsed| Status::deadline_exceeded(elapsed.to_string())",
@@ -769,6 +771,7 @@ const LITERAL_KEYS: &[&str] = &[
     "hedge_after",
     "log_error",
     "one_layer",
+    "idempotent",
 ];
 
 /// A named constant, a field, a call or arithmetic where a literal is required (`delay = DELAY`,
@@ -1130,9 +1133,11 @@ struct OtherSettings<'a> {
     log_error: Option<&'a LitStr>,
     hedge_after: Option<&'a LitStr>,
     one_layer: Option<&'a syn::LitBool>,
+    idempotent: Option<&'a syn::LitBool>,
 }
 
-/// The settings beside the schedule's numbers: `log_error`, `hedge_after`, `one_layer`.
+/// The settings beside the schedule's numbers: `log_error`, `hedge_after`, `one_layer`,
+/// `idempotent`.
 fn read_other_settings(raw: &OtherSettings<'_>, s: &mut Schedule, errors: &mut Vec<syn::Error>) {
     if let Some(lit) = raw.log_error {
         s.spans.insert("log_error", lit.span());
@@ -1154,6 +1159,10 @@ fn read_other_settings(raw: &OtherSettings<'_>, s: &mut Schedule, errors: &mut V
     if let Some(lit) = raw.one_layer {
         s.spans.insert("one_layer", lit.span());
         s.settings.one_layer = Some(lit.value);
+    }
+    if let Some(lit) = raw.idempotent {
+        s.spans.insert("idempotent", lit.span());
+        s.settings.idempotent = Some(lit.value);
     }
 }
 
@@ -1226,6 +1235,7 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
         log_error: raw.log_error.as_ref(),
         hedge_after: raw.hedge_after.as_ref(),
         one_layer: raw.one_layer.as_ref(),
+        idempotent: raw.idempotent.as_ref(),
     };
     read_other_settings(&others, &mut s, &mut errors);
     let mut unread_crate = None;

@@ -1126,6 +1126,9 @@ fn policy_builder(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         }
         None => {}
     }
+    if let Some(idempotent) = s.idempotent {
+        calls.push(quote!(.idempotent(#idempotent)));
+    }
     if let Some(on) = s.one_layer {
         calls.push(quote!(.one_layer(#on)));
     }

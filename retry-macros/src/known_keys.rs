@@ -33,6 +33,7 @@ pub(crate) const KEYS: &[&str] = &[
     "budget",
     "policy",
     "one_layer",
+    "idempotent",
     "throttle",
     "bulkhead",
     "timeout_into",

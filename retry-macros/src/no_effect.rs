@@ -34,6 +34,7 @@ const RETRY_ONLY_KEYS: &[&str] = &[
     "delay_for",
     "on_retry",
     "one_layer",
+    "idempotent",
 ];
 
 /// Every dead setting and every guard built per call, each an error at its key.

@@ -214,6 +214,7 @@ fn hedge_shape(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
 
 /// Runs the runtime's rules, reporting every broken one at its key's value.
 fn schedule_rules(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
+    hedge_needs_idempotent(schedule, errors);
     let mut settings = schedule.settings;
     // Each pass drops the key at fault; there are only nine keys.
     for _ in 0..12 {
@@ -230,6 +231,26 @@ fn schedule_rules(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
     }
 }
 
+/// Hedged copies overlap the attempt in flight, and each may do the call's action: the
+/// attribute hedges only a call that says it is safe to repeat (`idempotent = true`). Said
+/// `false`, the runtime's rule reports it (`PolicyError::HedgeNotIdempotent`).
+fn hedge_needs_idempotent(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
+    if schedule.settings.hedge_after.is_none() || schedule.settings.idempotent.is_some() {
+        return;
+    }
+    let span = schedule
+        .spans
+        .get("hedge_after")
+        .copied()
+        .unwrap_or_else(Span::call_site);
+    errors.push(syn::Error::new(
+        span,
+        "`hedge_after` starts copies of the call while an attempt is in flight, and each copy may do \
+         the call's action: hedge only a call that is safe to repeat, and say so with `idempotent = true` \
+         (a read, or a write that sends the call's idempotency key), or remove `hedge_after`",
+    ));
+}
+
 /// Drops a key found invalid, so the remaining keys can still be checked.
 fn forget(s: &mut PolicySettings, field: &str) {
     match field {
@@ -244,6 +265,7 @@ fn forget(s: &mut PolicySettings, field: &str) {
         "log_error" => s.log_error = None,
         "hedge_after" => s.hedge_after = None,
         "one_layer" => s.one_layer = None,
+        "idempotent" => s.idempotent = None,
         _ => s.backoff = None,
     }
 }
@@ -278,7 +300,11 @@ fn exclude_schedule_keys(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
     let mut keys: Vec<_> = schedule.spans.iter().collect();
     keys.sort_by_key(|(key, _)| **key);
     for (key, span) in keys {
-        let message = if *key == "log_error" {
+        let message = if *key == "idempotent" {
+            "`idempotent` cannot be combined with `policy`, which says it for every call under it; \
+             set it in the policy instead (`RetryPolicy::builder().idempotent(true)`, or `idempotent = true` in a config file)"
+                .to_owned()
+        } else if *key == "log_error" {
             "`log_error` cannot be combined with `policy`, which also says what its events log of an error; \
              set it in the policy instead (`RetryPolicy::builder().log_error(LogError::Debug)`, or `log_error = \"debug\"` in a config file)"
                 .to_owned()

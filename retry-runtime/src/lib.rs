@@ -63,13 +63,15 @@ pub use classify::http;
 pub use classify::tonic;
 #[cfg(feature = "reqwest-middleware")]
 pub use clients::reqwest_middleware;
+#[cfg(feature = "sqlx")]
+pub use clients::sqlx;
 #[cfg(feature = "tower")]
 pub use clients::tower;
 
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use classify::{ErrorClass, Transient, error_class, is_timeout, transient};
+pub use classify::{Effect, ErrorClass, Transient, error_class, is_timeout, may_repeat, transient};
 pub use engine::context::{RetryContext, context};
 pub use engine::give_up::GiveUpReason;
 pub use engine::hooks::{
@@ -119,19 +121,21 @@ pub mod api {
     pub use crate::{
         AdaptiveThrottle, AdaptiveThrottleBuilder, Backoff, BreakerOpen, BreakerState, Bulkhead,
         BulkheadBuilder, BulkheadFull, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
-        Elapsed, ErrorClass, FnHooks, FromBreakerOpen, FromBulkheadFull, FromElapsed,
+        Effect, Elapsed, ErrorClass, FnHooks, FromBreakerOpen, FromBulkheadFull, FromElapsed,
         FromThrottled, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter, LogError,
         ParseBackoffError, ParseDurationError, ParseHedgeAfterError, ParseJitterError,
         ParseLogError, ParsePresetError, PolicyError, Preset, Retry, RetryBudget,
         RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, RetryThrottle,
-        SampleJitter, Throttled, Transient, context, error_class, is_timeout, parse_duration,
-        seed_rng, transient,
+        SampleJitter, Throttled, Transient, context, error_class, is_timeout, may_repeat,
+        parse_duration, seed_rng, transient,
     };
 
     #[cfg(feature = "http")]
     pub use crate::http;
     #[cfg(feature = "reqwest-middleware")]
     pub use crate::reqwest_middleware;
+    #[cfg(feature = "sqlx")]
+    pub use crate::sqlx;
     #[cfg(feature = "testing")]
     pub use crate::testing;
     #[cfg(feature = "tonic")]

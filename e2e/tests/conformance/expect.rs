@@ -58,6 +58,7 @@ impl Scenario {
                 max_elapsed_ms: None,
                 hedge_after_ms: None,
                 one_layer: false,
+                idempotent: None,
                 faults: None,
             },
             script: vec![],
@@ -98,6 +99,10 @@ impl Scenario {
     }
     pub fn hedge_after(mut self, ms: u64) -> Self {
         self.policy.hedge_after_ms = Some(ms);
+        self
+    }
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.policy.idempotent = Some(idempotent);
         self
     }
     /// Fault injection: `rate` of injected errors, `latency_ms` added to each injected attempt

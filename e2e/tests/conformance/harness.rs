@@ -101,6 +101,12 @@ fn policy(p: PolicySpec) -> RetryPolicy {
     if let Some(h) = p.hedge_after_ms {
         b = b.hedge_after(reattempt::HedgeAfter::Fixed(ms(h)));
     }
+    // A hedged row is of a call that says it is safe to repeat: no other is hedged.
+    match p.idempotent {
+        Some(i) => b = b.idempotent(i),
+        None if p.hedge_after_ms.is_some() => b = b.idempotent(true),
+        None => {}
+    }
     #[cfg(feature = "testing")]
     if let Some(f) = p.faults {
         let mut faults = reattempt::testing::FaultInjection::builder()

@@ -90,6 +90,8 @@ rows! {
     single_attempt_policy,
     non_retryable_first,
     non_retryable_after_a_retry,
+    unknown_outcome_not_repeated,
+    unknown_outcome_repeated_when_idempotent,
     timeout_then_success,
     timeout_exhausted,
     slow_attempt_within_timeout,

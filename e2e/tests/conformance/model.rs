@@ -23,6 +23,10 @@ pub enum TestError {
         ms: u64,
         hint_ms: Option<u64>,
     },
+    /// The connection broke after the request was written: the attempt may have acted
+    /// ([`Effect::Unknown`](reattempt::Effect::Unknown)). Retried by the crate's judgement: only
+    /// on an idempotent call.
+    Lost(u32),
     /// The policy's `timeout` cut the attempt (`From<Elapsed>`).
     TimedOut,
     /// The circuit breaker rejected the attempt (`From<BreakerOpen>`).
@@ -75,6 +79,12 @@ impl Transient for TestError {
     fn is_timeout(&self) -> bool {
         matches!(self, TestError::SaysTimeout { .. } | TestError::TimedOut)
     }
+    fn effect(&self) -> reattempt::Effect {
+        match self {
+            TestError::Lost(_) => reattempt::Effect::Unknown,
+            _ => reattempt::Effect::Unstated,
+        }
+    }
     fn class(&self) -> reattempt::ErrorClass {
         match self {
             TestError::Throttled(_) => reattempt::ErrorClass::Throttling,
@@ -92,6 +102,8 @@ pub fn retryable(e: &TestError) -> bool {
         | TestError::Throttled(_)
         | TestError::Paced { .. } => true,
         TestError::SaysTimeout { retryable, .. } => *retryable,
+        // As a `Transient` impl that follows the crate's rule does (see `Effect`).
+        TestError::Lost(_) => reattempt::may_repeat(reattempt::Effect::Unknown),
         TestError::Fatal(_) | TestError::Rejected | TestError::Shed | TestError::Full => false,
     }
 }
@@ -161,6 +173,10 @@ pub fn hinted(id: u32, hint_ms: u64) -> Step {
 pub fn fatal(id: u32) -> Step {
     Step::Now(Outcome::Err(TestError::Fatal(id)))
 }
+/// A connection lost after the request was written (its effect unknown).
+pub fn lost(id: u32) -> Step {
+    Step::Now(Outcome::Err(TestError::Lost(id)))
+}
 pub fn says_timeout(id: u32, retryable: bool) -> Step {
     Step::Now(Outcome::Err(TestError::SaysTimeout { id, retryable }))
 }
@@ -210,6 +226,8 @@ pub struct PolicySpec {
     pub hedge_after_ms: Option<u64>,
     /// `one_layer`.
     pub one_layer: bool,
+    /// `idempotent`, if said (a hedged row is said to be: a call that is not is never hedged).
+    pub idempotent: Option<bool>,
     /// `inject_faults` (feature `testing`; rows with it run only with the feature).
     pub faults: Option<FaultSpec>,
 }

@@ -13,7 +13,8 @@ use crate::expect::{
     rejected_by, retrying, retrying_as, retrying_ok, transition,
 };
 use crate::model::{
-    TestError, e, eh, err, fatal, hang, hinted, ok, ok_retry, paced_err, says_timeout, throttled,
+    TestError, e, eh, err, fatal, hang, hinted, lost, ok, ok_retry, paced_err, says_timeout,
+    throttled,
 };
 
 use TestError::{Fatal, Full, Rejected, SaysTimeout, Shed, TimedOut};
@@ -73,6 +74,31 @@ pub fn non_retryable_after_a_retry() -> Scenario {
         .attempts([(0, 1), (100, 2)])
         .on_retry([(e(1), 1, 100)])
         .events([retrying(1, 100), give_up(2, R::NotRetryable)])
+        .ends_at(100)
+}
+
+// Unknown outcomes: an attempt that may have acted is repeated by the crate's judgement only on
+// a call that says it is safe to repeat; it ends a call that is not, with its own reason, and
+// counts as the dependency's failure.
+
+pub fn unknown_outcome_not_repeated() -> Scenario {
+    Scenario::new("unknown_outcome_not_repeated")
+        .idempotent(false)
+        .script([lost(1), ok(3)])
+        .returns(Err(TestError::Lost(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::UnknownOutcome)])
+        .ends_at(0)
+}
+
+pub fn unknown_outcome_repeated_when_idempotent() -> Scenario {
+    Scenario::new("unknown_outcome_repeated_when_idempotent")
+        .idempotent(true)
+        .script([lost(1), ok(3)])
+        .returns(Ok(3))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(TestError::Lost(1), 1, 100)])
+        .events([retrying(1, 100)])
         .ends_at(100)
 }
 

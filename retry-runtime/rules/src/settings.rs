@@ -50,6 +50,10 @@ pub struct PolicySettings {
     pub hedge_after: Option<HedgeAfter>,
     /// Whether the call retries at one layer only (default `false`).
     pub one_layer: Option<bool>,
+    /// Whether a call may be repeated after an attempt whose outcome is unknown (default: not
+    /// said; then a call is, when it reads its idempotency key). `Some(false)` forbids
+    /// `hedge_after`.
+    pub idempotent: Option<bool>,
 }
 
 /// Defaults and limits, as in the attribute's table (the runtime's `RetryPolicy` has each under
@@ -87,6 +91,7 @@ impl PolicySettings {
             log_error: None,
             hedge_after: None,
             one_layer: None,
+            idempotent: None,
         }
     }
 
@@ -177,6 +182,9 @@ impl PolicySettings {
         if let Err(e) = check_hedge(self.hedge_after, self.timeout) {
             return Err(e);
         }
+        if self.hedge_after.is_some() && matches!(self.idempotent, Some(false)) {
+            return Err(PolicyError::HedgeNotIdempotent);
+        }
         Ok(CheckedSettings {
             max_attempts,
             delay,
@@ -196,6 +204,7 @@ impl PolicySettings {
                 Some(on) => on,
                 None => false,
             },
+            idempotent: self.idempotent,
         })
     }
 }
@@ -229,6 +238,8 @@ pub struct CheckedSettings {
     pub hedge_after: Option<HedgeAfter>,
     /// Whether the call retries at one layer only.
     pub one_layer: bool,
+    /// Whether a call may be repeated after an unknown outcome, if said.
+    pub idempotent: Option<bool>,
 }
 
 impl PolicySettings {
@@ -405,6 +416,9 @@ pub enum PolicyError {
         /// The percentile given.
         percentile: f64,
     },
+    /// `hedge_after` with `idempotent` false: hedged copies overlap, and each may do the call's
+    /// action, so a call that is not safe to repeat is never hedged.
+    HedgeNotIdempotent,
 }
 
 impl PolicyError {
@@ -421,7 +435,8 @@ impl PolicyError {
             PolicyError::JitterFactorOutOfRange { .. } => "jitter",
             PolicyError::HedgeAfterNotBelowTimeout { .. }
             | PolicyError::HedgeStartNotBelowTimeout { .. }
-            | PolicyError::HedgeQuantileOutOfRange { .. } => "hedge_after",
+            | PolicyError::HedgeQuantileOutOfRange { .. }
+            | PolicyError::HedgeNotIdempotent => "hedge_after",
         }
     }
 }
@@ -475,6 +490,9 @@ impl std::fmt::Display for PolicyError {
             PolicyError::HedgeStartNotBelowTimeout { start, timeout } => write!(
                 f,
                 "a quantile's starting delay (what it waits until it has seen enough latencies) must be shorter than `timeout` ({start:?} ≥ {timeout:?}): every attempt is cut before it, so no call would hedge; raise `timeout` above it, or use a fixed `hedge_after` below `timeout`"
+            ),
+            PolicyError::HedgeNotIdempotent => f.write_str(
+                "hedges overlap with the attempt in flight, and each may do the call's action, but `idempotent` is false; remove `hedge_after`, or make the call safe to repeat (send an idempotency key) and set `idempotent` to true"
             ),
             PolicyError::HedgeQuantileOutOfRange { percentile } => {
                 write!(

@@ -22,7 +22,7 @@
 use http::{HeaderMap, HeaderValue};
 use http::{Method, StatusCode};
 
-use crate::classify::Transient;
+use crate::classify::{Effect, Transient, may_repeat};
 
 pub use crate::classify::hints::{
     ServerHint, retried_response, retry_after, retry_after_at, server_hint, server_hint_at,
@@ -200,11 +200,7 @@ pub(crate) fn safe_to_resend(
     rule: SafetyRule,
     not_acted_on: bool,
 ) -> bool {
-    rule.unsafe_methods
-        || not_acted_on
-        || idempotent(method)
-        || rule.idempotency_key
-        || has_idempotency_key(headers)
+    not_acted_on || rule.idempotent(method, headers)
 }
 
 /// A retrying HTTP client's settings that bear on whether a request is safe to send again.
@@ -215,6 +211,24 @@ pub(crate) struct SafetyRule {
     pub(crate) idempotency_key: bool,
     /// The user said a non-idempotent request may be retried.
     pub(crate) unsafe_methods: bool,
+    /// The user said whether requests through the client are safe to repeat (`.idempotent`),
+    /// over the method rule.
+    pub(crate) said: Option<bool>,
+}
+
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+impl SafetyRule {
+    /// Whether a request with `method` and `headers` is safe to repeat after an attempt whose
+    /// outcome is unknown: what the user said (`.idempotent(…)`), else RFC 9110's method rule,
+    /// an `Idempotency-Key` (the request's, or the client's), or `retry_unsafe_methods`.
+    pub(crate) fn idempotent(self, method: &Method, headers: &HeaderMap) -> bool {
+        self.said.unwrap_or_else(|| {
+            self.unsafe_methods
+                || idempotent(method)
+                || self.idempotency_key
+                || has_idempotency_key(headers)
+        })
+    }
 }
 
 /// How many attempts a retrying HTTP client made for the response it returns, in the response's
@@ -250,15 +264,32 @@ pub struct Attempts(pub u32);
 /// ```
 impl Transient for StatusCode {
     fn is_transient(&self) -> bool {
-        matches!(
-            *self,
-            StatusCode::REQUEST_TIMEOUT
-                | StatusCode::TOO_MANY_REQUESTS
-                | StatusCode::INTERNAL_SERVER_ERROR
-                | StatusCode::BAD_GATEWAY
-                | StatusCode::SERVICE_UNAVAILABLE
-                | StatusCode::GATEWAY_TIMEOUT
-        )
+        self.effect() != Effect::Unstated && may_repeat(self.effect())
+    }
+
+    /// 408 and 429 say the server did not act on the request (it did not receive all of it; it
+    /// refused it before processing): not done. A 500, a 502, a 503 or a 504 may come after the
+    /// request was acted on (by the server, or by the upstream a gateway forwarded it to; a
+    /// service mesh answers 503 when the upstream reset after reading the request): unknown,
+    /// retried by [`transient`](crate::transient) on an idempotent call only. Other statuses:
+    /// unstated (not transient).
+    ///
+    /// ```
+    /// use http::StatusCode;
+    /// use reattempt::{Effect, Transient};
+    ///
+    /// assert_eq!(StatusCode::TOO_MANY_REQUESTS.effect(), Effect::NotDone);
+    /// assert_eq!(StatusCode::BAD_GATEWAY.effect(), Effect::Unknown);
+    /// ```
+    fn effect(&self) -> Effect {
+        match *self {
+            StatusCode::REQUEST_TIMEOUT | StatusCode::TOO_MANY_REQUESTS => Effect::NotDone,
+            StatusCode::INTERNAL_SERVER_ERROR
+            | StatusCode::BAD_GATEWAY
+            | StatusCode::SERVICE_UNAVAILABLE
+            | StatusCode::GATEWAY_TIMEOUT => Effect::Unknown,
+            _ => Effect::Unstated,
+        }
     }
 
     /// 429 Too Many Requests is throttling; the rest transient (a 504 is the server's timeout,
@@ -281,11 +312,14 @@ impl Transient for StatusCode {
 
 /// Which [`reqwest::Error`]s are transient (feature `reqwest`):
 ///
-/// - connect errors (refused, reset or timed out while connecting) and timeouts: yes;
+/// - connect errors (refused, reset or timed out while connecting): yes (nothing was sent);
+/// - timeouts: yes on an idempotent call (the request may have been acted on: see
+///   [`Effect`](crate::Effect));
 /// - an error made by `Response::error_for_status`: as its [`StatusCode`];
 /// - other errors while sending the request (the connection failed after it was made, or the
-///   server closed a kept-alive connection before answering): yes, as a fresh connection usually
-///   succeeds — which is why a non-idempotent call should send an idempotency key;
+///   server closed a kept-alive connection before answering): yes on an idempotent call, as a
+///   fresh connection usually succeeds — which is why a non-idempotent call should send an
+///   idempotency key;
 /// - a failure while reading the response body (reqwest reports it as a decode or body error):
 ///   yes when a transient [`std::io::Error`] (a reset) lies in its chain of
 ///   [`source`](std::error::Error::source)s; a body that is simply not the expected JSON or text
@@ -303,19 +337,27 @@ impl Transient for StatusCode {
 #[cfg(feature = "reqwest")]
 impl Transient for reqwest::Error {
     fn is_transient(&self) -> bool {
-        if self.is_connect() || self.is_timeout() {
-            return true;
+        self.effect() != Effect::Unstated && may_repeat(self.effect())
+    }
+
+    /// A connect error (refused, unreachable, timed out while connecting) proves nothing was
+    /// sent: not done. A status error: as its [`StatusCode`]. Any other transient error (a
+    /// timeout, a connection that failed after it was made, a body cut mid-read) may come
+    /// after the server acted: unknown. The rest: unstated (not transient).
+    fn effect(&self) -> Effect {
+        if self.is_connect() {
+            return Effect::NotDone;
         }
         if let Some(status) = self.status() {
-            return status.is_transient();
+            return status.effect();
         }
-        if self.is_request() {
-            return true;
+        if reqwest::Error::is_timeout(self)
+            || self.is_request()
+            || ((self.is_body() || self.is_decode()) && io_cause_is_transient(self))
+        {
+            return Effect::Unknown;
         }
-        if self.is_body() || self.is_decode() {
-            return io_cause_is_transient(self);
-        }
-        false
+        Effect::Unstated
     }
 
     /// The client's own timeout (connect or read) ran out: a retry after it costs the budget's
@@ -339,7 +381,9 @@ impl Transient for reqwest::Error {
 fn io_cause_is_transient(error: &dyn std::error::Error) -> bool {
     std::iter::successors(error.source(), |e| e.source())
         .filter_map(|e| e.downcast_ref::<std::io::Error>())
-        .any(Transient::is_transient)
+        // The table alone (its effect), not the judgement: a judgement's refusal is the
+        // caller's to make, once.
+        .any(|io| io.effect() != Effect::Unstated)
 }
 
 /// The error of a synthetic response with `status` and `reason` as its reason phrase: no

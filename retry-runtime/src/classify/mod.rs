@@ -3,6 +3,7 @@
 // What a response or an error means for retrying, per protocol and client: HTTP statuses and
 // `Retry-After` (`http`, with every server hint in `hints`), gRPC statuses (`tonic`), database
 // errors (`sqlx`). The client stacks that act on these verdicts are in `crate::clients`.
+pub(crate) mod effect;
 #[cfg(feature = "http")]
 pub(crate) mod hints;
 #[cfg(feature = "http")]
@@ -12,6 +13,7 @@ mod sqlx;
 #[cfg(feature = "tonic")]
 pub mod tonic;
 
+pub use self::effect::{Effect, may_repeat};
 use crate::error::Elapsed;
 
 /// The class of a retryable error, which can set what its retry costs and how long it waits
@@ -187,49 +189,93 @@ pub trait Transient {
             ErrorClass::Transient
         }
     }
+
+    /// What the failed attempt may have done ([`Effect`]): nothing (`NotDone`: never sent,
+    /// refused, rolled back), or something (`Unknown`: a reset after the request was written, a
+    /// timeout after sending, a 500). Default: [`Effect::Unstated`], for a type that does not
+    /// say: its [`is_transient`](Transient::is_transient) is then taken as written.
+    ///
+    /// The crate's own judgement ([`transient`], and the `Transient` impls it ships) retries an
+    /// `Unknown` effect only on a call that is idempotent: see [`Effect`]. To follow the same rule
+    /// in an impl of your own, end `is_transient` with [`may_repeat`]`(self.effect())`.
+    ///
+    /// ```
+    /// use std::io::{Error, ErrorKind};
+    /// use reattempt::{Effect, Transient};
+    ///
+    /// assert_eq!(Error::from(ErrorKind::ConnectionRefused).effect(), Effect::NotDone);
+    /// assert_eq!(Error::from(ErrorKind::UnexpectedEof).effect(), Effect::Unknown);
+    /// ```
+    fn effect(&self) -> Effect {
+        Effect::Unstated
+    }
 }
 
-/// Connection reset, refused or aborted, timed out, interrupted and would-block errors are
-/// transient; everything else (not found, permission denied, invalid data, …) is not.
+/// I/O errors of a remote call: the connection's failures are transient, everything else (not
+/// found, permission denied, invalid data, …) is not. What each says of the attempt
+/// ([`Effect`]):
+///
+/// | kind | transient | effect |
+/// |---|---|---|
+/// | `ConnectionRefused`, `HostUnreachable`, `NetworkUnreachable`, `NetworkDown`, `AddrNotAvailable` (never connected) | yes | not done |
+/// | `Interrupted`, `WouldBlock` (the call did not happen: retry it) | yes | not done |
+/// | `ConnectionReset`, `ConnectionAborted`, `BrokenPipe`, `UnexpectedEof`, `NotConnected` (the connection broke: what was written may have been acted on) | yes, on an idempotent call | unknown |
+/// | `TimedOut` (no answer in time: the request may have been read) | yes, on an idempotent call | unknown |
+/// | any other kind | no | unstated |
+///
+/// A reset, a broken pipe and an EOF mean the same thing to a caller (the peer went away: a
+/// crash, a restart, a proxy's idle timeout), so they are classified alike.
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};
-/// use reattempt::Transient;
+/// use reattempt::{Effect, Transient};
 ///
 /// assert!(Error::from(ErrorKind::ConnectionReset).is_transient());
+/// assert_eq!(Error::from(ErrorKind::ConnectionReset).effect(), Effect::Unknown);
 /// assert!(!Error::from(ErrorKind::PermissionDenied).is_transient());
 /// ```
 impl Transient for std::io::Error {
     fn is_transient(&self) -> bool {
-        use std::io::ErrorKind::{
-            ConnectionAborted, ConnectionRefused, ConnectionReset, Interrupted, TimedOut,
-            WouldBlock,
-        };
-        matches!(
-            self.kind(),
-            ConnectionReset
-                | ConnectionRefused
-                | ConnectionAborted
-                | TimedOut
-                | Interrupted
-                | WouldBlock
-        )
+        self.effect() != Effect::Unstated && may_repeat(self.effect())
     }
 
     fn is_timeout(&self) -> bool {
         self.kind() == std::io::ErrorKind::TimedOut
     }
+
+    fn effect(&self) -> Effect {
+        use std::io::ErrorKind::{
+            AddrNotAvailable, BrokenPipe, ConnectionAborted, ConnectionRefused, ConnectionReset,
+            HostUnreachable, Interrupted, NetworkDown, NetworkUnreachable, NotConnected, TimedOut,
+            UnexpectedEof, WouldBlock,
+        };
+        match self.kind() {
+            ConnectionRefused | HostUnreachable | NetworkUnreachable | NetworkDown
+            | AddrNotAvailable | Interrupted | WouldBlock => Effect::NotDone,
+            ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof | NotConnected
+            | TimedOut => Effect::Unknown,
+            _ => Effect::Unstated,
+        }
+    }
 }
 
-/// A timed-out attempt is transient.
+/// A timed-out attempt is transient, with an unknown effect: retried by the crate's judgement
+/// on an idempotent call only (see [`Effect`]).
 ///
 /// ```
-/// use reattempt::{Elapsed, Transient};
+/// use reattempt::{Effect, Elapsed, Transient};
 /// assert!(Elapsed::new().is_transient());
+/// assert_eq!(Elapsed::new().effect(), Effect::Unknown);
 /// ```
 impl Transient for Elapsed {
     fn is_transient(&self) -> bool {
-        true
+        may_repeat(Effect::Unknown)
+    }
+
+    /// An attempt cut by a timeout may have acted (the request may have been sent):
+    /// [`Effect::Unknown`].
+    fn effect(&self) -> Effect {
+        Effect::Unknown
     }
 
     fn is_timeout(&self) -> bool {
@@ -249,6 +295,10 @@ impl<T: Transient + ?Sized> Transient for &T {
     fn class(&self) -> ErrorClass {
         (**self).class()
     }
+
+    fn effect(&self) -> Effect {
+        (**self).effect()
+    }
 }
 
 impl<T: Transient + ?Sized> Transient for Box<T> {
@@ -263,16 +313,26 @@ impl<T: Transient + ?Sized> Transient for Box<T> {
     fn class(&self) -> ErrorClass {
         (**self).class()
     }
+
+    fn effect(&self) -> Effect {
+        (**self).effect()
+    }
 }
 
-/// The predicate form of [`Transient`], for `retry_if = reattempt::transient` and `.retry_if(transient)`.
+/// The predicate form of [`Transient`], for `retry_if = reattempt::transient` and
+/// `.retry_if(transient)`: the crate's judgement. An error is retried when it
+/// [`is_transient`](Transient::is_transient) and, if its [`effect`](Transient::effect) is
+/// unknown (the attempt may have acted), only on a call that is idempotent (see [`Effect`]):
+/// a reset `UPDATE … SET v = v + 1` is not run twice unless the call says it may be.
+///
+/// Outside a retrying call nothing is refused for the effect:
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};
 /// assert!(reattempt::transient(&Error::from(ErrorKind::TimedOut)));
 /// ```
 pub fn transient<E: Transient + ?Sized>(error: &E) -> bool {
-    error.is_transient()
+    error.is_transient() && may_repeat(error.effect())
 }
 
 /// The function form of [`Transient::class`]: for the closure API's

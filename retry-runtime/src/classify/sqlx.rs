@@ -9,7 +9,7 @@ use std::io;
 
 use sqlx_core::error::{DatabaseError, Error};
 
-use crate::classify::Transient;
+use crate::classify::{Effect, Transient, may_repeat};
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 
@@ -20,19 +20,30 @@ const SQLITE_BUSY: u32 = 5;
 const SQLITE_LOCKED: u32 = 6;
 
 /// Which [`sqlx::Error`](https://docs.rs/sqlx/0.9/sqlx/enum.Error.html)s are transient (feature
-/// `sqlx`), on every driver:
+/// `sqlx`), on every driver, and what each says of the statement in flight
+/// ([`Effect`]: `not done` proves it did not take effect; `unknown` means it may have committed):
 ///
-/// | error | transient | timeout |
-/// |---|---|---|
-/// | SQLite `SQLITE_BUSY` (5) and `SQLITE_LOCKED` (6), with any extended code (the code's low byte) | yes | no |
-/// | SQLSTATE `40001` (Postgres `serialization_failure`, MySQL 1213 `ER_LOCK_DEADLOCK`) | yes | no |
-/// | SQLSTATE `40P01` (Postgres `deadlock_detected`) | yes | no |
-/// | SQLSTATE `55P03` (Postgres `lock_not_available`: `lock_timeout`, `NOWAIT`) | yes | no |
-/// | MySQL 1205 `ER_LOCK_WAIT_TIMEOUT` (SQLSTATE `HY000`) | yes | yes |
-/// | SQLSTATE class `08` (connection exception; not Postgres's `08P01` `protocol_violation`, nor `08007` `transaction_resolution_unknown`: a COMMIT that may have landed), `57P01` `admin_shutdown`, `57P02` `crash_shutdown`, `57P03` `cannot_connect_now` (a server restarting) | yes | no |
-/// | `Error::PoolTimedOut` (no connection within the pool's `acquire_timeout`) | yes | yes |
-/// | `Error::Io(e)` | as [`std::io::Error`]: reset, refused, aborted, timed out… | kind `TimedOut` |
-/// | any other database error (a constraint violation, a syntax error…) and every other variant (`RowNotFound`, `PoolClosed`, `Protocol`, `Tls`, decoding…) | no | no |
+/// | error | transient | effect | timeout |
+/// |---|---|---|---|
+/// | SQLite `SQLITE_BUSY` (5) and `SQLITE_LOCKED` (6), with any extended code (the code's low byte) | yes | not done | no |
+/// | SQLSTATE `40001` (Postgres `serialization_failure`, MySQL 1213 `ER_LOCK_DEADLOCK`): the transaction was rolled back | yes | not done | no |
+/// | SQLSTATE `40P01` (Postgres `deadlock_detected`): rolled back | yes | not done | no |
+/// | SQLSTATE `55P03` (Postgres `lock_not_available`: `lock_timeout`, `NOWAIT`): the statement failed | yes | not done | no |
+/// | MySQL 1205 `ER_LOCK_WAIT_TIMEOUT` (SQLSTATE `HY000`): the statement was rolled back | yes | not done | yes |
+/// | SQLSTATE `57014` "canceling statement due to statement timeout" (Postgres `query_canceled` by `statement_timeout`, as [`set_postgres_timeouts`](crate::sqlx::set_postgres_timeouts) sets it): rolled back; a cancel by an operator is not retried | yes | not done | yes |
+/// | SQLSTATE `57P03` (Postgres `cannot_connect_now`: a server starting or stopping), `08001` (unable to connect), `08004` (connection rejected; MySQL's too many connections): refused at connection, nothing sent | yes | not done | no |
+/// | SQLSTATE `57P01` `admin_shutdown`, `57P02` `crash_shutdown` (the session was ended: a COMMIT in flight may have landed), `08000`, `08003`, `08006` (the connection broke), `08007` `transaction_resolution_unknown` (it broke during COMMIT) | yes, on an idempotent call | unknown | no |
+/// | `Error::PoolTimedOut` (no connection within the pool's `acquire_timeout`: nothing sent) | yes | not done | yes |
+/// | `Error::Io(e)`: connection refused, unreachable | yes | not done | no |
+/// | `Error::Io(e)`: reset, broken pipe, EOF, aborted (a server crash, a restart, a failover, an OOM kill: the statement may have committed), timed out | yes, on an idempotent call | unknown | kind `TimedOut` |
+/// | any other database error (a constraint violation, a syntax error, Postgres's `08P01` `protocol_violation`) and every other variant (`RowNotFound`, `PoolClosed`, `Protocol`, `Tls`, decoding…) | no | unstated | no |
+///
+/// "On an idempotent call": the crate's judgement ([`transient`](crate::transient)) repeats an
+/// unknown outcome only on a call that says it is safe to repeat (see [`Effect`]): a plain
+/// `UPDATE … SET v = v + 1` cut by a server's crash is not run again, since it may have
+/// committed. An `INSERT … ON CONFLICT DO NOTHING` keyed by the request, or a transaction that
+/// records the call's idempotency key beside its effect (the guide's *exactly once* recipe), is
+/// safe to repeat: say `idempotent = true`.
 ///
 /// The lock and serialization errors are the ones their databases' manuals say to answer by
 /// running the transaction again; a retried `#[retryable]` function runs its whole body again, so
@@ -43,54 +54,85 @@ const SQLITE_LOCKED: u32 = 6;
 /// SQLite's extended codes are at most four digits). MySQL's 1205 shares SQLSTATE `HY000` with
 /// unrelated errors, so its number is read where sqlx-mysql writes it, at the start of the
 /// error's text (`1205 (HY000): Lock wait timeout exceeded; …`). The `Io` error of a timed-out
-/// attempt ([`FromElapsed`]) is transient and a timeout; the `Io` error of a guard's rejection
-/// (kind `Other`) is not transient.
+/// attempt ([`FromElapsed`]) is transient and a timeout, with an unknown effect; the `Io` error
+/// of a guard's rejection (kind `Other`) is not transient.
 ///
 /// ```
-/// use reattempt::Transient;
+/// use reattempt::{Effect, Transient};
 ///
 /// assert!(sqlx::Error::PoolTimedOut.is_transient());
 /// assert!(sqlx::Error::PoolTimedOut.is_timeout());
-/// assert!(sqlx::Error::Io(std::io::ErrorKind::ConnectionReset.into()).is_transient());
+/// assert_eq!(sqlx::Error::PoolTimedOut.effect(), Effect::NotDone);
+/// let eof = sqlx::Error::Io(std::io::ErrorKind::UnexpectedEof.into());
+/// assert!(eof.is_transient());
+/// assert_eq!(eof.effect(), Effect::Unknown);
 /// assert!(!sqlx::Error::RowNotFound.is_transient());
 /// assert!(!sqlx::Error::PoolClosed.is_transient());
 /// ```
 impl Transient for Error {
     fn is_transient(&self) -> bool {
-        match self {
-            Error::Database(error) => database_error_is_transient(&**error),
-            Error::Io(error) => error.is_transient(),
-            Error::PoolTimedOut => true,
-            _ => false,
-        }
+        transient_effect(self).is_some_and(may_repeat)
     }
 
     fn is_timeout(&self) -> bool {
         match self {
-            Error::Database(error) => mysql_number(&**error) == Some(1205),
+            Error::Database(error) => {
+                mysql_number(&**error) == Some(1205)
+                    || (error.code().as_deref() == Some("57014") && is_statement_timeout(&**error))
+            }
             Error::Io(error) => error.is_timeout(),
             Error::PoolTimedOut => true,
             _ => false,
         }
     }
+
+    fn effect(&self) -> Effect {
+        transient_effect(self).unwrap_or(Effect::Unstated)
+    }
+}
+
+/// The table of [`Transient` for `Error`](Error): the effect of a transient error, `None` for
+/// one that is not transient.
+fn transient_effect(error: &Error) -> Option<Effect> {
+    match error {
+        Error::Database(error) => database_error_effect(&**error),
+        Error::Io(error) => Some(error.effect()).filter(|e| *e != Effect::Unstated),
+        Error::PoolTimedOut => Some(Effect::NotDone),
+        _ => None,
+    }
 }
 
 /// The table of [`Transient` for `Error`](Error) for one database error.
-fn database_error_is_transient(error: &dyn DatabaseError) -> bool {
-    let Some(code) = error.code() else {
-        return false;
-    };
+fn database_error_effect(error: &dyn DatabaseError) -> Option<Effect> {
+    let code = error.code()?;
     if code.len() == 5 {
-        return matches!(
-            &*code,
-            "40001" | "40P01" | "55P03" | "57P01" | "57P02" | "57P03" // Class 08, connection exceptions, but a protocol violation (which repeats) and
-                                                                      // `transaction_resolution_unknown` (08007: the connection broke during COMMIT, which
-                                                                      // may have landed; a retry could apply the transaction twice).
-        ) || (code.starts_with("08") && !matches!(&*code, "08P01" | "08007"))
-            || matches!(mysql_number(error), Some(1205 | 1213));
+        if matches!(mysql_number(error), Some(1205 | 1213)) {
+            return Some(Effect::NotDone);
+        }
+        return match &*code {
+            // Rolled back, or refused before anything ran.
+            "40001" | "40P01" | "55P03" | "57P03" | "08001" | "08004" => Some(Effect::NotDone),
+            // Cancelled by `statement_timeout` (`reattempt::sqlx::set_postgres_timeouts`), and
+            // so rolled back; a cancel by an operator (`pg_cancel_backend`) is not retried.
+            "57014" if is_statement_timeout(error) => Some(Effect::NotDone),
+            // A protocol violation repeats.
+            "08P01" => None,
+            // The session or its connection ended while the statement (or its COMMIT) was in
+            // flight: it may have committed.
+            "57P01" | "57P02" => Some(Effect::Unknown),
+            c if c.starts_with("08") => Some(Effect::Unknown),
+            _ => None,
+        };
     }
     code.parse::<u32>()
         .is_ok_and(|sqlite| matches!(sqlite & 0xff, SQLITE_BUSY | SQLITE_LOCKED))
+        .then_some(Effect::NotDone)
+}
+
+/// A Postgres `query_canceled` that says it was the statement timeout (its English text: a
+/// server whose `lc_messages` is another language is not recognised, and not retried).
+fn is_statement_timeout(error: &dyn DatabaseError) -> bool {
+    error.message().contains("statement timeout")
 }
 
 /// A MySQL (or MariaDB) error's number, from the text sqlx-mysql writes for it:
@@ -262,20 +304,73 @@ mod tests {
 
     #[test]
     fn postgres_serialization_deadlock_lock_and_restart() {
-        for sqlstate in [
-            "40001", "40P01", "55P03", "57P01", "57P02", "57P03", "08006", "08001",
-        ] {
+        // Rolled back, or refused before anything ran: nothing done.
+        for sqlstate in ["40001", "40P01", "55P03", "57P03", "08001", "08004"] {
             assert!(transient(&postgres(sqlstate)), "{sqlstate}");
+            assert_eq!(postgres(sqlstate).effect(), Effect::NotDone, "{sqlstate}");
             assert!(!postgres(sqlstate).is_timeout(), "{sqlstate}");
         }
+        // The session or its connection ended mid-statement (or mid-COMMIT): it may have
+        // committed. Transient, with an unknown effect (repeated only on an idempotent call).
+        for sqlstate in ["57P01", "57P02", "08000", "08003", "08006", "08007"] {
+            assert!(postgres(sqlstate).is_transient(), "{sqlstate}");
+            assert_eq!(postgres(sqlstate).effect(), Effect::Unknown, "{sqlstate}");
+        }
         // unique_violation, syntax_error, query_canceled, division_by_zero, protocol_violation,
-        // transaction_resolution_unknown (a COMMIT that may have landed),
         // and all-digit SQLSTATEs whose low byte would be SQLite's BUSY were they read as numbers
         // (40965 & 0xff = 5): an SQLSTATE is never read as SQLite's code.
-        for sqlstate in [
-            "23505", "42601", "57014", "22012", "08P01", "08007", "40965", "00005",
-        ] {
+        for sqlstate in ["23505", "42601", "57014", "22012", "08P01", "40965", "00005"] {
             assert!(!transient(&postgres(sqlstate)), "{sqlstate}");
+            assert_eq!(postgres(sqlstate).effect(), Effect::Unstated, "{sqlstate}");
+        }
+    }
+
+    /// `statement_timeout`'s cancel (as `set_postgres_timeouts` sets it) rolled the statement
+    /// back: a timeout that did nothing. An operator's cancel is not retried.
+    #[test]
+    fn a_statement_timeout_is_a_timeout_that_did_nothing() {
+        let timed_out = Error::from(Fake {
+            code: Some("57014".into()),
+            text: "canceling statement due to statement timeout".into(),
+        });
+        assert!(transient(&timed_out) && timed_out.is_timeout());
+        assert_eq!(timed_out.effect(), Effect::NotDone);
+        let (yes, _) = crate::classify::effect::judging(false, false, || transient(&timed_out));
+        assert!(yes, "repeated on a call that is not idempotent: nothing was done");
+        let cancelled = Error::from(Fake {
+            code: Some("57014".into()),
+            text: "canceling statement due to user request".into(),
+        });
+        assert!(!transient(&cancelled) && !cancelled.is_timeout());
+    }
+
+    /// The rule, through the judgement a retrying call makes: an unknown outcome is repeated
+    /// only on an idempotent call; a rolled-back one always.
+    #[test]
+    fn an_unknown_outcome_is_repeated_only_on_an_idempotent_call() {
+        use crate::classify::effect::judging;
+        let unknown = [
+            Error::Io(io::ErrorKind::UnexpectedEof.into()),
+            Error::Io(io::ErrorKind::ConnectionReset.into()),
+            Error::Io(io::ErrorKind::BrokenPipe.into()),
+            Error::Io(io::ErrorKind::ConnectionAborted.into()),
+            postgres("57P01"),
+            postgres("08006"),
+            Error::from_elapsed(Elapsed::new()),
+        ];
+        for error in &unknown {
+            assert_eq!(error.effect(), Effect::Unknown, "{error}");
+            let (yes, verdict) = judging(false, false, || transient(error));
+            assert!(!yes && verdict.refused, "{error}");
+            let (yes, _) = judging(true, false, || transient(error));
+            assert!(yes, "{error}");
+        }
+        for error in [postgres("40001"), sqlite(5), Error::PoolTimedOut] {
+            let (yes, verdict) = judging(false, false, || transient(&error));
+            assert!(yes && !verdict.refused, "{error}");
+            // Unless the policy's timeout cut the attempt: then it may have acted.
+            let (yes, _) = judging(false, true, || transient(&error));
+            assert!(!yes, "{error}");
         }
     }
 
@@ -287,12 +382,14 @@ mod tests {
             "Deadlock found when trying to get lock; try restarting transaction",
         );
         assert!(transient(&deadlock) && !deadlock.is_timeout());
+        assert_eq!(deadlock.effect(), Effect::NotDone);
         let lock_wait = mysql(
             1205,
             "HY000",
             "Lock wait timeout exceeded; try restarting transaction",
         );
         assert!(transient(&lock_wait) && lock_wait.is_timeout());
+        assert_eq!(lock_wait.effect(), Effect::NotDone);
         // Other HY000 errors, a duplicate key, a syntax error.
         for error in [
             mysql(
@@ -318,8 +415,19 @@ mod tests {
     #[test]
     fn pool_io_and_other_variants() {
         assert!(transient(&Error::PoolTimedOut) && Error::PoolTimedOut.is_timeout());
-        let reset = Error::Io(io::ErrorKind::ConnectionReset.into());
-        assert!(transient(&reset) && !reset.is_timeout());
+        // Reset, broken pipe and EOF alike: transient, effect unknown.
+        for kind in [
+            io::ErrorKind::ConnectionReset,
+            io::ErrorKind::BrokenPipe,
+            io::ErrorKind::UnexpectedEof,
+        ] {
+            let error = Error::Io(kind.into());
+            assert!(transient(&error) && !error.is_timeout(), "{error}");
+            assert_eq!(error.effect(), Effect::Unknown, "{error}");
+        }
+        let refused = Error::Io(io::ErrorKind::ConnectionRefused.into());
+        assert!(transient(&refused));
+        assert_eq!(refused.effect(), Effect::NotDone);
         let timed_out = Error::Io(io::ErrorKind::TimedOut.into());
         assert!(transient(&timed_out) && timed_out.is_timeout());
         for error in [

@@ -46,12 +46,18 @@
 //! codes that indicate the service did not process the request should be retried", and gives
 //! `UNAVAILABLE` as its example. A status is transient when it is
 //!
-//! | status | why |
-//! |---|---|
-//! | `UNAVAILABLE` | the code's own meaning: the service could not take the call, "most likely a transient condition" |
-//! | `DEADLINE_EXCEEDED` | the answer did not come in time; as an HTTP 504, or this crate's own per-attempt `timeout` |
-//! | `CANCELLED` "Timeout expired" | tonic's own deadline: the client's (`Endpoint::timeout`, `Request::set_timeout`), with a [`tonic::TimeoutExpired`] among its sources, or a tonic server's (`Server::timeout`, or the client's `grpc-timeout`), which arrives as that code and message |
-//! | any code over a transport failure | a connection refused or reset, a broken pipe, a connection hyper closed before the call completed: tonic reports these as `UNKNOWN` "transport error", `CANCELLED` "operation was canceled" or `UNAVAILABLE` "tcp connect error", and keeps the cause as the status's [`source`](std::error::Error::source), where it is recognised (see below) |
+//! | status | why | effect |
+//! |---|---|---|
+//! | `UNAVAILABLE` | the code's own meaning: the service could not take the call, "most likely a transient condition" | unknown (a proxy answers it after a reset of a call the server took) |
+//! | `DEADLINE_EXCEEDED` | the answer did not come in time; as an HTTP 504, or this crate's own per-attempt `timeout` | unknown |
+//! | `CANCELLED` "Timeout expired" | tonic's own deadline: the client's (`Endpoint::timeout`, `Request::set_timeout`), with a [`tonic::TimeoutExpired`] among its sources, or a tonic server's (`Server::timeout`, or the client's `grpc-timeout`), which arrives as that code and message | unknown |
+//! | any code over a transport failure | a connection refused or reset, a broken pipe, a connection hyper closed before the call completed: tonic reports these as `UNKNOWN` "transport error", `CANCELLED` "operation was canceled" or `UNAVAILABLE` "tcp connect error", and keeps the cause as the status's [`source`](std::error::Error::source), where it is recognised (see below) | not done for a connection never made (a [`tonic::ConnectError`], a refused connection); unknown for the rest |
+//!
+//! The effect ([`Effect`](crate::Effect)) is the crate's rule for calls that are not safe to
+//! repeat: [`transient`](crate::transient) retries an unknown effect only on a call that says it
+//! is idempotent (`idempotent = true`; see [`Effect`](crate::Effect)). A6's own layer
+//! ([`GrpcRetryLayer`]) retries the codes its service config lists, as A6 says: that list is the
+//! service owner's judgement, obeyed as written.
 //!
 //! and every other status is not: `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`,
 //! `PERMISSION_DENIED`, `UNAUTHENTICATED`, `FAILED_PRECONDITION`, `OUT_OF_RANGE`,
@@ -171,7 +177,12 @@ fn bit(code: Code) -> u32 {
 /// use reattempt::Transient;
 /// use tonic::Status;
 ///
+/// use reattempt::Effect;
+///
 /// assert!(Status::unavailable("draining").is_transient());
+/// // A server's UNAVAILABLE may come after it acted (a proxy's answer to a reset): retried by
+/// // `reattempt::transient` on an idempotent call only.
+/// assert_eq!(Status::unavailable("draining").effect(), Effect::Unknown);
 /// assert!(Status::deadline_exceeded("slow backend").is_timeout());
 /// assert!(!Status::invalid_argument("bad id").is_transient());
 /// assert!(!Status::internal("boom").is_transient());
@@ -183,12 +194,22 @@ fn bit(code: Code) -> u32 {
 /// ```
 impl Transient for Status {
     fn is_transient(&self) -> bool {
-        if sources(self).any(is_rejection) || pushback_says_stop(self) {
-            return false;
+        is_transient_status(self) && crate::may_repeat(self.effect())
+    }
+
+    /// A transient status whose sources show the connection was never made (a
+    /// [`tonic::ConnectError`], a refused connection) proves nothing was sent: not done. Every
+    /// other transient status (a server's `UNAVAILABLE`, which a proxy also answers after the
+    /// server took the call; a reset, EOF or broken pipe mid-call; a deadline) may come after
+    /// the server acted: unknown. The rest: unstated.
+    fn effect(&self) -> crate::Effect {
+        if !is_transient_status(self) {
+            crate::Effect::Unstated
+        } else if sources(self).any(is_never_sent) {
+            crate::Effect::NotDone
+        } else {
+            crate::Effect::Unknown
         }
-        self.code() == Code::Unavailable
-            || self.is_timeout()
-            || sources(self).any(is_transport_failure)
     }
 
     fn is_timeout(&self) -> bool {
@@ -208,6 +229,24 @@ impl Transient for Status {
             crate::ErrorClass::Transient
         }
     }
+}
+
+/// The table of [`Transient` for `Status`](Status), before the effect's rule.
+fn is_transient_status(status: &Status) -> bool {
+    if sources(status).any(is_rejection) || pushback_says_stop(status) {
+        return false;
+    }
+    status.code() == Code::Unavailable
+        || status.is_timeout()
+        || sources(status).any(is_transport_failure)
+}
+
+/// A connection that could not be made: the call was never sent.
+fn is_never_sent(error: &(dyn StdError + 'static)) -> bool {
+    error.is::<ConnectError>()
+        || error
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
 }
 
 /// The server's `grpc-retry-pushback-ms` says not to retry: negative or malformed (gRFC A6). A

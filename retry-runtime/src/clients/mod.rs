@@ -11,5 +11,7 @@ pub(crate) mod outer;
 pub(crate) mod replay_body;
 #[cfg(feature = "reqwest-middleware")]
 pub mod reqwest_middleware;
+#[cfg(feature = "sqlx")]
+pub mod sqlx;
 #[cfg(feature = "tower")]
 pub mod tower;

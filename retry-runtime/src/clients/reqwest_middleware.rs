@@ -159,6 +159,7 @@ impl RetryMiddleware {
     /// A middleware retrying under `policy`: no breaker, no budget, no idempotency header, the
     /// name `"retry"`.
     pub fn new(policy: RetryPolicy) -> Self {
+        let said = policy.idempotent();
         RetryMiddleware {
             policy,
             hooks: HttpClassify,
@@ -167,7 +168,11 @@ impl RetryMiddleware {
             throttle: None,
             bulkhead: None,
             name: "retry",
-            safety: SafetyRule::default(),
+            // The policy's word on repeating is over the method rule, as `idempotent`'s is.
+            safety: SafetyRule {
+                said,
+                ..SafetyRule::default()
+            },
             outer_attempts: false,
             request_hook: None,
             replay_cap: DEFAULT_REPLAY_CAP,
@@ -312,6 +317,29 @@ impl<H> RetryMiddleware<H> {
     #[must_use]
     pub fn retry_unsafe_methods(mut self, retry: bool) -> Self {
         self.safety.unsafe_methods = retry;
+        self
+    }
+
+    /// Says whether requests through the middleware are safe to repeat after an attempt whose
+    /// outcome is unknown (a reset after the request was written, a timeout after sending: see
+    /// [`Effect`](crate::Effect)), over RFC 9110's method rule and the policy's
+    /// [`idempotent`](crate::RetryPolicyBuilder::idempotent): `true` retries a `POST` after a
+    /// lost response (for a server that deduplicates by other means), `false` not even a
+    /// `GET`. Not said, the method rule decides (see the [module](self)). The same word as the
+    /// attribute's `idempotent`, the closure API's and the tower layer's.
+    ///
+    /// ```
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::reqwest_middleware::RetryMiddleware;
+    ///
+    /// let policy = RetryPolicy::builder().build().unwrap();
+    /// let middleware = RetryMiddleware::new(policy).idempotent(true);
+    /// # let _ = middleware;
+    /// ```
+    #[must_use]
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.safety.said = Some(idempotent);
+        self.policy.idempotent = Some(idempotent);
         self
     }
 
@@ -481,6 +509,15 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
         !self.committed()
             && self.hooks.hedge_allowed()
             && crate::http::safe_to_resend(method, headers, self.safety, false)
+    }
+
+    /// HTTP's rule: what the middleware was told (`.idempotent`), else the method's and the
+    /// request's `Idempotency-Key` (see [`Hooks::idempotent`]).
+    fn idempotent(&mut self) -> Option<bool> {
+        let (method, headers) = (self.request.method(), self.request.headers());
+        self.hooks
+            .idempotent()
+            .or_else(|| Some(self.safety.idempotent(method, headers)))
     }
 
     /// A streaming body past its cap: the call is committed to the attempt that sent it (the

@@ -127,6 +127,22 @@ pub trait Replay<Req> {
     fn replay(&self, request: &Req) -> Req;
 }
 
+/// A layer's replay slot told whether its requests are safe to repeat
+/// ([`RetryLayer::idempotent`]): [`Cloned`] has nothing to change (the policy carries it); with
+/// the feature `http`, [`HttpRequests`] puts it over HTTP's method rule.
+pub trait SaysIdempotent {
+    /// The slot, told.
+    #[must_use]
+    fn said_idempotent(self, idempotent: bool) -> Self;
+}
+
+impl SaysIdempotent for Cloned {
+    fn said_idempotent(self, idempotent: bool) -> Self {
+        let _ = idempotent;
+        self
+    }
+}
+
 /// Copies a `Clone` request for each attempt (the default [`Replay`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Cloned;
@@ -155,6 +171,17 @@ impl<Req: Clone> Replay<Req> for Cloned {
 pub trait RetryRequest<Req, T, E> {
     /// Whether to retry after `outcome`, which the classification calls `retryable` or not.
     fn retry_request(&self, request: &Req, outcome: Result<&T, &E>, retryable: bool) -> bool;
+
+    /// Whether `request` says it is safe to repeat after an attempt whose outcome is unknown
+    /// (see [`Hooks::idempotent`](crate::Hooks::idempotent)). Default: it does not say (`None`);
+    /// with the feature `http`, [`HttpRequests`] answers by the layer's
+    /// [`idempotent`](RetryLayer::idempotent) if given, else by RFC 9110's method rule and the
+    /// request's `Idempotency-Key`.
+    #[inline]
+    fn idempotent(&self, request: &Req) -> Option<bool> {
+        let _ = request;
+        None
+    }
 
     /// Whether a hedge (a copy sent while an attempt is in flight) of `request` may start.
     /// Default: yes; with the feature `http`, [`HttpRequests`] says no for a request that may
@@ -502,7 +529,10 @@ where
 {
     #[inline]
     fn retry_if(&mut self, error: &E) -> bool {
-        self.retry_if.call(error).unwrap_or(true)
+        // Unset: every error, by the crate's judgement (see `Hooks::retry_if`).
+        self.retry_if
+            .call(error)
+            .unwrap_or_else(|| crate::may_repeat(crate::Effect::Unstated))
     }
 
     #[inline]
@@ -768,6 +798,35 @@ impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, R,
     /// The policy the layer's calls follow.
     pub fn policy(&self) -> &RetryPolicy {
         &self.settings.policy
+    }
+
+    /// Says whether the layer's calls are safe to repeat after an attempt whose outcome is
+    /// unknown (a reset after the request was written, a timeout after sending: see
+    /// [`Effect`](crate::Effect)), over its policy's
+    /// [`idempotent`](crate::RetryPolicyBuilder::idempotent). Not said, a plain layer's call is
+    /// not idempotent, and with [`http`](RetryLayer::http) RFC 9110's
+    /// method rule decides (a `GET` is, a `POST` is with an `Idempotency-Key`). The crate's own
+    /// judgement ([`transient`](crate::transient), no `retry_if`, the policy's `timeout`, the
+    /// HTTP classification) repeats an unknown outcome only on an idempotent call, and a hedge
+    /// starts only for one.
+    ///
+    /// ```
+    /// use reattempt::RetryPolicy;
+    /// use reattempt::tower::RetryLayer;
+    ///
+    /// let layer = RetryLayer::new(RetryPolicy::builder().build().unwrap()).idempotent(true);
+    /// assert_eq!(layer.policy().idempotent(), Some(true));
+    /// ```
+    #[must_use]
+    pub fn idempotent(self, idempotent: bool) -> Self
+    where
+        R: SaysIdempotent,
+    {
+        self.map_settings(|mut s| {
+            s.policy.idempotent = Some(idempotent);
+            s.replay = s.replay.said_idempotent(idempotent);
+            s
+        })
     }
 
     /// Rebuilds the shared settings with one changed (a layer already cloned keeps its own).
@@ -1463,6 +1522,13 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
     }
 
     #[inline]
+    fn idempotent(&mut self) -> Option<bool> {
+        self.hooks
+            .idempotent()
+            .or_else(|| self.rule.idempotent(self.request))
+    }
+
+    #[inline]
     fn retry_refused(&mut self) -> Option<crate::GiveUpReason> {
         self.hooks
             .retry_refused()
@@ -1736,7 +1802,11 @@ where
                         *pending = enter(engine, || Some(settings.replay.replay(request)));
                         *running = true;
                         match limit {
-                            Some(limit) => set_timer(timer.as_mut(), limit),
+                            Some(limit) => {
+                                let at = crate::engine::deadline::instant_after(tokio::time::Instant::now(), limit);
+                                engine.note_attempt_deadline(Some(at));
+                                set_timer_at(timer.as_mut(), at);
+                            }
                             None => timer.set(None),
                         }
                         continue;
@@ -1890,7 +1960,10 @@ mod http {
 
     use http::{Request, Response};
 
-    use super::{Classify, Cloned, Replay, RetryLayer, RetryRequest, RetryService, Settings};
+    use super::{
+        Classify, Cloned, Replay, RetryLayer, RetryRequest, RetryService, SaysIdempotent as _,
+        Settings,
+    };
     use crate::classify::Transient;
     use crate::classify::http::{
         Attempts, SafetyRule, Verdict, never_sent, not_processed, safe_to_resend,
@@ -2098,6 +2171,10 @@ mod http {
                 .then_some(crate::GiveUpReason::NotRetryable)
         }
 
+        fn idempotent(&self, request: &Request<B>) -> Option<bool> {
+            Some(self.safety.idempotent(request.method(), request.headers()))
+        }
+
         /// No hedge of a request that may not be sent twice (no outcome yet: the first copy
         /// may be acting on it), nor of one whose `ReplayBody` is past its cap.
         fn hedge_allowed(&self, request: &Request<B>) -> bool {
@@ -2139,6 +2216,13 @@ mod http {
     impl<F> HttpReplay for HttpRequests<F> {
         type Rule = F;
         fn into_http(self) -> Self {
+            self
+        }
+    }
+
+    impl<F> super::SaysIdempotent for HttpRequests<F> {
+        fn said_idempotent(mut self, idempotent: bool) -> Self {
+            self.safety.said = Some(idempotent);
             self
         }
     }
@@ -2377,7 +2461,12 @@ mod http {
             f: impl FnOnce(HttpRequests<R::Rule>) -> HttpRequests<F2>,
         ) -> RetryLayer<H, C, HttpRequests<F2>, B, G, Q, L> {
             self.map_settings(|s| Settings {
-                replay: f(s.replay.into_http()),
+                // The policy's word on repeating (`RetryPolicyBuilder::idempotent`) is over the
+                // method rule, as the layer's own (`idempotent`) is.
+                replay: f(match s.policy.idempotent() {
+                    Some(said) => s.replay.into_http().said_idempotent(said),
+                    None => s.replay.into_http(),
+                }),
                 policy: s.policy,
                 name: s.name,
                 breaker: s.breaker,

@@ -72,7 +72,8 @@ use crate::schedule::preset::Preset;
 /// `multiplier`, `max_delay`, `jitter` (`"none"`, `"full"`, `"equal"`, `"decorrelated"` or a
 /// factor in (0, 1]), `timeout`, `max_elapsed`, `log_error` (`"none"`, `"type"`, `"debug"`: see
 /// [`LogError`](crate::LogError)), `hedge_after` (`"50ms"` or `"p95"`: see
-/// [`HedgeAfter`](crate::HedgeAfter)), `one_layer` (a bool), `inject_faults` (a table: `rate`,
+/// [`HedgeAfter`](crate::HedgeAfter)), `one_layer` (a bool), `idempotent` (a bool: see
+/// [`RetryPolicyBuilder::idempotent`](crate::RetryPolicyBuilder::idempotent)), `inject_faults` (a table: `rate`,
 /// `latency`, `latency_rate`, `seed`; see `testing::FaultInjection`; read only with feature `testing`, refused
 /// with a message saying so without it); durations are strings such as `"200ms"`.
 ///
@@ -149,6 +150,7 @@ impl<'de> Deserialize<'de> for RetryPolicy {
             log_error: raw.log_error.or(base.log_error),
             hedge_after: raw.hedge_after.or(base.hedge_after),
             one_layer: raw.one_layer.or(base.one_layer),
+            idempotent: raw.idempotent.or(base.idempotent),
         };
         let builder = RetryPolicyBuilder::from_settings(settings);
         #[cfg(feature = "testing")]
@@ -335,6 +337,7 @@ struct RawPolicy {
     #[serde(default)]
     hedge_after: Option<HedgeAfter>,
     one_layer: Option<bool>,
+    idempotent: Option<bool>,
     #[serde(default, deserialize_with = "inject_faults")]
     inject_faults: Option<RawFaults>,
 }

@@ -304,6 +304,37 @@ pub struct Retry<'p, Op, K, B = NoBreaker, C = ElapsedInto> {
 impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     Retry<'p, Op, FnHooks<T, E, RI, RO, RA, OR, TI>, B, C>
 {
+    /// Says whether this call is safe to repeat after an attempt whose outcome is unknown (a
+    /// reset after the request was written, a timeout after sending: see
+    /// [`Effect`](crate::Effect)), over the policy's
+    /// [`idempotent`](crate::RetryPolicyBuilder::idempotent). Not said, a call is not.
+    /// The crate's own judgement ([`transient`](crate::transient), no `retry_if`, the policy's
+    /// `timeout`) repeats an unknown outcome only on an idempotent call, and a hedged policy
+    /// starts hedges only for one; a `retry_if` of your own is obeyed as written.
+    ///
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io::{Error, ErrorKind};
+    ///     use reattempt::{RetryPolicy, transient};
+    ///
+    ///     let policy = RetryPolicy::builder().max_attempts(3).build().unwrap();
+    ///     let reset = || async { Err::<(), _>(Error::from(ErrorKind::ConnectionReset)) };
+    ///     let calls = std::cell::Cell::new(0);
+    ///     let counted = || { calls.set(calls.get() + 1); reset() };
+    ///     // Not said: a reset may have come after the write landed, so it is not repeated.
+    ///     let _ = policy.retry(counted).retry_if(transient).await;
+    ///     assert_eq!(calls.replace(0), 1);
+    ///     // Said: the call is safe to repeat.
+    ///     let _ = policy.retry(counted).retry_if(transient).idempotent(true).await;
+    ///     assert_eq!(calls.get(), 3);
+    /// }
+    /// ```
+    pub fn idempotent(self, idempotent: bool) -> Self {
+        self.map_hooks(|hooks| hooks.idempotent(idempotent))
+    }
+
     /// Retries only the errors for which `predicate` is `true` (default: every error). The
     /// predicate's argument type is the operation's error type: no annotation needed.
     ///
@@ -927,6 +958,7 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
         self.name = name;
         self
     }
+
 }
 
 impl<'p, Op, Fut, T, E, K, B, C> IntoFuture for Retry<'p, Op, K, B, C>

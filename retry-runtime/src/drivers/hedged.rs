@@ -290,6 +290,8 @@ where
             && let Some(hedge_after) = policy.hedge_after()
             && !call.engine.defers_to_outer(context::outer_retries())
             && call.hooks.hedge_allowed()
+            // Copies overlap, and each may act: a call not safe to repeat is never hedged.
+            && call.engine.idempotent_over(call.hooks.idempotent())
         {
             let last = hedged.copies.iter().map(|c| c.started).max();
             if let Some(last) = last.max(hedged.last_start) {
@@ -404,12 +406,16 @@ where
     }
     #[cfg(not(feature = "testing"))]
     let _ = can_fail;
+    let started = Instant::now();
+    let deadline = limit.map(|d| crate::engine::deadline::instant_after(started, d));
+    // A copy's `context().remaining()` reads the deadline of the copy started last.
+    engine.note_attempt_deadline(deadline);
     let fut = enter_copy(engine, number, || Box::pin(op()));
     HedgeCopy {
         fut: Some(fut),
-        limit: limit.map(|d| Box::pin(tokio::time::sleep(d))),
+        limit: deadline.map(|d| Box::pin(tokio::time::sleep_until(d))),
         number,
-        started: Instant::now(),
+        started,
         admitted,
         #[cfg(feature = "testing")]
         pre: None,
@@ -439,6 +445,7 @@ where
     let number = engine.attempt();
     let started = Instant::now();
     let deadline = limit.and_then(|d| crate::engine::deadline::deadline_after(started, d));
+    engine.note_attempt_deadline(deadline);
     let plan = steps::plan_fault(engine, fault, deadline, can_fail);
     let injected = engine.take_injected();
     let (fut, limit, pre) = match plan {

@@ -364,6 +364,7 @@ pub struct RetryContext {
     max_attempts: u32,
     start: Instant,
     key: IdempotencyKey,
+    deadline: Option<Instant>,
 }
 
 impl RetryContext {
@@ -384,6 +385,7 @@ impl RetryContext {
             max_attempts: engine.policy().max_attempts(),
             start: engine.start_or(Instant::now),
             key: engine.idempotency_key(),
+            deadline: earliest_limit(),
         }
     }
 
@@ -409,6 +411,62 @@ impl RetryContext {
     pub fn idempotency_key(&self) -> IdempotencyKey {
         self.key
     }
+
+    /// The time this attempt has left, when something limits it: its own `timeout`, the call's
+    /// `max_elapsed`, and those of the retrying calls it is nested in (the earliest of them;
+    /// `Duration::ZERO` once passed). `None` when nothing does. Read when the context was taken.
+    /// In a hedged call, a copy sees the limit of the copy started last.
+    ///
+    /// For a server that can bound its own work: send it, so that a timed-out attempt stops there
+    /// too (gRPC's `grpc-timeout` is sent so by the gRPC layer; for Postgres, see
+    /// `reattempt::sqlx::postgres_timeouts`).
+    ///
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::{RetryPolicy, context};
+    ///
+    ///     let policy = RetryPolicy::builder().timeout(Duration::from_millis(200)).build().unwrap();
+    ///     let left = policy
+    ///         .retry(|| async {
+    ///             tokio::time::sleep(Duration::from_millis(50)).await;
+    ///             Ok::<_, std::io::Error>(context().unwrap().remaining())
+    ///         })
+    ///         .await
+    ///         .unwrap();
+    ///     assert_eq!(left, Some(Duration::from_millis(150)));
+    ///     let untimed = RetryPolicy::builder().build().unwrap();
+    ///     let left = untimed.retry(|| async { Ok::<_, std::io::Error>(context().unwrap().remaining()) });
+    ///     assert_eq!(left.await.unwrap(), None);
+    /// }
+    /// ```
+    pub fn remaining(&self) -> Option<Duration> {
+        self.deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
+    }
+}
+
+/// The earliest limit on the attempt being polled on this thread: the time limits of its own
+/// attempt and of the attempts it is nested in, and the `max_elapsed` deadlines of their calls.
+/// A call whose attempts are over (its `#[recover]` fallback) has no attempt limit.
+fn earliest_limit() -> Option<Instant> {
+    let mut earliest: Option<Instant> = None;
+    find_frame(|engine, tag| {
+        if let Some(engine) = engine {
+            let attempt = if tag == RECOVERING {
+                None
+            } else {
+                engine.attempt_deadline()
+            };
+            for limit in [engine.deadline(), attempt].into_iter().flatten() {
+                earliest = Some(earliest.map_or(limit, |e| e.min(limit)));
+            }
+        }
+        None::<()>
+    });
+    earliest
 }
 
 /// The context of the attempt being run on this thread, or `None` outside any retrying call.

@@ -142,6 +142,10 @@ fn give_up_metric(name: &'static str, reason: GiveUpReason) {
         GiveUpReason::OuterRetries => {
             metrics::counter!("reattempt_one_layer_deferrals_total", "name" => name).increment(1);
         }
+        GiveUpReason::UnknownOutcome => {
+            metrics::counter!("reattempt_unknown_outcome_refusals_total", "name" => name)
+                .increment(1);
+        }
         _ => {}
     }
     #[cfg(not(feature = "metrics"))]
@@ -153,6 +157,7 @@ pub(crate) fn retrying(
     attempt: u32,
     delay: Duration,
     class: ErrorClass,
+    effect: crate::Effect,
     error: Logged<'_>,
 ) {
     delay_metric(name, delay, class);
@@ -162,6 +167,7 @@ pub(crate) fn retrying(
         attempt,
         delay = ?delay,
         class = class.as_str(),
+        effect = effect.as_str(),
         error_type = error.type_name,
         error = error.debug(),
         "attempt failed; retrying"

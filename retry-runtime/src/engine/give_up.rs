@@ -29,6 +29,10 @@ pub enum GiveUpReason {
     Throttled,
     /// The bulkhead had no free slot for the call (within its `max_wait`): no attempt was made.
     BulkheadFull,
+    /// The attempt may have acted (a reset after the request was written, a timeout after
+    /// sending: [`Effect::Unknown`](crate::Effect::Unknown)) and the call is not idempotent, so
+    /// the crate's judgement does not repeat it (see [`Effect`](crate::Effect)).
+    UnknownOutcome,
 }
 
 impl std::fmt::Display for GiveUpReason {
@@ -45,6 +49,7 @@ impl std::fmt::Display for GiveUpReason {
             GiveUpReason::OuterRetries => "an enclosing call retries (one_layer)",
             GiveUpReason::Throttled => "throttled by the adaptive throttle",
             GiveUpReason::BulkheadFull => "bulkhead full",
+            GiveUpReason::UnknownOutcome => "outcome unknown and the call is not idempotent",
         })
     }
 }

@@ -36,10 +36,12 @@ use crate::engine::give_up::GiveUpReason;
 /// assert!(!hooks.retry_if_ok(&"fine".to_owned())); // the default: no `Ok` is retried
 /// ```
 pub trait Hooks<T, E> {
-    /// Whether to retry this error (`retry_if`, `retry_on`, `no_retry_on`). Default: every error.
+    /// Whether to retry this error (`retry_if`, `retry_on`, `no_retry_on`). Default: every
+    /// error, by the crate's judgement: an attempt the policy's `timeout` cut (which may have
+    /// acted) only on an idempotent call (see [`Effect`](crate::Effect)).
     fn retry_if(&mut self, error: &E) -> bool {
         let _ = error;
-        true
+        crate::may_repeat(crate::Effect::Unstated)
     }
 
     /// Whether to retry this `Ok` value (`retry_if_ok`); when no retry is left, the last one is
@@ -129,6 +131,16 @@ pub trait Hooks<T, E> {
         false
     }
 
+    /// Whether the call (or its request) says it is safe to repeat after an attempt whose
+    /// outcome is unknown (see [`Effect`](crate::Effect)): the closure API's `.idempotent(…)`,
+    /// a client driver's `.idempotent(…)`, or HTTP's method rule (RFC 9110 §9.2.2: `GET`,
+    /// `PUT`, `DELETE` are; a `POST` is with an `Idempotency-Key`), over the policy's
+    /// [`idempotent`](crate::RetryPolicyBuilder::idempotent). `None` (the default): the
+    /// policy decides (not said: not idempotent).
+    fn idempotent(&mut self) -> Option<bool> {
+        None
+    }
+
     /// Whether the call may start a hedge (a copy beside the attempt in flight). Default: yes.
     /// HTTP's safety rule says no for a request that may not be sent twice (the `http`
     /// feature's `Verdict`).
@@ -197,6 +209,8 @@ pub struct FnHooks<
     retry_after: RetryAfter,
     on_retry: OnRetry,
     timeout_if: TimeoutIf,
+    /// What the call said of repeating it (`None`: the policy decides).
+    idempotent: Option<bool>,
     // `fn` types: the hooks are `Send`, `Sync` and `Clone` as their closures are, whatever `T`
     // and `E` are.
     outcome: PhantomData<fn(&T, &E)>,
@@ -212,6 +226,7 @@ impl<T, E, A: Clone, B: Clone, C: Clone, D: Clone, F: Clone> Clone
             retry_after: self.retry_after.clone(),
             on_retry: self.on_retry.clone(),
             timeout_if: self.timeout_if.clone(),
+            idempotent: self.idempotent,
             outcome: PhantomData,
         }
     }
@@ -233,6 +248,7 @@ impl<T, E> FnHooks<T, E> {
             retry_after: Unset,
             on_retry: Unset,
             timeout_if: Unset,
+            idempotent: None,
             outcome: PhantomData,
         }
     }
@@ -261,6 +277,7 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
             retry_after: self.retry_after,
             on_retry: self.on_retry,
             timeout_if: self.timeout_if,
+            idempotent: self.idempotent,
             outcome: PhantomData,
         }
     }
@@ -274,6 +291,7 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
             retry_after: self.retry_after,
             on_retry: self.on_retry,
             timeout_if: self.timeout_if,
+            idempotent: self.idempotent,
             outcome: PhantomData,
         }
     }
@@ -305,6 +323,7 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
             retry_after: self.retry_after,
             on_retry: self.on_retry,
             timeout_if: self.timeout_if,
+            idempotent: self.idempotent,
             outcome: PhantomData,
         }
     }
@@ -330,6 +349,7 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
             retry_after: f(self.retry_after),
             on_retry: self.on_retry,
             timeout_if: self.timeout_if,
+            idempotent: self.idempotent,
             outcome: PhantomData,
         }
     }
@@ -346,6 +366,7 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
             retry_after: self.retry_after,
             on_retry: f,
             timeout_if: self.timeout_if,
+            idempotent: self.idempotent,
             outcome: PhantomData,
         }
     }
@@ -369,6 +390,15 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
         self.error_class_slot(ClassOf(class))
     }
 
+    /// Says whether the call is safe to repeat after an attempt whose outcome is unknown (see
+    /// [`Hooks::idempotent`]), over its policy's word.
+    #[inline]
+    #[must_use]
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = Some(idempotent);
+        self
+    }
+
     #[inline]
     fn error_class_slot<I>(self, slot: I) -> FnHooks<T, E, A, B, C, D, I> {
         FnHooks {
@@ -377,6 +407,7 @@ impl<T, E, A, B, C, D, F> FnHooks<T, E, A, B, C, D, F> {
             retry_after: self.retry_after,
             on_retry: self.on_retry,
             timeout_if: slot,
+            idempotent: self.idempotent,
             outcome: PhantomData,
         }
     }
@@ -392,12 +423,20 @@ where
 {
     #[inline]
     fn retry_if(&mut self, error: &E) -> bool {
-        self.retry_if.call(error).unwrap_or(true)
+        // Unset: every error, by the crate's judgement (see `Hooks::retry_if`).
+        self.retry_if
+            .call(error)
+            .unwrap_or_else(|| crate::may_repeat(crate::Effect::Unstated))
     }
 
     #[inline]
     fn retry_if_ok(&mut self, value: &T) -> bool {
         self.retry_if_ok.call(value).unwrap_or(false)
+    }
+
+    #[inline]
+    fn idempotent(&mut self) -> Option<bool> {
+        self.idempotent
     }
 
     #[inline]

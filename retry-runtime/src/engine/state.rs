@@ -132,6 +132,9 @@ pub struct Engine<'p> {
     /// The key's bits, 0 until drawn (a drawn 0 is redrawn).
     key: Cell<[u64; 2]>,
     schedule: Schedule,
+    /// The time limit of the attempt begun last, if it has one (see
+    /// [`RetryContext::remaining`](crate::RetryContext::remaining)).
+    attempt_deadline: InstantSlot,
     /// The fault injected into the attempt running now, until its outcome is decided (feature
     /// `testing`): what the decision counts as injected.
     #[cfg(feature = "testing")]
@@ -156,6 +159,7 @@ impl<'p> Engine<'p> {
             start: InstantSlot::empty(),
             key: Cell::new([0; 2]),
             schedule: Schedule::default(),
+            attempt_deadline: InstantSlot::empty(),
             #[cfg(feature = "testing")]
             injected: Cell::new(None),
             #[cfg(feature = "testing")]
@@ -179,6 +183,7 @@ impl<'p> Engine<'p> {
             },
             key: Cell::new([0; 2]),
             schedule: Schedule::default(),
+            attempt_deadline: InstantSlot::empty(),
             #[cfg(feature = "testing")]
             injected: Cell::new(None),
             #[cfg(feature = "testing")]
@@ -190,6 +195,51 @@ impl<'p> Engine<'p> {
     #[inline]
     pub fn policy(&self) -> &'p RetryPolicy {
         self.policy
+    }
+
+    /// Notes the time limit of the attempt just begun (`None`: it has none), which
+    /// [`RetryContext::remaining`](crate::RetryContext::remaining) reads. Written only for a
+    /// timed attempt, so that an untimed call's success path stores nothing.
+    #[inline]
+    pub(crate) fn note_attempt_deadline(&self, deadline: Option<Instant>) {
+        match deadline {
+            Some(at) => self.attempt_deadline.set(at),
+            None => self.attempt_deadline.clear(),
+        }
+    }
+
+    /// The time limit of the attempt begun last, if it has one.
+    #[inline]
+    pub(crate) fn attempt_deadline(&self) -> Option<Instant> {
+        self.attempt_deadline.get()
+    }
+
+    /// Whether this call may be repeated after an attempt whose outcome is unknown (see
+    /// [`Effect`](crate::Effect)), by its policy alone ([`RetryPolicy::idempotent`]; not said:
+    /// no). A call's own word comes first: see [`idempotent_over`](Self::idempotent_over).
+    ///
+    /// ```
+    /// use reattempt::RetryPolicy;
+    /// use retry_runtime::__private::Engine;
+    ///
+    /// let policy = RetryPolicy::builder().idempotent(true).build().unwrap();
+    /// assert!(Engine::new(&policy).idempotent());
+    /// let plain = RetryPolicy::builder().build().unwrap();
+    /// assert!(!Engine::new(&plain).idempotent());
+    /// ```
+    #[inline]
+    pub fn idempotent(&self) -> bool {
+        self.idempotent_over(None)
+    }
+
+    /// Whether this call may be repeated after an attempt whose outcome is unknown: what the
+    /// call or its request says (`said`: the call's `.idempotent(…)`, HTTP's method rule; see
+    /// [`Hooks::idempotent`](crate::Hooks::idempotent)), else what its policy says, else no.
+    /// (Reading the call's idempotency key does not say it: a key helps only where the server
+    /// deduplicates by it, which the call knows and the crate does not.)
+    #[inline]
+    pub(crate) fn idempotent_over(&self, said: Option<bool>) -> bool {
+        said.or(self.policy.idempotent()).unwrap_or(false)
     }
 
     /// Starts the next attempt, as the rules say: the call's clock starts with its first attempt
@@ -766,6 +816,7 @@ pub struct Detached {
     start: InstantSlot,
     key: Cell<[u64; 2]>,
     schedule: Schedule,
+    attempt_deadline: InstantSlot,
     #[cfg(feature = "testing")]
     injected: Cell<Option<crate::testing::InjectedFault>>,
     /// The call's number among the calls through its policy's fault injection, from its first
@@ -790,6 +841,7 @@ impl Detached {
             start: self.start,
             key: self.key,
             schedule: self.schedule,
+            attempt_deadline: self.attempt_deadline,
             #[cfg(feature = "testing")]
             injected: self.injected,
             #[cfg(feature = "testing")]
@@ -807,6 +859,7 @@ impl Engine<'_> {
             start: self.start,
             key: self.key,
             schedule: self.schedule,
+            attempt_deadline: self.attempt_deadline,
             #[cfg(feature = "testing")]
             injected: self.injected,
             #[cfg(feature = "testing")]

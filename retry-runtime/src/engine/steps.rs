@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::classify::effect;
 use crate::engine::context::{self, RetryContext};
 use crate::engine::deadline::deadline_after;
 use crate::engine::events::{self, CallName, Logged};
@@ -211,7 +212,9 @@ pub(crate) fn begin_timed(engine: &mut Engine<'_>) -> Result<Option<Instant>, No
         Start::Run(None) => Ok(None),
         Start::Run(Some(limit)) => {
             let start = read.get().unwrap_or_else(Instant::now);
-            Ok(deadline_after(start, limit))
+            let deadline = deadline_after(start, limit);
+            engine.note_attempt_deadline(deadline);
+            Ok(deadline)
         }
         Start::NotMade => Err(NotMade),
     }
@@ -620,16 +623,17 @@ fn after_error<T, E: Debug>(
         return Decision::Stop(last.and_then(Option::take).unwrap_or(Err(rejection)));
     }
     events::attempt_made(name);
+    let (retryable, verdict) = judge(engine, |hooks: &mut _| hooks.retry_if(&error), hooks);
     engine.note_class(hooks.class(&error));
-    let retryable = hooks.retry_if(&error);
     // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
     // dependency that hangs must open the breaker; so is an error kept from a retry that it
-    // would have had (`Hooks::error_failed`: a POST's reset under HTTP's safety rule).
+    // would have had (`Hooks::error_failed`: a POST's reset under HTTP's safety rule; an
+    // unknown outcome the crate's judgement does not repeat).
     let failure = engine.timed_out()
         || if retryable {
             hooks.counts_as_failure(&error)
         } else {
-            hooks.error_failed(&error)
+            verdict.refused || hooks.error_failed(&error)
         };
     guards.record(!failure);
     let (hint, refused) = if retryable {
@@ -647,6 +651,7 @@ fn after_error<T, E: Debug>(
                 reported(engine, number),
                 delay,
                 engine.class(),
+                verdict.effect,
                 logged,
             );
             if let Some(last) = last {
@@ -655,10 +660,37 @@ fn after_error<T, E: Debug>(
             Decision::Retry(delay)
         }
         Decision::Stop(reason) => {
+            let reason = refusal(reason, verdict);
             let logged = Logged::new(&error, engine.policy().log_error);
             events::giving_up(name, engine.attempt(), reason, Some(logged));
             Decision::Stop(Err(error))
         }
+    }
+}
+
+/// Asks `ask` (the call's retry predicate, through `hooks`) inside a judgement of this call
+/// (see `classify::effect`): the crate's classifications asked inside it refuse an unknown
+/// outcome unless the call is idempotent ([`Engine::idempotent`]); an attempt the policy's
+/// `timeout` cut is an unknown outcome whatever its error says. Asked before the error's class
+/// is noted, so that `timed_out` is the policy's cut alone, not an error that says it was a
+/// timeout (a pool's acquire timeout proves nothing was sent).
+#[inline]
+fn judge<T, E, H: Hooks<T, E>, R>(
+    engine: &Engine<'_>,
+    ask: impl FnOnce(&mut H) -> R,
+    hooks: &mut H,
+) -> (R, effect::Verdict) {
+    let idempotent = engine.idempotent_over(hooks.idempotent());
+    effect::judging(idempotent, engine.timed_out(), || ask(hooks))
+}
+
+/// The reason a call that did not retry gives up with: an error not retried because the crate's
+/// judgement refused an unknown outcome on a call that is not idempotent says so.
+fn refusal(reason: GiveUpReason, verdict: effect::Verdict) -> GiveUpReason {
+    if reason == GiveUpReason::NotRetryable && verdict.refused {
+        GiveUpReason::UnknownOutcome
+    } else {
+        reason
     }
 }
 
@@ -762,6 +794,8 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     };
     // A retried `Ok`'s hint (its `Retry-After`), read before the value is dropped.
     let mut ok_hint = None;
+    // What the retried error's attempt may have done, for the retry event.
+    let mut seen = effect::Effect::Unstated;
     let retried = match outcome {
         // Asked once: the request-aware hooks of the HTTP clients see each outcome once.
         Ok(value) if !hooks.retry_if_ok(&value) => {
@@ -776,9 +810,13 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         }
         Err(error) => {
             events::attempt_made(name);
+            let (retryable, verdict) =
+                judge(engine, |hooks: &mut _| hooks.retry_if(&error), hooks);
             engine.note_class(hooks.class(&error));
-            if !hooks.retry_if(&error) {
-                guards.record(!engine.timed_out() && !hooks.error_failed(&error));
+            if !retryable {
+                guards.record(
+                    !engine.timed_out() && !verdict.refused && !hooks.error_failed(&error),
+                );
                 // The retry already decided will not be made: what it was paid comes back.
                 if retry_pending && let Some(budget) = guards.budget_ref() {
                     engine.unmade(budget);
@@ -787,11 +825,12 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
                 events::giving_up(
                     name.name(),
                     engine.attempt(),
-                    GiveUpReason::NotRetryable,
+                    refusal(GiveUpReason::NotRetryable, verdict),
                     Some(logged),
                 );
                 return CopyDecision::Stop(Err(error));
             }
+            seen = verdict.effect;
             if hooks.counts_as_failure(&error) {
                 guards.record(false);
             } else {
@@ -824,7 +863,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         engine,
         name.name(),
         hooks,
-        retried.as_ref().err(),
+        retried.as_ref().err().map(|e| (e, seen)),
         ok_hint,
         guards,
         retry_pending,
@@ -844,12 +883,16 @@ fn after_copy_failure<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: &'static str,
     hooks: &mut impl Hooks<T, E>,
-    error: Option<&E>,
+    error: Option<(&E, effect::Effect)>,
     ok_hint: Option<Duration>,
     guards: Guards<'_>,
     retry_pending: bool,
     number: u32,
 ) -> CopyDecision<Result<T, E>> {
+    let (error, seen) = match error {
+        Some((error, seen)) => (Some(error), seen),
+        None => (None, effect::Effect::Unstated),
+    };
     // The retry already decided is the one this failure would start; the hint this failure
     // carries (within `max_delay`) is a floor under its start: `Retry(hint)`, no earlier than.
     if retry_pending {
@@ -899,6 +942,7 @@ fn after_copy_failure<T, E: Debug>(
                     reported(engine, number),
                     delay,
                     engine.class(),
+                    seen,
                     logged,
                 );
             } else {

@@ -46,6 +46,7 @@ pub struct RetryPolicy {
     /// The recent attempt latencies, for a quantile `hedge_after`.
     pub(crate) latencies: Latencies,
     pub(crate) one_layer: bool,
+    pub(crate) idempotent: Option<bool>,
     /// Fault injection (feature `testing`): `None` unless set.
     #[cfg(feature = "testing")]
     pub(crate) faults: Option<crate::testing::faults::Faults>,
@@ -213,6 +214,18 @@ impl RetryPolicy {
     /// ```
     pub const fn one_layer(&self) -> bool {
         self.one_layer
+    }
+
+    /// Whether calls under this policy may be repeated after an attempt whose outcome is unknown
+    /// (see [`RetryPolicyBuilder::idempotent`]); `None` when the policy does not say.
+    ///
+    /// ```
+    /// let p = reattempt::RetryPolicy::builder().idempotent(true).build().unwrap();
+    /// assert_eq!(p.idempotent(), Some(true));
+    /// assert_eq!(reattempt::RetryPolicy::default().idempotent(), None);
+    /// ```
+    pub const fn idempotent(&self) -> Option<bool> {
+        self.idempotent
     }
 
     /// What the retry and give-up events say about the error (default: its type's name only).
@@ -568,6 +581,39 @@ impl RetryPolicyBuilder {
         self
     }
 
+    /// Whether calls under this policy are safe to repeat after an attempt whose outcome is
+    /// unknown: a reset, a broken pipe or an EOF after the request was written, a timeout after
+    /// sending, a 500 ([`Effect::Unknown`](crate::Effect::Unknown)). The crate's own judgement
+    /// ([`transient`](crate::transient), the classifications it ships, a per-attempt
+    /// `timeout`, and a call with no retry predicate) retries such a failure only on an
+    /// idempotent call; a predicate you wrote is obeyed as written.
+    ///
+    /// Not said (the default), a call is not idempotent: a plain `UPDATE … SET v = v + 1` cut
+    /// by a server's crash is not run twice. Say `true` for a read, for a write keyed so that
+    /// repeating it does nothing (`INSERT … ON CONFLICT DO NOTHING`), and for a write that
+    /// sends the call's [`idempotency_key`](crate::RetryContext::idempotency_key) to a server
+    /// that applies it once per key. A call can say it for itself
+    /// (`#[retryable(idempotent = …)]`, the closure API's [`idempotent`](crate::Retry::idempotent),
+    /// the client drivers' `.idempotent(…)`), over the policy. The HTTP drivers keep RFC 9110's
+    /// method rule when neither says. With `false`, `hedge_after` is an error
+    /// ([`PolicyError`]`::HedgeNotIdempotent`): hedged copies overlap.
+    ///
+    /// ```
+    /// use reattempt::RetryPolicy;
+    ///
+    /// let reads = RetryPolicy::builder().idempotent(true).build().unwrap();
+    /// assert_eq!(reads.idempotent(), Some(true));
+    /// let hedged = RetryPolicy::builder()
+    ///     .hedge_after(reattempt::HedgeAfter::Fixed(std::time::Duration::from_millis(50)))
+    ///     .idempotent(false)
+    ///     .build();
+    /// assert_eq!(hedged.unwrap_err().field(), "hedge_after");
+    /// ```
+    pub const fn idempotent(mut self, idempotent: bool) -> Self {
+        self.settings.idempotent = Some(idempotent);
+        self
+    }
+
     /// Injects faults into this policy's attempts (feature `testing`; off unless set): a rate of
     /// errors and added latency, drawn from a seed, so that a staging service rehearses an
     /// outage through the same code path (see [`FaultInjection`] for the rules). The check of
@@ -640,6 +686,7 @@ impl RetryPolicyBuilder {
             hedge_after: s.hedge_after,
             latencies: Latencies::new(),
             one_layer: s.one_layer,
+            idempotent: s.idempotent,
             #[cfg(feature = "testing")]
             faults: match self.faults {
                 Some(f) => Some(crate::testing::faults::Faults::new(f)),

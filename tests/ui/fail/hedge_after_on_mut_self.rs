@@ -5,7 +5,7 @@ struct Client {
 }
 
 impl Client {
-    #[retryable(max_attempts = 2, hedge_after = "50ms")]
+    #[retryable(max_attempts = 2, hedge_after = "50ms", idempotent = true)]
     async fn send(&mut self) -> std::io::Result<u32> {
         self.sent += 1;
         Ok(self.sent)

@@ -15,7 +15,7 @@ impl From<reattempt::Elapsed> for Down {
 }
 
 // A hedged call's copies ask the throttle too: its rejection needs a conversion.
-#[retryable(max_attempts = 2, hedge_after = "50ms", throttle = THROTTLE)]
+#[retryable(max_attempts = 2, hedge_after = "50ms", idempotent = true, throttle = THROTTLE)]
 async fn fetch() -> Result<u32, Down> {
     Ok(1)
 }

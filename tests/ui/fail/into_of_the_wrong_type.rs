@@ -16,7 +16,7 @@ async fn get(key: &str) -> Result<String, RedisError> {
     Ok(key.to_owned())
 }
 
-#[retryable(max_attempts = 2, hedge_after = "10ms", circuit_breaker = BREAKER, breaker_open_into = |_| "open")]
+#[retryable(max_attempts = 2, hedge_after = "10ms", idempotent = true, circuit_breaker = BREAKER, breaker_open_into = |_| "open")]
 async fn get_hedged(key: &str) -> Result<String, RedisError> {
     Ok(key.to_owned())
 }

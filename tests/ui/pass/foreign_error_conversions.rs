@@ -34,7 +34,7 @@ async fn parse(text: &str) -> Result<u32, ParseIntError> {
 
 #[retryable(
     max_attempts = 2,
-    hedge_after = "50ms",
+    hedge_after = "50ms", idempotent = true,
     timeout = "1s",
     timeout_into = |_| failed(),
     circuit_breaker = BREAKER,

@@ -220,6 +220,12 @@ impl Hooks<Response<Body>, Status> for GrpcHooks {
         false
     }
 
+    /// A6: the service config's `retryableStatusCodes` and `hedgingPolicy` are the service
+    /// owner's judgement of what is safe to send again, obeyed as written.
+    fn idempotent(&mut self) -> Option<bool> {
+        Some(true)
+    }
+
     fn hedge_allowed(&mut self) -> bool {
         // A6: hedges start only while the throttle is above half, and never after a pushback
         // that said not to retry.
@@ -352,6 +358,9 @@ impl Hooks<Response<Body>, Status> for BoxedHooks {
     }
     fn hedge_allowed(&mut self) -> bool {
         self.0.hedge_allowed()
+    }
+    fn idempotent(&mut self) -> Option<bool> {
+        self.0.idempotent()
     }
     fn delay_for_ok(
         &mut self,

@@ -1,0 +1,248 @@
+//! What a failed attempt may have done, and whether the call may be repeated after it.
+//!
+//! A failure either proves that nothing was done (the request was never sent, or the server
+//! refused it, or rolled it back), or leaves the outcome unknown (a reset, a broken pipe or an
+//! EOF after the request was written, a timeout after sending, a 500, a COMMIT in flight):
+//! repeating the action after an unknown outcome can do it twice (RFC 9110 §9.2.2 says it for
+//! HTTP; it holds for gRPC, databases and brokers alike). The rule, the same in every driver:
+//!
+//! - **the crate's own judgement** ([`transient`](crate::transient), the `Transient` impls the
+//!   crate ships, every error when no predicate is given, and a per-attempt `timeout`) retries
+//!   an unknown outcome only on a call that is safe to repeat (`idempotent`);
+//! - **a rule the user wrote** (`retry_on = [..]`, `retry_if = my_fn` that does not ask the
+//!   crate) is obeyed as written.
+//!
+//! The engine asks the call's retry predicate inside a *judgement* ([`judging`]) that knows
+//! whether the call is idempotent and whether the policy's `timeout` cut the attempt; the crate's
+//! classifications consult it through [`may_repeat`]. Outside a judgement (a `Transient` impl
+//! asked in a user's own code, a test) nothing is refused: the classification is the error's
+//! alone.
+
+use std::cell::Cell;
+
+/// What a failed attempt may have done: whether it proves that nothing was done, or leaves the
+/// outcome unknown. [`Transient::effect`](crate::Transient::effect) says it of an error; retry
+/// events carry it (field `effect`).
+///
+/// | effect | means | examples |
+/// |---|---|---|
+/// | [`NotDone`](Effect::NotDone) | the action did not happen: never sent, refused before it was processed, or rolled back | connection refused, DNS failure, a pool timeout before a connection was had, HTTP 429 and 408, gRPC `REFUSED_STREAM`, SQLSTATE `40001` and `40P01`, a breaker's, throttle's or bulkhead's rejection |
+/// | [`Unknown`](Effect::Unknown) | the action may have happened | a reset, broken pipe or EOF after the request was written, a timeout after sending, HTTP 500, 502, 503, 504, a connection lost while a COMMIT was in flight |
+/// | [`Unstated`](Effect::Unstated) | the error's type does not say | the default of `Transient::effect` for your own types: your `is_transient` is taken as written |
+///
+/// The crate's own judgement ([`transient`](crate::transient), a per-attempt `timeout`, and a
+/// call with no `retry_on`/`retry_if`) retries an `Unknown` effect only on a call that is
+/// idempotent (`#[retryable(idempotent = true)]`, the closure API's and the client drivers'
+/// `.idempotent(true)`, [`RetryPolicyBuilder::idempotent`](crate::RetryPolicyBuilder::idempotent);
+/// for HTTP, RFC 9110's method rule and an `Idempotency-Key` header). A predicate you wrote
+/// yourself is obeyed as written.
+///
+/// ```
+/// use std::io::{Error, ErrorKind};
+/// use reattempt::{Effect, Transient};
+///
+/// assert_eq!(Error::from(ErrorKind::ConnectionRefused).effect(), Effect::NotDone);
+/// assert_eq!(Error::from(ErrorKind::ConnectionReset).effect(), Effect::Unknown);
+/// assert_eq!(Effect::Unknown.as_str(), "unknown");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Effect {
+    /// The action did not happen: the request was never sent, refused before it was
+    /// processed, or rolled back. Repeating it cannot do it twice.
+    NotDone,
+    /// The action may have happened: repeating it may do it twice.
+    Unknown,
+    /// The error's type does not say (the default of
+    /// [`Transient::effect`](crate::Transient::effect)).
+    #[default]
+    Unstated,
+}
+
+impl Effect {
+    /// The effect's name in events: `not_done`, `unknown` or `unstated`.
+    ///
+    /// ```
+    /// assert_eq!(reattempt::Effect::NotDone.as_str(), "not_done");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Effect::NotDone => "not_done",
+            Effect::Unknown => "unknown",
+            Effect::Unstated => "unstated",
+        }
+    }
+}
+
+impl std::fmt::Display for Effect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The judgement in progress on this thread: set by [`judging`] around a call's retry
+/// predicate, read by [`may_repeat`].
+#[derive(Debug, Clone, Copy)]
+struct Judgement {
+    /// The call may be repeated after an unknown outcome.
+    idempotent: bool,
+    /// The policy's `timeout` cut the attempt: whatever its error says, it may have acted.
+    timed_out: bool,
+    /// The effect the crate's classification saw (the last one asked), if it was asked.
+    seen: Option<Effect>,
+    /// The crate's judgement refused a retry for an unknown outcome.
+    refused: bool,
+}
+
+thread_local! {
+    static JUDGEMENT: Cell<Option<Judgement>> = const { Cell::new(None) };
+}
+
+/// What a judgement found (see [`judging`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Verdict {
+    /// The effect the crate's classification saw, or [`Effect::Unknown`] when the policy's
+    /// `timeout` cut the attempt, or [`Effect::Unstated`].
+    pub(crate) effect: Effect,
+    /// The crate's judgement refused a retry because the outcome is unknown and the call is not
+    /// idempotent.
+    pub(crate) refused: bool,
+}
+
+/// Runs `judge` (a call's retry predicate) inside a judgement of a call that is `idempotent` or
+/// not, whose attempt the policy's `timeout` cut or not: the crate's classifications asked
+/// inside it refuse an unknown outcome on a call that is not idempotent ([`may_repeat`]).
+/// Gives `judge`'s answer and what the judgement found. Judgements nest (a predicate that runs a
+/// retrying call of its own): the outer one is restored after.
+pub(crate) fn judging<R>(idempotent: bool, timed_out: bool, judge: impl FnOnce() -> R) -> (R, Verdict) {
+    /// Puts the outer judgement back when dropped, even if the predicate panics.
+    struct Scope(Option<Judgement>);
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            JUDGEMENT.with(|j| j.set(self.0));
+        }
+    }
+    let scope = Scope(JUDGEMENT.with(|j| {
+        j.replace(Some(Judgement {
+            idempotent,
+            timed_out,
+            seen: None,
+            refused: false,
+        }))
+    }));
+    let answer = judge();
+    let mine = JUDGEMENT.with(Cell::get);
+    drop(scope);
+    let verdict = match mine {
+        Some(j) => Verdict {
+            effect: if j.timed_out {
+                Effect::Unknown
+            } else {
+                j.seen.unwrap_or(Effect::Unstated)
+            },
+            refused: j.refused,
+        },
+        None => Verdict::default(),
+    };
+    (answer, verdict)
+}
+
+/// Whether an action whose failure had `effect` may be repeated, by the crate's judgement: yes
+/// for [`Effect::NotDone`] and [`Effect::Unstated`]; for [`Effect::Unknown`] only on a call that
+/// is idempotent. Inside a judgement whose attempt the policy's `timeout` cut, every effect is
+/// unknown. Outside any judgement (asked from a user's own code), yes: the classification is the
+/// error's alone. Notes what it saw, for the retry event and the give-up reason.
+///
+/// The crate's `Transient` impls end their `is_transient` with it; a `Transient` impl of your
+/// own may too, to follow the rule for errors it wraps:
+///
+/// ```
+/// use reattempt::{Effect, Transient};
+///
+/// #[derive(Debug)]
+/// enum StoreError { Unavailable, ConnectionLost }
+/// impl Transient for StoreError {
+///     fn is_transient(&self) -> bool {
+///         reattempt::may_repeat(self.effect())
+///     }
+///     fn effect(&self) -> Effect {
+///         match self {
+///             StoreError::Unavailable => Effect::NotDone,
+///             StoreError::ConnectionLost => Effect::Unknown,
+///         }
+///     }
+/// }
+/// // Outside a retrying call nothing is refused:
+/// assert!(StoreError::ConnectionLost.is_transient());
+/// ```
+pub fn may_repeat(effect: Effect) -> bool {
+    JUDGEMENT.with(|j| {
+        let Some(mut judgement) = j.get() else {
+            return true;
+        };
+        let effect = if judgement.timed_out {
+            Effect::Unknown
+        } else {
+            effect
+        };
+        judgement.seen = Some(effect);
+        let yes = effect != Effect::Unknown || judgement.idempotent;
+        judgement.refused |= !yes;
+        j.set(Some(judgement));
+        yes
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outside_a_judgement_nothing_is_refused() {
+        assert!(may_repeat(Effect::Unknown));
+        assert!(may_repeat(Effect::NotDone));
+    }
+
+    #[test]
+    fn an_unknown_outcome_is_repeated_only_on_an_idempotent_call() {
+        for (idempotent, effect, yes) in [
+            (false, Effect::Unknown, false),
+            (true, Effect::Unknown, true),
+            (false, Effect::NotDone, true),
+            (false, Effect::Unstated, true),
+        ] {
+            let (answer, verdict) = judging(idempotent, false, || may_repeat(effect));
+            assert_eq!(answer, yes, "{idempotent} {effect}");
+            assert_eq!(verdict.refused, !yes);
+            assert_eq!(verdict.effect, effect);
+        }
+    }
+
+    #[test]
+    fn a_timed_out_attempt_is_an_unknown_outcome() {
+        let (answer, verdict) = judging(false, true, || may_repeat(Effect::NotDone));
+        assert!(!answer);
+        assert_eq!(verdict, Verdict { effect: Effect::Unknown, refused: true });
+        // A predicate that does not ask the crate is obeyed, but the effect is still reported.
+        let (answer, verdict) = judging(false, true, || true);
+        assert!(answer);
+        assert_eq!(verdict, Verdict { effect: Effect::Unknown, refused: false });
+    }
+
+    #[test]
+    fn a_predicate_of_the_users_own_is_obeyed() {
+        let (answer, verdict) = judging(false, false, || true);
+        assert!(answer);
+        assert_eq!(verdict, Verdict { effect: Effect::Unstated, refused: false });
+    }
+
+    #[test]
+    fn judgements_nest_and_restore() {
+        let ((), outer) = judging(true, false, || {
+            let (inner, v) = judging(false, false, || may_repeat(Effect::Unknown));
+            assert!(!inner && v.refused);
+            assert!(may_repeat(Effect::Unknown), "the outer call is idempotent");
+        });
+        assert!(!outer.refused);
+        assert!(may_repeat(Effect::Unknown), "no judgement left behind");
+    }
+}
