@@ -42,7 +42,14 @@ impl Cluster {
     pub fn start_new_with(settings: &[(&str, &str)]) -> Self {
         let bin = find_bin();
         let as_postgres = is_root();
-        let dir = tempfile::tempdir().expect("a temporary directory");
+        // Under root, the directory must be reachable by user `postgres`: the usual temporary
+        // directory, unless TMPDIR points somewhere closed to others (then /tmp).
+        let dir = if as_postgres && !reachable_by_others(&std::env::temp_dir()) {
+            tempfile::tempdir_in("/tmp")
+        } else {
+            tempfile::tempdir()
+        }
+        .expect("a temporary directory");
         if as_postgres {
             let (uid, gid) = postgres_ids();
             std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))
@@ -230,6 +237,13 @@ fn find_bin() -> PathBuf {
              (`apt-get install -y postgresql`, as .ci/run does)"
         ),
     }
+}
+
+/// Whether every directory from the root down to `dir` lets other users through (`o+x`).
+fn reachable_by_others(dir: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    dir.ancestors()
+        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
 }
 
 /// Whether this process runs as root (PostgreSQL will not).
