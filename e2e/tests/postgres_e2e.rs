@@ -6,8 +6,12 @@
 //!   the log of applied transfers holds each successful call once, the balances agreeing with it.
 //! - A deadlock (`40P01`): the victim is retried, both transfers applied once.
 //! - 200 non-idempotent increments across a crash-like restart (`pg_ctl stop -m immediate`) and
-//!   across a clean one (`-m fast`): none applied twice, per call (a log row per application).
-//! - The same with the idempotency-key recipe: 200 of 200 applied exactly once.
+//!   across a clean one (`-m fast`): none applied twice, per call (a log row per application),
+//!   though four of them commit and are cut off before the server acknowledges it (they wait
+//!   for a synchronous standby that does not exist); every error the callers see is an unknown
+//!   outcome. Said idempotent, the same increments are applied twice: those four.
+//! - The same with the idempotency-key recipe: 200 of 200 applied exactly once, the four
+//!   retried and adding nothing.
 //! - A timed-out attempt's query goes on running on the server unless the attempt bounds it
 //!   (`statement_timeout`), with a pool of several connections and of one.
 //!
@@ -360,6 +364,30 @@ async fn increment(
     attempts: &AtomicU32,
     failures: &Seen,
 ) -> Result<(), sqlx::Error> {
+    plain_increment(pool, row, call, attempts, failures).await
+}
+
+/// The same increment, wrongly said to be idempotent: an unknown outcome is repeated.
+#[retryable(max_attempts = 20, delay = "50ms", max_delay = "500ms", retry_if = reattempt::transient,
+            idempotent = true)]
+async fn increment_said_idempotent(
+    pool: &PgPool,
+    row: i32,
+    call: i32,
+    attempts: &AtomicU32,
+    failures: &Seen,
+) -> Result<(), sqlx::Error> {
+    plain_increment(pool, row, call, attempts, failures).await
+}
+
+/// One attempt of [`increment`].
+async fn plain_increment(
+    pool: &PgPool,
+    row: i32,
+    call: i32,
+    attempts: &AtomicU32,
+    failures: &Seen,
+) -> Result<(), sqlx::Error> {
     attempts.fetch_add(1, SeqCst);
     sqlx::query(
         "WITH pause AS (SELECT pg_sleep(0.01)),
@@ -641,6 +669,7 @@ async fn non_idempotent_increments_across_a_restart(stop: Stop, failures: &'stat
 }
 
 static IMMEDIATE_FAILURES: Seen = Seen::new();
+static SAID_IDEMPOTENT_FAILURES: Seen = Seen::new();
 static FAST_FAILURES: Seen = Seen::new();
 static KEYED_FAILURES: Seen = Seen::new();
 static BY_KEY_FAILURES: Seen = Seen::new();
@@ -653,6 +682,46 @@ async fn non_idempotent_increments_across_a_crash_like_restart_never_apply_twice
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_idempotent_increments_across_a_clean_restart_never_apply_twice() {
     non_idempotent_increments_across_a_restart(Stop::Fast, &FAST_FAILURES).await;
+}
+
+/// The check above can fail: the same increments wrongly said to be idempotent are repeated
+/// after an unknown outcome, and the stuck calls (committed, then cut off) are applied twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_increments_said_idempotent_are_applied_twice_across_a_crash_like_restart() {
+    let (cluster, workers, stuck) = increments_setup().await;
+    let (outcomes, took) = across_a_restart(&cluster, &workers, Stop::Immediate, {
+        let (workers, stuck) = (workers.clone(), stuck.clone());
+        move |n, attempts| {
+            let pool = if n < STUCK { &stuck } else { &workers }.clone();
+            async move {
+                increment_said_idempotent(&pool, row(n), n, &attempts, &SAID_IDEMPOTENT_FAILURES)
+                    .await
+            }
+        }
+    })
+    .await;
+    let twice: Vec<i32> = sqlx::query_scalar(
+        "SELECT call_id FROM log GROUP BY call_id HAVING COUNT(*) > 1 ORDER BY 1",
+    )
+    .fetch_all(&workers)
+    .await
+    .unwrap();
+    let v = counter(&workers).await;
+    let errors = outcomes.iter().filter(|(r, _)| r.is_err()).count();
+    eprintln!(
+        "said idempotent: {CALLS} increments in {took:?}: v = {v}, {errors} errors, applied \
+         twice: {twice:?}, attempts failed: {:?}",
+        SAID_IDEMPOTENT_FAILURES.snapshot()
+    );
+    assert_eq!(errors, 0);
+    assert_eq!(
+        twice,
+        (0..STUCK).collect::<Vec<_>>(),
+        "the stuck calls, twice each"
+    );
+    assert_eq!(v, i64::from(CALLS + STUCK));
+    workers.close().await;
+    stuck.close().await;
 }
 
 /// Keyed increments across a crash-like restart: every call applied exactly once, none failed;
