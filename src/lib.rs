@@ -115,10 +115,11 @@ pub mod __private;
 /// | `no_retry_on` | `[pattern, …]`: never retry these | none |
 /// | `retry_if` | path or closure `Fn(&E) -> bool` (`reattempt::transient`) | none |
 /// | `retry_if_ok` | path or closure `Fn(&T) -> bool`: retry some `Ok` values; the last is returned | none |
-/// | `timeout` | per-attempt limit (`async fn` only); needs `E:` [`FromElapsed`] (a `From<Elapsed>` impl, `String`, a crate's error with its feature) or `timeout_into` | none |
+/// | `timeout` | per-attempt limit (`async fn` only); needs `E:` [`FromElapsed`] (a `From<Elapsed>` impl, `String`, a crate's error with its feature) or `timeout_into`; an attempt it cuts may have acted, so it is retried only on an `idempotent` call (or by a `retry_on`/`retry_if` of yours that matches it) | none |
+/// | `idempotent` | `true` or `false`: the call is safe to repeat after an attempt whose outcome is unknown (a reset after the request was written, a timeout after sending, a 500: see [`Effect`]). The crate's own judgement (`reattempt::transient`, no `retry_on`/`retry_if`, `timeout`) repeats such a failure only on an idempotent call; your own `retry_on`/`retry_if` is obeyed as written. Not given: not idempotent, the safe default (a write done twice costs more than a read not retried). Needed, `true`, by `hedge_after` | not idempotent |
 /// | `max_elapsed` | limit on all attempts and sleeps | none |
 /// | `log_error` | what events show of an error: `"none"`, `"type"` (its type's name), `"debug"` (its `Debug` text too, secrets included); see [`LogError`] | `"type"` |
-/// | `hedge_after` | `async fn` only: a duration (`"50ms"`) or a quantile of recent latencies (`"p95"`); when no attempt has answered within it, the next starts alongside; the first accepted `Ok` wins, the other copies are dropped; copies share the idempotency key; hedges are paid from `budget`; by-value arguments are borrowed for the whole call (each copy gets a clone), so the future is `Send` only if they are also `Sync` | none |
+/// | `hedge_after` | `async fn` only: a duration (`"50ms"`) or a quantile of recent latencies (`"p95"`); when no attempt has answered within it, the next starts alongside; the first accepted `Ok` wins, the other copies are dropped; copies share the idempotency key; hedges are paid from `budget`; needs `idempotent = true` (copies overlap, and each may act); by-value arguments are borrowed for the whole call (each copy gets a clone), so the future is `Send` only if they are also `Sync` | none |
 /// | `retry_after` | path or closure `Fn(&E) -> Option<Duration>`: a server's hint, a floor under the computed delay (beyond `max_delay` or the deadline, the call ends) | none |
 /// | `delay_for` | path or closure `Fn(&E, u32, Duration) -> Option<Duration>`: the delay before the retry of this error, chosen from it, the attempt that failed and the schedule's delay (`None` keeps it); bounded by `max_delay`, with `retry_after` still a floor (Resilience4j's `IntervalBiFunction`, Polly's `DelayGenerator`) | none |
 /// | `on_retry` | path or closure `Fn(&E, &RetryContext, Duration)`, called before each sleep | none |
@@ -301,7 +302,7 @@ pub use retry_runtime::api::*;
 ///    and reqwest-middleware, `Retry-After`, HTTP's safety rule.
 /// 9. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
 /// 10. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
-///    files.
+///     files.
 /// 11. [Observability](observability/index.html) (`metrics`): events, metrics, hooks.
 /// 12. [Testing](testing/index.html) (`testing`): scripted outcomes, traces, no real waiting.
 /// 13. [Function shapes](shapes/index.html): every shape the attribute takes.

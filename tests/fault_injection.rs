@@ -17,10 +17,13 @@ const fn policy(rate: f64, latency: Option<Duration>, max_attempts: u32) -> Retr
     let Ok(faults) = faults.build() else {
         panic!("invalid faults")
     };
+    // An injected error is judged as the timeout it rehearses: an unknown outcome, repeated
+    // only on a call that is safe to repeat. These calls are.
     match RetryPolicy::builder()
         .max_attempts(max_attempts)
         .delay(Duration::from_millis(1))
         .jitter(Jitter::None)
+        .idempotent(true)
         .inject_faults(faults)
         .build()
     {
@@ -252,7 +255,8 @@ async fn every_copy_of_a_hedged_call_draws() {
         .max_attempts(3)
         .delay(Duration::from_millis(1))
         .jitter(Jitter::None)
-        .idempotent(true).hedge_after(reattempt::HedgeAfter::Fixed(Duration::from_millis(10)))
+        .idempotent(true)
+        .hedge_after(reattempt::HedgeAfter::Fixed(Duration::from_millis(10)))
         .inject_faults(faults)
         .build()
         .unwrap();

@@ -39,7 +39,13 @@ impl Gateway {
         }
     }
 
-    #[retryable(max_attempts = 3, hedge_after = "50ms", idempotent = true, timeout = "1s", delay = "10ms")]
+    #[retryable(
+        max_attempts = 3,
+        hedge_after = "50ms",
+        idempotent = true,
+        timeout = "1s",
+        delay = "10ms"
+    )]
     async fn charge(&self, order: String, currency: &str) -> Result<String, PayError> {
         let ctx = context().unwrap();
         self.seen
@@ -170,7 +176,8 @@ static HEDGING: LazyLock<RetryPolicy> = LazyLock::new(|| {
         .max_attempts(3)
         .delay(10 * MS)
         .timeout(Duration::from_secs(1))
-        .idempotent(true).hedge_after(HedgeAfter::Fixed(50 * MS))
+        .idempotent(true)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
         .build()
         .unwrap()
 });

@@ -703,7 +703,8 @@ mod one_layer_hedged {
     #[retryable(
         max_attempts = 3,
         delay = "1ms",
-        hedge_after = "10ms", idempotent = true,
+        hedge_after = "10ms",
+        idempotent = true,
         one_layer = true
     )]
     async fn inner() -> Result<(), ApiError> {

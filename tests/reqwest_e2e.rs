@@ -11,7 +11,8 @@ use std::time::Duration;
 use reattempt::testing::http::{Fault, Service};
 use reattempt::{CircuitBreaker, retryable};
 
-#[retryable(max_attempts = 5, delay = "10ms", timeout = "300ms", retry_if = reattempt::transient)]
+#[retryable(max_attempts = 5, delay = "10ms", timeout = "300ms", retry_if = reattempt::transient,
+            idempotent = true)] // a GET: safe to repeat
 async fn price(client: &reqwest::Client, base: &str, sku: &str) -> Result<String, reqwest::Error> {
     client
         .get(format!("{base}/prices/{sku}"))
@@ -31,6 +32,7 @@ static BREAKER: LazyLock<CircuitBreaker> = LazyLock::new(|| {
 });
 
 #[retryable(max_attempts = 3, delay = "10ms", timeout = "300ms", retry_if = reattempt::transient,
+            idempotent = true, // a GET: safe to repeat
             circuit_breaker = BREAKER)]
 async fn guarded_price(
     client: &reqwest::Client,

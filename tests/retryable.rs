@@ -289,7 +289,49 @@ async fn retry_if_ok_retries_values_and_returns_the_last_one() {
 
 // ---------------------------------------------------------------- time limits and hints
 
+// The same slow call, not said to be idempotent: an attempt cut by the timeout may have acted,
+// so the crate's judgement (no predicate given) does not repeat it.
 #[retryable(max_attempts = 3, delay = "100ms", jitter = "none", timeout = "1s")]
+async fn slow_write(s: &Script, work: Duration) -> Result<u32, ApiError> {
+    let out = s.next().await;
+    tokio::time::sleep(work).await;
+    out
+}
+
+// The user's own pattern for the timeout: obeyed as written, idempotent or not.
+#[retryable(max_attempts = 3, delay = "100ms", jitter = "none", timeout = "1s",
+            retry_on = [ApiError::Timeout])]
+async fn slow_said(s: &Script, work: Duration) -> Result<u32, ApiError> {
+    let out = s.next().await;
+    tokio::time::sleep(work).await;
+    out
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timed_out_attempt_is_repeated_only_on_an_idempotent_call_or_by_the_users_rule() {
+    let s = Script::of([Ok(1), Ok(2), Ok(3)]);
+    assert_eq!(slow_write(&s, 2000 * MS).await, Err(ApiError::Timeout));
+    assert_eq!(
+        s.count(),
+        1,
+        "an unknown outcome of a call that is not idempotent"
+    );
+    let s = Script::of([Ok(1), Ok(2), Ok(3)]);
+    assert_eq!(slow_said(&s, 2000 * MS).await, Err(ApiError::Timeout));
+    assert_eq!(s.count(), 3, "the user's pattern");
+    let s = Script::of([Ok(1), Ok(2), Ok(3)]);
+    assert_eq!(slow(&s, 2000 * MS).await, Err(ApiError::Timeout));
+    assert_eq!(s.count(), 3, "idempotent");
+}
+
+// A read: safe to repeat after an attempt cut by the timeout (which may have acted).
+#[retryable(
+    max_attempts = 3,
+    delay = "100ms",
+    jitter = "none",
+    timeout = "1s",
+    idempotent = true
+)]
 async fn slow(s: &Script, work: Duration) -> Result<u32, ApiError> {
     let out = s.next().await;
     tokio::time::sleep(work).await;
@@ -335,7 +377,8 @@ async fn max_elapsed_refuses_a_sleep_that_would_end_past_the_deadline() {
     backoff = "fixed",
     jitter = "none",
     timeout = "400ms",
-    max_elapsed = "1s"
+    max_elapsed = "1s",
+    idempotent = true
 )]
 async fn clipped(s: &Script) -> Result<u32, ApiError> {
     let out = s.next().await;
@@ -360,7 +403,8 @@ async fn the_last_attempts_timeout_is_clipped_to_what_remains() {
     backoff = "fixed",
     jitter = "none",
     timeout = "400ms",
-    max_elapsed = "1s"
+    max_elapsed = "1s",
+    idempotent = true
 )]
 async fn clipped_late(s: &Script) -> Result<u32, ApiError> {
     let out = s.next().await;

@@ -55,7 +55,8 @@ async fn hedged_copy_dropped_mid_latency_is_counted() {
     let policy = RetryPolicy::builder()
         .max_attempts(3)
         .jitter(Jitter::None)
-        .idempotent(true).hedge_after(HedgeAfter::Fixed(Duration::from_millis(100)))
+        .idempotent(true)
+        .hedge_after(HedgeAfter::Fixed(Duration::from_millis(100)))
         .inject_faults(faulty(0.0, Duration::from_secs(10), 0.5, seed))
         .build()
         .unwrap();
@@ -90,7 +91,9 @@ fn me_policy(hedge: bool, inject: bool) -> RetryPolicy {
         .delay(Duration::from_millis(1))
         .max_elapsed(Duration::from_secs(1));
     if hedge {
-        b = b.idempotent(true).hedge_after(HedgeAfter::Fixed(Duration::from_secs(3600)));
+        b = b
+            .idempotent(true)
+            .hedge_after(HedgeAfter::Fixed(Duration::from_secs(3600)));
     }
     if inject {
         b = b.inject_faults(faulty(0.0, Duration::from_secs(10), 1.0, 0));
@@ -214,7 +217,9 @@ fn lt_policy(hedge: bool, latency: Duration) -> RetryPolicy {
         .timeout(Duration::from_secs(1))
         .inject_faults(faulty(0.0, latency, 1.0, 0));
     if hedge {
-        b = b.idempotent(true).hedge_after(HedgeAfter::Fixed(Duration::from_millis(900)));
+        b = b
+            .idempotent(true)
+            .hedge_after(HedgeAfter::Fixed(Duration::from_millis(900)));
     }
     b.build().unwrap()
 }
@@ -285,7 +290,8 @@ async fn asked_attempts_in_a_hedged_call() {
     let s: Script<u32, std::io::Error> = Script::new().hang().ok(2);
     let policy = RetryPolicy::builder()
         .max_attempts(3)
-        .idempotent(true).hedge_after(HedgeAfter::Fixed(Duration::from_millis(50)))
+        .idempotent(true)
+        .hedge_after(HedgeAfter::Fixed(Duration::from_millis(50)))
         .build()
         .unwrap();
     let out = policy
@@ -399,6 +405,9 @@ static ALL_ERR: RetryPolicy = {
         .max_attempts(2)
         .delay(Duration::from_millis(1))
         .jitter(Jitter::None)
+        // An injected error is judged as the timeout it rehearses: repeated on an idempotent
+        // call only.
+        .idempotent(true)
         .inject_faults(f)
         .build()
     {
@@ -418,6 +427,9 @@ static ALL_ERR_B: RetryPolicy = {
         .max_attempts(2)
         .delay(Duration::from_millis(1))
         .jitter(Jitter::None)
+        // An injected error is judged as the timeout it rehearses: repeated on an idempotent
+        // call only.
+        .idempotent(true)
         .inject_faults(f)
         .build()
     {
@@ -511,7 +523,8 @@ async fn joined_traces_keep_their_own_events() {
         .max_attempts(3)
         .delay(Duration::from_millis(10))
         .jitter(Jitter::None)
-        .idempotent(true).hedge_after(HedgeAfter::Fixed(Duration::from_millis(5)))
+        .idempotent(true)
+        .hedge_after(HedgeAfter::Fixed(Duration::from_millis(5)))
         .build()
         .unwrap();
     let a: Script<u32, std::io::Error> = Script::new().hang().ok(1);

@@ -418,17 +418,6 @@ async fn increment_once(
     keyed_increment(pool, row, attempts, failures).await
 }
 
-/// The same, not said to be idempotent: reading the call's idempotency key makes it so.
-#[retryable(max_attempts = 20, delay = "50ms", max_delay = "500ms", retry_if = reattempt::transient)]
-async fn increment_once_by_key(
-    pool: &PgPool,
-    row: i32,
-    attempts: &AtomicU32,
-    failures: &Seen,
-) -> Result<String, sqlx::Error> {
-    keyed_increment(pool, row, attempts, failures).await
-}
-
 /// One attempt of the recipe (polled inside the attempt: `context()` is the call's).
 async fn keyed_increment(
     pool: &PgPool,
@@ -674,7 +663,6 @@ static IMMEDIATE_FAILURES: Seen = Seen::new();
 static SAID_IDEMPOTENT_FAILURES: Seen = Seen::new();
 static FAST_FAILURES: Seen = Seen::new();
 static KEYED_FAILURES: Seen = Seen::new();
-static BY_KEY_FAILURES: Seen = Seen::new();
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_idempotent_increments_across_a_crash_like_restart_never_apply_twice() {
@@ -729,19 +717,15 @@ async fn plain_increments_said_idempotent_are_applied_twice_across_a_crash_like_
 /// Keyed increments across a crash-like restart: every call applied exactly once, none failed;
 /// the stuck calls were retried after the restart, and their retries found their keys and added
 /// nothing.
-async fn keyed_increments_across_a_crash_like_restart(by_key: bool, failures: &'static Seen) {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyed_increments_across_a_crash_like_restart_apply_exactly_once() {
+    let failures = &KEYED_FAILURES;
     let (cluster, workers, stuck) = increments_setup().await;
     let (outcomes, took) = across_a_restart(&cluster, &workers, Stop::Immediate, {
         let (workers, stuck) = (workers.clone(), stuck.clone());
         move |n, attempts| {
             let pool = if n < STUCK { &stuck } else { &workers }.clone();
-            async move {
-                if by_key {
-                    increment_once_by_key(&pool, row(n), &attempts, failures).await
-                } else {
-                    increment_once(&pool, row(n), &attempts, failures).await
-                }
-            }
+            async move { increment_once(&pool, row(n), &attempts, failures).await }
         }
     })
     .await;
@@ -763,7 +747,7 @@ async fn keyed_increments_across_a_crash_like_restart(by_key: bool, failures: &'
             .collect();
     let v = counter(&workers).await;
     eprintln!(
-        "keyed (by key: {by_key}): {CALLS} increments in {took:?}: v = {v}, {} keys applied, errors {errors:?}, \
+        "keyed: {CALLS} increments in {took:?}: v = {v}, {} keys applied, errors {errors:?}, \
          attempts failed: {:?}, the stuck calls' attempts: {stuck_attempts:?}",
         applied.len(),
         failures.snapshot(),
@@ -778,18 +762,6 @@ async fn keyed_increments_across_a_crash_like_restart(by_key: bool, failures: &'
     );
     workers.close().await;
     stuck.close().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn keyed_increments_across_a_crash_like_restart_apply_exactly_once() {
-    keyed_increments_across_a_crash_like_restart(false, &KEYED_FAILURES).await;
-}
-
-/// The same without `idempotent = true`: the call read its idempotency key.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "not yet in main (b027d23): reading the idempotency key does not make the call idempotent"]
-async fn increments_that_read_their_key_across_a_crash_like_restart_apply_exactly_once() {
-    keyed_increments_across_a_crash_like_restart(true, &BY_KEY_FAILURES).await;
 }
 
 // ---------------------------------------------------------------------------------------------

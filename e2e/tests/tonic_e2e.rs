@@ -26,7 +26,9 @@ use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 // ---------------------------------------------------------------------------------------------
 // The code under test, as a newcomer writes it.
 
-#[retryable(max_attempts = 4, delay = "20ms", timeout = "300ms", retry_if = reattempt::transient)]
+// A health check is a read: safe to repeat after an attempt whose outcome is unknown.
+#[retryable(max_attempts = 4, delay = "20ms", timeout = "300ms", retry_if = reattempt::transient,
+            idempotent = true)]
 async fn check(client: &mut HealthClient<Channel>) -> Result<ServingStatus, Status> {
     let reply = client.check(HealthCheckRequest::default()).await?;
     Ok(reply.into_inner().status())
@@ -34,7 +36,7 @@ async fn check(client: &mut HealthClient<Channel>) -> Result<ServingStatus, Stat
 
 /// The same with a circuit breaker: `Status` needs nothing else.
 #[retryable(max_attempts = 4, delay = "20ms", timeout = "300ms", retry_if = reattempt::transient,
-            circuit_breaker = breaker)]
+            idempotent = true, circuit_breaker = breaker)]
 async fn guarded_check(
     client: &mut HealthClient<Channel>,
     breaker: &CircuitBreaker,
@@ -58,7 +60,8 @@ async fn check_retrying_aborted(
 /// jitter keeps half of each delay), to outlast a restart of a few hundred milliseconds; each
 /// retry is noted, to check what was retried.
 #[retryable(max_attempts = 10, delay = "50ms", max_delay = "200ms", jitter = "equal",
-            timeout = "300ms", retry_if = reattempt::transient, on_retry = note_retry)]
+            timeout = "300ms", retry_if = reattempt::transient, idempotent = true,
+            on_retry = note_retry)]
 async fn check_through_outage(client: &mut HealthClient<Channel>) -> Result<ServingStatus, Status> {
     let reply = client.check(HealthCheckRequest::default()).await?;
     Ok(reply.into_inner().status())
@@ -490,7 +493,7 @@ mod next_hop {
     }
 
     // The client, as the README writes it.
-    #[retryable(max_attempts = 4, delay = "10ms", retry_if = reattempt::transient)]
+    #[retryable(max_attempts = 4, delay = "10ms", retry_if = reattempt::transient, idempotent = true)]
     async fn check(client: &mut HealthClient<Channel>) -> Result<i32, Status> {
         Ok(client
             .check(HealthCheckRequest::default())

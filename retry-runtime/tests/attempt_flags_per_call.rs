@@ -77,6 +77,8 @@ async fn closure_api_a_call_in_the_drop_of_a_timed_out_attempt_takes_its_timeout
         .max_attempts(2)
         .timeout(Duration::from_secs(1))
         .jitter(Jitter::None)
+        // A timed-out attempt is repeated only on a call that is safe to repeat.
+        .idempotent(true)
         .build()
         .unwrap();
     let cleanup = cleanup_breaker();
@@ -113,6 +115,7 @@ async fn attempt_timed_a_call_in_the_drop_of_a_timed_out_attempt_takes_its_timeo
         .max_attempts(2)
         .timeout(Duration::from_secs(1))
         .jitter(Jitter::None)
+        .idempotent(true)
         .build()
     {
         Ok(p) => p,

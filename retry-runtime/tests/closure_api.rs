@@ -207,6 +207,7 @@ async fn when_retries_transient_errors_until_a_permanent_one() {
             async move { Err::<(), _>(io::Error::from(kind)) }
         })
         .retry_if(transient)
+        .idempotent(true)
         .await
         .unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::NotFound);
@@ -218,6 +219,7 @@ async fn when_retries_transient_errors_until_a_permanent_one() {
 async fn a_slow_attempt_times_out_as_timed_out_and_is_retried() {
     let policy = exact(
         RetryPolicy::builder()
+            .idempotent(true)
             .max_attempts(3)
             .delay(100 * MS)
             .backoff(Backoff::Fixed)
@@ -254,6 +256,7 @@ async fn a_slow_attempt_times_out_as_timed_out_and_is_retried() {
 async fn an_attempt_within_its_timeout_completes_after_a_timed_out_one() {
     let policy = exact(
         RetryPolicy::builder()
+            .idempotent(true)
             .max_attempts(3)
             .delay(100 * MS)
             .backoff(Backoff::Fixed)
@@ -333,6 +336,7 @@ async fn max_elapsed_clips_the_last_attempts_timeout() {
     // Attempt 1 runs 0–400 ms (timeout), sleeps to 700 ms; attempt 2 has 300 ms left, not 400.
     let policy = exact(
         RetryPolicy::builder()
+            .idempotent(true)
             .max_attempts(10)
             .delay(300 * MS)
             .backoff(Backoff::Fixed)
@@ -483,6 +487,7 @@ async fn retry_after_is_bounded_by_max_elapsed() {
 async fn a_timed_out_attempt_becomes_the_error_types_timeout_variant() {
     let policy = exact(
         RetryPolicy::builder()
+            .idempotent(true)
             .max_attempts(2)
             .delay(100 * MS)
             .timeout(20 * MS),
@@ -807,6 +812,7 @@ async fn the_retry_future_is_send() {
             }
         })
         .retry_if(transient)
+        .idempotent(true)
         .on_retry(|_: &io::Error, _: &RetryContext, _| {})
         .retry_after(|_: &io::Error| None)
         .into_future();

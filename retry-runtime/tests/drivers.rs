@@ -77,7 +77,12 @@ async fn a_timed_attempt_fires_under_a_body_that_exhausts_the_coop_budget_paused
 
 #[tokio::test(start_paused = true)]
 async fn the_closure_api_times_out_a_body_that_exhausts_the_coop_budget_paused() {
-    let policy = exact(RetryPolicy::builder().max_attempts(2).timeout(50 * MS));
+    let policy = exact(
+        RetryPolicy::builder()
+            .max_attempts(2)
+            .timeout(50 * MS)
+            .idempotent(true),
+    );
     let calls = Cell::new(0);
     let t0 = Instant::now();
     let out = guarded(
@@ -112,7 +117,12 @@ async fn a_timed_attempt_fires_under_a_busy_body_on_the_real_clock() {
 /// A hanging dependency opens the breaker even when the call does not retry timeouts.
 #[tokio::test(start_paused = true)]
 async fn a_timeout_is_a_breaker_failure_even_when_not_retried() {
-    let policy = exact(RetryPolicy::builder().max_attempts(3).timeout(10 * MS));
+    let policy = exact(
+        RetryPolicy::builder()
+            .max_attempts(3)
+            .timeout(10 * MS)
+            .idempotent(true),
+    );
     let hang = || std::future::pending::<io::Result<()>>();
 
     // Through `Call`, as the generated code drives it.
@@ -163,7 +173,12 @@ fn outer_policy() -> RetryPolicy {
 /// `Elapsed`, without retrying.
 #[tokio::test(start_paused = true)]
 async fn an_inherited_deadline_spent_on_entry_runs_no_timed_attempt() {
-    let inner = exact(RetryPolicy::builder().max_attempts(3).timeout(50 * MS));
+    let inner = exact(
+        RetryPolicy::builder()
+            .max_attempts(3)
+            .timeout(50 * MS)
+            .idempotent(true),
+    );
     let outer = outer_policy();
 
     // Through `Call`.

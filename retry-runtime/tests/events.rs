@@ -482,7 +482,8 @@ async fn a_hedged_copys_retry_event_names_its_own_attempt() {
         .delay(20 * ms)
         .backoff(Backoff::Fixed)
         .jitter(Jitter::None)
-        .idempotent(true).hedge_after(HedgeAfter::Fixed(50 * ms))
+        .idempotent(true)
+        .hedge_after(HedgeAfter::Fixed(50 * ms))
         .build()
         .unwrap();
     let out: io::Result<u32> = policy

@@ -26,7 +26,8 @@ fn hedged_builder(after: Duration, max_attempts: u32) -> RetryPolicyBuilder {
         .delay(20 * MS)
         .backoff(Backoff::Fixed)
         .jitter(Jitter::None)
-        .idempotent(true).hedge_after(HedgeAfter::Fixed(after))
+        .idempotent(true)
+        .hedge_after(HedgeAfter::Fixed(after))
 }
 
 /// Attempt `n` of the two-failing-copies tests (hedge after 50 ms): the first fails at 70 ms
@@ -344,7 +345,8 @@ async fn each_copy_takes_its_own_breaker_permit() {
 async fn a_p95_delay_follows_the_latencies_seen() {
     let policy = RetryPolicy::builder()
         .max_attempts(2)
-        .idempotent(true).hedge_after(HedgeAfter::quantile(95.0))
+        .idempotent(true)
+        .hedge_after(HedgeAfter::quantile(95.0))
         .build()
         .unwrap();
     // Warm up: 100 calls taking 10 ms.
@@ -959,7 +961,8 @@ fn a_quantiles_starting_delay_not_below_the_timeout_is_refused() {
     let p95 = HedgeAfter::quantile(95.0);
     let err = RetryPolicy::builder()
         .timeout(50 * MS)
-        .idempotent(true).hedge_after(p95)
+        .idempotent(true)
+        .hedge_after(p95)
         .build()
         .unwrap_err();
     assert_eq!(err.field(), "hedge_after");
@@ -967,7 +970,8 @@ fn a_quantiles_starting_delay_not_below_the_timeout_is_refused() {
     assert!(
         RetryPolicy::builder()
             .timeout(150 * MS)
-            .idempotent(true).hedge_after(p95)
+            .idempotent(true)
+            .hedge_after(p95)
             .build()
             .is_ok()
     );
@@ -979,7 +983,8 @@ fn a_quantiles_starting_delay_not_below_the_timeout_is_refused() {
     assert!(
         RetryPolicy::builder()
             .timeout(50 * MS)
-            .idempotent(true).hedge_after(short_start)
+            .idempotent(true)
+            .hedge_after(short_start)
             .build()
             .is_ok()
     );

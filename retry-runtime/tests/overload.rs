@@ -337,7 +337,8 @@ fn hedged(max_attempts: u32) -> RetryPolicy {
         .max_attempts(max_attempts)
         .delay(20 * MS)
         .jitter(Jitter::None)
-        .idempotent(true).hedge_after(retry_runtime::HedgeAfter::Fixed(50 * MS))
+        .idempotent(true)
+        .hedge_after(retry_runtime::HedgeAfter::Fixed(50 * MS))
         .build()
         .unwrap()
 }
@@ -538,7 +539,8 @@ async fn a_hedged_nested_call_waiting_for_a_slot_ends_at_its_callers_deadline() 
     let timed = RetryPolicy::builder()
         .max_attempts(3)
         .timeout(Duration::from_secs(1))
-        .idempotent(true).hedge_after(retry_runtime::HedgeAfter::Fixed(50 * MS))
+        .idempotent(true)
+        .hedge_after(retry_runtime::HedgeAfter::Fixed(50 * MS))
         .build()
         .unwrap();
     let (out, took) = nested_wait(&timed, true).await;

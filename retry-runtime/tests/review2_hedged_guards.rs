@@ -12,7 +12,8 @@ const MS: Duration = Duration::from_millis(1);
 fn hedged() -> RetryPolicy {
     RetryPolicy::builder()
         .max_attempts(3)
-        .idempotent(true).hedge_after(HedgeAfter::Fixed(50 * MS))
+        .idempotent(true)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
         .build()
         .unwrap()
 }
@@ -81,7 +82,8 @@ async fn no_hedge_starts_past_max_elapsed() {
     let policy = RetryPolicy::builder()
         .max_attempts(10)
         .max_elapsed(100 * MS)
-        .idempotent(true).hedge_after(HedgeAfter::Fixed(40 * MS))
+        .idempotent(true)
+        .hedge_after(HedgeAfter::Fixed(40 * MS))
         .build()
         .unwrap();
     let t0 = tokio::time::Instant::now();
@@ -122,7 +124,8 @@ async fn one_layer_holds_for_a_nested_hedged_call_with_copies_in_flight() {
         .delay(MS)
         .jitter(retry_runtime::Jitter::None)
         .one_layer(true)
-        .idempotent(true).hedge_after(HedgeAfter::Fixed(10 * MS))
+        .idempotent(true)
+        .hedge_after(HedgeAfter::Fixed(10 * MS))
         .build()
         .unwrap();
     let t0 = tokio::time::Instant::now();
@@ -191,7 +194,8 @@ async fn a_hedge_does_not_cancel_the_refund_of_the_retry_before_it() {
         .max_attempts(3)
         .delay(MS)
         .jitter(retry_runtime::Jitter::None)
-        .idempotent(true).hedge_after(HedgeAfter::Fixed(50 * MS))
+        .idempotent(true)
+        .hedge_after(HedgeAfter::Fixed(50 * MS))
         .build()
         .unwrap();
     let n = Cell::new(0u32);

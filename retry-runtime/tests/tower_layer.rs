@@ -201,6 +201,7 @@ async fn a_hung_attempt_is_cut_by_the_timeout_and_retried() {
     let mut svc = RetryLayer::new(
         policy(2)
             .timeout(Duration::from_millis(50))
+            .idempotent(true)
             .build()
             .unwrap(),
     )
@@ -777,7 +778,8 @@ mod hedging {
 
     fn hedged(attempts: u32, after_ms: u64) -> RetryPolicy {
         policy(attempts)
-            .idempotent(true).hedge_after(HedgeAfter::Fixed(Duration::from_millis(after_ms)))
+            .idempotent(true)
+            .hedge_after(HedgeAfter::Fixed(Duration::from_millis(after_ms)))
             .build()
             .unwrap()
     }
@@ -889,7 +891,8 @@ mod hedging {
         script.extend([(1000, Ok(1)), (10, Ok(2))]);
         let inner = Copies::new(script);
         let p95 = policy(3)
-            .idempotent(true).hedge_after(HedgeAfter::quantile(95.0))
+            .idempotent(true)
+            .hedge_after(HedgeAfter::quantile(95.0))
             .build()
             .unwrap();
         let mut svc = RetryLayer::new(p95).layer(inner.clone());
@@ -917,7 +920,8 @@ mod hedging {
         );
         let p = policy(3)
             .timeout(Duration::from_millis(100))
-            .idempotent(true).hedge_after(HedgeAfter::Fixed(Duration::from_millis(50)))
+            .idempotent(true)
+            .hedge_after(HedgeAfter::Fixed(Duration::from_millis(50)))
             .build()
             .unwrap();
         let inner = Copies::new(vec![(10_000, Ok(1)), (10_000, Ok(2))]);
@@ -983,7 +987,8 @@ mod hedging {
 #[tokio::test(start_paused = true)]
 async fn a_hedge_after_past_the_instants_range_never_hedges() {
     let never = policy(3)
-        .idempotent(true).hedge_after(retry_runtime::HedgeAfter::Fixed(Duration::MAX))
+        .idempotent(true)
+        .hedge_after(retry_runtime::HedgeAfter::Fixed(Duration::MAX))
         .build()
         .unwrap();
     let inner = Scripted::new(vec![(100, Ok(1)), (0, Ok(2)), (0, Ok(3))]);

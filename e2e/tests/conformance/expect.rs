@@ -318,6 +318,7 @@ impl Scenario {
             m.breaker_rejections = u64::from(gave_up(GiveUpReason::BreakerOpen));
             m.budget_refusals = u64::from(gave_up(GiveUpReason::BudgetExhausted));
             m.one_layer_deferrals = u64::from(gave_up(GiveUpReason::OuterRetries));
+            m.unknown_outcome_refusals = u64::from(gave_up(GiveUpReason::UnknownOutcome));
             m.throttle_rejections = u64::from(gave_up(GiveUpReason::Throttled));
             m.bulkhead_rejections = u64::from(gave_up(GiveUpReason::BulkheadFull));
             m.injected = ["error", "latency"]
@@ -424,9 +425,26 @@ pub fn retrying(attempt: u32, delay_ms: u64) -> Ev {
     retrying_as(attempt, delay_ms, "transient")
 }
 
-/// A retry after a failure of `class` (`timeout`: cut by the policy's `timeout`, or an error
-/// saying it timed out).
+/// A retry after a failure of `class`: `timeout` is an attempt the policy's `timeout` cut (or
+/// fault injection failed as one), whose effect is unknown; the others' effect is unstated (the
+/// test's errors say none but `Lost`'s).
 pub fn retrying_as(attempt: u32, delay_ms: u64, class: &str) -> Ev {
+    let effect = if class == "timeout" {
+        "unknown"
+    } else {
+        "unstated"
+    };
+    retrying_with(attempt, delay_ms, class, effect)
+}
+
+/// A retry after an error that says it timed out (the attempt was not cut): class `timeout`,
+/// effect unstated.
+pub fn retrying_said_timeout(attempt: u32, delay_ms: u64) -> Ev {
+    retrying_with(attempt, delay_ms, "timeout", "unstated")
+}
+
+/// A retry after a failure of `class` and `effect` (`not_done`, `unknown`, `unstated`).
+pub fn retrying_with(attempt: u32, delay_ms: u64, class: &str, effect: &str) -> Ev {
     ev(
         tracing::Level::DEBUG,
         RETRYING,
@@ -435,6 +453,7 @@ pub fn retrying_as(attempt: u32, delay_ms: u64, class: &str) -> Ev {
             ("attempt", attempt.to_string()),
             ("delay", ms(delay_ms)),
             ("class", class.to_owned()),
+            ("effect", effect.to_owned()),
             ("error_type", error_type()),
         ],
     )

@@ -359,6 +359,9 @@ fn metrics_of(snapshotter: &metrics_util::debugging::Snapshotter) -> crate::mode
             ("reattempt_one_layer_deferrals_total", DebugValue::Counter(n)) => {
                 m.one_layer_deferrals += n;
             }
+            ("reattempt_unknown_outcome_refusals_total", DebugValue::Counter(n)) => {
+                m.unknown_outcome_refusals += n;
+            }
             ("reattempt_throttle_rejections_total", DebugValue::Counter(n)) => {
                 m.throttle_rejections += n;
             }

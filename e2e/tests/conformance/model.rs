@@ -338,6 +338,8 @@ pub struct Metrics {
     pub breaker_rejections: u64,
     pub budget_refusals: u64,
     pub one_layer_deferrals: u64,
+    /// `reattempt_unknown_outcome_refusals_total`.
+    pub unknown_outcome_refusals: u64,
     pub throttle_rejections: u64,
     pub bulkhead_rejections: u64,
     /// `reattempt_retry_delay_seconds`, in ms.

@@ -10,7 +10,8 @@ use reattempt::GiveUpReason as R;
 use crate::expect::injected;
 use crate::expect::{
     Closed, HalfOpen, Open, OpenExpired, Scenario, gave_up_ok, give_up, hedging, rejected,
-    rejected_by, retrying, retrying_as, retrying_ok, transition,
+    rejected_by, retrying, retrying_as, retrying_ok, retrying_said_timeout, retrying_with,
+    transition,
 };
 use crate::model::{
     TestError, e, eh, err, fatal, hang, hinted, lost, ok, ok_retry, paced_err, says_timeout,
@@ -98,7 +99,7 @@ pub fn unknown_outcome_repeated_when_idempotent() -> Scenario {
         .returns(Ok(3))
         .attempts([(0, 1), (100, 2)])
         .on_retry([(TestError::Lost(1), 1, 100)])
-        .events([retrying(1, 100)])
+        .events([retrying_with(1, 100, "transient", "unknown")])
         .ends_at(100)
 }
 
@@ -544,7 +545,7 @@ pub fn error_saying_timeout_costs_timeout_cost() -> Scenario {
         .returns(Err(t2))
         .attempts([(0, 1), (100, 2)])
         .on_retry([(t1, 1, 100)])
-        .events([retrying_as(1, 100, "timeout"), give_up(2, R::Exhausted)])
+        .events([retrying_said_timeout(1, 100), give_up(2, R::Exhausted)])
         .budget_after(10)
         .ends_at(100)
 }

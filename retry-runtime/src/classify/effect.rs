@@ -113,7 +113,11 @@ pub(crate) struct Verdict {
 /// inside it refuse an unknown outcome on a call that is not idempotent ([`may_repeat`]).
 /// Gives `judge`'s answer and what the judgement found. Judgements nest (a predicate that runs a
 /// retrying call of its own): the outer one is restored after.
-pub(crate) fn judging<R>(idempotent: bool, timed_out: bool, judge: impl FnOnce() -> R) -> (R, Verdict) {
+pub(crate) fn judging<R>(
+    idempotent: bool,
+    timed_out: bool,
+    judge: impl FnOnce() -> R,
+) -> (R, Verdict) {
     /// Puts the outer judgement back when dropped, even if the predicate panics.
     struct Scope(Option<Judgement>);
     impl Drop for Scope {
@@ -144,6 +148,53 @@ pub(crate) fn judging<R>(idempotent: bool, timed_out: bool, judge: impl FnOnce()
         None => Verdict::default(),
     };
     (answer, verdict)
+}
+
+/// Runs `classify` (a classification) inside the judgement in progress as if the call were
+/// idempotent, so that it says only whether the failure is transient, and the effect it saw is
+/// still noted: for the HTTP client drivers, whose safety rule (RFC 9110's methods, an
+/// `Idempotency-Key`, a request-aware hook) decides about repeating on its own, from the
+/// request. If that rule then refuses a transient failure, the driver says so with
+/// [`note_refused`].
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub(crate) fn classify_only<R>(classify: impl FnOnce() -> R) -> R {
+    /// Puts the call's own word back when dropped.
+    struct Scope(Option<bool>);
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            if let Some(idempotent) = self.0 {
+                JUDGEMENT.with(|j| {
+                    if let Some(mut judgement) = j.get() {
+                        judgement.idempotent = idempotent;
+                        j.set(Some(judgement));
+                    }
+                });
+            }
+        }
+    }
+    let scope = Scope(JUDGEMENT.with(|j| {
+        let mut judgement = j.get()?;
+        let said = judgement.idempotent;
+        judgement.idempotent = true;
+        j.set(Some(judgement));
+        Some(said)
+    }));
+    let answer = classify();
+    drop(scope);
+    answer
+}
+
+/// Notes, in the judgement in progress, that a transient failure is not repeated because its
+/// outcome is unknown and the request is not safe to repeat (HTTP's safety rule): the call
+/// gives up with [`GiveUpReason::UnknownOutcome`](crate::GiveUpReason::UnknownOutcome).
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub(crate) fn note_refused() {
+    JUDGEMENT.with(|j| {
+        if let Some(mut judgement) = j.get() {
+            judgement.refused = true;
+            j.set(Some(judgement));
+        }
+    });
 }
 
 /// Whether an action whose failure had `effect` may be repeated, by the crate's judgement: yes
@@ -221,18 +272,36 @@ mod tests {
     fn a_timed_out_attempt_is_an_unknown_outcome() {
         let (answer, verdict) = judging(false, true, || may_repeat(Effect::NotDone));
         assert!(!answer);
-        assert_eq!(verdict, Verdict { effect: Effect::Unknown, refused: true });
+        assert_eq!(
+            verdict,
+            Verdict {
+                effect: Effect::Unknown,
+                refused: true
+            }
+        );
         // A predicate that does not ask the crate is obeyed, but the effect is still reported.
         let (answer, verdict) = judging(false, true, || true);
         assert!(answer);
-        assert_eq!(verdict, Verdict { effect: Effect::Unknown, refused: false });
+        assert_eq!(
+            verdict,
+            Verdict {
+                effect: Effect::Unknown,
+                refused: false
+            }
+        );
     }
 
     #[test]
     fn a_predicate_of_the_users_own_is_obeyed() {
         let (answer, verdict) = judging(false, false, || true);
         assert!(answer);
-        assert_eq!(verdict, Verdict { effect: Effect::Unstated, refused: false });
+        assert_eq!(
+            verdict,
+            Verdict {
+                effect: Effect::Unstated,
+                refused: false
+            }
+        );
     }
 
     #[test]

@@ -319,7 +319,9 @@ mod tests {
         // unique_violation, syntax_error, query_canceled, division_by_zero, protocol_violation,
         // and all-digit SQLSTATEs whose low byte would be SQLite's BUSY were they read as numbers
         // (40965 & 0xff = 5): an SQLSTATE is never read as SQLite's code.
-        for sqlstate in ["23505", "42601", "57014", "22012", "08P01", "40965", "00005"] {
+        for sqlstate in [
+            "23505", "42601", "57014", "22012", "08P01", "40965", "00005",
+        ] {
             assert!(!transient(&postgres(sqlstate)), "{sqlstate}");
             assert_eq!(postgres(sqlstate).effect(), Effect::Unstated, "{sqlstate}");
         }
@@ -336,7 +338,10 @@ mod tests {
         assert!(transient(&timed_out) && timed_out.is_timeout());
         assert_eq!(timed_out.effect(), Effect::NotDone);
         let (yes, _) = crate::classify::effect::judging(false, false, || transient(&timed_out));
-        assert!(yes, "repeated on a call that is not idempotent: nothing was done");
+        assert!(
+            yes,
+            "repeated on a call that is not idempotent: nothing was done"
+        );
         let cancelled = Error::from(Fake {
             code: Some("57014".into()),
             text: "canceling statement due to user request".into(),

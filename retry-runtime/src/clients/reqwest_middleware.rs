@@ -482,16 +482,24 @@ impl<H> RequestAware<'_, H> {
         let (method, headers) = (self.request.method(), self.request.headers());
         let safe = crate::http::safe_to_resend(method, headers, self.safety, not_acted_on);
         let verdict = Verdict { retryable, safe };
-        match self.hook {
+        let decision = match self.hook {
             Some(hook) => (hook.0)(self.request, outcome, verdict),
             None => verdict.retry(),
+        };
+        if retryable && !safe && !decision {
+            // A transient failure kept from a retry by the safety rule: an unknown outcome of a
+            // request that is not safe to repeat.
+            crate::classify::effect::note_refused();
         }
+        decision
     }
 }
 
 impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
     fn retry_if(&mut self, error: &Error) -> bool {
-        let retryable = self.hooks.retry_if(error);
+        // HTTP's safety rule decides about repeating from the request (`decide`): the
+        // classification says only whether the failure is transient.
+        let retryable = crate::classify::effect::classify_only(|| self.hooks.retry_if(error));
         self.classified = retryable;
         self.decide(Err(error), retryable)
     }

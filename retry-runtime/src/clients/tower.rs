@@ -172,6 +172,14 @@ pub trait RetryRequest<Req, T, E> {
     /// Whether to retry after `outcome`, which the classification calls `retryable` or not.
     fn retry_request(&self, request: &Req, outcome: Result<&T, &E>, retryable: bool) -> bool;
 
+    /// Whether the slot judges for itself whether a request is safe to repeat (HTTP's safety
+    /// rule): the classification asked before it then says only whether an outcome is transient
+    /// (see [`Hooks::idempotent`](crate::Hooks::idempotent)). Default: no.
+    #[inline]
+    fn judges_safety(&self) -> bool {
+        false
+    }
+
     /// Whether `request` says it is safe to repeat after an attempt whose outcome is unknown
     /// (see [`Hooks::idempotent`](crate::Hooks::idempotent)). Default: it does not say (`None`);
     /// with the feature `http`, [`HttpRequests`] answers by the layer's
@@ -1504,7 +1512,13 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
         if self.failed() {
             return false;
         }
-        let retryable = self.hooks.retry_if(error);
+        // HTTP's safety rule decides about repeating from the request (`retry_request`): the
+        // classification says only whether the failure is transient.
+        let retryable = if self.rule.judges_safety() {
+            crate::classify::effect::classify_only(|| self.hooks.retry_if(error))
+        } else {
+            self.hooks.retry_if(error)
+        };
         self.classified = retryable;
         self.rule.retry_request(self.request, Err(error), retryable)
     }
@@ -1801,14 +1815,7 @@ where
                         }
                         *pending = enter(engine, || Some(settings.replay.replay(request)));
                         *running = true;
-                        match limit {
-                            Some(limit) => {
-                                let at = crate::engine::deadline::instant_after(tokio::time::Instant::now(), limit);
-                                engine.note_attempt_deadline(Some(at));
-                                set_timer_at(timer.as_mut(), at);
-                            }
-                            None => timer.set(None),
-                        }
+                        arm_attempt_limit(engine, timer.as_mut(), limit);
                         continue;
                     }
                 }
@@ -1844,6 +1851,22 @@ where
             }
             Decision::Retry(delay) => set_timer(timer.as_mut(), delay),
         }
+    }
+}
+
+/// Points the call's timer at the end of the attempt just begun, if it has a time limit, and
+/// notes that end for [`RetryContext::remaining`](crate::RetryContext::remaining).
+fn arm_attempt_limit(
+    engine: &Engine<'_>,
+    mut timer: Pin<&mut Option<Sleep>>,
+    limit: Option<Duration>,
+) {
+    if let Some(limit) = limit {
+        let at = crate::engine::deadline::instant_after(tokio::time::Instant::now(), limit);
+        engine.note_attempt_deadline(Some(at));
+        set_timer_at(timer, at);
+    } else {
+        timer.set(None);
     }
 }
 
@@ -2161,7 +2184,17 @@ mod http {
             retryable: bool,
         ) -> bool {
             let verdict = self.verdict(request, outcome, retryable);
-            self.rule.decide(request, outcome, verdict)
+            let decision = self.rule.decide(request, outcome, verdict);
+            if verdict.retryable && !verdict.safe && !decision {
+                // A transient failure kept from a retry by the safety rule: an unknown outcome
+                // of a request that is not safe to repeat.
+                crate::classify::effect::note_refused();
+            }
+            decision
+        }
+
+        fn judges_safety(&self) -> bool {
+            true
         }
 
         /// A `ReplayBody` past its cap: the call is committed to the attempt that read it (the

@@ -958,7 +958,6 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
         self.name = name;
         self
     }
-
 }
 
 impl<'p, Op, Fut, T, E, K, B, C> IntoFuture for Retry<'p, Op, K, B, C>

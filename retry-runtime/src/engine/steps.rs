@@ -810,13 +810,11 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         }
         Err(error) => {
             events::attempt_made(name);
-            let (retryable, verdict) =
-                judge(engine, |hooks: &mut _| hooks.retry_if(&error), hooks);
+            let (retryable, verdict) = judge(engine, |hooks: &mut _| hooks.retry_if(&error), hooks);
             engine.note_class(hooks.class(&error));
             if !retryable {
-                guards.record(
-                    !engine.timed_out() && !verdict.refused && !hooks.error_failed(&error),
-                );
+                guards
+                    .record(!engine.timed_out() && !verdict.refused && !hooks.error_failed(&error));
                 // The retry already decided will not be made: what it was paid comes back.
                 if retry_pending && let Some(budget) = guards.budget_ref() {
                     engine.unmade(budget);
