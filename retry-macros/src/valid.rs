@@ -235,7 +235,11 @@ fn schedule_rules(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
 /// attribute hedges only a call that says it is safe to repeat (`idempotent = true`). Said
 /// `false`, the runtime's rule reports it (`PolicyError::HedgeNotIdempotent`).
 fn hedge_needs_idempotent(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
-    if schedule.settings.hedge_after.is_none() || schedule.settings.idempotent.is_some() {
+    // With one attempt, `hedge_after` is dead anyway, which `no_effect` reports.
+    if schedule.settings.hedge_after.is_none()
+        || schedule.settings.idempotent.is_some()
+        || schedule.settings.max_attempts == Some(1)
+    {
         return;
     }
     let span = schedule

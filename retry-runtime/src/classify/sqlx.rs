@@ -311,7 +311,9 @@ mod tests {
     #[test]
     fn postgres_serialization_deadlock_lock_and_restart() {
         // Rolled back, or refused before anything ran: nothing done.
-        for sqlstate in ["40001", "40P01", "55P03", "57P01", "57P03", "08001", "08004"] {
+        for sqlstate in [
+            "40001", "40P01", "55P03", "57P01", "57P03", "08001", "08004",
+        ] {
             assert!(transient(&postgres(sqlstate)), "{sqlstate}");
             assert_eq!(postgres(sqlstate).effect(), Effect::NotDone, "{sqlstate}");
             assert!(!postgres(sqlstate).is_timeout(), "{sqlstate}");

@@ -5,4 +5,9 @@ async fn read() -> Result<u32, std::io::Error> {
     Ok(1)
 }
 
+#[retryable(idempotent = 0)]
+async fn write() -> Result<u32, std::io::Error> {
+    Ok(1)
+}
+
 fn main() {}

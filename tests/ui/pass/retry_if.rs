@@ -24,7 +24,7 @@ fn is_busy(e: &DbError) -> bool {
     *e == DbError::Busy
 }
 
-#[retryable(max_attempts = 3, delay = "10ms", retry_if = reattempt::transient)]
+#[retryable(max_attempts = 3, delay = "10ms", retry_if = reattempt::transient, idempotent = true)]
 async fn read(calls: &Cell<u32>, kind: io::ErrorKind) -> io::Result<()> {
     calls.set(calls.get() + 1);
     Err(kind.into())
