@@ -100,3 +100,88 @@ async fn a_breaker_opened_by_resets_ends_the_call_with_the_reset() {
     );
     assert_eq!(service.seen_for("jam").len(), 2, "nothing sent");
 }
+
+/// A charge through `#[retryable(retry_if = reattempt::transient)]`, not said to be idempotent:
+/// a POST that carries no key.
+#[retryable(max_attempts = 3, delay = "10ms", timeout = "300ms", retry_if = reattempt::transient)]
+async fn charge(
+    client: &reqwest::Client,
+    base: &str,
+    order: &str,
+) -> Result<String, reqwest::Error> {
+    client
+        .post(format!("{base}/charges"))
+        .body(format!(r#"{{"order_id":"{order}","amount_cents":1250}}"#))
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await
+}
+
+/// The same charge, said to be safe to repeat (the server deduplicates by other means).
+#[retryable(max_attempts = 3, delay = "10ms", timeout = "300ms", retry_if = reattempt::transient,
+            idempotent = true)]
+async fn charge_said_idempotent(
+    client: &reqwest::Client,
+    base: &str,
+    order: &str,
+) -> Result<String, reqwest::Error> {
+    charge_once(client, base, order).await
+}
+
+async fn charge_once(
+    client: &reqwest::Client,
+    base: &str,
+    order: &str,
+) -> Result<String, reqwest::Error> {
+    client
+        .post(format!("{base}/charges"))
+        .body(format!(r#"{{"order_id":"{order}","amount_cents":1250}}"#))
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await
+}
+
+/// The server applies the charge, then resets the connection: the caller cannot know. Counted
+/// on the server: not repeated unless the call says it may be (then applied twice, as said).
+#[tokio::test]
+async fn a_reset_after_the_charge_landed_is_not_repeated_unless_the_call_says_so() {
+    let service = Service::start().await;
+    let client = reqwest::Client::new();
+    service.script_for("o-1", [Fault::CommitThenReset]);
+    let err = charge(&client, &service.url(), "o-1").await.unwrap_err();
+    assert_eq!(
+        reattempt::Transient::effect(&err),
+        reattempt::Effect::Unknown,
+        "{err}"
+    );
+    assert_eq!(
+        service.seen_for("o-1").len(),
+        1,
+        "one request: the reset was not repeated"
+    );
+    assert_eq!(service.effects("o-1"), 1, "charged once");
+
+    service.script_for("o-2", [Fault::CommitThenReset]);
+    charge_said_idempotent(&client, &service.url(), "o-2")
+        .await
+        .expect("repeated, and answered");
+    assert_eq!(service.seen_for("o-2").len(), 2);
+    assert_eq!(
+        service.effects("o-2"),
+        2,
+        "charged twice, as the call said it may be"
+    );
+
+    // A 503 may come after the server (or the upstream behind a gateway) acted.
+    service.script_for("o-3", [Fault::Unavailable]);
+    let _ = charge(&client, &service.url(), "o-3").await;
+    assert_eq!(
+        service.seen_for("o-3").len(),
+        1,
+        "a 503 may come after the server acted: not repeated on a call that is not idempotent"
+    );
+}

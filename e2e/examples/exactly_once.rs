@@ -17,6 +17,16 @@
 //! Run it with `cargo run -p reattempt-e2e --example exactly_once --features sqlx` (about ten
 //! seconds; needs Debian's `postgresql` package; run as root, it runs the server as user
 //! `postgres`). The recipe is in the guide's *unknown outcomes* chapter.
+//!
+//! To copy the recipe into your own crate (with a server of your own in place of the private
+//! cluster, the end-to-end tests' `postgres::Cluster`):
+//!
+//! ```toml
+//! [dependencies]
+//! reattempt = { version = "0.1", features = ["sqlx"] }
+//! sqlx = { version = "0.9", default-features = false, features = ["postgres", "runtime-tokio"] }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread", "time"] }
+//! ```
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -977,3 +977,37 @@ async fn a_timed_out_attempt_leaves_its_query_running_unless_the_attempt_bounds_
         "{retries:?}"
     );
 }
+
+// ------------------------------------------------------------------ a bound per statement
+
+/// Two statements, each well within the attempt's 1 s, together past it; bounded once, at the
+/// transaction's start (each statement gets the whole bound), or again before the second.
+#[retryable(max_attempts = 1, timeout = "1s")]
+async fn two_sleeps(pool: &PgPool, again: bool) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    reattempt::sqlx::set_postgres_timeouts(&mut *tx).await?;
+    sqlx::query("SELECT pg_sleep(0.6)")
+        .execute(&mut *tx)
+        .await?;
+    if again {
+        reattempt::sqlx::set_postgres_timeouts(&mut *tx).await?;
+    }
+    sqlx::query("SELECT pg_sleep(0.6)")
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await
+}
+
+/// Postgres bounds each statement, not the transaction (the review's finding): bounded once, the
+/// attempt's own timeout ends the call (its outcome unknown); bounded again before the second
+/// statement, the server cancels it first (57014: nothing done), as the rustdoc says to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bound_is_per_statement_and_set_again_before_a_later_one() {
+    let cluster = Cluster::start_new();
+    let pool = pool(&cluster, 2, "per-statement").await;
+    let once = two_sleeps(&pool, false).await.unwrap_err();
+    assert_eq!(once.effect(), Effect::Unknown, "{once}");
+    let again = two_sleeps(&pool, true).await.unwrap_err();
+    assert_eq!(sqlstate(&again).as_deref(), Some("57014"), "{again}");
+    assert_eq!(again.effect(), Effect::NotDone, "{again}");
+}

@@ -51,8 +51,7 @@ pub struct PolicySettings {
     /// Whether the call retries at one layer only (default `false`).
     pub one_layer: Option<bool>,
     /// Whether a call may be repeated after an attempt whose outcome is unknown (default: not
-    /// said; then a call is, when it reads its idempotency key). `Some(false)` forbids
-    /// `hedge_after`.
+    /// said, and then it may not). `Some(false)` forbids `hedge_after`.
     pub idempotent: Option<bool>,
 }
 

@@ -1,11 +1,18 @@
 //! Bounding a database's own work by the attempt's time (feature `sqlx`): a per-attempt
 //! `timeout` drops the attempt's future, but a query already sent keeps running on the server
 //! (and its pooled connection stays busy) until the server finishes it. Postgres can stop it
-//! itself: [`set_postgres_timeouts`] sets `statement_timeout` and `lock_timeout` for the
-//! attempt's transaction from the time the attempt has left, so that the server cancels the
-//! statement first, and the attempt fails with Postgres's `57014` `query_canceled` (which
-//! [`Transient`](crate::Transient) classifies as a timeout that did nothing: the statement was
-//! rolled back) rather than with an outcome the caller cannot know.
+//! itself: [`set_postgres_timeouts`] sets `statement_timeout` and `lock_timeout` for the rest
+//! of the attempt's transaction from the time the attempt has left when it is called, so that
+//! the server cancels a statement first, and the attempt fails with Postgres's `57014`
+//! `query_canceled` (which [`Transient`](crate::Transient) classifies as a timeout that did
+//! nothing: the statement and its transaction were rolled back) rather than with an outcome the
+//! caller cannot know.
+//!
+//! Postgres bounds each statement, not the transaction (`transaction_timeout` is Postgres 17's):
+//! the bound is what remained when it was set, for every statement after it. A transaction
+//! whose statements together may outlast the attempt calls it again before each long one (each
+//! call sends the time left then); one whose only long statement is its first, or that has one
+//! statement, calls it once.
 //!
 //! ```no_run
 //! # async fn demo(pool: sqlx::PgPool) -> Result<(), sqlx::Error> {
@@ -14,7 +21,7 @@
 //! #[retryable(timeout = "200ms", retry_if = reattempt::transient)]
 //! async fn bump(pool: &sqlx::PgPool, id: i32) -> Result<(), sqlx::Error> {
 //!     let mut tx = pool.begin().await?;
-//!     // The server stops this transaction's statements before the attempt's 200 ms are up.
+//!     // The server stops the statement before the attempt's 200 ms are up.
 //!     reattempt::sqlx::set_postgres_timeouts(&mut *tx).await?;
 //!     sqlx::query("UPDATE counters SET v = v + 1 WHERE id = $1").bind(id).execute(&mut *tx).await?;
 //!     tx.commit().await
@@ -72,10 +79,12 @@ pub fn postgres_timeouts() -> Option<String> {
     ))
 }
 
-/// Bounds the current Postgres transaction by the attempt's remaining time: `statement_timeout`
-/// and `lock_timeout` ([`postgres_timeouts`]), `SET LOCAL`, so that they end with the
-/// transaction and never reach the next user of the pooled connection. Call it first in the
-/// transaction (`&mut *tx`); outside a transaction Postgres ignores `SET LOCAL` with a warning.
+/// Bounds each statement that follows in the current Postgres transaction by the attempt's
+/// remaining time now: `statement_timeout` and `lock_timeout` ([`postgres_timeouts`]),
+/// `SET LOCAL`, so that they end with the transaction and never reach the next user of the
+/// pooled connection. Call it first in the transaction (`&mut *tx`), and again before a later
+/// long statement (each statement gets the whole bound: see the [module](self)); outside a
+/// transaction Postgres ignores `SET LOCAL` with a warning.
 /// Outside an attempt, or when nothing limits it, it sends nothing.
 ///
 /// A statement the server cancels for it fails with SQLSTATE `57014` "canceling statement due

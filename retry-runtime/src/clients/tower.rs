@@ -549,6 +549,11 @@ where
     }
 
     #[inline]
+    fn retries_ok(&self) -> bool {
+        B::SET
+    }
+
+    #[inline]
     fn retry_after(&mut self, error: &E) -> Option<Duration> {
         self.retry_after.hint(error)
     }
@@ -1400,6 +1405,8 @@ impl FaultWait {
         let fault = steps::fault(engine)?;
         let now = tokio::time::Instant::now();
         let deadline = limit.and_then(|d| crate::engine::deadline::deadline_after(now, d));
+        // The limit runs from now, the latency included (`RetryContext::remaining`).
+        engine.note_attempt_deadline(deadline);
         match steps::plan_fault(engine, fault, deadline, can_fail) {
             steps::FaultPlan::Run => None,
             steps::FaultPlan::Fail(failed) => Some(Err(failed)),

@@ -51,6 +51,13 @@ pub trait Hooks<T, E> {
         false
     }
 
+    /// Whether [`retry_if_ok`](Hooks::retry_if_ok) may ever ask for a retry: when `false`, the
+    /// engine does not ask it, and a successful call does no more than it must. Default: `true`
+    /// (the hooks without a `retry_if_ok` say `false`).
+    fn retries_ok(&self) -> bool {
+        true
+    }
+
     /// How long the server asked to wait before the next attempt (`retry_after`, a
     /// `Retry-After` header): a floor under the schedule's delay. Default: no hint.
     fn retry_after(&mut self, error: &E) -> Option<Duration> {
@@ -435,6 +442,11 @@ where
     }
 
     #[inline]
+    fn retries_ok(&self) -> bool {
+        B::SET
+    }
+
+    #[inline]
     fn idempotent(&mut self) -> Option<bool> {
         self.idempotent
     }
@@ -655,6 +667,10 @@ impl<E, R, P: FnMut(&E) -> R> ErrorHook<E, R> for P {
 
 /// The `retry_if_ok` slot of [`FnHooks`]: [`Unset`] or a closure.
 pub trait OkHook<T> {
+    /// Whether the slot holds a hook at all (`false` for [`Unset`]): when not, no `Ok` is ever
+    /// retried, and the engine asks nothing of it.
+    const SET: bool = true;
+
     /// The closure's answer, or `None` when unset.
     fn call(&mut self, value: &T) -> Option<bool>;
 
@@ -683,6 +699,8 @@ pub struct OkClassOf<B, P> {
 }
 
 impl<T, B: OkHook<T>, P: FnMut(&T) -> ErrorClass> OkHook<T> for OkClassOf<B, P> {
+    const SET: bool = B::SET;
+
     #[inline]
     fn call(&mut self, value: &T) -> Option<bool> {
         self.retry_if_ok.call(value)
@@ -698,6 +716,8 @@ impl<T, B: OkHook<T>, P: FnMut(&T) -> ErrorClass> OkHook<T> for OkClassOf<B, P> 
 }
 
 impl<T> OkHook<T> for Unset {
+    const SET: bool = false;
+
     #[inline]
     fn call(&mut self, _: &T) -> Option<bool> {
         None

@@ -442,11 +442,20 @@ fn decide_inner<T, E: Debug>(
     match outcome {
         // Written out here rather than calling `accepted` (which a hedged copy's decision uses):
         // the success path of every call, kept as the compiler inlines it best (a call to
-        // `accepted` cost the breaker's path 9 instructions and the closure API's 14).
-        Ok(value) if !hooks.retry_if_ok(&value) => {
+        // `accepted` cost the breaker's path 9 instructions and the closure API's 14). Without
+        // a `retry_if_ok` (`retries_ok`, a constant), nothing is asked.
+        Ok(value)
+            if !hooks.retries_ok() || ok_verdict(engine, hooks, &value) == OkVerdict::Accept =>
+        {
             events::attempt_made(name);
             if hooks.ok_failed(&value) {
-                return ok_failed(engine, name.name(), value, guards);
+                return ok_failed(
+                    engine,
+                    name.name(),
+                    value,
+                    guards,
+                    GiveUpReason::NotRetryable,
+                );
             }
             guards.record(true);
             if let Some(budget) = guards.budget_ref() {
@@ -454,6 +463,18 @@ fn decide_inner<T, E: Debug>(
             }
             events::call_finished(name, engine.attempt(), true);
             Decision::Stop(Ok(value))
+        }
+        // Asked above: refused (the crate's judgement or HTTP's safety rule kept an unknown
+        // outcome from a retry), the value is returned, a failure.
+        Ok(value) if ok_refused() => {
+            events::attempt_made(name);
+            ok_failed(
+                engine,
+                name.name(),
+                value,
+                guards,
+                GiveUpReason::UnknownOutcome,
+            )
         }
         Ok(value) => {
             events::attempt_made(name);
@@ -521,6 +542,45 @@ fn after_failure(
     engine.after_failure_chosen(retryable, hint, choose, now, inherited, guards.budget_ref())
 }
 
+/// What `retry_if_ok` says of an `Ok` value, asked inside a judgement of this call (see
+/// [`judge`]), so that a `retry_if_ok` that asks the crate ([`transient`](crate::transient) of a
+/// 503) repeats an unknown outcome only on an idempotent call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OkVerdict {
+    /// Not retried: the call's result.
+    Accept,
+    /// Retried.
+    Retry,
+    /// Not retried because its outcome is unknown and the call is not idempotent (the crate's
+    /// judgement, or HTTP's safety rule, said no): returned, a failure.
+    Refused,
+}
+
+/// Asks `retry_if_ok` about `value` in a judgement (see [`OkVerdict`]); a refusal is noted for
+/// the match arm that follows at once ([`ok_refused`]: nothing runs in between).
+#[cold]
+#[inline(never)]
+fn ok_verdict<T, E, H: Hooks<T, E>>(engine: &Engine<'_>, hooks: &mut H, value: &T) -> OkVerdict {
+    let (retry, verdict) = judge(engine, |hooks: &mut H| hooks.retry_if_ok(value), hooks);
+    let answer = match (retry, verdict.refused) {
+        (true, _) => OkVerdict::Retry,
+        (false, false) => OkVerdict::Accept,
+        (false, true) => OkVerdict::Refused,
+    };
+    OK_REFUSED.set(answer == OkVerdict::Refused);
+    answer
+}
+
+thread_local! {
+    /// The `Ok` value [`ok_verdict`] just judged was refused a retry.
+    static OK_REFUSED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the `Ok` value just judged was refused a retry (see [`ok_verdict`]); forgets it.
+fn ok_refused() -> bool {
+    OK_REFUSED.replace(false)
+}
+
 /// An `Ok` value that `retry_if_ok` did not ask to retry: the call's success, unless the value is
 /// still the dependency's failure (`Hooks::ok_failed`).
 #[inline]
@@ -533,7 +593,13 @@ fn accepted<T, E>(
 ) -> Decision<Result<T, E>> {
     events::attempt_made(name);
     if hooks.ok_failed(&value) {
-        return ok_failed(engine, name.name(), value, guards);
+        return ok_failed(
+            engine,
+            name.name(),
+            value,
+            guards,
+            GiveUpReason::NotRetryable,
+        );
     }
     guards.record(true);
     if let Some(budget) = guards.budget_ref() {
@@ -544,7 +610,8 @@ fn accepted<T, E>(
 }
 
 /// An `Ok` value that is not retried but is still the dependency's failure (`Hooks::ok_failed`):
-/// returned at once, a failure for the breaker, nothing back to the budget.
+/// returned at once, a failure for the breaker, nothing back to the budget; `reason` says why
+/// (`UnknownOutcome` when the crate's judgement, or HTTP's safety rule, refused its retry).
 #[cold]
 #[inline(never)]
 fn ok_failed<T, E>(
@@ -552,9 +619,10 @@ fn ok_failed<T, E>(
     name: &'static str,
     value: T,
     guards: Guards<'_>,
+    reason: GiveUpReason,
 ) -> Decision<Result<T, E>> {
     guards.record(false);
-    events::giving_up(name, engine.attempt(), GiveUpReason::NotRetryable, None);
+    events::giving_up(name, engine.attempt(), reason, None);
     Decision::Stop(Ok(value))
 }
 
@@ -798,8 +866,23 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     let mut seen = effect::Effect::Unstated;
     let retried = match outcome {
         // Asked once: the request-aware hooks of the HTTP clients see each outcome once.
-        Ok(value) if !hooks.retry_if_ok(&value) => {
+        Ok(value)
+            if !hooks.retries_ok() || ok_verdict(engine, hooks, &value) == OkVerdict::Accept =>
+        {
             return to_copy(accepted(engine, name, hooks, value, guards));
+        }
+        Ok(value) if ok_refused() => {
+            events::attempt_made(name);
+            if retry_pending && let Some(budget) = guards.budget_ref() {
+                engine.unmade(budget);
+            }
+            return to_copy(ok_failed(
+                engine,
+                name.name(),
+                value,
+                guards,
+                GiveUpReason::UnknownOutcome,
+            ));
         }
         Ok(value) => {
             events::attempt_made(name);

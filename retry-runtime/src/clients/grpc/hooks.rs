@@ -329,6 +329,9 @@ impl Hooks<Response<Body>, Status> for BoxedHooks {
     fn retry_if_ok(&mut self, value: &Response<Body>) -> bool {
         self.0.retry_if_ok(value)
     }
+    fn retries_ok(&self) -> bool {
+        self.0.retries_ok()
+    }
     fn retry_after(&mut self, error: &Status) -> Option<Duration> {
         self.0.retry_after(error)
     }

@@ -190,6 +190,15 @@ impl GrpcRetryLayer {
     /// bodies, transparent retry and `grpc-previous-rpc-attempts`. A server's pushback is the
     /// next delay, within the policy's `max_delay`.
     ///
+    /// [`TransientStatuses`] is the crate's judgement: a status that may come after the server
+    /// acted (`UNAVAILABLE`, a deadline, a reset mid-call) is retried, and a call hedged, only
+    /// when the policy says its calls are safe to repeat
+    /// ([`idempotent`](crate::RetryPolicyBuilder::idempotent)); a connection never made is
+    /// retried on any call. (A service config's policy, [`from_service_config`], retries the codes
+    /// it lists, as gRFC A6 says.)
+    ///
+    /// [`from_service_config`]: GrpcRetryLayer::from_service_config
+    ///
     /// ```
     /// use std::time::Duration;
     /// use reattempt::RetryPolicy;
@@ -199,6 +208,7 @@ impl GrpcRetryLayer {
     ///     .max_attempts(4)
     ///     .delay(Duration::from_millis(50))
     ///     .timeout(Duration::from_millis(300))
+    ///     .idempotent(true) // reads: safe to repeat after an UNAVAILABLE or a timeout
     ///     .build()?;
     /// let layer = GrpcRetryLayer::from_policy(policy);
     /// # let _ = layer;
