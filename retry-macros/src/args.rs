@@ -1068,21 +1068,7 @@ fn word_for_string(key: &str, value: &Expr) -> Option<String> {
                 "`crate` takes the path in a string: write `crate = \"{text}\"`"
             ))
         }
-        // `idempotent = "yes"`, `one_layer = 1`: a bool is `true` or `false`, bare.
-        "one_layer" | "idempotent" => {
-            let yes = match lit? {
-                Lit::Bool(_) => return None,
-                Lit::Str(s) => !matches!(
-                    s.value().trim().to_lowercase().as_str(),
-                    "false" | "no" | "off" | "0"
-                ),
-                Lit::Int(i) => i.base10_digits() != "0",
-                _ => true,
-            };
-            Some(format!(
-                "`{key}` takes `true` or `false`, bare: write `{key} = {yes}`"
-            ))
-        }
+        "one_layer" | "idempotent" => bool_fix(key, lit?),
         "max_attempts" | "multiplier" => match lit {
             Some(Lit::Str(s)) if s.value().trim().parse::<f64>().is_ok() => Some(format!(
                 "`{key}` takes a number, not a string: write `{key} = {}`",
@@ -1092,6 +1078,23 @@ fn word_for_string(key: &str, value: &Expr) -> Option<String> {
         },
         _ => None,
     }
+}
+
+/// `idempotent = "yes"`, `one_layer = 1`: a bool key takes `true` or `false`, bare; `None` for a
+/// bool.
+fn bool_fix(key: &str, lit: &Lit) -> Option<String> {
+    let yes = match lit {
+        Lit::Bool(_) => return None,
+        Lit::Str(s) => !matches!(
+            s.value().trim().to_lowercase().as_str(),
+            "false" | "no" | "off" | "0"
+        ),
+        Lit::Int(i) => i.base10_digits() != "0",
+        _ => true,
+    };
+    Some(format!(
+        "`{key}` takes `true` or `false`, bare: write `{key} = {yes}`"
+    ))
 }
 
 /// The values of `log_error`, for messages.

@@ -4,12 +4,11 @@
 //! idempotent. Each test here failed before its fix.
 
 use std::cell::Cell;
-use std::future::poll_fn;
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use retry_runtime::{HedgeAfter, RetryPolicy, context, transient};
+use retry_runtime::{HedgeAfter, RetryPolicy, transient};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Layer, SubscriberExt};
@@ -95,6 +94,7 @@ mod tower_http {
     use super::*;
     use ::http::{Request, Response, StatusCode};
     use retry_runtime::tower::RetryLayer;
+    use std::future::poll_fn;
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::task::{Context, Poll};
     use tower::{Layer as _, Service};
@@ -159,8 +159,10 @@ mod tower_http {
 #[cfg(all(feature = "tower", feature = "testing"))]
 mod tower_remaining {
     use super::*;
+    use retry_runtime::context;
     use retry_runtime::testing::FaultInjection;
     use retry_runtime::tower::RetryLayer;
+    use std::future::poll_fn;
     use std::task::{Context, Poll};
     use tower::{Layer as _, Service};
 

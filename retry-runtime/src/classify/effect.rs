@@ -187,7 +187,10 @@ pub(crate) fn classify_only<R>(classify: impl FnOnce() -> R) -> R {
 /// Notes, in the judgement in progress, that a transient failure is not repeated because its
 /// outcome is unknown and the request is not safe to repeat (HTTP's safety rule): the call
 /// gives up with [`GiveUpReason::UnknownOutcome`](crate::GiveUpReason::UnknownOutcome).
-#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+#[cfg(any(
+    all(feature = "tower", feature = "http"),
+    feature = "reqwest-middleware"
+))]
 pub(crate) fn note_refused() {
     JUDGEMENT.with(|j| {
         if let Some(mut judgement) = j.get() {

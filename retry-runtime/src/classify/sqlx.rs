@@ -111,18 +111,19 @@ fn database_error_effect(error: &dyn DatabaseError) -> Option<Effect> {
             return Some(Effect::NotDone);
         }
         return match &*code {
-            // Rolled back, or refused before anything ran.
-            "40001" | "40P01" | "55P03" | "57P03" | "08001" | "08004" => Some(Effect::NotDone),
+            // Rolled back, or refused before anything ran. `57P01` `admin_shutdown` (a fast
+            // stop, `pg_terminate_backend`): the server answers a statement with it only when
+            // it aborted the statement's transaction (a COMMIT already made while waiting for a
+            // standby ends with a warning and no error, which the client sees as an EOF).
+            // Measured: postgres_e2e's clean restart.
+            "40001" | "40P01" | "55P03" | "57P01" | "57P03" | "08001" | "08004" => {
+                Some(Effect::NotDone)
+            }
             // Cancelled by `statement_timeout` (`reattempt::sqlx::set_postgres_timeouts`), and
             // so rolled back; a cancel by an operator (`pg_cancel_backend`) is not retried.
             "57014" if is_statement_timeout(error) => Some(Effect::NotDone),
             // A protocol violation repeats.
             "08P01" => None,
-            // `admin_shutdown` (a fast stop, `pg_terminate_backend`): the server answers a
-            // statement with it only when it aborted the statement's transaction (a COMMIT
-            // already made while waiting for a standby ends with a warning and no error, which
-            // the client sees as an EOF). Measured: postgres_e2e's fast restart.
-            "57P01" => Some(Effect::NotDone),
             // `crash_shutdown`: the server went down hard; a COMMIT whose record was written may
             // have landed.
             "57P02" => Some(Effect::Unknown),

@@ -1871,7 +1871,7 @@ fn arm_attempt_limit(
     if let Some(limit) = limit {
         let at = crate::engine::deadline::instant_after(tokio::time::Instant::now(), limit);
         engine.note_attempt_deadline(Some(at));
-        set_timer_at(timer, at);
+        crate::drivers::timed::set_timer_at(timer, at);
     } else {
         timer.set(None);
     }
