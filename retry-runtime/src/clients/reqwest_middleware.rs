@@ -542,7 +542,8 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
     }
 
     fn retry_if_ok(&mut self, response: &Response) -> bool {
-        let retryable = self.hooks.retry_if_ok(response);
+        // As `retry_if`: HTTP's safety rule decides about repeating a response from the request.
+        let retryable = crate::classify::effect::classify_only(|| self.hooks.retry_if_ok(response));
         self.decide(Ok(response), retryable)
     }
 

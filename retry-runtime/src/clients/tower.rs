@@ -1563,7 +1563,12 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
 
     #[inline]
     fn retry_if_ok(&mut self, value: &T) -> bool {
-        let retryable = self.hooks.retry_if_ok(value);
+        // As `retry_if`: HTTP's safety rule decides about repeating a response from the request.
+        let retryable = if self.rule.judges_safety() {
+            crate::classify::effect::classify_only(|| self.hooks.retry_if_ok(value))
+        } else {
+            self.hooks.retry_if_ok(value)
+        };
         self.rule.retry_request(self.request, Ok(value), retryable)
     }
 
