@@ -68,11 +68,6 @@ impl InstantSlot {
         };
         self.0.set(offset ^ UNSET);
     }
-
-    /// Empties the slot.
-    pub(crate) fn clear(&self) {
-        self.0.set(0);
-    }
 }
 
 #[cfg(test)]
@@ -92,8 +87,7 @@ mod tests {
             slot.set(at);
             assert_eq!(slot.get(), Some(at));
         }
-        slot.clear();
-        assert_eq!(slot.get(), None);
+
         if let Some(before) = anchor(now).checked_sub(Duration::from_millis(5)) {
             slot.set(before);
             assert_eq!(slot.get(), Some(before));

@@ -134,7 +134,7 @@ pub struct Engine<'p> {
     schedule: Schedule,
     /// The time limit of the attempt begun last, if it has one (see
     /// [`RetryContext::remaining`](crate::RetryContext::remaining)).
-    attempt_deadline: InstantSlot,
+    attempt_deadline: Cell<Option<Instant>>,
     /// The fault injected into the attempt running now, until its outcome is decided (feature
     /// `testing`): what the decision counts as injected.
     #[cfg(feature = "testing")]
@@ -159,7 +159,7 @@ impl<'p> Engine<'p> {
             start: InstantSlot::empty(),
             key: Cell::new([0; 2]),
             schedule: Schedule::default(),
-            attempt_deadline: InstantSlot::empty(),
+            attempt_deadline: Cell::new(None),
             #[cfg(feature = "testing")]
             injected: Cell::new(None),
             #[cfg(feature = "testing")]
@@ -183,7 +183,7 @@ impl<'p> Engine<'p> {
             },
             key: Cell::new([0; 2]),
             schedule: Schedule::default(),
-            attempt_deadline: InstantSlot::empty(),
+            attempt_deadline: Cell::new(None),
             #[cfg(feature = "testing")]
             injected: Cell::new(None),
             #[cfg(feature = "testing")]
@@ -202,10 +202,9 @@ impl<'p> Engine<'p> {
     /// timed attempt, so that an untimed call's success path stores nothing.
     #[inline]
     pub(crate) fn note_attempt_deadline(&self, deadline: Option<Instant>) {
-        match deadline {
-            Some(at) => self.attempt_deadline.set(at),
-            None => self.attempt_deadline.clear(),
-        }
+        // Kept as it is (not packed as `start` is): a timed attempt's success path pays one
+        // store for it, where packing cost a hundred instructions.
+        self.attempt_deadline.set(deadline);
     }
 
     /// The time limit of the attempt begun last, if it has one.
@@ -816,7 +815,7 @@ pub struct Detached {
     start: InstantSlot,
     key: Cell<[u64; 2]>,
     schedule: Schedule,
-    attempt_deadline: InstantSlot,
+    attempt_deadline: Cell<Option<Instant>>,
     #[cfg(feature = "testing")]
     injected: Cell<Option<crate::testing::InjectedFault>>,
     /// The call's number among the calls through its policy's fault injection, from its first
