@@ -17,6 +17,19 @@ pub use retry_runtime::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 use retry_runtime::{FromBreakerOpen, Transient};
 pub use std::sync::Once;
 
+/// The crate's judgement of an error that no pattern of the user's chose (`no_retry_on` alone:
+/// every other error is retried, as without the key): yes, but an attempt the policy's `timeout`
+/// cut (which may have acted) only on an idempotent call. What `Hooks::retry_if` answers when
+/// no predicate is given.
+///
+/// ```
+/// assert!(reattempt::__private::by_default()); // outside a retrying call
+/// ```
+#[inline]
+pub fn by_default() -> bool {
+    retry_runtime::may_repeat(retry_runtime::Effect::Unstated)
+}
+
 /// The return type of a `#[retryable]` function: a `Result`, under any name (`io::Result<T>`, a
 /// crate's own alias). The compiler, not the macro, decides.
 #[diagnostic::on_unimplemented(

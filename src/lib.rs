@@ -111,11 +111,11 @@ pub mod __private;
 /// | `multiplier` | exponential growth, ≥ 1 | 2 |
 /// | `max_delay` | ceiling of one delay before jitter | `"20s"` (or `delay` if larger) |
 /// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"`, or a factor in (0, 1] | `"full"` |
-/// | `retry_on` | `[pattern, …]`: retry only matching errors (`[A, B]` is `[A \| B]`) | every `Err` |
+/// | `retry_on` | `[pattern, …]`: retry only matching errors (`[A, B]` is `[A \| B]`) | every `Err` (a timed-out attempt only on an `idempotent` call) |
 /// | `no_retry_on` | `[pattern, …]`: never retry these | none |
 /// | `retry_if` | path or closure `Fn(&E) -> bool` (`reattempt::transient`) | none |
 /// | `retry_if_ok` | path or closure `Fn(&T) -> bool`: retry some `Ok` values; the last is returned | none |
-/// | `timeout` | per-attempt limit (`async fn` only); needs `E:` [`FromElapsed`] (a `From<Elapsed>` impl, `String`, a crate's error with its feature) or `timeout_into`; an attempt it cuts may have acted, so it is retried only on an `idempotent` call (or by a `retry_on`/`retry_if` of yours that matches it) | none |
+/// | `timeout` | per-attempt limit (`async fn` only); needs `E:` [`FromElapsed`] (a `From<Elapsed>` impl, `String`, a crate's error with its feature) or `timeout_into`; an attempt it cuts may have acted, so it is retried only on an `idempotent` call (or by a `retry_on`/`retry_if` of yours that matches it; `no_retry_on` alone chooses nothing) | none |
 /// | `idempotent` | `true` or `false`: the call is safe to repeat after an attempt whose outcome is unknown (a reset after the request was written, a timeout after sending, a 500: see [`Effect`]). The crate's own judgement (`reattempt::transient`, no `retry_on`/`retry_if`, `timeout`) repeats such a failure only on an idempotent call; your own `retry_on`/`retry_if` is obeyed as written. Not given: not idempotent, the safe default (a write done twice costs more than a read not retried). Needed, `true`, by `hedge_after` | not idempotent |
 /// | `max_elapsed` | limit on all attempts and sleeps | none |
 /// | `log_error` | what events show of an error: `"none"`, `"type"` (its type's name), `"debug"` (its `Debug` text too, secrets included); see [`LogError`] | `"type"` |

@@ -307,6 +307,34 @@ async fn slow_said(s: &Script, work: Duration) -> Result<u32, ApiError> {
     out
 }
 
+// `no_retry_on` alone chooses no error to retry: every other one is retried by the crate's
+// judgement, as without the key, so a timeout on a call that is not idempotent is not.
+#[retryable(max_attempts = 3, delay = "100ms", jitter = "none", timeout = "1s",
+            no_retry_on = [ApiError::Http(400)])]
+async fn slow_excepting(s: &Script, work: Duration) -> Result<u32, ApiError> {
+    let out = s.next().await;
+    tokio::time::sleep(work).await;
+    out
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_retry_on_alone_keeps_the_crates_judgement() {
+    let s = Script::of([Ok(1), Ok(2), Ok(3)]);
+    assert_eq!(slow_excepting(&s, 2000 * MS).await, Err(ApiError::Timeout));
+    assert_eq!(s.count(), 1, "a timeout on a call that is not idempotent");
+    let s = Script::of([Err(ApiError::Http(503)), Ok(2)]);
+    assert_eq!(
+        slow_excepting(&s, Duration::ZERO).await,
+        Ok(2),
+        "another error: retried"
+    );
+    let s = Script::of([Err(ApiError::Http(400)), Ok(2)]);
+    assert_eq!(
+        slow_excepting(&s, Duration::ZERO).await,
+        Err(ApiError::Http(400))
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_timed_out_attempt_is_repeated_only_on_an_idempotent_call_or_by_the_users_rule() {
     let s = Script::of([Ok(1), Ok(2), Ok(3)]);

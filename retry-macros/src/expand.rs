@@ -1211,7 +1211,10 @@ fn retry_err(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
     let verdict = match (yes, no) {
         (None, None) => return None,
         (Some(yes), None) => yes,
-        (None, Some(no)) => quote!(!(#no)),
+        // No positive rule of the user's: every other error, by the crate's judgement (a timeout
+        // on a call that is not idempotent is not repeated), as without the key. The exception
+        // is asked first, so that it, not the judgement, is why an excepted error stops.
+        (None, Some(no)) => quote!(!(#no) && #p::by_default()),
         (Some(yes), Some(no)) => quote!((#yes) && !(#no)),
     };
     Some(quote! {

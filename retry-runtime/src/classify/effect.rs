@@ -26,7 +26,7 @@ use std::cell::Cell;
 ///
 /// | effect | means | examples |
 /// |---|---|---|
-/// | [`NotDone`](Effect::NotDone) | the action did not happen: never sent, refused before it was processed, or rolled back | connection refused, DNS failure, a pool timeout before a connection was had, HTTP 429 and 408, gRPC `REFUSED_STREAM`, SQLSTATE `40001` and `40P01`, a breaker's, throttle's or bulkhead's rejection |
+/// | [`NotDone`](Effect::NotDone) | the action did not happen: never sent, refused before it was processed, or rolled back | connection refused, a connect error (reqwest's, tonic's), a pool timeout before a connection was had, HTTP 429 and 408, SQLSTATE `40001` and `40P01` |
 /// | [`Unknown`](Effect::Unknown) | the action may have happened | a reset, broken pipe or EOF after the request was written, a timeout after sending, HTTP 500, 502, 503, 504, a connection lost while a COMMIT was in flight |
 /// | [`Unstated`](Effect::Unstated) | the error's type does not say | the default of `Transient::effect` for your own types: your `is_transient` is taken as written |
 ///

@@ -2,11 +2,13 @@
 //! `timeout` drops the attempt's future, but a query already sent keeps running on the server
 //! (and its pooled connection stays busy) until the server finishes it. Postgres can stop it
 //! itself: [`set_postgres_timeouts`] sets `statement_timeout` and `lock_timeout` for the rest
-//! of the attempt's transaction from the time the attempt has left when it is called, so that
-//! the server cancels a statement first, and the attempt fails with Postgres's `57014`
-//! `query_canceled` (which [`Transient`](crate::Transient) classifies as a timeout that did
-//! nothing: the statement and its transaction were rolled back) rather than with an outcome the
-//! caller cannot know.
+//! of the attempt's transaction from the time the attempt has left when it is called, less a
+//! tenth (at most 50 ms), so that the server usually cancels a statement first, and the attempt
+//! fails with Postgres's `57014` `query_canceled` (which [`Transient`](crate::Transient)
+//! classifies as a timeout that did nothing: the statement and its transaction were rolled
+//! back) rather than with an outcome the caller cannot know. On a loaded machine the attempt's
+//! own timeout may still come first (an unknown outcome); the server's cancel then follows
+//! within milliseconds, and nothing is left running.
 //!
 //! Postgres bounds each statement, not the transaction (`transaction_timeout` is Postgres 17's):
 //! the bound is what remained when it was set, for every statement after it. A transaction

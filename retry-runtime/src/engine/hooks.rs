@@ -139,11 +139,11 @@ pub trait Hooks<T, E> {
     }
 
     /// Whether the call (or its request) says it is safe to repeat after an attempt whose
-    /// outcome is unknown (see [`Effect`](crate::Effect)): the closure API's `.idempotent(…)`,
-    /// a client driver's `.idempotent(…)`, or HTTP's method rule (RFC 9110 §9.2.2: `GET`,
-    /// `PUT`, `DELETE` are; a `POST` is with an `Idempotency-Key`), over the policy's
-    /// [`idempotent`](crate::RetryPolicyBuilder::idempotent). `None` (the default): the
-    /// policy decides (not said: not idempotent).
+    /// outcome is unknown (see [`Effect`](crate::Effect)): the closure API's `.idempotent(…)`
+    /// (over the policy's [`idempotent`](crate::RetryPolicyBuilder::idempotent)), or, for the
+    /// HTTP drivers, what the client or its policy said, else HTTP's method rule (RFC 9110
+    /// §9.2.2: `GET`, `PUT`, `DELETE` are; a `POST` is with an `Idempotency-Key`). `None` (the
+    /// default): the policy decides (not said: not idempotent).
     fn idempotent(&mut self) -> Option<bool> {
         None
     }
