@@ -109,14 +109,7 @@ async fn charge(
     base: &str,
     order: &str,
 ) -> Result<String, reqwest::Error> {
-    client
-        .post(format!("{base}/charges"))
-        .body(format!(r#"{{"order_id":"{order}","amount_cents":1250}}"#))
-        .send()
-        .await?
-        .error_for_status()?
-        .text()
-        .await
+    charge_once(client, base, order).await
 }
 
 /// The same charge, said to be safe to repeat (the server deduplicates by other means).
@@ -130,6 +123,7 @@ async fn charge_said_idempotent(
     charge_once(client, base, order).await
 }
 
+/// One `POST /charges` of `order`, its body the answer.
 async fn charge_once(
     client: &reqwest::Client,
     base: &str,

@@ -782,12 +782,7 @@ fn count_timeout_retry(error: &sqlx::Error, _: &RetryContext, _: Duration) {
 #[retryable(max_attempts = 3, timeout = "200ms", delay = "10ms", retry_if = reattempt::transient,
             idempotent = true, on_retry = count_timeout_retry)]
 async fn sleep_unbounded(pool: &PgPool) -> Result<(), sqlx::Error> {
-    let mut conn = pool.acquire().await?;
-    log_attempt(&mut conn).await?;
-    sqlx::query("SELECT pg_sleep(1)")
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    log_and_sleep(pool).await
 }
 
 /// The same, not said to be idempotent: the timed-out attempt's outcome is unknown, so the
@@ -795,6 +790,11 @@ async fn sleep_unbounded(pool: &PgPool) -> Result<(), sqlx::Error> {
 #[retryable(max_attempts = 3, timeout = "200ms", delay = "10ms", retry_if = reattempt::transient,
             on_retry = count_timeout_retry)]
 async fn sleep_unbounded_once(pool: &PgPool) -> Result<(), sqlx::Error> {
+    log_and_sleep(pool).await
+}
+
+/// One attempt of the unbounded sleeps: logged, then 1 s on the server.
+async fn log_and_sleep(pool: &PgPool) -> Result<(), sqlx::Error> {
     let mut conn = pool.acquire().await?;
     log_attempt(&mut conn).await?;
     sqlx::query("SELECT pg_sleep(1)")

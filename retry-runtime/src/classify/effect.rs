@@ -200,6 +200,13 @@ pub(crate) fn note_refused() {
     });
 }
 
+/// The crate's `Transient` impls whose table is their effect: transient when the effect is
+/// stated (`Unstated` is the rest of the type: not transient), and then repeated as
+/// [`may_repeat`] says. The effect is worked out once, by the caller.
+pub(crate) fn transient_by_effect(effect: Effect) -> bool {
+    effect != Effect::Unstated && may_repeat(effect)
+}
+
 /// Whether an action whose failure had `effect` may be repeated, by the crate's judgement: yes
 /// for [`Effect::NotDone`] and [`Effect::Unstated`]; for [`Effect::Unknown`] only on a call that
 /// is idempotent. Inside a judgement whose attempt the policy's `timeout` cut, every effect is

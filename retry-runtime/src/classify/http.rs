@@ -22,7 +22,7 @@
 use http::{HeaderMap, HeaderValue};
 use http::{Method, StatusCode};
 
-use crate::classify::{Effect, Transient, may_repeat};
+use crate::classify::{Effect, Transient};
 
 pub use crate::classify::hints::{
     ServerHint, retried_response, retry_after, retry_after_at, server_hint, server_hint_at,
@@ -264,7 +264,7 @@ pub struct Attempts(pub u32);
 /// ```
 impl Transient for StatusCode {
     fn is_transient(&self) -> bool {
-        self.effect() != Effect::Unstated && may_repeat(self.effect())
+        crate::classify::effect::transient_by_effect(self.effect())
     }
 
     /// 408 and 429 say the server did not act on the request (it did not receive all of it; it
@@ -337,7 +337,7 @@ impl Transient for StatusCode {
 #[cfg(feature = "reqwest")]
 impl Transient for reqwest::Error {
     fn is_transient(&self) -> bool {
-        self.effect() != Effect::Unstated && may_repeat(self.effect())
+        crate::classify::effect::transient_by_effect(self.effect())
     }
 
     /// A connect error (refused, unreachable, timed out while connecting) proves nothing was

@@ -236,7 +236,7 @@ pub trait Transient {
 /// ```
 impl Transient for std::io::Error {
     fn is_transient(&self) -> bool {
-        self.effect() != Effect::Unstated && may_repeat(self.effect())
+        effect::transient_by_effect(self.effect())
     }
 
     fn is_timeout(&self) -> bool {
