@@ -36,9 +36,20 @@ fn charge_body(order: &str) -> String {
 #[tokio::test]
 async fn the_tower_http_stack_runs_in_a_spawned_task() {
     let service = Service::start().await;
-    service.script_for("o-42", [Fault::Unavailable, Fault::RateLimited(RetryAfter::Seconds(0))]);
+    service.script_for(
+        "o-42",
+        [
+            Fault::Unavailable,
+            Fault::RateLimited(RetryAfter::Seconds(0)),
+        ],
+    );
     let client = ServiceBuilder::new()
-        .layer(RetryLayer::new(policy()).http().idempotency_key_header().name("charge"))
+        .layer(
+            RetryLayer::new(policy())
+                .http()
+                .idempotency_key_header()
+                .name("charge"),
+        )
         .map_err(BoxError::from)
         .service(Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>());
     let url = format!("{}/charges", service.url());
@@ -53,7 +64,11 @@ async fn the_tower_http_stack_runs_in_a_spawned_task() {
     .unwrap()
     .unwrap();
     assert_eq!(status, StatusCode::CREATED);
-    assert_eq!(service.seen_for("o-42").len(), 3, "two failures, then the charge");
+    assert_eq!(
+        service.seen_for("o-42").len(),
+        3,
+        "two failures, then the charge"
+    );
     assert_eq!(service.effects("o-42"), 1);
 }
 
@@ -81,7 +96,11 @@ async fn a_guarded_stack_with_a_replayed_stream_runs_in_a_spawned_task() {
         );
     let url = format!("{}/charges", service.url());
     let (status, body) = tokio::spawn(async move {
-        let chunks = charge_body("o-43").into_bytes().chunks(7).map(Bytes::copy_from_slice).collect();
+        let chunks = charge_body("o-43")
+            .into_bytes()
+            .chunks(7)
+            .map(Bytes::copy_from_slice)
+            .collect();
         let request = Request::post(url)
             .header("content-type", "application/json")
             .body(StreamBody::new(ChunkStream(chunks)))?;
@@ -107,7 +126,11 @@ impl futures_core::Stream for ChunkStream {
         mut self: std::pin::Pin<&mut Self>,
         _: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Self::Item>> {
-        std::task::Poll::Ready(self.0.pop_front().map(|chunk| Ok(http_body::Frame::data(chunk))))
+        std::task::Poll::Ready(
+            self.0
+                .pop_front()
+                .map(|chunk| Ok(http_body::Frame::data(chunk))),
+        )
     }
 }
 
@@ -118,7 +141,10 @@ impl futures_core::Stream for ChunkStream {
 async fn a_spawned_stack_still_sees_a_refused_connection_through_the_box() {
     let url = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
-        format!("http://{}/charges", listener.local_addr().expect("an address"))
+        format!(
+            "http://{}/charges",
+            listener.local_addr().expect("an address")
+        )
     };
     // Attempts counted below the layer: a hook closure typed `&BoxError` would itself be the
     // kind of higher-ranked `Send` failure this file guards against (a rustc limit, see the
@@ -140,7 +166,11 @@ async fn a_spawned_stack_still_sees_a_refused_connection_through_the_box() {
     .await
     .unwrap();
     assert!(out.is_err(), "{out:?}");
-    assert_eq!(attempts.load(Ordering::SeqCst), 4, "a POST never sent is sent again");
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        4,
+        "a POST never sent is sent again"
+    );
 }
 
 /// The reqwest middleware, as the HTTP chapter builds it.
@@ -149,7 +179,11 @@ async fn the_reqwest_middleware_runs_in_a_spawned_task() {
     let service = Service::start().await;
     service.script_for("o-7", [Fault::Unavailable]);
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-        .with(RetryMiddleware::new(policy()).idempotency_key_header().name("charge"))
+        .with(
+            RetryMiddleware::new(policy())
+                .idempotency_key_header()
+                .name("charge"),
+        )
         .build();
     let url = format!("{}/charges", service.url());
     let status = tokio::spawn(async move {
@@ -172,7 +206,13 @@ async fn the_reqwest_middleware_runs_in_a_spawned_task() {
 /// `#[retryable]` over a reqwest call that gives `reqwest::Error` as it is.
 #[retryable(max_attempts = 4, delay = "5ms", idempotent = true)]
 async fn price(client: &reqwest::Client, url: &str) -> Result<String, reqwest::Error> {
-    client.get(url).send().await?.error_for_status()?.text().await
+    client
+        .get(url)
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await
 }
 
 #[tokio::test]
@@ -181,7 +221,9 @@ async fn the_attribute_over_reqwest_runs_in_a_spawned_task() {
     service.script_for("tea", [Fault::Unavailable]);
     let url = format!("{}/prices/tea", service.url());
     let client = reqwest::Client::new();
-    let out = tokio::spawn(async move { price(&client, &url).await }).await.unwrap();
+    let out = tokio::spawn(async move { price(&client, &url).await })
+        .await
+        .unwrap();
     assert!(out.is_ok(), "{out:?}");
     assert_eq!(service.seen_for("tea").len(), 2, "the 503, then the price");
 }

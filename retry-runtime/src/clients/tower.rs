@@ -1,4 +1,4 @@
-//! A tower [`Layer`] that retries any [`Service`] under a [`RetryPolicy`] (feature `tower`): the
+//! A tower [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html) that retries any [`Service`](https://docs.rs/tower-service/0.3/tower_service/trait.Service.html) under a [`RetryPolicy`] (feature `tower`): the
 //! same engine, schedule, guards and names as `#[retryable]` and the closure API.
 //!
 //! ```
@@ -611,7 +611,7 @@ struct Settings<R, B, G, Q, L> {
     bulkhead: L,
 }
 
-/// A tower [`Layer`] that retries the service it wraps under a [`RetryPolicy`]; see the
+/// A tower [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html) that retries the service it wraps under a [`RetryPolicy`]; see the
 /// [module](self) for how a call runs.
 ///
 /// Settings carry the attribute's names: [`retry_if`](Self::retry_if) (default: every error),
@@ -2111,7 +2111,10 @@ mod http {
     /// Sync + '_>` is not `'static`: the HTTP guide's stack (`.http()` over `map_err(BoxError::from)`)
     /// then failed to compile inside `tokio::spawn` ("implementation of `From` is not general
     /// enough"; `tests/spawned_stacks.rs` holds it).
-    #[allow(unsafe_code, reason = "a lifetime the type system cannot see; see the SAFETY notes")]
+    #[allow(
+        unsafe_code,
+        reason = "a lifetime the type system cannot see; see the SAFETY notes"
+    )]
     fn as_error<E>(error: &E) -> Option<&(dyn Error + 'static)> {
         let id = typeid::of::<E>();
         let pointer = std::ptr::from_ref(error);
@@ -2688,7 +2691,7 @@ mod http {
         }
     }
 
-    /// A tower [`Layer`](tower_layer::Layer) that makes a streaming request body replayable,
+    /// A tower [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html) that makes a streaming request body replayable,
     /// in front of a [`RetryLayer::http`] layer: it takes a plain `http::Request<B>` and gives
     /// the service it wraps the same request with a
     /// [`ReplayBody<B>`](crate::http::ReplayBody) (made by
