@@ -227,3 +227,34 @@ async fn the_attribute_over_reqwest_runs_in_a_spawned_task() {
     assert!(out.is_ok(), "{out:?}");
     assert_eq!(service.seen_for("tea").len(), 2, "the 503, then the price");
 }
+
+/// A hook that names the error type, in a spawned task: with an error type that has no lifetime
+/// (here `io::Error`; `BoxError` is `Box<dyn Error + Send + Sync + 'static>`, whose lifetime
+/// rustc loses in a spawned block's `Send` check, rust-lang/rust#110338) it compiles and runs.
+#[tokio::test]
+async fn a_hook_typed_with_an_error_without_lifetimes_runs_in_a_spawned_task() {
+    let service = Service::start().await;
+    service.script_for("o-44", [Fault::Unavailable, Fault::Reset]);
+    let retries = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&retries);
+    let client = ServiceBuilder::new()
+        .layer(RetryLayer::new(policy()).http().idempotency_key_header().on_retry(
+            move |_: &std::io::Error, _: &reattempt::RetryContext, _: Duration| {
+                counter.fetch_add(1, Ordering::SeqCst);
+            },
+        ))
+        .map_err(std::io::Error::other)
+        .service(Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>());
+    let url = format!("{}/charges", service.url());
+    let status = tokio::spawn(async move {
+        let request = Request::post(url).body(Full::new(Bytes::from(charge_body("o-44"))))?;
+        let response = client.oneshot(request).await?;
+        Ok::<_, BoxError>(response.status())
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(retries.load(Ordering::SeqCst), 1, "on_retry sees the reset (an error)");
+    assert_eq!(service.effects("o-44"), 1);
+}
