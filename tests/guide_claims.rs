@@ -391,6 +391,36 @@ async fn elapsed_counts_the_whole_call_with_max_elapsed_or_a_context_asked_at_th
     );
 }
 
+#[derive(Debug)]
+struct TooManyRequests;
+
+impl reattempt::Transient for TooManyRequests {
+    fn is_transient(&self) -> bool {
+        true
+    }
+    fn class(&self) -> reattempt::ErrorClass {
+        reattempt::ErrorClass::Throttling
+    }
+}
+
+static THROTTLED_SLEEPS: std::sync::Mutex<Vec<Duration>> = std::sync::Mutex::new(Vec::new());
+
+#[retryable(max_attempts = 4, delay = "10ms", throttling_delay = "1s", max_delay = "3s",
+            jitter = "none", retry_if = reattempt::transient,
+            on_retry = |_, _, sleep| THROTTLED_SLEEPS.lock().unwrap().push(sleep))]
+async fn throttled() -> Result<(), TooManyRequests> {
+    Err(TooManyRequests)
+}
+
+/// schedules.md: a throttling error "waits from `throttling_delay`, growing as `delay` does",
+/// each sleep capped at `max_delay`.
+#[tokio::test(start_paused = true)]
+async fn throttling_delay_grows_as_delay_does_under_max_delay() {
+    let _ = throttled().await;
+    let s = Duration::from_secs;
+    assert_eq!(*THROTTLED_SLEEPS.lock().unwrap(), [s(1), s(2), s(3)]);
+}
+
 /// The runtime's source, read for what it emits: `retry-runtime/src/engine/events.rs`.
 const EVENTS_RS: &str = include_str!("../retry-runtime/src/engine/events.rs");
 const OBSERVABILITY_MD: &str = include_str!("../docs/guide/observability.md");
@@ -478,13 +508,16 @@ fn every_event_of_the_runtime_is_in_the_observability_chapter() {
     }
 }
 
-/// observability.md's table of metrics lists every metric the runtime records, and no other.
+/// observability.md's table of metrics lists every metric the runtime records, and no other;
+/// "Every metric has the label `name`".
 #[test]
 fn every_metric_of_the_runtime_is_in_the_observability_chapter() {
     let mut recorded: Vec<&str> = Vec::new();
     for opener in ["counter!(\"", "histogram!(\"", "gauge!(\""] {
         for (at, _) in EVENTS_RS.match_indices(opener) {
             let name = &EVENTS_RS[at + opener.len()..];
+            let call = &name[..name.find(')').unwrap()];
+            assert!(call.contains("\"name\" => name"), "every metric has the label `name`: {call}");
             recorded.push(&name[..name.find('"').unwrap()]);
         }
     }
