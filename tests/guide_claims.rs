@@ -50,7 +50,11 @@ async fn io_errors_are_retried_by_kind_as_the_errors_chapter_lists() {
         Interrupted,
         WouldBlock,
     ] {
-        assert_eq!(attempts_of(kind, false).await, 3, "{kind:?}, not idempotent");
+        assert_eq!(
+            attempts_of(kind, false).await,
+            3,
+            "{kind:?}, not idempotent"
+        );
         assert_eq!(attempts_of(kind, true).await, 3, "{kind:?}, idempotent");
     }
     for kind in [
@@ -61,7 +65,11 @@ async fn io_errors_are_retried_by_kind_as_the_errors_chapter_lists() {
         NotConnected,
         TimedOut,
     ] {
-        assert_eq!(attempts_of(kind, false).await, 1, "{kind:?}, not idempotent");
+        assert_eq!(
+            attempts_of(kind, false).await,
+            1,
+            "{kind:?}, not idempotent"
+        );
         assert_eq!(attempts_of(kind, true).await, 3, "{kind:?}, idempotent");
     }
     for kind in [NotFound, PermissionDenied, InvalidInput, Other] {
@@ -114,7 +122,9 @@ async fn holds_the_lock(lock: &tokio::sync::Mutex<u32>) -> Result<(), ApiError> 
 async fn a_timed_out_attempt_releases_its_lock_guard_at_once() {
     let lock = tokio::sync::Mutex::new(0);
     assert_eq!(holds_the_lock(&lock).await, Err(ApiError::Timeout));
-    let guard = lock.try_lock().expect("the timed-out attempt's guard was dropped");
+    let guard = lock
+        .try_lock()
+        .expect("the timed-out attempt's guard was dropped");
     assert_eq!(*guard, 1, "the attempt ran up to its pending await");
 }
 
@@ -154,11 +164,7 @@ async fn hinted(error: ApiError, calls: &AtomicU32) -> Result<&'static str, ApiE
 }
 
 #[recover]
-async fn fallback(
-    err: ApiError,
-    _: ApiError,
-    _: &AtomicU32,
-) -> Result<&'static str, ApiError> {
+async fn fallback(err: ApiError, _: ApiError, _: &AtomicU32) -> Result<&'static str, ApiError> {
     match err {
         ApiError::Slow(_) => Ok("cached"),
         other => Err(other),
@@ -207,7 +213,11 @@ async fn chosen_short(error: ApiError) -> Result<(), ApiError> {
 async fn delay_for_is_capped_at_max_delay_and_retry_after_stays_a_floor() {
     let start = Instant::now();
     let _ = chosen(ApiError::Unavailable).await;
-    assert_eq!(start.elapsed(), Duration::from_secs(2), "30 s capped at 1 s, twice");
+    assert_eq!(
+        start.elapsed(),
+        Duration::from_secs(2),
+        "30 s capped at 1 s, twice"
+    );
 
     let start = Instant::now();
     let _ = chosen_short(ApiError::Slow(400 * MS)).await;
@@ -258,7 +268,11 @@ async fn events_of_a_task_the_future_spawns_are_not_in_its_trace() {
     assert!(seen.events().is_empty(), "{:?}", seen.events());
     let (outcome, inner) = inner;
     assert_eq!(outcome.unwrap(), 2);
-    assert_eq!(inner.retries().len(), 1, "traced inside the task, it is there");
+    assert_eq!(
+        inner.retries().len(),
+        1,
+        "traced inside the task, it is there"
+    );
 }
 
 /// testing.md: the text of an error is in the trace only when the policy logs it
@@ -281,8 +295,20 @@ async fn a_traces_errors_carry_their_text_only_with_log_error_debug() {
     assert!(!format!("{:?}", seen.events()).contains("s3cret"));
 
     let (_, seen) = trace(with_text(&api)).await;
-    assert!(seen.retries()[0].error.as_deref().unwrap().contains("s3cret"));
-    assert!(seen.give_ups()[0].error.as_deref().unwrap().contains("s3cret"));
+    assert!(
+        seen.retries()[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("s3cret")
+    );
+    assert!(
+        seen.give_ups()[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("s3cret")
+    );
 }
 
 static BACKEND: std::sync::LazyLock<reattempt::CircuitBreaker> = std::sync::LazyLock::new(|| {
@@ -343,7 +369,10 @@ fn decorrelated_jitter_ignores_backoff_and_stays_under_max_delay() {
     let (exponential, linear) = (policy(Backoff::Exponential), policy(Backoff::Linear));
     for seed in 0..50 {
         let sleeps: Vec<Duration> = exponential.delays_seeded(seed).collect();
-        assert!(linear.delays_seeded(seed).eq(sleeps.iter().copied()), "seed {seed}");
+        assert!(
+            linear.delays_seeded(seed).eq(sleeps.iter().copied()),
+            "seed {seed}"
+        );
         let mut previous = 100 * MS;
         for &sleep in &sleeps {
             assert!(sleep >= 100 * MS && sleep <= (previous * 3).min(Duration::from_secs(2)));
@@ -517,7 +546,10 @@ fn every_metric_of_the_runtime_is_in_the_observability_chapter() {
         for (at, _) in EVENTS_RS.match_indices(opener) {
             let name = &EVENTS_RS[at + opener.len()..];
             let call = &name[..name.find(')').unwrap()];
-            assert!(call.contains("\"name\" => name"), "every metric has the label `name`: {call}");
+            assert!(
+                call.contains("\"name\" => name"),
+                "every metric has the label `name`: {call}"
+            );
             recorded.push(&name[..name.find('"').unwrap()]);
         }
     }
