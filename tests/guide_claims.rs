@@ -36,8 +36,9 @@ async fn attempts_of(kind: ErrorKind, idempotent: bool) -> u32 {
     calls.load(SeqCst)
 }
 
-/// errors.md's table and first_retry.md: the kinds that prove nothing was done are retried on any
-/// call; the ones that may come after the server acted only on an idempotent call; the rest never.
+/// `errors.md`'s table and `first_retry.md`: the kinds that prove nothing was done are retried
+/// on any call; the ones that may come after the server acted only on an idempotent call; the
+/// rest never.
 #[tokio::test(start_paused = true)]
 async fn io_errors_are_retried_by_kind_as_the_errors_chapter_lists() {
     use ErrorKind::*;
@@ -97,7 +98,7 @@ async fn excepted(error: ApiError, calls: &AtomicU32) -> Result<(), ApiError> {
     Err(error)
 }
 
-/// errors.md: "`no_retry_on` lists exceptions, and wins over everything else", a `retry_if`
+/// `errors.md`: "`no_retry_on` lists exceptions, and wins over everything else", a `retry_if`
 /// that says yes to every error included.
 #[tokio::test(start_paused = true)]
 async fn no_retry_on_wins_over_a_retry_if_that_retries_everything() {
@@ -116,7 +117,7 @@ async fn holds_the_lock(lock: &tokio::sync::Mutex<u32>) -> Result<(), ApiError> 
     Ok(())
 }
 
-/// deadlines.md: a timed-out attempt's future is dropped with what it owned; "a lock guard is
+/// `deadlines.md`: a timed-out attempt's future is dropped with what it owned; "a lock guard is
 /// released at once".
 #[tokio::test(start_paused = true)]
 async fn a_timed_out_attempt_releases_its_lock_guard_at_once() {
@@ -135,7 +136,7 @@ async fn slower_than_the_deadline(calls: &AtomicU32) -> Result<(), ApiError> {
     Err(ApiError::Unavailable)
 }
 
-/// deadlines.md: "Without `timeout`, `max_elapsed` cannot cut an attempt short: it bounds the
+/// `deadlines.md`: "Without `timeout`, `max_elapsed` cannot cut an attempt short: it bounds the
 /// sleeps, and the first attempt always runs."
 #[tokio::test(start_paused = true)]
 async fn without_timeout_max_elapsed_lets_an_attempt_run_past_it_and_starts_no_sleep_after() {
@@ -171,7 +172,7 @@ async fn fallback(err: ApiError, _: ApiError, _: &AtomicU32) -> Result<&'static 
     }
 }
 
-/// schedules.md: a hint beyond `max_delay` ends the call with that error, "a `#[recover]`
+/// `schedules.md`: a hint beyond `max_delay` ends the call with that error, "a `#[recover]`
 /// fallback still runs"; a hint under the schedule's delay does not shorten it (a floor).
 #[tokio::test(start_paused = true)]
 async fn a_hint_beyond_max_delay_ends_the_call_and_recover_still_runs() {
@@ -207,7 +208,7 @@ async fn chosen_short(error: ApiError) -> Result<(), ApiError> {
     Err(error)
 }
 
-/// schedules.md: "The choice is still capped at `max_delay`, and `retry_after` is still a floor
+/// `schedules.md`: "The choice is still capped at `max_delay`, and `retry_after` is still a floor
 /// under it."
 #[tokio::test(start_paused = true)]
 async fn delay_for_is_capped_at_max_delay_and_retry_after_stays_a_floor() {
@@ -224,7 +225,7 @@ async fn delay_for_is_capped_at_max_delay_and_retry_after_stays_a_floor() {
     assert_eq!(start.elapsed(), 400 * MS, "the hint over delay_for's 5 ms");
 }
 
-/// observability.md: "The closure API takes `.name(…)` (its default is `"retry"`)".
+/// `observability.md`: "The closure API takes `.name(…)` (its default is `"retry"`)".
 #[tokio::test(start_paused = true)]
 async fn the_closure_apis_default_name_is_retry() {
     let policy = three_attempts();
@@ -245,7 +246,7 @@ async fn scripted(api: &Script<u32, io::Error>) -> Result<u32, io::Error> {
     api.next().await
 }
 
-/// testing.md: "A call that succeeded at once leaves no event".
+/// `testing.md`: "A call that succeeded at once leaves no event".
 #[tokio::test(start_paused = true)]
 async fn a_call_that_succeeds_at_once_leaves_an_empty_trace() {
     let api = Script::new().ok(1);
@@ -254,7 +255,7 @@ async fn a_call_that_succeeds_at_once_leaves_an_empty_trace() {
     assert!(seen.events().is_empty(), "{:?}", seen.events());
 }
 
-/// testing.md: "events of tasks the future spawns are not in its trace (trace inside the task)".
+/// `testing.md`: "events of tasks the future spawns are not in its trace (trace inside the task)".
 #[tokio::test(start_paused = true)]
 async fn events_of_a_task_the_future_spawns_are_not_in_its_trace() {
     let api = std::sync::Arc::new(Script::new().err(io::Error::other("blip")).ok(2));
@@ -275,7 +276,7 @@ async fn events_of_a_task_the_future_spawns_are_not_in_its_trace() {
     );
 }
 
-/// testing.md: the text of an error is in the trace only when the policy logs it
+/// `testing.md`: the text of an error is in the trace only when the policy logs it
 /// (`log_error = "debug"`); by default, its type only.
 #[tokio::test(start_paused = true)]
 async fn a_traces_errors_carry_their_text_only_with_log_error_debug() {
@@ -324,7 +325,7 @@ async fn guarded(api: &Script<u32, io::Error>) -> Result<u32, io::Error> {
     api.next().await
 }
 
-/// testing.md: a trace has "the give-ups with their reasons, including a guard's rejection
+/// `testing.md`: a trace has "the give-ups with their reasons, including a guard's rejection
 /// ("circuit breaker open")".
 #[tokio::test(start_paused = true)]
 async fn a_trace_names_a_breakers_rejection_as_a_give_up() {
@@ -343,7 +344,7 @@ async fn ninety_seconds() -> Result<(), ApiError> {
     Err(ApiError::Unavailable)
 }
 
-/// schedules.md: "Durations are strings with a unit: `"250ms"`, `"2s"`, `"1m 30s"`."
+/// `schedules.md`: "Durations are strings with a unit: `"250ms"`, `"2s"`, `"1m 30s"`."
 #[tokio::test(start_paused = true)]
 async fn a_duration_of_several_units_adds_them_up() {
     let start = Instant::now();
@@ -351,7 +352,7 @@ async fn a_duration_of_several_units_adds_them_up() {
     assert_eq!(start.elapsed(), Duration::from_secs(90));
 }
 
-/// schedules.md's jitter table: `"decorrelated"` draws in [`delay`, 3 × the previous sleep], at
+/// `schedules.md`'s jitter table: `"decorrelated"` draws in [`delay`, 3 × the previous sleep], at
 /// most `max_delay`, and "ignores `backoff`".
 #[test]
 fn decorrelated_jitter_ignores_backoff_and_stays_under_max_delay() {
@@ -405,7 +406,7 @@ async fn elapsed_read(at_the_top: bool, max_elapsed: bool) -> Vec<Duration> {
     seen.into_inner().unwrap()
 }
 
-/// deadlines.md: `elapsed()` counts from the first attempt's start only with `max_elapsed`;
+/// `deadlines.md`: `elapsed()` counts from the first attempt's start only with `max_elapsed`;
 /// otherwise from the first `context()` call (or the end of the first failed attempt): "Ask for
 /// `context()` at the top of the body, or set `max_elapsed`, to measure the whole call."
 #[tokio::test(start_paused = true)]
@@ -441,7 +442,7 @@ async fn throttled() -> Result<(), TooManyRequests> {
     Err(TooManyRequests)
 }
 
-/// schedules.md: a throttling error "waits from `throttling_delay`, growing as `delay` does",
+/// `schedules.md`: a throttling error "waits from `throttling_delay`, growing as `delay` does",
 /// each sleep capped at `max_delay`.
 #[tokio::test(start_paused = true)]
 async fn throttling_delay_grows_as_delay_does_under_max_delay() {
@@ -512,7 +513,7 @@ fn event_messages(source: &str) -> Vec<(String, String, bool)> {
     found
 }
 
-/// observability.md's table of events lists every event the runtime emits, at its level, and
+/// `observability.md`'s table of events lists every event the runtime emits, at its level, and
 /// each has the target `reattempt`.
 #[test]
 fn every_event_of_the_runtime_is_in_the_observability_chapter() {
@@ -537,7 +538,7 @@ fn every_event_of_the_runtime_is_in_the_observability_chapter() {
     }
 }
 
-/// observability.md's table of metrics lists every metric the runtime records, and no other;
+/// `observability.md`'s table of metrics lists every metric the runtime records, and no other;
 /// "Every metric has the label `name`".
 #[test]
 fn every_metric_of_the_runtime_is_in_the_observability_chapter() {
