@@ -352,6 +352,19 @@ async fn a_duration_of_several_units_adds_them_up() {
     assert_eq!(start.elapsed(), Duration::from_secs(90));
 }
 
+#[retryable(max_attempts = 3, delay = "45s", jitter = "none")]
+async fn long_delay() -> Result<(), ApiError> {
+    Err(ApiError::Unavailable)
+}
+
+/// `schedules.md` and `first_retry.md`: `max_delay` defaults to 20 s, "or `delay`, if larger".
+#[tokio::test(start_paused = true)]
+async fn the_default_ceiling_rises_to_a_longer_delay() {
+    let start = Instant::now();
+    let _ = long_delay().await;
+    assert_eq!(start.elapsed(), Duration::from_secs(90), "45 s twice, not 20 s");
+}
+
 /// `schedules.md`'s jitter table: `"decorrelated"` draws in [`delay`, 3 × the previous sleep], at
 /// most `max_delay`, and "ignores `backoff`".
 #[test]
