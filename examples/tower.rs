@@ -55,7 +55,9 @@ async fn main() -> Result<(), BoxError> {
                 .http() // transient statuses, Retry-After, a copy of the request per attempt
                 .idempotency_key_header()
                 // Called before a retry after an error (a reset, a timeout); a retried
-                // response (503, 429) shows in the `reattempt` tracing events.
+                // response (503, 429) shows in the `reattempt` tracing events. (Inside
+                // `tokio::spawn`, a closure naming `BoxError` does not compile: see the HTTP
+                // chapter, "tower: RetryLayer".)
                 .on_retry(|e: &BoxError, ctx: &reattempt::RetryContext, d| {
                     println!("attempt {} failed ({e}); retrying in {d:?}", ctx.attempt());
                 })

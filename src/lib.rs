@@ -126,11 +126,11 @@ pub mod __private;
 /// | `recover` | path to a [`macro@recover`] function: the fallback for the final error | none |
 /// | `name` | label in events | the function's path |
 /// | `crate` | path of this crate, if renamed | `"::reattempt"` |
-/// | `circuit_breaker` | expression giving `&CircuitBreaker`; needs `E:` [`FromBreakerOpen`] or `breaker_open_into`; a retry it (or `throttle`) turns away ends the call with the last outcome, kept during each sleep (the future is then `Send` only if `T` and `E` are) | none |
-/// | `budget` | expression giving `&RetryBudget` | none |
+/// | `circuit_breaker` | a `CircuitBreaker` the call borrows: a `static`, a field (`self.breaker`), or anything that derefs to one (`Arc<CircuitBreaker>`, `&CircuitBreaker`); needs `E:` [`FromBreakerOpen`] or `breaker_open_into`; a retry it (or `throttle`) turns away ends the call with the last outcome, kept during each sleep (the future is then `Send` only if `T` and `E` are) | none |
+/// | `budget` | a `RetryBudget` the call borrows (a `static`, a field, an `Arc<RetryBudget>`, as `circuit_breaker`) | none |
 /// | `one_layer` | `true` or `false`: retry at one layer (see `RetryPolicyBuilder::one_layer`; across HTTP, `http::OUTER_ATTEMPTS_LEFT` and `tower::OuterRetryLayer`) | `false` |
-/// | `throttle` | expression giving `&AdaptiveThrottle`; needs `E:` [`FromThrottled`] or `throttled_into` | none |
-/// | `bulkhead` | expression giving `&Bulkhead`, held from before the first attempt until the attempts are over (sleeps included; freed before a `recover` fallback runs); needs `E:` [`FromBulkheadFull`] or `bulkhead_full_into` | none |
+/// | `throttle` | an `AdaptiveThrottle` the call borrows (as `circuit_breaker`); needs `E:` [`FromThrottled`] or `throttled_into` | none |
+/// | `bulkhead` | a `Bulkhead` the call borrows (as `circuit_breaker`), its slot held from before the first attempt until the attempts are over (sleeps included; freed before a `recover` fallback runs); needs `E:` [`FromBulkheadFull`] or `bulkhead_full_into` | none |
 /// | `timeout_into` | path or closure capturing nothing, `fn(Elapsed) -> E`: a timed-out attempt as `E`, for another crate's error type | the type's own |
 /// | `breaker_open_into` | `fn(BreakerOpen) -> E`, for `circuit_breaker` | the type's own |
 /// | `throttled_into` | `fn(Throttled) -> E`, for `throttle` | the type's own |

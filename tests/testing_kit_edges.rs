@@ -210,6 +210,48 @@ fn trace_keeps_the_programs_own_events() {
     assert_eq!(*seen.0.lock().unwrap(), ["app"]);
 }
 
+/// The testing chapter's promise: a trace hides nothing. The program's own subscriber sees the
+/// runtime's events of a traced call too (the retry and the give-up), as many as the trace does.
+#[test]
+fn trace_passes_the_runtimes_events_on_to_the_programs_subscriber() {
+    use std::sync::{Arc, Mutex};
+    use tracing_subscriber::layer::SubscriberExt;
+    #[derive(Clone, Default)]
+    struct Seen(Arc<Mutex<Vec<String>>>);
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Seen {
+        fn on_event(&self, e: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(e.metadata().target().to_owned());
+        }
+    }
+    let seen = Seen::default();
+    let sub = tracing_subscriber::registry().with(seen.clone());
+    let traced = tracing::subscriber::with_default(sub, || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+            let (out, trace) = trace(
+                policy
+                    .retry(|| async { Err::<(), _>(std::io::Error::other("down")) })
+                    .retry_if(|_: &std::io::Error| true),
+            )
+            .await;
+            assert!(out.is_err());
+            trace.events().len()
+        })
+    });
+    let seen = seen.0.lock().unwrap();
+    let runtime_events = seen.iter().filter(|t| t.starts_with("reattempt")).count();
+    assert!(traced >= 2, "a retry and a give-up: {traced}");
+    assert_eq!(runtime_events, traced, "the program saw {seen:?}");
+}
+
 fn lt_policy(hedge: bool, latency: Duration) -> RetryPolicy {
     let mut b = RetryPolicy::builder()
         .max_attempts(1)

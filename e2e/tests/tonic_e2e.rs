@@ -527,3 +527,41 @@ mod next_hop {
         );
     }
 }
+
+/// The gRPC chapter's two stacks, each awaited inside `tokio::spawn` (servers spawn their
+/// calls): the attribute over a `HealthClient`, and a `HealthClient` over the `GrpcRetryLayer`
+/// built from a service config.
+#[tokio::test]
+async fn the_grpc_chapters_stacks_run_in_spawned_tasks() {
+    use reattempt::tonic::{GrpcRetryLayer, ServiceConfig};
+    use tower_layer::Layer;
+
+    let script = Script::new([Step::Fail(Code::Unavailable), Step::Fail(Code::Unavailable)]);
+    let server = TestServer::start(any_port(), &script);
+    let mut attribute_client = client(server.addr);
+    let status = tokio::spawn(async move { check(&mut attribute_client).await })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, ServingStatus::Serving);
+    assert_eq!(script.calls(), 3, "two UNAVAILABLEs, then SERVING");
+
+    let script = Script::new([Step::Fail(Code::Unavailable)]);
+    let server = TestServer::start(any_port(), &script);
+    let config = ServiceConfig::from_json(
+        r#"{ "methodConfig": [{ "name": [{ "service": "grpc.health.v1.Health" }],
+             "retryPolicy": { "maxAttempts": 4, "initialBackoff": "0.02s", "maxBackoff": "1s",
+                              "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"] } }] }"#,
+    )
+    .unwrap();
+    let channel = Endpoint::from_shared(format!("http://{}", server.addr))
+        .unwrap()
+        .connect_lazy();
+    let mut layered = HealthClient::new(GrpcRetryLayer::from_service_config(config).layer(channel));
+    let reply = tokio::spawn(async move { layered.check(HealthCheckRequest::default()).await })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(reply.into_inner().status(), ServingStatus::Serving);
+    assert_eq!(script.calls(), 2, "the UNAVAILABLE, then SERVING");
+}

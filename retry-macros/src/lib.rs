@@ -36,13 +36,15 @@ mod valid;
 
 use proc_macro::TokenStream;
 
-/// Retries an `async fn` (or a blocking `fn`) that returns `Result`. Documented in `reattempt`.
+// Documented where users read it, on the `reattempt` crate's re-export: rustdoc appends an
+// item's own doc to its re-export's, where a line here would read as a stray footnote.
+#[allow(missing_docs, reason = "documented on the `reattempt` re-export")]
 #[proc_macro_attribute]
 pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::retryable(args.into(), item.into()).into()
 }
 
-/// Marks a fallback for `#[retryable(recover = ...)]`. Documented in `reattempt`.
+#[allow(missing_docs, reason = "documented on the `reattempt` re-export")]
 #[proc_macro_attribute]
 pub fn recover(args: TokenStream, item: TokenStream) -> TokenStream {
     recover::recover(args.into(), item.into()).into()

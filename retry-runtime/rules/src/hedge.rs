@@ -11,7 +11,7 @@ use crate::duration::{ParseDurationError, parse_duration};
 
 /// When a call hedges: the delay after an attempt starts past which, if no attempt has answered,
 /// the next attempt starts alongside the ones in flight (see
-/// retry-runtime's `RetryPolicyBuilder::hedge_after`).
+/// `RetryPolicyBuilder::hedge_after`).
 ///
 /// Written in the attribute and in config files as a duration (`"50ms"`) or a quantile
 /// (`"p95"`, `"p99.9"`):

@@ -1,6 +1,6 @@
 //! What a call's events say about its error: [`LogError`].
 
-/// What the retry and give-up events say about the error; set with retry-runtime's
+/// What the retry and give-up events say about the error; set with
 /// `RetryPolicyBuilder::log_error`, with `#[retryable(log_error = "debug")]`, or in a config file
 /// as `log_error = "none" | "type" | "debug"`.
 ///

@@ -10,8 +10,8 @@ use crate::log::LogError;
 
 /// A schedule's settings, each optional (absent: the default). The one way in which the
 /// attribute's keys, the runtime's `RetryPolicyBuilder` and a config file's keys reach the rules
-/// ([`check`](PolicySettings::check)); retry-runtime's `RetryPolicyBuilder::from_settings` makes a
-/// builder of them.
+/// ([`check`](PolicySettings::check)); `RetryPolicyBuilder::from_settings` makes a builder
+/// of them.
 ///
 /// ```
 /// use std::time::Duration;

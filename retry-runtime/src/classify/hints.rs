@@ -239,7 +239,7 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 /// - delta-seconds when, after trimming surrounding whitespace, it is only ASCII digits. A number
 ///   too large for a `u64` saturates at `u64::MAX` seconds rather than being rejected: the server
 ///   asked for "a very long time", not for nothing.
-/// - otherwise an HTTP-date, parsed by [`httpdate`]; its distance from `now`, or
+/// - otherwise an HTTP-date, parsed by [`httpdate`](https://docs.rs/httpdate/1); its distance from `now`, or
 ///   [`Duration::ZERO`] when it is not after `now`.
 ///
 /// Signs, fractions (`1.5`), empty values, other text and values that are not visible ASCII give

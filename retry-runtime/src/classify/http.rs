@@ -310,12 +310,12 @@ impl Transient for StatusCode {
     }
 }
 
-/// Which [`reqwest::Error`]s are transient (feature `reqwest`):
+/// Which [`reqwest::Error`](https://docs.rs/reqwest/0.13/reqwest/struct.Error.html) values are transient (feature `reqwest`):
 ///
 /// - connect errors (refused, reset or timed out while connecting): yes (nothing was sent);
 /// - timeouts: yes on an idempotent call (the request may have been acted on: see
 ///   [`Effect`](crate::Effect));
-/// - an error made by `Response::error_for_status`: as its [`StatusCode`];
+/// - an error made by `Response::error_for_status`: as its [`StatusCode`](http::StatusCode);
 /// - other errors while sending the request (the connection failed after it was made, or the
 ///   server closed a kept-alive connection before answering): yes on an idempotent call, as a
 ///   fresh connection usually succeeds — which is why a non-idempotent call should send an
@@ -341,7 +341,7 @@ impl Transient for reqwest::Error {
     }
 
     /// A connect error (refused, unreachable, timed out while connecting) proves nothing was
-    /// sent: not done. A status error: as its [`StatusCode`]. Any other transient error (a
+    /// sent: not done. A status error: as its [`StatusCode`](http::StatusCode). Any other transient error (a
     /// timeout, a connection that failed after it was made, a body cut mid-read) may come
     /// after the server acted: unknown. The rest: unstated (not transient).
     fn effect(&self) -> Effect {

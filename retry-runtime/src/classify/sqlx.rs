@@ -55,7 +55,7 @@ const SQLITE_LOCKED: u32 = 6;
 /// SQLite's extended codes are at most four digits). MySQL's 1205 shares SQLSTATE `HY000` with
 /// unrelated errors, so its number is read where sqlx-mysql writes it, at the start of the
 /// error's text (`1205 (HY000): Lock wait timeout exceeded; …`). The `Io` error of a timed-out
-/// attempt ([`FromElapsed`]) is transient and a timeout, with an unknown effect; the `Io` error
+/// attempt ([`FromElapsed`](crate::FromElapsed)) is transient and a timeout, with an unknown effect; the `Io` error
 /// of a guard's rejection (kind `Other`) is not transient.
 ///
 /// ```

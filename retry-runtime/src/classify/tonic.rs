@@ -1,5 +1,5 @@
-//! gRPC with [tonic](https://docs.rs/tonic) 0.14 (feature `tonic`): which [`Status`]es are worth
-//! retrying, [`codes`] to retry on a set of codes of your choosing, and the `Status` a timed-out
+//! gRPC with [tonic](https://docs.rs/tonic) 0.14 (feature `tonic`): which [`Status`](https://docs.rs/tonic/0.14/tonic/struct.Status.html)
+//! codes are worth retrying, [`codes`] to retry on a set of codes of your choosing, and the `Status` a timed-out
 //! attempt or a guard's rejection becomes, so that `timeout = "300ms"`, `circuit_breaker`,
 //! `throttle` and `bulkhead` need nothing else on a function returning `Result<_, Status>`.
 //!
@@ -43,7 +43,7 @@
 //!
 //! # What is retried
 //!
-//! [`Transient`] for [`Status`] follows [gRFC A6](https://github.com/grpc/proposal/blob/master/A6-client-retries.md),
+//! [`Transient`] for [`Status`](https://docs.rs/tonic/0.14/tonic/struct.Status.html) follows [gRFC A6](https://github.com/grpc/proposal/blob/master/A6-client-retries.md),
 //! which leaves `retryableStatusCodes` to each service but says that by default "only status
 //! codes that indicate the service did not process the request should be retried", and gives
 //! `UNAVAILABLE` as its example. A status is transient when it is
@@ -52,8 +52,8 @@
 //! |---|---|---|
 //! | `UNAVAILABLE` | the code's own meaning: the service could not take the call, "most likely a transient condition" | unknown (a proxy answers it after a reset of a call the server took) |
 //! | `DEADLINE_EXCEEDED` | the answer did not come in time; as an HTTP 504, or this crate's own per-attempt `timeout` | unknown |
-//! | `CANCELLED` "Timeout expired" | tonic's own deadline: the client's (`Endpoint::timeout`, `Request::set_timeout`), with a [`tonic::TimeoutExpired`] among its sources, or a tonic server's (`Server::timeout`, or the client's `grpc-timeout`), which arrives as that code and message | unknown |
-//! | any code over a transport failure | a connection refused or reset, a broken pipe, a connection hyper closed before the call completed: tonic reports these as `UNKNOWN` "transport error", `CANCELLED` "operation was canceled" or `UNAVAILABLE` "tcp connect error", and keeps the cause as the status's [`source`](std::error::Error::source), where it is recognised (see below) | not done for a connection never made (a [`tonic::ConnectError`], a refused connection); unknown for the rest |
+//! | `CANCELLED` "Timeout expired" | tonic's own deadline: the client's (`Endpoint::timeout`, `Request::set_timeout`), with a [`tonic::TimeoutExpired`](https://docs.rs/tonic/0.14/tonic/struct.TimeoutExpired.html) among its sources, or a tonic server's (`Server::timeout`, or the client's `grpc-timeout`), which arrives as that code and message | unknown |
+//! | any code over a transport failure | a connection refused or reset, a broken pipe, a connection hyper closed before the call completed: tonic reports these as `UNKNOWN` "transport error", `CANCELLED` "operation was canceled" or `UNAVAILABLE` "tcp connect error", and keeps the cause as the status's [`source`](std::error::Error::source), where it is recognised (see below) | not done for a connection never made (a [`tonic::ConnectError`](https://docs.rs/tonic/0.14/tonic/struct.ConnectError.html), a refused connection); unknown for the rest |
 //!
 //! The effect ([`Effect`](crate::Effect)) is the crate's rule for calls that are not safe to
 //! repeat: [`transient`](crate::transient) retries an unknown effect only on a call that says it
@@ -70,7 +70,7 @@
 //! over its size limit, which no retry fixes; `CANCELLED` without a timeout is the caller's own
 //! choice. A service that knows better lists its codes with [`codes`].
 //!
-//! A transport failure is recognised in the status's chain of sources: a [`tonic::ConnectError`]
+//! A transport failure is recognised in the status's chain of sources: a [`tonic::ConnectError`](https://docs.rs/tonic/0.14/tonic/struct.ConnectError.html)
 //! (the connection could not be made), a `hyper::Error` that is
 //! [`is_canceled`](https://docs.rs/hyper/1/hyper/struct.Error.html#method.is_canceled),
 //! `is_incomplete_message`, `is_closed` or `is_timeout` (the connection went away before the call
@@ -83,7 +83,7 @@
 //!
 //! [`Transient::is_timeout`] (what a [`RetryBudget`](crate::RetryBudget) charges `timeout_cost`
 //! for) is true for `DEADLINE_EXCEEDED`, for tonic's `CANCELLED` "Timeout expired", and for a
-//! status with a [`tonic::TimeoutExpired`], an [`Elapsed`], an I/O error of kind `TimedOut` or a
+//! status with a [`tonic::TimeoutExpired`](https://docs.rs/tonic/0.14/tonic/struct.TimeoutExpired.html), an [`Elapsed`], an I/O error of kind `TimedOut` or a
 //! timed-out `hyper::Error` among its sources.
 //!
 //! # The `Status` of the runtime's own failures
@@ -200,7 +200,7 @@ impl Transient for Status {
     }
 
     /// A transient status whose sources show the connection was never made (a
-    /// [`tonic::ConnectError`], a refused connection) proves nothing was sent: not done. Every
+    /// [`tonic::ConnectError`](https://docs.rs/tonic/0.14/tonic/struct.ConnectError.html), a refused connection) proves nothing was sent: not done. Every
     /// other transient status (a server's `UNAVAILABLE`, which a proxy also answers after the
     /// server took the call; a reset, EOF or broken pipe mid-call; a deadline) may come after
     /// the server acted: unknown. The rest: unstated.

@@ -244,7 +244,7 @@ mod layer {
     use super::{OuterCall, outer_attempts_left};
     use crate::engine::context;
 
-    /// A tower [`Layer`] for a server: reads each request's
+    /// A tower [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html) for a server: reads each request's
     /// [`OUTER_ATTEMPTS_LEFT`](crate::http::OUTER_ATTEMPTS_LEFT) and runs the service's call and
     /// its response future as if nested in the caller's attempt ([`OuterCall`]), so that a call
     /// with [`one_layer`](crate::RetryPolicyBuilder::one_layer) made in the handler makes one

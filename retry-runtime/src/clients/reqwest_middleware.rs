@@ -54,7 +54,7 @@
 //! value is written into the caller's `Extensions`, which middlewares around this one see after
 //! an error too.
 //!
-//! Each attempt sends a copy of the request ([`reqwest::Request::try_clone`]) and a copy of the
+//! Each attempt sends a copy of the request ([`reqwest::Request::try_clone`](https://docs.rs/reqwest/0.13/reqwest/struct.Request.html#method.try_clone)) and a copy of the
 //! caller's `Extensions` (those of the last attempt that ended are written back). A request whose
 //! body is a stream (`reqwest::Body::wrap_stream`, `Body::wrap`) is sent through a
 //! [`ReplayBody`](crate::http::ReplayBody): the first attempt's bytes are recorded, up to

@@ -1,4 +1,4 @@
-//! A tower [`Layer`] that retries any [`Service`] under a [`RetryPolicy`] (feature `tower`): the
+//! A tower [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html) that retries any [`Service`](https://docs.rs/tower-service/0.3/tower_service/trait.Service.html) under a [`RetryPolicy`] (feature `tower`): the
 //! same engine, schedule, guards and names as `#[retryable]` and the closure API.
 //!
 //! ```
@@ -611,7 +611,7 @@ struct Settings<R, B, G, Q, L> {
     bulkhead: L,
 }
 
-/// A tower [`Layer`] that retries the service it wraps under a [`RetryPolicy`]; see the
+/// A tower [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html) that retries the service it wraps under a [`RetryPolicy`]; see the
 /// [module](self) for how a call runs.
 ///
 /// Settings carry the attribute's names: [`retry_if`](Self::retry_if) (default: every error),
@@ -1989,7 +1989,6 @@ pub use crate::clients::outer::{OuterRetryLayer, OuterRetryService};
 /// The ready HTTP classification (feature `http`).
 #[cfg(feature = "http")]
 mod http {
-    use std::any::Any;
     use std::error::Error;
     use std::time::Duration;
 
@@ -2105,30 +2104,52 @@ mod http {
     /// The error `E` as a `dyn Error`, when it is one of the types that can hold another's:
     /// `tower::BoxError` (`Box<dyn Error + Send + Sync>`) and its siblings, `std::io::Error`,
     /// (feature `reqwest`) `reqwest::Error`. Other types' sources cannot be seen.
-    fn as_error<E: 'static>(error: &E) -> Option<&(dyn Error + 'static)> {
-        let any: &dyn Any = error;
-        if let Some(boxed) = any.downcast_ref::<Box<dyn Error + Send + Sync>>() {
+    ///
+    /// `E` is told by its identity without lifetimes (`typeid`), not by `Any`: an `E: 'static`
+    /// bound here is a bound of the layer's `Service` impl, and rustc checks a spawned async
+    /// block's `Send` for every lifetime of the types it holds, where `Box<dyn Error + Send +
+    /// Sync + '_>` is not `'static`: the HTTP guide's stack (`.http()` over `map_err(BoxError::from)`)
+    /// then failed to compile inside `tokio::spawn` ("implementation of `From` is not general
+    /// enough"; `tests/spawned_stacks.rs` holds it).
+    #[allow(
+        unsafe_code,
+        reason = "a lifetime the type system cannot see; see the SAFETY notes"
+    )]
+    fn as_error<E>(error: &E) -> Option<&(dyn Error + 'static)> {
+        let id = typeid::of::<E>();
+        let pointer = std::ptr::from_ref(error);
+        // SAFETY (the three boxes): `E` is `Box<dyn Error + … + 'x>` for some `'x` (the ids
+        // ignore lifetimes), the same layout as the `'static` box. The object is seen as
+        // `'static` only for the borrow of `error`, by `never_sent`, which asks for its sources
+        // (`'static` in any case) and downcasts it to lifetime-free types (`io::Error`,
+        // `reqwest::Error`): nothing borrowed for `'x` can be taken out longer.
+        if id == typeid::of::<Box<dyn Error + Send + Sync>>() {
+            let boxed = unsafe { &*pointer.cast::<Box<dyn Error + Send + Sync>>() };
             return Some(&**boxed);
         }
-        if let Some(boxed) = any.downcast_ref::<Box<dyn Error + Send>>() {
+        if id == typeid::of::<Box<dyn Error + Send>>() {
+            let boxed = unsafe { &*pointer.cast::<Box<dyn Error + Send>>() };
             return Some(&**boxed);
         }
-        if let Some(boxed) = any.downcast_ref::<Box<dyn Error>>() {
+        if id == typeid::of::<Box<dyn Error>>() {
+            let boxed = unsafe { &*pointer.cast::<Box<dyn Error>>() };
             return Some(&**boxed);
         }
-        if let Some(io) = any.downcast_ref::<std::io::Error>() {
-            return Some(io);
+        // SAFETY: `E` is `io::Error`, which has no lifetime: the cast is exact.
+        if id == typeid::of::<std::io::Error>() {
+            return Some(unsafe { &*pointer.cast::<std::io::Error>() });
         }
+        // SAFETY: `E` is `reqwest::Error`, which has no lifetime: the cast is exact.
         #[cfg(feature = "reqwest")]
-        if let Some(e) = any.downcast_ref::<reqwest::Error>() {
-            return Some(e);
+        if id == typeid::of::<reqwest::Error>() {
+            return Some(unsafe { &*pointer.cast::<reqwest::Error>() });
         }
         None
     }
 
     impl<F> HttpRequests<F> {
         /// The [`Verdict`] on an outcome of `request`.
-        fn verdict<B, B2, E: 'static>(
+        fn verdict<B, B2, E>(
             &self,
             request: &Request<B>,
             outcome: Result<&Response<B2>, &E>,
@@ -2185,7 +2206,7 @@ mod http {
         }
     }
 
-    impl<B, B2, E: 'static, F> RetryRequest<Request<B>, Response<B2>, E> for HttpRequests<F>
+    impl<B, B2, E, F> RetryRequest<Request<B>, Response<B2>, E> for HttpRequests<F>
     where
         F: RequestHook<Request<B>, Response<B2>, E>,
     {
@@ -2670,7 +2691,7 @@ mod http {
         }
     }
 
-    /// A tower [`Layer`](tower_layer::Layer) that makes a streaming request body replayable,
+    /// A tower [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html) that makes a streaming request body replayable,
     /// in front of a [`RetryLayer::http`] layer: it takes a plain `http::Request<B>` and gives
     /// the service it wraps the same request with a
     /// [`ReplayBody<B>`](crate::http::ReplayBody) (made by

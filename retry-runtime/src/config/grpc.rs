@@ -676,7 +676,7 @@ impl HedgingPolicy {
     }
 }
 
-/// A set of gRPC status codes ([`tonic::Code`]), as a bit set: `retryableStatusCodes` and
+/// A set of gRPC status codes ([`tonic::Code`](https://docs.rs/tonic/0.14/tonic/enum.Code.html)), as a bit set: `retryableStatusCodes` and
 /// `nonFatalStatusCodes`.
 ///
 /// ```

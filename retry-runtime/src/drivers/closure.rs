@@ -32,11 +32,11 @@ use crate::guards::throttle::AdaptiveThrottle;
 use crate::guards::{Admitted, Guards};
 use crate::schedule::policy::RetryPolicy;
 
-/// No shared guard (the default of a [`Retry`]; see [`Breaker`]).
+/// No shared guard (the default of a [`Retry`](crate::Retry); see [`Breaker`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoBreaker;
 
-/// The shared guards of a [`Retry`] that need the error type to hold their rejection: the
+/// The shared guards of a [`Retry`](crate::Retry) that need the error type to hold their rejection: the
 /// circuit breaker every attempt passes through, the adaptive throttle, and the bulkhead's
 /// rejection; each with how its rejection becomes an `E`. Set by
 /// [`circuit_breaker`](Retry::circuit_breaker), [`throttle`](Retry::throttle) and
@@ -79,7 +79,7 @@ impl<E, O, S, F> Copy for Breaker<'_, E, O, S, F> {}
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ViaTrait;
 
-/// A rejection's conversion was given by an `…_into` setting of the [`Retry`].
+/// A rejection's conversion was given by an `…_into` setting of the [`Retry`](crate::Retry).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Given;
 
@@ -155,7 +155,7 @@ fn admitted_guards<E>(guards: Option<Breaker<'_, E>>, admitted: Admitted) -> Gua
     Guards::NONE.admitted(breaker, throttle, admitted)
 }
 
-/// The shared guards of a [`Retry`], if any: [`NoBreaker`] or [`Breaker`].
+/// The shared guards of a [`Retry`](crate::Retry), if any: [`NoBreaker`] or [`Breaker`].
 pub trait BreakerSlot<E>: KeepsOutcome {
     /// The guards and the conversions of their rejections.
     fn get(&self) -> Option<Breaker<'_, E>>;
@@ -221,7 +221,7 @@ impl RetryPolicy {
     /// Retries `op` (a closure making one attempt's future) under this policy.
     ///
     /// The per-attempt `timeout` turns a slow attempt into `E::from_elapsed(Elapsed)`, so by
-    /// default the error type must have that conversion ([`FromElapsed`]: every
+    /// default the error type must have that conversion ([`FromElapsed`](crate::FromElapsed): every
     /// `From<Elapsed>` type such as `std::io::Error`, `String`, and with their features
     /// `tonic::Status`, `sqlx::Error`, `reqwest::Error`). The policy is a value known only at
     /// run time, so the compiler cannot tell whether it holds a `timeout`; rather than ignore one
@@ -999,7 +999,7 @@ where
 
 pin_project! {
     #[project = RetryFutureProj]
-    /// The future of a [`Retry`]. While an attempt runs, `timer` is its time limit (if any, and
+    /// The future of a [`Retry`](crate::Retry). While an attempt runs, `timer` is its time limit (if any, and
     /// only once the attempt has answered `Pending`: see `limit`); between attempts it is the
     /// backoff sleep.
     #[must_use = "futures do nothing unless awaited"]

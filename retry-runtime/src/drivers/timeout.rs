@@ -11,17 +11,17 @@ use crate::convert::FromElapsed;
 use crate::drivers::closure::Retry;
 use crate::error::Elapsed;
 
-/// Makes a timed-out attempt's error with `E: From<Elapsed>` (the default of a [`Retry`]).
+/// Makes a timed-out attempt's error with `E: From<Elapsed>` (the default of a [`Retry`](crate::Retry)).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ElapsedInto;
 
 /// Applies no per-attempt timeout, so the error type needs no conversion from [`Elapsed`]; set
-/// by [`Retry::without_timeout`].
+/// by [`Retry::without_timeout`](crate::Retry::without_timeout).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoTimeout;
 
-/// How a [`Retry`] turns a timed-out attempt into its error type: [`ElapsedInto`] (with
-/// `E: From<Elapsed>`), an `FnMut(Elapsed) -> E` given to [`Retry::timeout_into`], or
+/// How a [`Retry`](crate::Retry) turns a timed-out attempt into its error type: [`ElapsedInto`] (with
+/// `E: From<Elapsed>`), an `FnMut(Elapsed) -> E` given to [`Retry::timeout_into`](crate::Retry::timeout_into), or
 /// [`NoTimeout`].
 #[diagnostic::on_unimplemented(
     message = "a timed-out attempt must become `{E}`, which lacks `reattempt::FromElapsed` (the closure API's and the tower layer's default conversion)",
