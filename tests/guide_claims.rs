@@ -362,7 +362,11 @@ async fn long_delay() -> Result<(), ApiError> {
 async fn the_default_ceiling_rises_to_a_longer_delay() {
     let start = Instant::now();
     let _ = long_delay().await;
-    assert_eq!(start.elapsed(), Duration::from_secs(90), "45 s twice, not 20 s");
+    assert_eq!(
+        start.elapsed(),
+        Duration::from_secs(90),
+        "45 s twice, not 20 s"
+    );
 }
 
 /// `schedules.md`'s jitter table: `"decorrelated"` draws in [`delay`, 3 × the previous sleep], at

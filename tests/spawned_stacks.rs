@@ -238,11 +238,16 @@ async fn a_hook_typed_with_an_error_without_lifetimes_runs_in_a_spawned_task() {
     let retries = Arc::new(AtomicU32::new(0));
     let counter = Arc::clone(&retries);
     let client = ServiceBuilder::new()
-        .layer(RetryLayer::new(policy()).http().idempotency_key_header().on_retry(
-            move |_: &std::io::Error, _: &reattempt::RetryContext, _: Duration| {
-                counter.fetch_add(1, Ordering::SeqCst);
-            },
-        ))
+        .layer(
+            RetryLayer::new(policy())
+                .http()
+                .idempotency_key_header()
+                .on_retry(
+                    move |_: &std::io::Error, _: &reattempt::RetryContext, _: Duration| {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                    },
+                ),
+        )
         .map_err(std::io::Error::other)
         .service(Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>());
     let url = format!("{}/charges", service.url());
@@ -255,6 +260,10 @@ async fn a_hook_typed_with_an_error_without_lifetimes_runs_in_a_spawned_task() {
     .unwrap()
     .unwrap();
     assert_eq!(status, StatusCode::CREATED);
-    assert_eq!(retries.load(Ordering::SeqCst), 1, "on_retry sees the reset (an error)");
+    assert_eq!(
+        retries.load(Ordering::SeqCst),
+        1,
+        "on_retry sees the reset (an error)"
+    );
     assert_eq!(service.effects("o-44"), 1);
 }
