@@ -332,6 +332,8 @@ impl<T: Transient + ?Sized> Transient for Box<T> {
 /// assert!(reattempt::transient(&Error::from(ErrorKind::TimedOut)));
 /// ```
 pub fn transient<E: Transient + ?Sized>(error: &E) -> bool {
+    // Inside a retrying call's judgement, the error's class too: hooks that state none use it.
+    effect::note_class(error.class());
     error.is_transient() && may_repeat(error.effect())
 }
 

@@ -590,12 +590,16 @@ where
 
     #[inline]
     fn class(&mut self, error: &E) -> ErrorClass {
-        self.timeout_if.class(error).unwrap_or_default()
+        self.timeout_if
+            .class(error)
+            .unwrap_or_else(crate::engine::hooks::judged_class)
     }
 
     #[inline]
     fn class_ok(&mut self, value: &T) -> ErrorClass {
-        self.retry_if_ok.class(value).unwrap_or_default()
+        self.retry_if_ok
+            .class(value)
+            .unwrap_or_else(crate::engine::hooks::judged_class)
     }
 }
 
