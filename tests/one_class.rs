@@ -213,6 +213,52 @@ async fn tower_http() -> Run {
     run(out.unwrap().status() == StatusCode::OK, &trace, &budget)
 }
 
+/// The HTTP layer with a `retry_if_ok` of the user's, which says nothing of the class: a 429
+/// response is throttling all the same.
+async fn tower_http_own_rule() -> Run {
+    let (addr, budget) = (server().await, Arc::new(budget()));
+    let client = ServiceBuilder::new()
+        .layer(
+            RetryLayer::new(policy())
+                .http()
+                .retry_if_ok(|r: &http::Response<hyper::body::Incoming>| {
+                    matches!(r.status().as_u16(), 429 | 503)
+                })
+                .without_timeout()
+                .budget(Arc::clone(&budget)),
+        )
+        .map_err(BoxError::from)
+        .service(Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>());
+    let request = Request::get(format!("http://{addr}/"))
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let (out, trace) = trace(client.oneshot(request)).await;
+    run(out.unwrap().status() == StatusCode::OK, &trace, &budget)
+}
+
+/// The middleware's hooks replaced by the user's, stating no class.
+#[derive(Clone)]
+struct OwnRule;
+
+impl reattempt::Hooks<reqwest::Response, reqwest_middleware::Error> for OwnRule {
+    fn retry_if_ok(&mut self, response: &reqwest::Response) -> bool {
+        matches!(response.status().as_u16(), 429 | 503)
+    }
+}
+
+async fn reqwest_middleware_own_rule() -> Run {
+    let (addr, budget) = (server().await, Arc::new(budget()));
+    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(
+            RetryMiddleware::new(policy())
+                .hooks(OwnRule)
+                .budget(Arc::clone(&budget)),
+        )
+        .build();
+    let (out, trace) = trace(client.get(format!("http://{addr}/")).send()).await;
+    run(out.unwrap().status() == StatusCode::OK, &trace, &budget)
+}
+
 async fn reqwest_middleware() -> Run {
     let (addr, budget) = (server().await, Arc::new(budget()));
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
@@ -243,13 +289,14 @@ async fn closure_api_over_reqwest() -> Run {
     run(out.is_ok(), &trace, &budget)
 }
 
-/// The closure API retrying responses: `transient` on a status notes its class as on an error.
+/// The closure API retrying responses, asking the status itself: `StatusCode`'s `is_transient`
+/// notes its class as `transient` does.
 async fn closure_api_over_reqwest_responses() -> Run {
     let (addr, budget) = (server().await, budget());
     let (client, policy) = (reqwest::Client::new(), policy());
     let call = policy
         .retry(|| client.get(format!("http://{addr}/")).send())
-        .retry_if_ok(|r| reattempt::transient(&r.status()))
+        .retry_if_ok(|r| r.status().is_transient())
         .idempotent(true)
         .without_timeout()
         .budget(&budget);
@@ -269,13 +316,21 @@ async fn every_driver_honours_the_class_of_the_same_failures() {
             tower_layer().await,
         ),
         ("tower RetryLayer, .http()", tower_http().await),
+        (
+            "tower RetryLayer, .http().retry_if_ok(a rule of the user's)",
+            tower_http_own_rule().await,
+        ),
         ("reqwest middleware", reqwest_middleware().await),
+        (
+            "reqwest middleware, .hooks(a rule of the user's)",
+            reqwest_middleware_own_rule().await,
+        ),
         (
             "closure API over reqwest, .retry_if(transient)",
             closure_api_over_reqwest().await,
         ),
         (
-            "closure API over reqwest, .retry_if_ok(transient status)",
+            "closure API over reqwest, .retry_if_ok(|r| r.status().is_transient())",
             closure_api_over_reqwest_responses().await,
         ),
     ] {

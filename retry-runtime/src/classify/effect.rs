@@ -209,15 +209,35 @@ pub(crate) fn note_refused() {
 
 /// Notes, in the judgement in progress, the class of the error the crate's judgement is asked
 /// about ([`transient`](crate::transient) calls it): hooks that state no class use it. Outside a
-/// judgement, nothing.
+/// judgement, nothing (`class` is not even asked).
 #[inline]
-pub(crate) fn note_class(class: ErrorClass) {
+pub(crate) fn note_class(class: impl FnOnce() -> ErrorClass) {
     JUDGEMENT.with(|j| {
         if let Some(mut judgement) = j.get() {
-            judgement.class = Some(class);
+            judgement.class = Some(class());
             j.set(Some(judgement));
         }
     });
+}
+
+/// [`note_class`], unless a class was noted already in this judgement: for a driver that knows
+/// the class of an outcome's type (an HTTP response's status) and asks after the user's
+/// predicate, which may have noted one of its own.
+#[cfg(all(feature = "tower", feature = "http"))]
+#[inline]
+pub(crate) fn note_class_unless_noted(class: impl FnOnce() -> ErrorClass) {
+    if judged_class().is_none() {
+        note_class(class);
+    }
+}
+
+/// `answer` (a `Transient` impl's `is_transient`), with the error's `class` noted
+/// ([`note_class`]): how the crate's own impls end, so that `.retry_if(|e| e.is_transient())` on
+/// the crate's types tells the class as [`transient`](crate::transient) does.
+#[inline]
+pub(crate) fn noting_class(class: impl FnOnce() -> ErrorClass, answer: bool) -> bool {
+    note_class(class);
+    answer
 }
 
 /// The class the crate's judgement noted in the judgement in progress ([`note_class`]): what
@@ -349,14 +369,14 @@ mod tests {
     #[test]
     fn a_class_noted_belongs_to_its_judgement_alone() {
         use crate::ErrorClass::{Throttling, Timeout};
-        note_class(Throttling);
+        note_class(|| Throttling);
         assert_eq!(judged_class(), None, "outside a judgement nothing is kept");
         let ((), _) = judging(false, false, || {
             assert_eq!(judged_class(), None, "a judgement starts knowing nothing");
-            note_class(Throttling);
+            note_class(|| Throttling);
             let ((), _) = judging(false, false, || {
                 assert_eq!(judged_class(), None, "nor does a nested one");
-                note_class(Timeout);
+                note_class(|| Timeout);
                 assert_eq!(judged_class(), Some(Timeout));
             });
             assert_eq!(

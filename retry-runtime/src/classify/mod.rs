@@ -236,7 +236,7 @@ pub trait Transient {
 /// ```
 impl Transient for std::io::Error {
     fn is_transient(&self) -> bool {
-        effect::transient_by_effect(self.effect())
+        effect::noting_class(|| self.class(), effect::transient_by_effect(self.effect()))
     }
 
     fn is_timeout(&self) -> bool {
@@ -269,7 +269,7 @@ impl Transient for std::io::Error {
 /// ```
 impl Transient for Elapsed {
     fn is_transient(&self) -> bool {
-        may_repeat(Effect::Unknown)
+        effect::noting_class(|| ErrorClass::Timeout, may_repeat(Effect::Unknown))
     }
 
     /// An attempt cut by a timeout may have acted (the request may have been sent):
@@ -332,9 +332,11 @@ impl<T: Transient + ?Sized> Transient for Box<T> {
 /// assert!(reattempt::transient(&Error::from(ErrorKind::TimedOut)));
 /// ```
 pub fn transient<E: Transient + ?Sized>(error: &E) -> bool {
-    // Inside a retrying call's judgement, the error's class too: hooks that state none use it.
-    effect::note_class(error.class());
-    error.is_transient() && may_repeat(error.effect())
+    let retry = error.is_transient() && may_repeat(error.effect());
+    // Inside a retrying call's judgement, the error's class too, for hooks that state none;
+    // noted last, so that a wrapper's own class wins over any its `is_transient` asked.
+    effect::note_class(|| error.class());
+    retry
 }
 
 /// The function form of [`Transient::class`]: for the closure API's

@@ -499,6 +499,9 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
     fn retry_if(&mut self, error: &Error) -> bool {
         // HTTP's safety rule decides about repeating from the request (`decide`): the
         // classification says only whether the failure is transient.
+        // The crate knows the error's type: hooks that state no class take its class (a 429
+        // status error is throttling), as after `transient`.
+        crate::classify::effect::note_class(|| HttpClassify.class(error));
         let retryable = crate::classify::effect::classify_only(|| self.hooks.retry_if(error));
         self.classified = retryable;
         self.decide(Err(error), retryable)
@@ -543,6 +546,7 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
 
     fn retry_if_ok(&mut self, response: &Response) -> bool {
         // As `retry_if`: HTTP's safety rule decides about repeating a response from the request.
+        crate::classify::effect::note_class(|| response.status().class());
         let retryable = crate::classify::effect::classify_only(|| self.hooks.retry_if_ok(response));
         self.decide(Ok(response), retryable)
     }

@@ -2199,6 +2199,13 @@ mod http {
             outcome: Result<&Response<B2>, &E>,
             retryable: bool,
         ) -> bool {
+            if let Ok(response) = outcome {
+                // The crate knows a response's class (a 429 is throttling): a `retry_if_ok` of
+                // the user's that noted none gets it, as after `transient`.
+                crate::classify::effect::note_class_unless_noted(|| {
+                    crate::error_class(&response.status())
+                });
+            }
             let verdict = self.verdict(request, outcome, retryable);
             let decision = self.rule.decide(request, outcome, verdict);
             if verdict.retryable && !verdict.safe && !decision {
