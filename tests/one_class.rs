@@ -395,3 +395,29 @@ async fn an_explicit_error_class_wins() {
     );
     assert_eq!(budget.available(), 500 - 14);
 }
+
+/// An error type that does not implement `Transient`, wrapping one that does.
+#[derive(Debug)]
+struct Opaque(ApiError);
+
+impl From<reattempt::Elapsed> for Opaque {
+    fn from(elapsed: reattempt::Elapsed) -> Self {
+        Opaque(elapsed.into())
+    }
+}
+
+impl Api {
+    #[retryable(policy = &POLICY, budget = self.budget, retry_if = |e: &Opaque| reattempt::transient(&e.0))]
+    async fn opaque(&self) -> Result<u32, Opaque> {
+        attempt(&self.calls).map_err(Opaque)
+    }
+}
+
+/// The attribute cannot ask `Opaque` its class; it takes what the predicate noted, as the closure
+/// API does.
+#[tokio::test(start_paused = true)]
+async fn the_attribute_takes_the_class_the_predicate_noted_for_a_type_that_cannot_say() {
+    let api = Api::new();
+    let (out, trace) = trace(api.opaque()).await;
+    assert_eq!(run(out.is_ok(), &trace, &api.budget), expected());
+}

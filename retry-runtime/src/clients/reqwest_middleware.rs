@@ -184,7 +184,9 @@ impl<H> RetryMiddleware<H> {
     /// Classifies with `hooks` instead of [`HttpClassify`]: the attribute's hooks, by the same
     /// names (`retry_if`, `retry_if_ok`, `retry_after`, `retry_after_ok`, `on_retry`,
     /// `is_timeout`). Each request gets a clone of them. To change one thing, wrap
-    /// [`HttpClassify`] and call it for the rest.
+    /// [`HttpClassify`] and call it for the rest. Hooks that state no `class` (`class_ok`) still
+    /// get [`HttpClassify`]'s: the error's and the response status's own (a 429 is throttling;
+    /// see [which drivers honour the class](crate::Transient::class#which-drivers-honour-it-and-when)).
     ///
     /// ```
     /// use std::time::Duration;

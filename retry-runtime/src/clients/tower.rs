@@ -1162,7 +1162,8 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     }
 
     /// Tells which errors report a timeout (a client's own read timeout): a retry after one
-    /// costs the budget's `timeout_cost`, and the breaker counts it as a failure.
+    /// costs the budget's `timeout_cost`, and the breaker counts it as a failure. The errors it
+    /// does not name keep the class the retry predicate told (see [`error_class`](Self::error_class)).
     pub fn timeout_if<E, F: FnMut(&E) -> bool + Clone>(
         self,
         predicate: F,
@@ -1172,8 +1173,15 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
 
     /// Tells each error's class ([`ErrorClass`]), in place of [`timeout_if`](Self::timeout_if),
     /// as the closure API's `error_class`: a throttling error's retry grows from the policy's
-    /// `throttling_delay` and costs the budget's `throttling_cost`.
-    /// [`error_class`](crate::error_class) asks [`Transient::class`](crate::Transient::class).
+    /// `throttling_delay` and costs the budget's `throttling_cost`. The class given here always
+    /// wins. [`error_class`](crate::error_class) asks [`Transient::class`](crate::Transient::class).
+    ///
+    /// Not needed when the class is known without it: `.retry_if(reattempt::transient)` (or a
+    /// predicate asking the crate's own `Transient` impls) tells the layer each judged error's
+    /// class, and with [`http`](Self::http) a response's status tells its own (a 429 is
+    /// throttling). Needed with no `retry_if` or a rule of your own on a type of your own: the
+    /// layer puts no bound on the error type and cannot ask it. See
+    /// [which drivers honour the class, and when](crate::Transient::class#which-drivers-honour-it-and-when).
     ///
     /// ```
     /// use reattempt::tower::RetryLayer;

@@ -217,9 +217,11 @@ pub trait Hooks<T, E> {
 
 /// The class of the error being judged when the hooks state none: the one the crate's judgement
 /// noted ([`transient`](crate::transient) notes [`Transient::class`](crate::Transient::class)),
-/// else transient. Read inside the engine's judgement only (see `classify::effect`).
+/// else transient. Read inside the engine's judgement only (see `classify::effect`); outside
+/// one, transient. (`#[retryable]`'s class probe falls back to it for an error type that does
+/// not implement `Transient`.)
 #[inline]
-pub(crate) fn judged_class() -> ErrorClass {
+pub fn judged_class() -> ErrorClass {
     crate::classify::effect::judged_class().unwrap_or_default()
 }
 
