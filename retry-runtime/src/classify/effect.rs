@@ -20,7 +20,7 @@
 
 use std::cell::Cell;
 
-use crate::ErrorClass;
+use super::class::ErrorClass;
 
 /// What a failed attempt may have done: whether it proves that nothing was done, or leaves the
 /// outcome unknown. [`Transient::effect`](crate::Transient::effect) says it of an error; retry
