@@ -158,7 +158,7 @@ async fn closure_api() -> Run {
 async fn tower_layer() -> Run {
     let calls = Arc::new(AtomicU32::new(0));
     let budget = Arc::new(budget());
-    let service = service_fn(move |_: ()| {
+    let service = service_fn(move |(): ()| {
         let calls = Arc::clone(&calls);
         async move { attempt(&calls) }
     });

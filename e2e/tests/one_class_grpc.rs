@@ -1,6 +1,6 @@
 //! One vocabulary, one behaviour (issue 37), the gRPC layer's row of `tests/one_class.rs`: a
-//! tonic-health server on loopback answers RESOURCE_EXHAUSTED (throttling), then UNAVAILABLE
-//! (transient), then SERVING, under `Preset::Aws2026`'s policy and budget on tokio's paused
+//! tonic-health server on loopback answers `RESOURCE_EXHAUSTED` (throttling), then `UNAVAILABLE`
+//! (transient), then `SERVING`, under `Preset::Aws2026`'s policy and budget on tokio's paused
 //! clock. The layer sleeps what every other driver sleeps (1 s, then 100 ms) and leaves the same
 //! tokens (throttling costs 5, transient 14, given back on success), whether its hooks are the
 //! user's (stating no class) or the closure API's over the same channel.
@@ -21,7 +21,7 @@ use tonic_health::pb::health_server::{Health, HealthServer};
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 use tower_layer::Layer;
 
-/// RESOURCE_EXHAUSTED, UNAVAILABLE, then SERVING.
+/// `RESOURCE_EXHAUSTED`, `UNAVAILABLE`, then `SERVING`.
 struct Scripted(Arc<AtomicU32>);
 
 #[tonic::async_trait]
@@ -71,7 +71,7 @@ fn channel(addr: SocketAddr) -> Channel {
 }
 
 /// The preset's schedule without its jitter; a health check is safe to repeat after an
-/// UNAVAILABLE (whose outcome is unknown).
+/// `UNAVAILABLE` (whose outcome is unknown).
 fn policy() -> RetryPolicy {
     Preset::Aws2026
         .policy()
@@ -101,7 +101,7 @@ fn assert_as_every_driver(driver: &str, succeeded: bool, trace: &Trace, budget: 
 }
 
 /// A user's hooks retrying two codes, stating no class: the layer knows the error is a
-/// `Status`, and RESOURCE_EXHAUSTED is throttling.
+/// `Status`, and `RESOURCE_EXHAUSTED` is throttling.
 #[derive(Clone)]
 struct TwoCodes;
 

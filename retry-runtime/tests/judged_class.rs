@@ -127,7 +127,8 @@ async fn a_class_noted_in_one_call_does_not_reach_another_running_beside_it() {
         [Duration::from_secs(1), Duration::from_secs(2)]
     );
     assert_eq!(sleeps(&plain), [10 * MS, 20 * MS]);
-    assert_eq!(budget.available(), 100 - 2 * 1 - 2 * 5);
+    // Two throttling retries at 1 token, two transient ones at 5.
+    assert_eq!(budget.available(), 100 - 2 - 2 * 5);
 }
 
 /// A wrapper's own class wins over the class of what its `is_transient` asks.

@@ -176,6 +176,7 @@ pub trait Transient {
     ///     let out = policy
     ///         .retry(|| async { Err::<(), _>(SlowDown) })
     ///         .retry_if(reattempt::transient) // nothing else: the class comes with it
+    ///         .without_timeout()
     ///         .budget(&budget)
     ///         .await;
     ///     assert!(out.is_err());

@@ -131,7 +131,12 @@ pub trait Hooks<T, E> {
     ///     }
     ///     let policy = Preset::Aws2026.policy().max_attempts(2).build().unwrap();
     ///     let budget = Preset::Aws2026.budget().build().unwrap();
-    ///     let out = policy.retry(|| async { Err(SlowDown) }).hooks(Crate).budget(&budget).await;
+    ///     let out = policy
+    ///         .retry(|| async { Err(SlowDown) })
+    ///         .hooks(Crate)
+    ///         .without_timeout()
+    ///         .budget(&budget)
+    ///         .await;
     ///     assert!(out.is_err());
     ///     assert_eq!(budget.available(), 500 - 5, "a throttling retry: the preset's 5 tokens");
     /// }
