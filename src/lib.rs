@@ -150,7 +150,7 @@ pub mod __private;
 /// a retry after a timeout costs the budget's `timeout_cost` (a throttling error's, its
 /// `throttling_cost`), and the breaker counts a timeout as a failure, retried or not. An error of
 /// another type has the class its `retry_if` told (`reattempt::transient` on an error it wraps),
-/// as in every driver (see [which drivers honour the class](Transient::class#which-drivers-honour-it-and-when)).
+/// as in every driver (see [which drivers honour the class](Transient#which-drivers-honour-it-and-when)).
 ///
 /// **What the macro refuses, by rule.** Every misuse is a compile error at the key, saying what
 /// to write:

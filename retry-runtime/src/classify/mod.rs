@@ -327,7 +327,7 @@ impl<T: Transient + ?Sized> Transient for Box<T> {
 /// unknown (the attempt may have acted), only on a call that is idempotent (see [`Effect`]):
 /// a reset `UPDATE … SET v = v + 1` is not run twice unless the call says it may be. Inside a
 /// retrying call it also tells the call the error's [`class`](Transient::class), in every
-/// driver (see [which drivers honour it](Transient::class#which-drivers-honour-it-and-when)).
+/// driver (see [which drivers honour it](Transient#which-drivers-honour-it-and-when)).
 ///
 /// Outside a retrying call nothing is refused for the effect:
 ///
@@ -346,7 +346,7 @@ pub fn transient<E: Transient + ?Sized>(error: &E) -> bool {
 /// The function form of [`Transient::class`]: for the closure API's
 /// [`error_class`](crate::Retry::error_class) and the tower layer's, where the retry predicate
 /// does not tell the class itself (see
-/// [which drivers honour it](Transient::class#which-drivers-honour-it-and-when)).
+/// [which drivers honour it](Transient#which-drivers-honour-it-and-when)).
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};
@@ -359,7 +359,7 @@ pub fn error_class<E: Transient + ?Sized>(error: &E) -> ErrorClass {
 
 /// The predicate form of [`Transient::is_timeout`]: for the closure API's
 /// [`timeout_if`](crate::Retry::timeout_if) (needed only where the class is not known without
-/// it: see [which drivers honour it](Transient::class#which-drivers-honour-it-and-when)).
+/// it: see [which drivers honour it](Transient#which-drivers-honour-it-and-when)).
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};

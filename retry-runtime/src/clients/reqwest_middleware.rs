@@ -186,7 +186,7 @@ impl<H> RetryMiddleware<H> {
     /// `is_timeout`). Each request gets a clone of them. To change one thing, wrap
     /// [`HttpClassify`] and call it for the rest. Hooks that state no `class` (`class_ok`) still
     /// get [`HttpClassify`]'s: the error's and the response status's own (a 429 is throttling;
-    /// see [which drivers honour the class](crate::Transient::class#which-drivers-honour-it-and-when)).
+    /// see [which drivers honour the class](crate::Transient#which-drivers-honour-it-and-when)).
     ///
     /// ```
     /// use std::time::Duration;

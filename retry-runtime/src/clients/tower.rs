@@ -1181,7 +1181,7 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     /// class, and with [`http`](Self::http) a response's status tells its own (a 429 is
     /// throttling). Needed with no `retry_if` or a rule of your own on a type of your own: the
     /// layer puts no bound on the error type and cannot ask it. See
-    /// [which drivers honour the class, and when](crate::Transient::class#which-drivers-honour-it-and-when).
+    /// [which drivers honour the class, and when](crate::Transient#which-drivers-honour-it-and-when).
     ///
     /// ```
     /// use reattempt::tower::RetryLayer;

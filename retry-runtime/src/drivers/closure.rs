@@ -482,7 +482,7 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// The errors it does not name keep the class the retry predicate told (a throttling
     /// error's, after `.retry_if(reattempt::transient)`). Default: the policy's own `timeout`
     /// and the errors whose class the predicate told is a timeout (see
-    /// [which drivers honour the class](crate::Transient::class#which-drivers-honour-it-and-when)).
+    /// [which drivers honour the class](crate::Transient#which-drivers-honour-it-and-when)).
     ///
     /// ```
     /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
@@ -559,7 +559,7 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// API puts no bound on the error type, and stable Rust cannot ask `Transient` of a type that
     /// may not implement it); then [`error_class`](crate::error_class) asks
     /// [`Transient::class`](crate::Transient::class). The table of which drivers honour the
-    /// class, and when, is under [`Transient::class`](crate::Transient::class#which-drivers-honour-it-and-when).
+    /// class, and when, is under [`Transient::class`](crate::Transient#which-drivers-honour-it-and-when).
     ///
     /// ```
     /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
