@@ -570,7 +570,8 @@ pub trait NeverFits {
 }
 
 /// An attempt's error, asked its class ([`Transient::class`]) when its type implements
-/// [`Transient`], and transient otherwise: autoref specialization. The generated code calls
+/// [`Transient`], and otherwise the class the call's predicate noted (`reattempt::transient` on
+/// an error it wraps), else transient: autoref specialization. The generated code calls
 /// `ClassProbe(&error).__reattempt_class()` with [`ProbeClass`] in scope (a method name no user
 /// trait shares, so that no extension trait in scope takes the call over); method lookup tries
 /// `ClassProbe<E>` first (implemented when `E: Transient`, for a concrete type or a generic one
@@ -589,7 +590,7 @@ pub struct ClassProbe<'a, E: ?Sized>(pub &'a E);
 
 /// See [`ClassProbe`].
 pub trait ProbeClass {
-    /// The error's class (transient for a type that cannot say).
+    /// The error's class (for a type that cannot say, what the predicate noted, else transient).
     fn __reattempt_class(self) -> retry_runtime::ErrorClass;
 }
 
@@ -601,9 +602,11 @@ impl<E: Transient + ?Sized> ProbeClass for ClassProbe<'_, E> {
 }
 
 impl<E: ?Sized> ProbeClass for &ClassProbe<'_, E> {
+    /// The type cannot say: the class the call's predicate noted (`reattempt::transient` on an
+    /// error it wraps), as in the closure API, else transient.
     #[inline]
     fn __reattempt_class(self) -> retry_runtime::ErrorClass {
-        retry_runtime::ErrorClass::Transient
+        retry_runtime::__private::judged_class()
     }
 }
 

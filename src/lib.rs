@@ -146,9 +146,11 @@ pub mod __private;
 /// [`RetryPolicy::retry`]`(…).timeout_into(|elapsed| …)` or `.without_timeout()`.
 ///
 /// With a `circuit_breaker` or a `budget`, an error whose type implements [`Transient`] (a
-/// concrete type, or a type parameter bounded by `Transient`) is asked [`Transient::is_timeout`]:
-/// a retry after a timeout costs the budget's `timeout_cost`, and the breaker counts a failure,
-/// retried or not.
+/// concrete type, or a type parameter bounded by `Transient`) is asked [`Transient::class`]:
+/// a retry after a timeout costs the budget's `timeout_cost` (a throttling error's, its
+/// `throttling_cost`), and the breaker counts a timeout as a failure, retried or not. An error of
+/// another type has the class its `retry_if` told (`reattempt::transient` on an error it wraps),
+/// as in every driver (see [which drivers honour the class](Transient#which-drivers-honour-it-and-when)).
 ///
 /// **What the macro refuses, by rule.** Every misuse is a compile error at the key, saying what
 /// to write:

@@ -190,6 +190,7 @@ pub mod __private {
     };
     pub use crate::drivers::lent::{Captures, Lends, Lent, LentAttempt, WithLt};
     pub use crate::engine::events::CallName;
+    pub use crate::engine::hooks::judged_class;
     pub use crate::engine::state::{Decision, Detached, Engine, Start};
     pub use crate::engine::steps::{
         CopyDecision, admit, begin, decide, decide_copy, decide_keeping, poll_slot, start_alongside,

@@ -20,6 +20,8 @@
 
 use std::cell::Cell;
 
+use super::class::ErrorClass;
+
 /// What a failed attempt may have done: whether it proves that nothing was done, or leaves the
 /// outcome unknown. [`Transient::effect`](crate::Transient::effect) says it of an error; retry
 /// events carry it (field `effect`).
@@ -91,6 +93,10 @@ struct Judgement {
     seen: Option<Effect>,
     /// The crate's judgement refused a retry for an unknown outcome.
     refused: bool,
+    /// The class ([`Transient::class`](crate::Transient::class)) of the error the crate's
+    /// judgement ([`transient`](crate::transient)) was last asked about, if it was asked: the
+    /// class of a call whose hooks state none (see [`judged_class`]).
+    class: Option<ErrorClass>,
 }
 
 thread_local! {
@@ -131,6 +137,7 @@ pub(crate) fn judging<R>(
             timed_out,
             seen: None,
             refused: false,
+            class: None,
         }))
     }));
     let answer = judge();
@@ -198,6 +205,51 @@ pub(crate) fn note_refused() {
             j.set(Some(judgement));
         }
     });
+}
+
+/// Notes, in the judgement in progress, the class of the error the crate's judgement is asked
+/// about ([`transient`](crate::transient) calls it): hooks that state no class use it. Outside a
+/// judgement, nothing (`class` is not even asked).
+#[inline]
+pub(crate) fn note_class(class: impl FnOnce() -> ErrorClass) {
+    JUDGEMENT.with(|j| {
+        if let Some(mut judgement) = j.get() {
+            judgement.class = Some(class());
+            j.set(Some(judgement));
+        }
+    });
+}
+
+/// [`note_class`], unless a class was noted already in this judgement: for a driver that knows
+/// the class of an outcome's type (an HTTP response's status) and asks after the user's
+/// predicate, which may have noted one of its own.
+#[cfg(all(feature = "tower", feature = "http"))]
+#[inline]
+pub(crate) fn note_class_unless_noted(class: impl FnOnce() -> ErrorClass) {
+    if judged_class().is_none() {
+        note_class(class);
+    }
+}
+
+/// `answer` (a `Transient` impl's `is_transient`), with the error's `class` noted
+/// ([`note_class`]): how the crate's own impls end, so that `.retry_if(|e| e.is_transient())` on
+/// the crate's types tells the class as [`transient`](crate::transient) does.
+#[inline]
+pub(crate) fn noting_class(class: impl FnOnce() -> ErrorClass, answer: bool) -> bool {
+    note_class(class);
+    answer
+}
+
+/// The class the crate's judgement noted in the judgement in progress ([`note_class`]): what
+/// [`Hooks::class`](crate::Hooks::class) falls back to when the hooks state no class. `None`
+/// outside a judgement, or when the call's predicate did not ask the crate (a rule the user
+/// wrote, or no `retry_if` at all: nothing is known of the error's type then). The engine asks
+/// the hooks' `class` inside the same judgement as their `retry_if`, for the same error, and the
+/// judgement ends (the outer one restored) before anything is awaited, so a class noted for one
+/// error never reaches another call, another task, or the next attempt.
+#[inline]
+pub(crate) fn judged_class() -> Option<ErrorClass> {
+    JUDGEMENT.with(|j| j.get().and_then(|judgement| judgement.class))
 }
 
 /// The crate's `Transient` impls whose table is their effect: transient when the effect is
@@ -312,6 +364,29 @@ mod tests {
                 refused: false
             }
         );
+    }
+
+    #[test]
+    fn a_class_noted_belongs_to_its_judgement_alone() {
+        use crate::ErrorClass::{Throttling, Timeout};
+        note_class(|| Throttling);
+        assert_eq!(judged_class(), None, "outside a judgement nothing is kept");
+        let ((), _) = judging(false, false, || {
+            assert_eq!(judged_class(), None, "a judgement starts knowing nothing");
+            note_class(|| Throttling);
+            let ((), _) = judging(false, false, || {
+                assert_eq!(judged_class(), None, "nor does a nested one");
+                note_class(|| Timeout);
+                assert_eq!(judged_class(), Some(Timeout));
+            });
+            assert_eq!(
+                judged_class(),
+                Some(Throttling),
+                "the outer one's is restored"
+            );
+        });
+        assert_eq!(judged_class(), None, "nothing left for the next judgement");
+        let ((), _) = judging(false, false, || assert_eq!(judged_class(), None));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 // What a response or an error means for retrying, per protocol and client: HTTP statuses and
 // `Retry-After` (`http`, with every server hint in `hints`), gRPC statuses (`tonic`), database
 // errors (`sqlx`). The client stacks that act on these verdicts are in `crate::clients`.
+mod class;
 pub(crate) mod effect;
 #[cfg(feature = "http")]
 pub(crate) mod hints;
@@ -13,67 +14,9 @@ mod sqlx;
 #[cfg(feature = "tonic")]
 pub mod tonic;
 
+pub use self::class::ErrorClass;
 pub use self::effect::{Effect, may_repeat};
 use crate::error::Elapsed;
-
-/// The class of a retryable error, which can set what its retry costs and how long it waits
-/// (the AWS SDKs' 2026 standard mode: a throttling retry costs a budget 5 tokens and backs off
-/// from 1 s, a transient one 14 tokens from 50 ms).
-///
-/// - [`Transient`](ErrorClass::Transient): a passing failure (a reset connection, a 500 or 503
-///   during a deploy). The policy's `delay`, the budget's `retry_cost`.
-/// - [`Throttling`](ErrorClass::Throttling): the server asked the client to slow down (429,
-///   gRPC `RESOURCE_EXHAUSTED`, AWS's `ThrottlingException` or S3's 503 `SlowDown`). The policy's
-///   `throttling_delay` if set, else `delay`; the budget's `throttling_cost` (by default its
-///   `retry_cost`).
-/// - [`Timeout`](ErrorClass::Timeout): the attempt waited too long for an answer (our own
-///   `timeout` cut it, or its error says so). The policy's `delay`; the budget's `timeout_cost`;
-///   a circuit breaker counts it as a failure even when it is not retried.
-///
-/// [`Transient::class`] says which; events (`class`) and metrics (label `class`) carry it.
-///
-/// ```
-/// use reattempt::{ErrorClass, Transient};
-///
-/// #[derive(Debug)]
-/// enum ApiError { TooManyRequests, Unavailable }
-/// impl Transient for ApiError {
-///     fn is_transient(&self) -> bool { true }
-///     fn class(&self) -> ErrorClass {
-///         match self {
-///             ApiError::TooManyRequests => ErrorClass::Throttling,
-///             ApiError::Unavailable => ErrorClass::Transient,
-///         }
-///     }
-/// }
-/// assert_eq!(ApiError::TooManyRequests.class(), ErrorClass::Throttling);
-/// assert_eq!(ErrorClass::Throttling.as_str(), "throttling");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ErrorClass {
-    /// A passing failure.
-    #[default]
-    Transient,
-    /// The server asked the client to slow down.
-    Throttling,
-    /// The attempt waited too long for an answer.
-    Timeout,
-}
-
-impl ErrorClass {
-    /// The class's name in events and metrics: `transient`, `throttling` or `timeout`.
-    ///
-    /// ```
-    /// assert_eq!(reattempt::ErrorClass::Timeout.as_str(), "timeout");
-    /// ```
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ErrorClass::Transient => "transient",
-            ErrorClass::Throttling => "throttling",
-            ErrorClass::Timeout => "timeout",
-        }
-    }
-}
 
 /// The error codes the AWS SDKs treat as throttling (the SDKs' retry specification, as in
 /// aws-sdk-go-v2's `retry.DefaultThrottleErrorCodes` and aws-sdk-java-v2's `THROTTLING_ERROR_CODES`).
@@ -182,6 +125,65 @@ pub trait Transient {
     /// assert_eq!(Error::from(ErrorKind::TimedOut).class(), ErrorClass::Timeout);
     /// assert_eq!(Error::from(ErrorKind::ConnectionReset).class(), ErrorClass::Transient);
     /// ```
+    ///
+    /// # Which drivers honour it, and when
+    ///
+    /// The class decides the retry's delay (a policy's `throttling_delay`) and its cost (a
+    /// budget's `throttling_cost`, `timeout_cost`). Every driver honours it with nothing written
+    /// beside the retry predicate, wherever the error's class can be known:
+    ///
+    /// | driver | the class is the error's own |
+    /// |---|---|
+    /// | `#[retryable]` | whenever the error type implements `Transient` (the attribute sees the concrete type); for a type that does not, as the closure API |
+    /// | the closure API (`policy.retry(..)`), the tower `RetryLayer` | for each error (or retried `Ok`) its `retry_if` (`retry_if_ok`) judged through the crate: [`transient`] (`.retry_if(reattempt::transient)`), the `Transient` impls the crate ships (`.retry_if(\|e\| e.is_transient())` on an `io::Error`, `StatusCode`, `reqwest::Error`, `tonic::Status`, `sqlx::Error`), `reattempt::tonic::codes` |
+    /// | the tower layer's `.http()`, the reqwest middleware | a response's status, always (a 429 is throttling); the middleware's errors, always |
+    /// | the gRPC layer | a `Status`'s, always (`RESOURCE_EXHAUSTED` is throttling) |
+    ///
+    /// Where nothing is known, every retry is transient: a `retry_if` that does not ask the crate
+    /// (a rule you wrote, `|e| e.code == 429`, on a type of your own), or no `retry_if` at all
+    /// in the closure API and the tower layer (they put no bound on the error type, and stable
+    /// Rust has no specialization to ask `Transient` of a type that may not implement it). Say
+    /// it then with [`.error_class(reattempt::error_class)`](crate::Retry::error_class). A class
+    /// stated (`error_class`, `timeout_if` for the errors it names, a [`Hooks`](crate::Hooks)
+    /// impl's own `class`, `#[retryable]`'s for a `Transient` type) wins over a class noted.
+    ///
+    /// How: while the engine judges an error, [`transient`] (and the rest above) notes the
+    /// error's class; the engine asks the hooks' `class` right after `retry_if`, in the same
+    /// judgement, and hooks that state none take the class noted. The note is the judged error's
+    /// alone: the judgement ends before anything is awaited, so it never reaches the next
+    /// attempt, another call or another task. When [`transient`] is asked of an error that wraps
+    /// another (an `is_transient` that asks what it wraps), the outer error's class is the one
+    /// kept.
+    ///
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::{ErrorClass, Jitter, Preset, Transient};
+    ///     use tokio::time::Instant;
+    ///
+    ///     #[derive(Debug)]
+    ///     struct SlowDown;
+    ///     impl Transient for SlowDown {
+    ///         fn is_transient(&self) -> bool { true }
+    ///         fn class(&self) -> ErrorClass { ErrorClass::Throttling }
+    ///     }
+    ///
+    ///     let policy = Preset::Aws2026.policy().max_attempts(2).jitter(Jitter::None).build().unwrap();
+    ///     let budget = Preset::Aws2026.budget().build().unwrap();
+    ///     let start = Instant::now();
+    ///     let out = policy
+    ///         .retry(|| async { Err::<(), _>(SlowDown) })
+    ///         .retry_if(reattempt::transient) // nothing else: the class comes with it
+    ///         .without_timeout()
+    ///         .budget(&budget)
+    ///         .await;
+    ///     assert!(out.is_err());
+    ///     assert_eq!(start.elapsed(), Duration::from_secs(1), "throttling: from 1 s, not 50 ms");
+    ///     assert_eq!(budget.available(), 500 - 5, "throttling: 5 tokens, not 14");
+    /// }
+    /// ```
     fn class(&self) -> ErrorClass {
         if self.is_timeout() {
             ErrorClass::Timeout
@@ -236,7 +238,7 @@ pub trait Transient {
 /// ```
 impl Transient for std::io::Error {
     fn is_transient(&self) -> bool {
-        effect::transient_by_effect(self.effect())
+        effect::noting_class(|| self.class(), effect::transient_by_effect(self.effect()))
     }
 
     fn is_timeout(&self) -> bool {
@@ -269,7 +271,7 @@ impl Transient for std::io::Error {
 /// ```
 impl Transient for Elapsed {
     fn is_transient(&self) -> bool {
-        may_repeat(Effect::Unknown)
+        effect::noting_class(|| ErrorClass::Timeout, may_repeat(Effect::Unknown))
     }
 
     /// An attempt cut by a timeout may have acted (the request may have been sent):
@@ -323,7 +325,9 @@ impl<T: Transient + ?Sized> Transient for Box<T> {
 /// `.retry_if(transient)`: the crate's judgement. An error is retried when it
 /// [`is_transient`](Transient::is_transient) and, if its [`effect`](Transient::effect) is
 /// unknown (the attempt may have acted), only on a call that is idempotent (see [`Effect`]):
-/// a reset `UPDATE … SET v = v + 1` is not run twice unless the call says it may be.
+/// a reset `UPDATE … SET v = v + 1` is not run twice unless the call says it may be. Inside a
+/// retrying call it also tells the call the error's [`class`](Transient::class), in every
+/// driver (see [which drivers honour it](Transient#which-drivers-honour-it-and-when)).
 ///
 /// Outside a retrying call nothing is refused for the effect:
 ///
@@ -332,11 +336,17 @@ impl<T: Transient + ?Sized> Transient for Box<T> {
 /// assert!(reattempt::transient(&Error::from(ErrorKind::TimedOut)));
 /// ```
 pub fn transient<E: Transient + ?Sized>(error: &E) -> bool {
-    error.is_transient() && may_repeat(error.effect())
+    let retry = error.is_transient() && may_repeat(error.effect());
+    // Inside a retrying call's judgement, the error's class too, for hooks that state none;
+    // noted last, so that a wrapper's own class wins over any its `is_transient` asked.
+    effect::note_class(|| error.class());
+    retry
 }
 
 /// The function form of [`Transient::class`]: for the closure API's
-/// [`error_class`](crate::Retry::error_class) and the tower layer's.
+/// [`error_class`](crate::Retry::error_class) and the tower layer's, where the retry predicate
+/// does not tell the class itself (see
+/// [which drivers honour it](Transient#which-drivers-honour-it-and-when)).
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};
@@ -348,7 +358,8 @@ pub fn error_class<E: Transient + ?Sized>(error: &E) -> ErrorClass {
 }
 
 /// The predicate form of [`Transient::is_timeout`]: for the closure API's
-/// [`timeout_if`](crate::Retry::timeout_if) (the attribute asks `Transient` by itself).
+/// [`timeout_if`](crate::Retry::timeout_if) (needed only where the class is not known without
+/// it: see [which drivers honour it](Transient#which-drivers-honour-it-and-when)).
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};

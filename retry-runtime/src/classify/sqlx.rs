@@ -72,7 +72,8 @@ const SQLITE_LOCKED: u32 = 6;
 /// ```
 impl Transient for Error {
     fn is_transient(&self) -> bool {
-        transient_effect(self).is_some_and(may_repeat)
+        let transient = transient_effect(self).is_some_and(may_repeat);
+        crate::classify::effect::noting_class(|| self.class(), transient)
     }
 
     fn is_timeout(&self) -> bool {

@@ -161,7 +161,10 @@ pub use crate::clients::grpc::{
 /// ```
 pub fn codes(codes: &[Code]) -> impl Fn(&Status) -> bool + Copy + Send + Sync + 'static {
     let set = codes.iter().fold(0_u32, |set, code| set | bit(*code));
-    move |status: &Status| set & bit(status.code()) != 0
+    // Notes the status's class, as the crate's judgement does: RESOURCE_EXHAUSTED is throttling.
+    move |status: &Status| {
+        crate::classify::effect::noting_class(|| status.class(), set & bit(status.code()) != 0)
+    }
 }
 
 /// `code`'s bit in a [`codes`] set (the 17 codes are 0 to 16).
@@ -196,7 +199,8 @@ fn bit(code: Code) -> u32 {
 /// ```
 impl Transient for Status {
     fn is_transient(&self) -> bool {
-        is_transient_status(self) && crate::may_repeat(self.effect())
+        let transient = is_transient_status(self) && crate::may_repeat(self.effect());
+        crate::classify::effect::noting_class(|| self.class(), transient)
     }
 
     /// A transient status whose sources show the connection was never made (a

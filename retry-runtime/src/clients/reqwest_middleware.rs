@@ -184,7 +184,9 @@ impl<H> RetryMiddleware<H> {
     /// Classifies with `hooks` instead of [`HttpClassify`]: the attribute's hooks, by the same
     /// names (`retry_if`, `retry_if_ok`, `retry_after`, `retry_after_ok`, `on_retry`,
     /// `is_timeout`). Each request gets a clone of them. To change one thing, wrap
-    /// [`HttpClassify`] and call it for the rest.
+    /// [`HttpClassify`] and call it for the rest. Hooks that state no `class` (`class_ok`) still
+    /// get [`HttpClassify`]'s: the error's and the response status's own (a 429 is throttling;
+    /// see [which drivers honour the class](crate::Transient#which-drivers-honour-it-and-when)).
     ///
     /// ```
     /// use std::time::Duration;
@@ -499,6 +501,9 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
     fn retry_if(&mut self, error: &Error) -> bool {
         // HTTP's safety rule decides about repeating from the request (`decide`): the
         // classification says only whether the failure is transient.
+        // The crate knows the error's type: hooks that state no class take its class (a 429
+        // status error is throttling), as after `transient`.
+        crate::classify::effect::note_class(|| HttpClassify.class(error));
         let retryable = crate::classify::effect::classify_only(|| self.hooks.retry_if(error));
         self.classified = retryable;
         self.decide(Err(error), retryable)
@@ -543,6 +548,7 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
 
     fn retry_if_ok(&mut self, response: &Response) -> bool {
         // As `retry_if`: HTTP's safety rule decides about repeating a response from the request.
+        crate::classify::effect::note_class(|| response.status().class());
         let retryable = crate::classify::effect::classify_only(|| self.hooks.retry_if_ok(response));
         self.decide(Ok(response), retryable)
     }

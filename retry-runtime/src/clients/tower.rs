@@ -590,12 +590,16 @@ where
 
     #[inline]
     fn class(&mut self, error: &E) -> ErrorClass {
-        self.timeout_if.class(error).unwrap_or_default()
+        self.timeout_if
+            .class(error)
+            .unwrap_or_else(crate::engine::hooks::judged_class)
     }
 
     #[inline]
     fn class_ok(&mut self, value: &T) -> ErrorClass {
-        self.retry_if_ok.class(value).unwrap_or_default()
+        self.retry_if_ok
+            .class(value)
+            .unwrap_or_else(crate::engine::hooks::judged_class)
     }
 }
 
@@ -1158,7 +1162,8 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
     }
 
     /// Tells which errors report a timeout (a client's own read timeout): a retry after one
-    /// costs the budget's `timeout_cost`, and the breaker counts it as a failure.
+    /// costs the budget's `timeout_cost`, and the breaker counts it as a failure. The errors it
+    /// does not name keep the class the retry predicate told (see [`error_class`](Self::error_class)).
     pub fn timeout_if<E, F: FnMut(&E) -> bool + Clone>(
         self,
         predicate: F,
@@ -1168,8 +1173,15 @@ impl<RI, RO, RA, RAO, OR, TI, C, R, B, G, Q, L>
 
     /// Tells each error's class ([`ErrorClass`]), in place of [`timeout_if`](Self::timeout_if),
     /// as the closure API's `error_class`: a throttling error's retry grows from the policy's
-    /// `throttling_delay` and costs the budget's `throttling_cost`.
-    /// [`error_class`](crate::error_class) asks [`Transient::class`](crate::Transient::class).
+    /// `throttling_delay` and costs the budget's `throttling_cost`. The class given here always
+    /// wins. [`error_class`](crate::error_class) asks [`Transient::class`](crate::Transient::class).
+    ///
+    /// Not needed when the class is known without it: `.retry_if(reattempt::transient)` (or a
+    /// predicate asking the crate's own `Transient` impls) tells the layer each judged error's
+    /// class, and with [`http`](Self::http) a response's status tells its own (a 429 is
+    /// throttling). Needed with no `retry_if` or a rule of your own on a type of your own: the
+    /// layer puts no bound on the error type and cannot ask it. See
+    /// [which drivers honour the class, and when](crate::Transient#which-drivers-honour-it-and-when).
     ///
     /// ```
     /// use reattempt::tower::RetryLayer;
@@ -2216,6 +2228,13 @@ mod http {
             outcome: Result<&Response<B2>, &E>,
             retryable: bool,
         ) -> bool {
+            if let Ok(response) = outcome {
+                // The crate knows a response's class (a 429 is throttling): a `retry_if_ok` of
+                // the user's that noted none gets it, as after `transient`.
+                crate::classify::effect::note_class_unless_noted(|| {
+                    crate::error_class(&response.status())
+                });
+            }
             let verdict = self.verdict(request, outcome, retryable);
             let decision = self.rule.decide(request, outcome, verdict);
             if verdict.retryable && !verdict.safe && !decision {

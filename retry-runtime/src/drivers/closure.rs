@@ -479,8 +479,10 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// after one costs the budget's `timeout_cost`, as after an attempt the policy's `timeout`
     /// cut, and the circuit breaker counts it as a failure even when it is not retried.
     /// [`is_timeout`](crate::is_timeout) asks [`Transient::is_timeout`](crate::Transient).
-    /// Default: only the policy's own `timeout` counts. (`#[retryable]` asks `Transient` by
-    /// itself whenever the error type implements it.)
+    /// The errors it does not name keep the class the retry predicate told (a throttling
+    /// error's, after `.retry_if(reattempt::transient)`). Default: the policy's own `timeout`
+    /// and the errors whose class the predicate told is a timeout (see
+    /// [which drivers honour the class](crate::Transient#which-drivers-honour-it-and-when)).
     ///
     /// ```
     /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
@@ -547,8 +549,17 @@ impl<'p, Op, T, E, RI, RO, RA, OR, TI, B, C>
     /// Tells each error's class ([`ErrorClass`](crate::ErrorClass)), in place of
     /// [`timeout_if`](Self::timeout_if): a throttling error's retry grows from the policy's
     /// `throttling_delay` and costs the budget's `throttling_cost`; a timeout's costs its
-    /// `timeout_cost`. [`error_class`](crate::error_class) asks
-    /// [`Transient::class`](crate::Transient::class), as `#[retryable]` does by itself.
+    /// `timeout_cost`. The class given here always wins.
+    ///
+    /// Not needed when the error's class is known without it: a `retry_if` that asks the crate
+    /// ([`.retry_if(reattempt::transient)`](crate::transient), `|e| e.is_transient()` on a type
+    /// the crate ships an impl for) tells the call [`Transient::class`](crate::Transient::class)
+    /// of each error it judges, as `#[retryable]` asks it of a `Transient` type. Needed when
+    /// nothing tells it: a rule of your own on a type of your own, or no `retry_if` (the closure
+    /// API puts no bound on the error type, and stable Rust cannot ask `Transient` of a type that
+    /// may not implement it); then [`error_class`](crate::error_class) asks
+    /// [`Transient::class`](crate::Transient::class). The table of which drivers honour the
+    /// class, and when, is under [`Transient::class`](crate::Transient#which-drivers-honour-it-and-when).
     ///
     /// ```
     /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.

@@ -102,21 +102,60 @@ pub trait Hooks<T, E> {
     }
 
     /// The class of a retryable error ([`ErrorClass`]): what a retry after it costs the budget
-    /// and which delay it grows from. Default: a timeout when [`is_timeout`](Hooks::is_timeout)
-    /// says so, else transient.
+    /// and which delay it grows from. The engine asks it right after
+    /// [`retry_if`](Hooks::retry_if), for the same error. Default: a timeout when
+    /// [`is_timeout`](Hooks::is_timeout) says so, else the class that the crate's judgement
+    /// found while `retry_if` ran ([`transient`](crate::transient) notes
+    /// [`Transient::class`](crate::Transient::class): a throttling error is throttling), else
+    /// transient (a `retry_if` that does not ask the crate says nothing of the class).
+    ///
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use reattempt::{ErrorClass, Hooks, Preset, Transient};
+    ///
+    ///     #[derive(Debug)]
+    ///     struct SlowDown;
+    ///     impl Transient for SlowDown {
+    ///         fn is_transient(&self) -> bool { true }
+    ///         fn class(&self) -> ErrorClass { ErrorClass::Throttling }
+    ///     }
+    ///
+    ///     /// States no class: the engine takes the one `transient` noted.
+    ///     struct Crate;
+    ///     impl Hooks<(), SlowDown> for Crate {
+    ///         fn retry_if(&mut self, e: &SlowDown) -> bool {
+    ///             reattempt::transient(e)
+    ///         }
+    ///     }
+    ///     let policy = Preset::Aws2026.policy().max_attempts(2).build().unwrap();
+    ///     let budget = Preset::Aws2026.budget().build().unwrap();
+    ///     let out = policy
+    ///         .retry(|| async { Err(SlowDown) })
+    ///         .hooks(Crate)
+    ///         .without_timeout()
+    ///         .budget(&budget)
+    ///         .await;
+    ///     assert!(out.is_err());
+    ///     assert_eq!(budget.available(), 500 - 5, "a throttling retry: the preset's 5 tokens");
+    /// }
+    /// ```
     fn class(&mut self, error: &E) -> ErrorClass {
         if self.is_timeout(error) {
             ErrorClass::Timeout
         } else {
-            ErrorClass::Transient
+            judged_class()
         }
     }
 
     /// The class of an `Ok` value that [`retry_if_ok`](Hooks::retry_if_ok) retries (a 429
-    /// response is throttling). Default: transient.
+    /// response is throttling), asked right after it. Default: the class the crate's judgement
+    /// found while `retry_if_ok` ran (`|r| reattempt::transient(&r.status())` notes a 429's
+    /// throttling), else transient.
     fn class_ok(&mut self, value: &T) -> ErrorClass {
         let _ = value;
-        ErrorClass::Transient
+        judged_class()
     }
 
     /// Whether an `Ok` value that is not retried is still the dependency's failure (a 503 that
@@ -179,6 +218,16 @@ pub trait Hooks<T, E> {
         let _ = error;
         true
     }
+}
+
+/// The class of the error being judged when the hooks state none: the one the crate's judgement
+/// noted ([`transient`](crate::transient) notes [`Transient::class`](crate::Transient::class)),
+/// else transient. Read inside the engine's judgement only (see `classify::effect`); outside
+/// one, transient. (`#[retryable]`'s class probe falls back to it for an error type that does
+/// not implement `Transient`.)
+#[inline]
+pub fn judged_class() -> ErrorClass {
+    crate::classify::effect::judged_class().unwrap_or_default()
 }
 
 /// A hook left to its default (see [`Hooks`]).
@@ -473,12 +522,12 @@ where
 
     #[inline]
     fn class(&mut self, error: &E) -> ErrorClass {
-        self.timeout_if.class(error).unwrap_or_default()
+        self.timeout_if.class(error).unwrap_or_else(judged_class)
     }
 
     #[inline]
     fn class_ok(&mut self, value: &T) -> ErrorClass {
-        self.retry_if_ok.class(value).unwrap_or_default()
+        self.retry_if_ok.class(value).unwrap_or_else(judged_class)
     }
 
     #[inline]
@@ -614,13 +663,11 @@ impl<E> ClassHook<E> for Unset {
 pub struct TimeoutIf<P>(pub P);
 
 impl<E, P: FnMut(&E) -> bool> ClassHook<E> for TimeoutIf<P> {
+    /// A timeout when the predicate says so; else unstated, so that the class the crate's
+    /// judgement found (a throttling error's) still applies.
     #[inline]
     fn class(&mut self, error: &E) -> Option<ErrorClass> {
-        Some(if (self.0)(error) {
-            ErrorClass::Timeout
-        } else {
-            ErrorClass::Transient
-        })
+        (self.0)(error).then_some(ErrorClass::Timeout)
     }
 }
 

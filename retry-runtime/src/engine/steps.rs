@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::ErrorClass;
 use crate::classify::effect;
 use crate::engine::context::{self, RetryContext};
 use crate::engine::deadline::deadline_after;
@@ -478,7 +479,7 @@ fn decide_inner<T, E: Debug>(
         }
         Ok(value) => {
             events::attempt_made(name);
-            engine.note_class(hooks.class_ok(&value));
+            engine.note_class(ok_class());
             let hint = hooks.retry_after_ok(&value);
             after_ok_to_retry(
                 engine,
@@ -556,29 +557,53 @@ enum OkVerdict {
     Refused,
 }
 
-/// Asks `retry_if_ok` about `value` in a judgement (see [`OkVerdict`]); a refusal is noted for
-/// the match arm that follows at once ([`ok_refused`]: nothing runs in between).
+/// Asks `retry_if_ok` about `value` in a judgement (see [`OkVerdict`]), then, for a value it
+/// retries, `class_ok` in the same judgement (as [`judged`] for errors: hooks that state no class
+/// take the one `transient` noted, a 429's); a refusal and the class are noted for the match arm
+/// that follows at once ([`ok_refused`], [`ok_class`]: nothing runs in between).
 #[cold]
 #[inline(never)]
 fn ok_verdict<T, E, H: Hooks<T, E>>(engine: &Engine<'_>, hooks: &mut H, value: &T) -> OkVerdict {
-    let (retry, verdict) = judge(engine, |hooks: &mut H| hooks.retry_if_ok(value), hooks);
+    let ((retry, class), verdict) = judge(
+        engine,
+        |hooks: &mut H| {
+            let retry = hooks.retry_if_ok(value);
+            (
+                retry,
+                if retry {
+                    hooks.class_ok(value)
+                } else {
+                    ErrorClass::Transient
+                },
+            )
+        },
+        hooks,
+    );
     let answer = match (retry, verdict.refused) {
         (true, _) => OkVerdict::Retry,
         (false, false) => OkVerdict::Accept,
         (false, true) => OkVerdict::Refused,
     };
     OK_REFUSED.set(answer == OkVerdict::Refused);
+    OK_CLASS.set(class);
     answer
 }
 
 thread_local! {
     /// The `Ok` value [`ok_verdict`] just judged was refused a retry.
     static OK_REFUSED: Cell<bool> = const { Cell::new(false) };
+    /// The class of the `Ok` value [`ok_verdict`] just judged retried.
+    static OK_CLASS: Cell<ErrorClass> = const { Cell::new(ErrorClass::Transient) };
 }
 
 /// Whether the `Ok` value just judged was refused a retry (see [`ok_verdict`]); forgets it.
 fn ok_refused() -> bool {
     OK_REFUSED.replace(false)
+}
+
+/// The class of the `Ok` value just judged and retried (see [`ok_verdict`]); forgets it.
+fn ok_class() -> ErrorClass {
+    OK_CLASS.replace(ErrorClass::Transient)
 }
 
 /// An `Ok` value that `retry_if_ok` did not ask to retry: the call's success, unless the value is
@@ -691,8 +716,8 @@ fn after_error<T, E: Debug>(
         return Decision::Stop(last.and_then(Option::take).unwrap_or(Err(rejection)));
     }
     events::attempt_made(name);
-    let (retryable, verdict) = judge(engine, |hooks: &mut _| hooks.retry_if(&error), hooks);
-    engine.note_class(hooks.class(&error));
+    let ((retryable, class), verdict) = judge(engine, |hooks: &mut _| judged(hooks, &error), hooks);
+    engine.note_class(class);
     // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
     // dependency that hangs must open the breaker; so is an error kept from a retry that it
     // would have had (`Hooks::error_failed`: a POST's reset under HTTP's safety rule; an
@@ -750,6 +775,16 @@ fn judge<T, E, H: Hooks<T, E>, R>(
 ) -> (R, effect::Verdict) {
     let idempotent = engine.idempotent_over(hooks.idempotent());
     effect::judging(idempotent, engine.timed_out(), || ask(hooks))
+}
+
+/// An error's retry predicate and class, asked in that order inside one judgement (see
+/// [`judge`]): hooks that state no class take the one the crate's judgement noted for this very
+/// error ([`transient`](crate::transient) notes [`Transient::class`](crate::Transient::class)),
+/// so that `.retry_if(transient)` alone honours it in every driver, as `#[retryable]` does.
+#[inline]
+fn judged<T, E, H: Hooks<T, E>>(hooks: &mut H, error: &E) -> (bool, ErrorClass) {
+    let retryable = hooks.retry_if(error);
+    (retryable, hooks.class(error))
 }
 
 /// The reason a call that did not retry gives up with: an error not retried because the crate's
@@ -887,14 +922,15 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         Ok(value) => {
             events::attempt_made(name);
             guards.record(false);
-            engine.note_class(hooks.class_ok(&value));
+            engine.note_class(ok_class());
             ok_hint = hooks.retry_after_ok(&value);
             Ok(value)
         }
         Err(error) => {
             events::attempt_made(name);
-            let (retryable, verdict) = judge(engine, |hooks: &mut _| hooks.retry_if(&error), hooks);
-            engine.note_class(hooks.class(&error));
+            let ((retryable, class), verdict) =
+                judge(engine, |hooks: &mut _| judged(hooks, &error), hooks);
+            engine.note_class(class);
             if !retryable {
                 guards
                     .record(!engine.timed_out() && !verdict.refused && !hooks.error_failed(&error));

@@ -1,10 +1,11 @@
 //! The closure API: `policy.retry(..).retry_if(..).retry_if_ok(..).retry_after(..).on_retry(..)
 //! .error_class(..).circuit_breaker(..).budget(..)`, under the attribute's names.
 //!
-//! It is given exactly what the attribute is given. The attribute asks an error whether it says
-//! it was a timeout by itself when the error type implements `Transient` (it sees the concrete
-//! type); the closure API is generic over the error type and cannot tell, so it is told with
-//! `.error_class(reattempt::error_class)`, as its rustdoc says a user does.
+//! It is given exactly what the attribute is given. The attribute asks an error its class by
+//! itself when the error type implements `Transient` (it sees the concrete type); the closure
+//! API learns it from a `retry_if` that asks the crate (`reattempt::transient`), but the model's
+//! `retryable` is a rule of the user's, so it is told with `.error_class(reattempt::error_class)`,
+//! as its rustdoc says a user does then.
 
 use std::future::IntoFuture;
 

@@ -2,8 +2,9 @@
 //! .on_retry(..).error_class(..).circuit_breaker(..).budget(..).name(..)` around a service whose
 //! `call` is the probe's attempt, under the attribute's names.
 //!
-//! It is given exactly what the closure API is given: the layer is generic over the error type,
-//! so, like the closure API, it is told which errors say they timed out
+//! It is given exactly what the closure API is given: the layer is generic over the error type
+//! and the model's `retryable` is a rule of the user's (it does not ask `reattempt::transient`,
+//! which would tell the class), so, like the closure API, it is told each error's class
 //! (`.error_class(reattempt::error_class)`). The layer owns its policy (a clone of the scenario's)
 //! and holds clones of the harness's `Arc`s of the guards, so the harness reads them afterwards
 //! as for the other drivers.

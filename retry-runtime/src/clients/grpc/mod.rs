@@ -287,6 +287,8 @@ impl GrpcRetryLayer<EnginePolicy> {
     /// `retry_if` (a `Status`), `retry_if_ok` (a response, which has headers: retrying one
     /// re-sends a call whose server answered), `retry_after`, `delay_for`, `on_retry` and the
     /// rest of [`Hooks`](crate::Hooks), over `http::Response<tonic::body::Body>` and `Status`.
+    /// Hooks that state no `class` still get the `Status`'s own
+    /// ([`Transient::class`](crate::Transient::class): `RESOURCE_EXHAUSTED` is throttling).
     ///
     /// ```
     /// use std::time::Duration;
