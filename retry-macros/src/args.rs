@@ -226,6 +226,8 @@ const PATTERN_KEYS: [&str; 2] = ["retry_on", "no_retry_on"];
 struct Split {
     retry_on: Option<Vec<Pat>>,
     no_retry_on: Option<Vec<Pat>>,
+    /// Where each pattern list's key was written.
+    key_spans: Vec<(String, Span)>,
     rest: Vec<NestedMeta>,
 }
 
@@ -285,6 +287,7 @@ fn split(args: TokenStream) -> syn::Result<Split> {
                     ));
                 }
                 *slot = Some(pats);
+                out.key_spans.push((key.to_string(), key.span()));
             } else {
                 out.rest.push(ungrouped(input.parse::<NestedMeta>()?));
             }
@@ -705,7 +708,10 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
         syn::Meta::NameValue(nv) => nv,
     };
     let value = &nv.value;
-    if let Some(message) = not_a_literal(&key, value).or_else(|| jitter_range(&key, value)) {
+    if let Some(message) = crate::value_rules::called_fn(&key, value)
+        .or_else(|| not_a_literal(&key, value))
+        .or_else(|| jitter_range(&key, value))
+    {
         return Some(syn::Error::new_spanned(value, message));
     }
     let lit = lit_expr(value);
@@ -716,6 +722,11 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
                 "`{key}` takes a duration string, not a bare number: write it with its unit, such as `{key} = \"{n}ms\"` or `{key} = \"{n}s\"`",
                 n = i.base10_digits()
             )),
+            Some(float @ Lit::Float(_))
+                if crate::value_rules::decimal_duration(&key, float).is_some() =>
+            {
+                crate::value_rules::decimal_duration(&key, float)
+            }
             _ => Some(duration_fix(&key, value, None).map_or_else(
                 || {
                     format!(
@@ -728,6 +739,9 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
         }
     } else if let Some(kind) = expr_kind(&key) {
         match lit {
+            Some(Lit::Str(s)) if crate::known_keys::names_a_file(&s.value()) => {
+                Some(crate::known_keys::file_message(&key, &s.value()))
+            }
             Some(Lit::Str(s)) => {
                 let text = s.value();
                 let text = if key == "circuit_breaker"
@@ -1202,7 +1216,8 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
     let mut errors = Vec::new();
     let items = std::mem::take(&mut split.rest);
     let items = check_items(items, &mut errors);
-    let key_spans = key_spans(&items);
+    let mut key_spans = key_spans(&items);
+    key_spans.extend(std::mem::take(&mut split.key_spans));
     let raw = match RawArgs::from_list(&items) {
         Ok(raw) => raw,
         Err(e) => {

@@ -10,8 +10,9 @@
 //! 3. expand: `expand` writes the retry loop around the signature and body that `rewrite`
 //!    writes from the description.
 //!
-//! `recover` is `#[recover]`, which marks fallbacks. Beside the passes: `known_keys` (the keys,
-//! for messages), `patterns` (`retry_on`'s matches), `rename` (`self` in the body), `util`.
+//! `recover` is `#[recover]`, which marks fallbacks. Beside the passes: `known_keys` (what an
+//! unknown key is, by meaning, for messages), `value_rules` (a known key's value written by
+//! another habit), `patterns` (`retry_on`'s matches), `rename` (`self` in the body), `util`.
 
 #![forbid(unsafe_code)]
 
@@ -33,6 +34,7 @@ mod rename;
 mod rewrite;
 mod util;
 mod valid;
+mod value_rules;
 
 use proc_macro::TokenStream;
 
