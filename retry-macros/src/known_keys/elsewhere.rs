@@ -117,7 +117,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "consecutive_gateway_failure",
             "circuitBreakerRequestFailureThreshold",
         ],
-        "this crate's `CircuitBreaker` builder and `[breaker]` table, the `failsafe` crate, Finagle's failure accrual, Envoy's outlier detection",
+        "the name in this crate's builder and `[breaker]` table, the `failsafe` crate, Finagle and Envoy",
         Owner::Breaker,
         Method::Same("failure_threshold", "5"),
     ),
@@ -128,7 +128,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "failure_ratio",
             "success_rate_over_time_window",
         ],
-        "this crate's `CircuitBreaker` builder, Polly's circuit breaker, the `failsafe` crate",
+        "a name from this crate's builder, Polly or the `failsafe` crate",
         Owner::Breaker,
         Method::Same("failure_rate", "0.5"),
     ),
@@ -150,7 +150,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "sliding_window_size",
             "ringBufferSizeInClosedState",
         ],
-        "this crate's `CircuitBreaker` builder, Resilience4j's name",
+        "a name from this crate's builder or Resilience4j",
         Owner::Breaker,
         Method::Same("sliding_window", "100"),
     ),
@@ -161,7 +161,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "metricsRollingStatisticalWindow",
             "metricsRollingStatisticalWindowInMilliseconds",
         ],
-        "Resilience4j's, Polly's or Hystrix's name",
+        "a name from Resilience4j, Polly or Hystrix",
         Owner::Breaker,
         Method::Nearest(SLIDING_WINDOW),
     ),
@@ -174,7 +174,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "requestVolumeThreshold",
             "request_volume_threshold",
         ],
-        "this crate's `CircuitBreaker` builder, Resilience4j's, Polly's or Hystrix's name",
+        "a name from this crate's builder, Resilience4j, Polly or Hystrix",
         Owner::Breaker,
         Method::Same("minimum_calls", "20"),
     ),
@@ -196,7 +196,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "cool_down",
             "recovery_timeout",
         ],
-        "this crate's `CircuitBreaker` builder, Resilience4j's, Polly's, Hystrix's, Finagle's or Envoy's name for how long the breaker stays open",
+        "how long it stays open, in this crate's builder, Resilience4j, Polly, Hystrix, Finagle or Envoy",
         Owner::Breaker,
         Method::Duration("reset_timeout"),
     ),
@@ -209,7 +209,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "half_open_max_calls",
             "halfOpenMaxCalls",
         ],
-        "this crate's `CircuitBreaker` builder, Resilience4j's or Failsafe's name",
+        "a name from this crate's builder, Resilience4j or Failsafe",
         Owner::Breaker,
         Method::Same("half_open_probes", "1"),
     ),
@@ -239,7 +239,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "failureAccrual",
             "failure_accrual",
         ],
-        "Resilience4j's, Polly's, Hystrix's, Finagle's or Envoy's name",
+        "a name from Resilience4j, Polly, Hystrix, Finagle or Envoy",
         Owner::Breaker,
         Method::Nearest(
             "it has no counterpart: the breaker here is set by `failure_threshold` or `failure_rate`, `reset_timeout` and `half_open_probes`",
@@ -267,25 +267,25 @@ pub(super) const SETTINGS: &[Setting] = &[
     // Retry budgets and gRPC's retry throttling.
     s(
         &["max_tokens", "maxTokens"],
-        "this crate's `RetryBudget` builder and `[budget]` table, gRPC's `retryThrottling`",
+        "a name from this crate's builder or gRPC's `retryThrottling`",
         Owner::Budget,
         Method::Same("max_tokens", "500"),
     ),
     s(
         &["retry_cost", "retryCost"],
-        "this crate's `RetryBudget` builder and `[budget]` table, the AWS SDKs' retry quota",
+        "a name from this crate's builder or the AWS SDKs' retry quota",
         Owner::Budget,
         Method::Same("retry_cost", "5"),
     ),
     s(
         &["timeout_cost", "timeout_retry_cost", "timeoutRetryCost"],
-        "this crate's `RetryBudget` builder and `[budget]` table, the AWS SDKs' retry quota",
+        "a name from this crate's builder or the AWS SDKs' retry quota",
         Owner::Budget,
         Method::Same("timeout_cost", "10"),
     ),
     s(
         &["throttling_cost"],
-        "this crate's `RetryBudget` builder and `[budget]` table",
+        "the name in this crate's builder",
         Owner::Budget,
         Method::Same("throttling_cost", "5"),
     ),
@@ -296,7 +296,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "noRetryIncrement",
             "success_reward",
         ],
-        "this crate's `RetryBudget` builder and `[budget]` table, the AWS SDKs' retry quota",
+        "a name from this crate's builder or the AWS SDKs' retry quota",
         Owner::Budget,
         Method::Same("success_deposit", "1"),
     ),
@@ -315,7 +315,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "retry_quota_size",
             "ttl",
         ],
-        "gRPC's `retryThrottling`, Finagle's or Envoy's retry budget, the AWS SDKs' retry quota",
+        "a name from gRPC's `retryThrottling`, Finagle, Envoy or the AWS SDKs",
         Owner::Budget,
         Method::Nearest(
             "the budget here is a token bucket: a retry costs `retry_cost` tokens and a first-try success pays `success_deposit` back, so `retry_cost(5)` with `success_deposit(1)` lets about one call in five retry",
@@ -337,7 +337,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "coreThreadPoolSize",
             "coreSize",
         ],
-        "this crate's `Bulkhead` builder, Resilience4j's, Polly's, Failsafe's, Hystrix's or Envoy's name",
+        "a name from this crate's builder, Resilience4j, Polly, Failsafe, Hystrix or Envoy",
         Owner::Bulkhead,
         Method::Same("max_concurrent", "10"),
     ),
@@ -348,7 +348,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "max_wait_time",
             "queueTimeout",
         ],
-        "this crate's `Bulkhead` builder, Resilience4j's or Failsafe's name",
+        "a name from Resilience4j or Failsafe",
         Owner::Bulkhead,
         Method::Duration("max_wait"),
     ),
@@ -361,7 +361,7 @@ pub(super) const SETTINGS: &[Setting] = &[
             "max_pending_requests",
             "keepAliveDuration",
         ],
-        "Polly's, Resilience4j's, Hystrix's or Envoy's name",
+        "a name from Polly, Resilience4j, Hystrix or Envoy",
         Owner::Bulkhead,
         Method::Nearest(
             "a call waits for a slot at most `max_wait` (`.max_wait(Duration::from_millis(100))`) rather than in a queue of a length",
@@ -370,7 +370,7 @@ pub(super) const SETTINGS: &[Setting] = &[
     // The adaptive throttle (Google SRE's client-side throttling, the AWS SDKs' adaptive mode).
     s(
         &["k", "accepts_multiplier", "window", "window_requests"],
-        "this crate's `AdaptiveThrottle` builder",
+        "the name in this crate's builder",
         Owner::Throttle,
         Method::Nearest(
             "its builder takes `.k(2.0)`, `.window(Duration::from_secs(120))` and `.window_requests(n)`",
@@ -506,46 +506,46 @@ fn duration_code(value: Option<&Expr>, unit: Option<&str>) -> String {
     }
 }
 
-/// The message for a setting of another object, if `key` is one.
+/// The message for a setting of another object, if `key` is one: whose it is, then how to
+/// pass that object (with the setting on its builder, where it has one).
 pub(super) fn explain(key: &str, value: Option<&Expr>) -> Option<String> {
     let (setting, unit) = find(key)?;
     let head = format!("`{key}` is not a key of #[retryable]");
+    let from = setting.from;
     let Some((what, ty, owner_key, upper)) = setting.owner.parts() else {
         let Owner::Outside(where_) = setting.owner else {
             unreachable!("an owner of this crate has parts")
         };
-        return Some(format!("{head}: it is {where_} ({})", setting.from));
+        return Some(format!("{head} ({from}): it is {where_}"));
     };
-    let built = format!(
-        "build a `reattempt::{ty}` once (in a `static` or a field) and give `{owner_key} = {upper}`"
-    );
+    let given = format!("in a `static` or a field, and give `{owner_key} = {upper}`");
     let call = match setting.method {
         Method::Same(method, example) => {
             let v = value
                 .filter(|v| matches!(v, Expr::Lit(_)))
                 .map_or_else(|| example.to_owned(), render);
-            format!("{ty}::builder().{method}({v})")
+            format!("`{ty}::builder().{method}({v})`")
         }
         Method::Duration(method) => {
-            format!("{ty}::builder().{method}({})", duration_code(value, unit))
+            format!("`{ty}::builder().{method}({})`", duration_code(value, unit))
         }
         Method::Percent(method) => {
             let f = number(value)
                 .filter(|p| *p > 0.0 && *p <= 100.0)
                 .unwrap_or(50.0)
                 / 100.0;
-            format!("{ty}::builder().{method}({f}) (a fraction here, not a percentage)")
+            format!("`{ty}::builder().{method}({f})` (a fraction here, not a percentage)")
         }
         Method::Nearest(text) => {
             return Some(format!(
-                "{head}: it is {what}'s setting ({}), not the retry's; {text}. To use {what}, {built}",
-                setting.from
+                "{head}: it is {what}'s setting ({from}), not the retry's; {text}. \
+                 Build a `reattempt::{ty}` once, {given}"
             ));
         }
     };
     Some(format!(
-        "{head}: it is {what}'s setting ({}), not the retry's: {built}, built with `{call}`",
-        setting.from
+        "{head}: it is {what}'s setting ({from}), not the retry's. \
+         Build a `reattempt::{ty}` with it once, {call}, {given}"
     ))
 }
 
