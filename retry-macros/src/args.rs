@@ -662,7 +662,7 @@ fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) -> Vec<Nest
 
 /// The shape of one `key = value` item (see [`check_items`]).
 fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
-    use crate::known_keys::{DURATION_KEYS, KEYS, duration_fix, render, unknown_key};
+    use crate::known_keys::{DURATION_KEYS, KEYS, render, unknown_key};
     let path = meta.path();
     // A key is one word (rendered only when it is not, for the message).
     let key = path
@@ -715,27 +715,12 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
         return Some(syn::Error::new_spanned(value, message));
     }
     let lit = lit_expr(value);
-    let message = if DURATION_KEYS.contains(&key.as_str()) {
+    // `hedge_after` takes a duration too (or a quantile): a bare number is told the same.
+    let numeric = matches!(lit, Some(Lit::Int(_) | Lit::Float(_)));
+    let message = if DURATION_KEYS.contains(&key.as_str()) || (key == "hedge_after" && numeric) {
         match lit {
             Some(Lit::Str(_)) => return None,
-            Some(Lit::Int(i)) => Some(format!(
-                "`{key}` takes a duration string, not a bare number: write it with its unit, such as `{key} = \"{n}ms\"` or `{key} = \"{n}s\"`",
-                n = i.base10_digits()
-            )),
-            Some(float @ Lit::Float(_))
-                if crate::value_rules::decimal_duration(&key, float).is_some() =>
-            {
-                crate::value_rules::decimal_duration(&key, float)
-            }
-            _ => Some(duration_fix(&key, value, None).map_or_else(
-                || {
-                    format!(
-                        "`{key}` takes a duration string such as `{key} = {}` (units: ms, s, m, h)",
-                        example(&key)
-                    )
-                },
-                |fix| format!("`{key}` takes a duration string: write `{fix}`"),
-            )),
+            _ => Some(duration_message(&key, value, lit)),
         }
     } else if let Some(kind) = expr_kind(&key) {
         match lit {
@@ -766,6 +751,30 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
         word_for_string(&key, value)
     };
     message.map(|m| syn::Error::new_spanned(value, m))
+}
+
+/// A duration key's value that is not a string: a number is told its string with a unit (an
+/// integer's digits with either unit, a decimal's in seconds and milliseconds), a
+/// `Duration::from_millis(200)` its string, anything else an example.
+fn duration_message(key: &str, value: &Expr, lit: Option<&Lit>) -> String {
+    if let Some(Lit::Int(i)) = lit {
+        return format!(
+            "`{key}` takes a duration string, not a bare number: write it with its unit, such as `{key} = \"{n}ms\"` or `{key} = \"{n}s\"`",
+            n = i.base10_digits()
+        );
+    }
+    if let Some(message) = lit.and_then(|l| crate::value_rules::decimal_duration(key, l)) {
+        return message;
+    }
+    crate::known_keys::duration_fix(key, value, None).map_or_else(
+        || {
+            format!(
+                "`{key}` takes a duration string such as `{key} = {}` (units: ms, s, m, h)",
+                example(key)
+            )
+        },
+        |fix| format!("`{key}` takes a duration string: write `{fix}`"),
+    )
 }
 
 /// The keys whose value is read when the macro expands (and checked by the runtime's rules
@@ -1470,6 +1479,23 @@ mod tests {
             (quote!(delay = 200), "such as `delay = \"200ms\"`"),
             (quote!(max_retries = 3), "`max_attempts = 4`"),
             (quote!(maxAttempts = 3), "`max_attempts = 3`"),
+            // Issue 38: a value written by another habit, each at its value.
+            (
+                quote!(retry_if = reattempt::transient()),
+                "name the function, do not call it: write `retry_if = reattempt::transient`",
+            ),
+            (
+                quote!(timeout = 2.5),
+                "`timeout = \"2.5s\"` or `timeout = \"2500ms\"`",
+            ),
+            (
+                quote!(hedge_after = 0.05),
+                "`hedge_after = \"0.05s\"` or `hedge_after = \"50ms\"`",
+            ),
+            (quote!(hedge_after = 50), "`hedge_after = \"50ms\"`"),
+            (quote!(policy = "retry.toml"), "names a config file"),
+            (quote!(failure_threshold = 5), "`circuit_breaker = BREAKER`"),
+            (quote!(preset = "aws-2026"), "Preset::Aws2026"),
         ] {
             let errs = errors_of(args.clone());
             assert!(

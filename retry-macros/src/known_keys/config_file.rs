@@ -122,10 +122,13 @@ pub(crate) fn explain(key: &str, value: Option<&Expr>) -> Option<String> {
             ),
         });
     }
-    if text == "injectfaults" {
+    if matches!(
+        text.as_str(),
+        "injectfaults" | "latency" | "latencyrate" | "faultrate" | "seed"
+    ) {
         return Some(format!(
-            "`{key}` is a key of the config file's policy table (feature `testing`), not of \
-             #[retryable]: faults are injected into a run-time policy; {LOAD}"
+            "`{key}` is a key of the config file's `inject_faults` table (feature `testing`), not \
+             of #[retryable]: faults are injected into a run-time policy; {LOAD}"
         ));
     }
     if READERS.iter().any(|r| super::normalise(r) == text) {

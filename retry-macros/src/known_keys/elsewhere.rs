@@ -369,7 +369,15 @@ pub(super) const SETTINGS: &[Setting] = &[
     ),
     // The adaptive throttle (Google SRE's client-side throttling, the AWS SDKs' adaptive mode).
     s(
-        &["k", "accepts_multiplier", "window", "window_requests"],
+        &[
+            "k",
+            "accepts_multiplier",
+            "throttle_k",
+            "window",
+            "window_requests",
+            "max_send_rate",
+            "min_fill_rate",
+        ],
         "the name in this crate's builder",
         Owner::Throttle,
         Method::Nearest(

@@ -688,6 +688,132 @@ pub(super) const TABLE: &[Known] = &[
         "a shared limit on retries is a `reattempt::RetryBudget`, built once \
          (`RetryBudget::builder().max_tokens(10)`) and given with `budget = BUDGET`",
     ),
+    // Python's `retrying` and `backoff`, Go's cenkalti/backoff, retry-go and
+    // go-retryablehttp, Rust's tryhard and reqwest-retry, Guava-retrying, Arrow's `Schedule`.
+    k(
+        &[
+            "stop_max_attempt_number",
+            "total_max_attempts",
+            "until_attempts",
+        ],
+        "a name from Python's `retrying` or botocore",
+        Here::Key("max_attempts"),
+        MAX_ATTEMPTS_WHY,
+    ),
+    k(
+        &["RetryMax", "max_n_retries", "recurs"],
+        "a name from go-retryablehttp, reqwest-retry or Arrow",
+        Here::Retries,
+        "",
+    ),
+    k(
+        &[
+            "stop_max_delay",
+            "max_time",
+            "MaxElapsed",
+            "overall_timeout",
+            "global_timeout",
+        ],
+        "a name from Python's `retrying` or `backoff`, or a common name",
+        Here::Key("max_elapsed"),
+        "the limit of all attempts and sleeps together",
+    ),
+    k(
+        &[
+            "RetryWaitMin",
+            "wait_exponential_multiplier",
+            "wait_incrementing_start",
+            "spaced",
+        ],
+        "a name from go-retryablehttp, Python's `retrying` or Arrow",
+        Here::Key("delay"),
+        "the first delay between attempts (`backoff` and `multiplier` make it grow)",
+    ),
+    k(
+        &["RetryWaitMax", "wait_exponential_max"],
+        "a name from go-retryablehttp or Python's `retrying`",
+        Here::Key("max_delay"),
+        "the ceiling of one delay, before jitter",
+    ),
+    k(
+        &[
+            "retry_on_exception",
+            "CheckRetry",
+            "retryIfException",
+            "retryIfExceptionOfType",
+        ],
+        "a name from Python's `retrying`, go-retryablehttp or Guava-retrying",
+        Here::Key("retry_if"),
+        "a predicate on the error, `Fn(&E) -> bool`",
+    ),
+    k(
+        &["retryIfResult"],
+        "Guava-retrying's name",
+        Here::Key("retry_if_ok"),
+        "a predicate on the `Ok` value, `Fn(&T) -> bool`",
+    ),
+    k(
+        &["giveup", "give_up"],
+        "the Python `backoff` library's name",
+        Here::Explain,
+        "the errors not to retry are `no_retry_on = [E::Fatal]` (patterns) or \
+         `retry_if = |e| !fatal(e)` (a predicate)",
+    ),
+    k(
+        &["on_giveup", "ErrorHandler", "on_exhausted"],
+        "a name from Python's `backoff` or go-retryablehttp",
+        Here::Key("recover"),
+        "the path of a #[recover] fn, called with the final error",
+    ),
+    k(
+        &["onRetryAsync", "on_retry_async"],
+        "Polly's name",
+        Here::Key("on_retry"),
+        "a hook called before each sleep, `Fn(&E, &reattempt::RetryContext, Duration)`",
+    ),
+    k(
+        &[
+            "wait_random_min",
+            "wait_random_max",
+            "wait_jitter_max",
+            "MaxJitter",
+            "jitter_ms",
+        ],
+        "a name from Python's `retrying` or retry-go",
+        Here::Explain,
+        "jitter is a kind or a factor, not an amount: `jitter = \"full\"` (the default, 0 to the \
+         delay), `\"equal\"` (half to all of it), or a factor f such as `jitter = 0.2` (1 ± f)",
+    ),
+    k(
+        &["DelayType", "backoffStrategy", "backoff_strategy"],
+        "a name from retry-go or other backoff libraries",
+        Here::Key("backoff"),
+        "the shape of the delays, `\"fixed\"`, `\"linear\"` or `\"exponential\"`",
+    ),
+    k(
+        &[
+            "custom_backoff",
+            "sleepDurations",
+            "sleep_durations",
+            "delays",
+        ],
+        "a name from tryhard or Polly",
+        Here::Key("delay_for"),
+        "a function choosing the delay from the error, `Fn(&E, u32, Duration) -> Option<Duration>` \
+         (the attempt that failed, the schedule's delay; `None` keeps it)",
+    ),
+    k(
+        &["retry_bounds"],
+        "reqwest-retry's name",
+        Here::Explain,
+        "the bounds of the delays are `delay = \"100ms\"` (the first) and `max_delay = \"10s\"` (the ceiling)",
+    ),
+    k(
+        &["request_timeout", "call_timeout", "try_timeout"],
+        "a common name",
+        Here::Key("timeout"),
+        "the limit of one attempt (`max_elapsed` limits the whole call)",
+    ),
     k(
         &["label", "id", "metric_name"],
         "a common name",
