@@ -3,8 +3,9 @@
 //!
 //! - **A function called instead of named.** The keys that take a function (`retry_if`,
 //!   `retry_after`, `recover`, the `…_into` conversions) take its path; a call of a path with no
-//!   arguments (`retry_if = reattempt::transient()`) calls it once, in the expansion, where it
-//!   lacks its argument. Otherwise rustc reports two errors, the first at the attribute.
+//!   arguments (`retry_if = reattempt::transient()`), or with only the name its argument would
+//!   have (`is_transient(&e)`), calls it once, in the expansion, where it lacks its argument.
+//!   Otherwise rustc reports two errors, the first at the attribute.
 //! - **A duration written as a decimal number** (`timeout = 2.5`): the unit goes in a string,
 //!   and the number keeps its digits (`timeout = "2.5s"`), as an integer's does.
 
@@ -26,7 +27,37 @@ const FN_KEYS: &[&str] = &[
     "bulkhead_full_into",
 ];
 
-/// `key = path()`: the function is called instead of named.
+/// The names a predicate's argument is given where it is written out (`transient(&e)`): a call
+/// with only these as arguments passes what the retry would, which is not in scope here. (A
+/// call with other arguments may build the predicate: `status_in(RETRYABLE)`.)
+const ARGUMENT_NAMES: &[&str] = &[
+    "e",
+    "err",
+    "error",
+    "ex",
+    "exc",
+    "exception",
+    "v",
+    "value",
+    "ok",
+    "res",
+    "resp",
+    "response",
+];
+
+/// Whether `arg` is one of [`ARGUMENT_NAMES`], or a reference to one.
+fn stands_for_the_argument(arg: &Expr) -> bool {
+    match arg {
+        Expr::Reference(r) => stands_for_the_argument(&r.expr),
+        Expr::Path(p) => p
+            .path
+            .get_ident()
+            .is_some_and(|i| ARGUMENT_NAMES.iter().any(|n| i == n)),
+        _ => false,
+    }
+}
+
+/// `key = path()` (or `path(&e)`): the function is called instead of named.
 pub(crate) fn called_fn(key: &str, value: &Expr) -> Option<String> {
     if !FN_KEYS.contains(&key) {
         return None;
@@ -35,12 +66,13 @@ pub(crate) fn called_fn(key: &str, value: &Expr) -> Option<String> {
     let Expr::Path(f) = &*call.func else {
         return None;
     };
-    if !call.args.is_empty() {
+    if !call.args.iter().all(stands_for_the_argument) {
         return None;
     }
     let path = render(&f.path);
+    let written = render(value);
     Some(format!(
-        "`{key} = {path}()` calls the function; name the function, do not call it: write \
+        "`{key} = {written}` calls the function; name the function, do not call it: write \
          `{key} = {path}` (the retry calls it with each {what})",
         what = match key {
             "retry_if_ok" => "`Ok` value",
@@ -100,10 +132,12 @@ mod tests {
             let m = called_fn(key, &expr(value)).unwrap_or_else(|| panic!("{value}"));
             assert!(m.contains(fix) && m.contains("do not call it"), "{m}");
         }
-        // A call with arguments builds a predicate; a path or a closure is one; other keys are
-        // not functions.
+        // A call with other arguments builds a predicate; a path or a closure is one; other
+        // keys are not functions.
         for (key, value) in [
             ("retry_if", "status_in(500..600)"),
+            ("retry_if", "transient_in(region)"),
+            ("retry_if", "transient_for(&e, 3)"),
             ("retry_if", "reattempt::transient"),
             ("retry_if", "|e| transient(e)"),
             ("circuit_breaker", "breaker()"),
