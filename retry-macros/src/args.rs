@@ -237,6 +237,7 @@ fn split(args: TokenStream) -> syn::Result<Split> {
         while !input.is_empty() {
             colon_for_equals(input)?;
             kebab_case_key(input)?;
+            config_file_key(input)?;
             let fork = input.fork();
             let key = fork
                 .parse::<syn::Ident>()
@@ -371,6 +372,59 @@ fn kebab_case_key(input: ParseStream<'_>) -> syn::Result<()> {
         first.span(),
         crate::known_keys::unknown_key(&key, value.as_ref()),
     ))
+}
+
+/// A key as a config file writes it: dotted (`retry.max_attempts = 3`, TOML's dotted keys and
+/// Spring Boot's properties, `resilience4j.retry.instances.backend.maxAttempts = 3`) or quoted
+/// (`"max_attempts" = 3`, JSON's and YAML's). Rust reads neither as a key. Told the key itself:
+/// the last part of a dotted key, looked up as any unknown key is when it is not one.
+fn config_file_key(input: ParseStream<'_>) -> syn::Result<()> {
+    use crate::known_keys::{KEYS, render, unknown_key};
+    let fork = input.fork();
+    let (span, written, last) = if let Ok(quoted) = fork.parse::<LitStr>() {
+        (
+            quoted.span(),
+            format!("{:?}", quoted.value()),
+            quoted.value(),
+        )
+    } else {
+        let Ok(first) = fork.call(syn::Ident::parse_any) else {
+            return Ok(());
+        };
+        let mut parts = vec![first.to_string()];
+        while fork.peek(Token![.]) && !fork.peek(Token![..]) {
+            fork.parse::<Token![.]>()?;
+            parts.push(fork.call(syn::Ident::parse_any)?.to_string());
+        }
+        if parts.len() < 2 {
+            return Ok(());
+        }
+        let last = parts.last().cloned().unwrap_or_default();
+        (first.span(), parts.join("."), last)
+    };
+    if !fork.peek(Token![=]) || fork.peek(Token![==]) {
+        return Ok(());
+    }
+    fork.parse::<Token![=]>()?;
+    let tokens = rest_of_item(&fork);
+    let value = syn::parse2::<Expr>(tokens.clone()).ok();
+    let shown = render(&tokens);
+    let what = if written.starts_with('"') {
+        "a quoted key, as JSON or YAML writes it"
+    } else {
+        "a dotted key of a config file"
+    };
+    let message = if KEYS.contains(&last.as_str()) {
+        format!(
+            "`{written}` is {what}; the attribute's key is the name alone: write `{last} = {shown}`"
+        )
+    } else {
+        format!(
+            "`{written}` is {what}, not a key of #[retryable]; of its name: {}",
+            unknown_key(&last, value.as_ref())
+        )
+    };
+    Err(syn::Error::new(span, message))
 }
 
 /// `retry_on = E::A` or `retry_on = "E::A"` or `retry_on = is_transient`: the brackets are
@@ -1496,6 +1550,26 @@ mod tests {
             (quote!(policy = "retry.toml"), "names a config file"),
             (quote!(failure_threshold = 5), "`circuit_breaker = BREAKER`"),
             (quote!(preset = "aws-2026"), "Preset::Aws2026"),
+            (
+                quote!(retry.max_attempts = 3),
+                "`retry.max_attempts` is a dotted key of a config file; the attribute's key is the name alone: write `max_attempts = 3`",
+            ),
+            (
+                quote!(resilience4j.retry.instances.backend.maxAttempts = 3),
+                "of its name: `maxAttempts` is not a key of #[retryable]",
+            ),
+            (
+                quote!(breaker.failure_threshold = 5),
+                "`CircuitBreaker::builder().failure_threshold(5)`",
+            ),
+            (
+                quote!("max_attempts" = 3),
+                "`\"max_attempts\"` is a quoted key, as JSON or YAML writes it; the attribute's key is the name alone: write `max_attempts = 3`",
+            ),
+            (
+                quote!(delay = "1s", "initialBackoff" = "2s"),
+                "`delay = \"2s\"`",
+            ),
         ] {
             let errs = errors_of(args.clone());
             assert!(
