@@ -6,8 +6,8 @@ pub use core::time::Duration;
 // `LoggedError` is the bound of `Call::decide` that asks for `E: Debug`: re-exported so that the
 // compiler's note names it here, not by the runtime's private module path.
 pub use retry_runtime::__private::{
-    Admission, Admitted, Call, Captures, Decision, Guards, Lends, LoggedError, ThrottleAdmission,
-    WithLt, hedge_ignored,
+    Admission, Admitted, Call, Captures, Decision, Guards, Lends, Lent, LoggedError,
+    ThrottleAdmission, WithLt, hedge_ignored,
 };
 pub use retry_runtime::{
     AdaptiveThrottle, Backoff, Bulkhead, CircuitBreaker, FnHooks, GiveUpReason, HedgeAfter, Jitter,
@@ -99,6 +99,22 @@ impl<E> ErrorOf<E> {
     pub fn value(self) -> E {
         unreachable!("reattempt: ErrorOf::value is only named, never called")
     }
+}
+
+/// The result type of a lent call's attempt (`Call::attempt_lent`): its `Ok` at the attempt's
+/// own lifetime `'r`, which `Lent` carries, and the function's error. Returned behind [`NEVER`]
+/// first in the attempt's async block, so that its tail is checked against this type and keeps
+/// the coercions of the plain function's body (`Ok(&self.s)` as `Result<&str, E>`).
+#[inline]
+pub fn lent_result<'r, 's, 'x, R, E>(
+    _: &Lent<'r, 's, 'x>,
+    _: Lends<R>,
+    _: ErrorOf<E>,
+) -> TypeOf<Result<<R as WithLt<'r>>::Of, E>>
+where
+    R: ?Sized + WithLt<'r>,
+{
+    TypeOf(core::marker::PhantomData)
 }
 
 /// The error type of the function's return.

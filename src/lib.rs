@@ -155,9 +155,10 @@ pub mod __private;
 /// **What the macro refuses, by rule.** Every misuse is a compile error at the key, saying what
 /// to write:
 /// - *No setting that another setting makes dead.* `max_attempts = 1` beside a key of the
-///   retries' schedule (`delay`, `jitter`, `on_retry`, `retry_after`, `hedge_after`, …; not
-///   `retry_on` or `retry_if`, by which a breaker still counts failures, nor `budget`, which a
-///   first-try success pays into); a `max_elapsed` no longer than
+///   retries' schedule (`delay`, `jitter`, `on_retry`, `retry_after`, `hedge_after`, …), or
+///   beside `retry_on`, `no_retry_on`, `retry_if` or `retry_if_ok` with no `circuit_breaker` or
+///   `throttle` to count failures by them (not `budget`, which a first-try success pays into);
+///   a `max_elapsed` no longer than
 ///   the shortest first sleep (`delay` shortened only by jitter: no retry could ever start); a
 ///   `hedge_after` the deadline always comes before; an `…_into` without its guard. Each would
 ///   compile into a call that silently does less than it says.
@@ -175,6 +176,16 @@ pub mod __private;
 ///   `max_attempts = 4`, `timeoutMs = 500` is told `timeout = "500ms"`, `WaitDuration` is told
 ///   `delay`. A jitter written as a range of multipliers (`jitter = 0.5..1.5`) is told the
 ///   factor that draws it (`jitter = 0.5`).
+/// - *Other objects' settings and configuration.* A breaker's, a budget's, a bulkhead's or a
+///   throttle's setting (`failure_threshold`, Resilience4j's `waitDurationInOpenState`, Polly's
+///   `FailureRatio`) is told the guard's builder method and its key (`circuit_breaker = …`); a
+///   rate limiter's or an HTTP client's, where it belongs. A config file's key (`preset =
+///   "aws-2026"`) or a config file named (`config = "retry.toml"`) is told `policy = …` with the
+///   policy built at run time ([`Preset::policy`]).
+/// - *Values of another habit.* A function called where it is named (`retry_if =
+///   reattempt::transient()`) is told its path; a duration written as a number (`timeout = 2.5`)
+///   is told its string (`timeout = "2.5s"`); the attribute on a closure is told
+///   [`RetryPolicy::retry`].
 /// - *Patterns of the wrong shape.* `retry_on` patterns match the error itself: a pattern of the
 ///   `Result` (`Err(E::Busy)`) or of what an opaque error's method returns (`ErrorKind::TimedOut`
 ///   on `std::io::Error`) is told the `retry_if` closure to write.

@@ -10,10 +10,10 @@ use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 use retry_rules::{Backoff, HedgeAfter, Jitter, LogError, PolicySettings};
-use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Lit, LitStr, Pat, Path, Token};
 
+use crate::key_shapes::{self, rest_of_item};
 use crate::util::combine;
 
 /// The arguments, as read (`valid` checks them against each other and against the function).
@@ -226,6 +226,8 @@ const PATTERN_KEYS: [&str; 2] = ["retry_on", "no_retry_on"];
 struct Split {
     retry_on: Option<Vec<Pat>>,
     no_retry_on: Option<Vec<Pat>>,
+    /// Where each pattern list's key was written.
+    key_spans: Vec<(String, Span)>,
     rest: Vec<NestedMeta>,
 }
 
@@ -233,8 +235,9 @@ fn split(args: TokenStream) -> syn::Result<Split> {
     let parser = |input: ParseStream<'_>| {
         let mut out = Split::default();
         while !input.is_empty() {
-            colon_for_equals(input)?;
-            kebab_case_key(input)?;
+            key_shapes::colon_for_equals(input)?;
+            key_shapes::kebab_case_key(input)?;
+            key_shapes::config_file_key(input)?;
             let fork = input.fork();
             let key = fork
                 .parse::<syn::Ident>()
@@ -285,6 +288,7 @@ fn split(args: TokenStream) -> syn::Result<Split> {
                     ));
                 }
                 *slot = Some(pats);
+                out.key_spans.push((key.to_string(), key.span()));
             } else {
                 out.rest.push(ungrouped(input.parse::<NestedMeta>()?));
             }
@@ -313,61 +317,6 @@ fn ungrouped(item: NestedMeta) -> NestedMeta {
         }
         other => other,
     }
-}
-
-/// The tokens up to the next `,` at this level (a key's value), consumed.
-fn rest_of_item(input: ParseStream<'_>) -> TokenStream {
-    let mut tokens = TokenStream::new();
-    while !input.is_empty() && !input.peek(Token![,]) {
-        match input.parse::<proc_macro2::TokenTree>() {
-            Ok(t) => tokens.extend([t]),
-            Err(_) => break,
-        }
-    }
-    tokens
-}
-
-/// `max_attempts: 3` (as in a struct literal or YAML) instead of `max_attempts = 3`.
-fn colon_for_equals(input: ParseStream<'_>) -> syn::Result<()> {
-    let fork = input.fork();
-    let Ok(key) = fork.call(syn::Ident::parse_any) else {
-        return Ok(());
-    };
-    if !fork.peek(Token![:]) || fork.peek(Token![::]) {
-        return Ok(());
-    }
-    let colon: Token![:] = fork.parse()?;
-    let value = rest_of_item(&fork);
-    let value = crate::known_keys::render(&value);
-    Err(syn::Error::new(
-        colon.span,
-        format!("#[retryable] takes `key = value`, with `=`: write `{key} = {value}`"),
-    ))
-}
-
-/// `max-attempts = 3`, `wait-duration = "500ms"`: a property name of a config file (Resilience4j's,
-/// Spring Boot's) written as a key, which Rust reads as a subtraction. Told the key, looked up
-/// by its normalised spelling as any unknown key is.
-fn kebab_case_key(input: ParseStream<'_>) -> syn::Result<()> {
-    let fork = input.fork();
-    let Ok(first) = fork.call(syn::Ident::parse_any) else {
-        return Ok(());
-    };
-    let mut key = first.to_string();
-    while fork.peek(Token![-]) && fork.peek2(syn::Ident) {
-        fork.parse::<Token![-]>()?;
-        key.push('-');
-        key.push_str(&fork.call(syn::Ident::parse_any)?.to_string());
-    }
-    if !key.contains('-') || !fork.peek(Token![=]) || fork.peek(Token![==]) {
-        return Ok(());
-    }
-    fork.parse::<Token![=]>()?;
-    let value = syn::parse2::<Expr>(rest_of_item(&fork)).ok();
-    Err(syn::Error::new(
-        first.span(),
-        crate::known_keys::unknown_key(&key, value.as_ref()),
-    ))
 }
 
 /// `retry_on = E::A` or `retry_on = "E::A"` or `retry_on = is_transient`: the brackets are
@@ -659,7 +608,7 @@ fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) -> Vec<Nest
 
 /// The shape of one `key = value` item (see [`check_items`]).
 fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
-    use crate::known_keys::{DURATION_KEYS, KEYS, duration_fix, render, unknown_key};
+    use crate::known_keys::{DURATION_KEYS, KEYS, render, unknown_key};
     let path = meta.path();
     // A key is one word (rendered only when it is not, for the message).
     let key = path
@@ -705,29 +654,25 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
         syn::Meta::NameValue(nv) => nv,
     };
     let value = &nv.value;
-    if let Some(message) = not_a_literal(&key, value).or_else(|| jitter_range(&key, value)) {
+    if let Some(message) = crate::value_rules::called_fn(&key, value)
+        .or_else(|| not_a_literal(&key, value))
+        .or_else(|| jitter_range(&key, value))
+    {
         return Some(syn::Error::new_spanned(value, message));
     }
     let lit = lit_expr(value);
-    let message = if DURATION_KEYS.contains(&key.as_str()) {
+    // `hedge_after` takes a duration too (or a quantile): a bare number is told the same.
+    let numeric = matches!(lit, Some(Lit::Int(_) | Lit::Float(_)));
+    let message = if DURATION_KEYS.contains(&key.as_str()) || (key == "hedge_after" && numeric) {
         match lit {
             Some(Lit::Str(_)) => return None,
-            Some(Lit::Int(i)) => Some(format!(
-                "`{key}` takes a duration string, not a bare number: write it with its unit, such as `{key} = \"{n}ms\"` or `{key} = \"{n}s\"`",
-                n = i.base10_digits()
-            )),
-            _ => Some(duration_fix(&key, value, None).map_or_else(
-                || {
-                    format!(
-                        "`{key}` takes a duration string such as `{key} = {}` (units: ms, s, m, h)",
-                        example(&key)
-                    )
-                },
-                |fix| format!("`{key}` takes a duration string: write `{fix}`"),
-            )),
+            _ => Some(duration_message(&key, value, lit)),
         }
     } else if let Some(kind) = expr_kind(&key) {
         match lit {
+            Some(Lit::Str(s)) if crate::known_keys::names_a_file(&s.value()) => {
+                Some(crate::known_keys::file_message(&key, &s.value()))
+            }
             Some(Lit::Str(s)) => {
                 let text = s.value();
                 let text = if key == "circuit_breaker"
@@ -752,6 +697,30 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
         word_for_string(&key, value)
     };
     message.map(|m| syn::Error::new_spanned(value, m))
+}
+
+/// A duration key's value that is not a string: a number is told its string with a unit (an
+/// integer's digits with either unit, a decimal's in seconds and milliseconds), a
+/// `Duration::from_millis(200)` its string, anything else an example.
+fn duration_message(key: &str, value: &Expr, lit: Option<&Lit>) -> String {
+    if let Some(Lit::Int(i)) = lit {
+        return format!(
+            "`{key}` takes a duration string, not a bare number: write it with its unit, such as `{key} = \"{n}ms\"` or `{key} = \"{n}s\"`",
+            n = i.base10_digits()
+        );
+    }
+    if let Some(message) = lit.and_then(|l| crate::value_rules::decimal_duration(key, l)) {
+        return message;
+    }
+    crate::known_keys::duration_fix(key, value, None).map_or_else(
+        || {
+            format!(
+                "`{key}` takes a duration string such as `{key} = {}` (units: ms, s, m, h)",
+                example(key)
+            )
+        },
+        |fix| format!("`{key}` takes a duration string: write `{fix}`"),
+    )
 }
 
 /// The keys whose value is read when the macro expands (and checked by the runtime's rules
@@ -1202,7 +1171,8 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
     let mut errors = Vec::new();
     let items = std::mem::take(&mut split.rest);
     let items = check_items(items, &mut errors);
-    let key_spans = key_spans(&items);
+    let mut key_spans = key_spans(&items);
+    key_spans.extend(std::mem::take(&mut split.key_spans));
     let raw = match RawArgs::from_list(&items) {
         Ok(raw) => raw,
         Err(e) => {
@@ -1455,6 +1425,43 @@ mod tests {
             (quote!(delay = 200), "such as `delay = \"200ms\"`"),
             (quote!(max_retries = 3), "`max_attempts = 4`"),
             (quote!(maxAttempts = 3), "`max_attempts = 3`"),
+            // Issue 38: a value written by another habit, each at its value.
+            (
+                quote!(retry_if = reattempt::transient()),
+                "name the function, do not call it: write `retry_if = reattempt::transient`",
+            ),
+            (
+                quote!(timeout = 2.5),
+                "`timeout = \"2.5s\"` or `timeout = \"2500ms\"`",
+            ),
+            (
+                quote!(hedge_after = 0.05),
+                "`hedge_after = \"0.05s\"` or `hedge_after = \"50ms\"`",
+            ),
+            (quote!(hedge_after = 50), "`hedge_after = \"50ms\"`"),
+            (quote!(policy = "retry.toml"), "names a config file"),
+            (quote!(failure_threshold = 5), "`circuit_breaker = BREAKER`"),
+            (quote!(preset = "aws-2026"), "Preset::Aws2026"),
+            (
+                quote!(retry.max_attempts = 3),
+                "`retry.max_attempts` is a dotted key of a config file; the attribute's key is the name alone: write `max_attempts = 3`",
+            ),
+            (
+                quote!(resilience4j.retry.instances.backend.maxAttempts = 3),
+                "of its name: `maxAttempts` is not a key of #[retryable]",
+            ),
+            (
+                quote!(breaker.failure_threshold = 5),
+                "`CircuitBreaker::builder().failure_threshold(5)`",
+            ),
+            (
+                quote!("max_attempts" = 3),
+                "`\"max_attempts\"` is a quoted key, as JSON or YAML writes it; the attribute's key is the name alone: write `max_attempts = 3`",
+            ),
+            (
+                quote!(delay = "1s", "initialBackoff" = "2s"),
+                "`delay = \"2s\"`",
+            ),
         ] {
             let errs = errors_of(args.clone());
             assert!(

@@ -330,6 +330,16 @@ fn lent_attempt(
     // the lent one's, not the attempt's), so that `?` knows what to convert into.
     let err_pin =
         quote!(if #p::NEVER { return ::core::result::Result::Err(#p::ErrorOf::value(#err)); });
+    // An async attempt's whole result, `Ok` at the attempt's lifetime (which `Lent` carries):
+    // an async block's type is its body's, so without it the tail `Ok(&self.s)` is typed
+    // `Result<&String, E>` before it meets the boxed future's `Result<&str, E>`, and the
+    // coercion that the plain function had is lost (E0271).
+    let lt = format_ident!("__reattempt_lt", span = Span::mixed_site());
+    let result_pin = quote! {
+        if #p::NEVER {
+            return #p::TypeOf::value(#p::lent_result(&#lt, #of, #err));
+        }
+    };
     // The receiver, where the call lends an argument and the body names `self`.
     let receiver = f.receiver.filter(|_| uses_self && lending.arg.is_some());
     let attempt = if f.is_async() {
@@ -349,10 +359,10 @@ fn lent_attempt(
         let (build, take) = captures(&entries.collect::<Vec<_>>(), &caps);
         quote! {{
             #build
-            #p::Call::attempt_lent(&mut #call, #taken, #of, #timed, #caps, |#param, #caps, _| {
+            #p::Call::attempt_lent(&mut #call, #taken, #of, #timed, #caps, |#param, #caps, #lt| {
                 let #caps = #p::Captures::into_inner(#caps);
                 #take
-                ::std::boxed::Box::pin(async move { #err_pin #(#stmts)* })
+                ::std::boxed::Box::pin(async move { #result_pin #(#stmts)* })
             }).await
         }}
     } else {

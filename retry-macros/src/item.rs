@@ -456,12 +456,45 @@ fn future_output(ty: &Type) -> Option<Type> {
     })
 }
 
+/// A closure or an async block where the attribute was put (on the expression, or on the `let`
+/// that binds it): where it starts, and what it is.
+fn closure(item: TokenStream) -> Option<(Span, &'static str)> {
+    fn of(e: &syn::Expr) -> Option<&'static str> {
+        match e {
+            syn::Expr::Closure(_) => Some("closures"),
+            syn::Expr::Async(_) => Some("async blocks"),
+            _ => None,
+        }
+    }
+    let span = item.clone().into_iter().next()?.span();
+    if let Ok(e) = syn::parse2::<syn::Expr>(item.clone()) {
+        return of(&e).map(|what| (span, what));
+    }
+    match syn::parse2::<syn::Stmt>(item).ok()? {
+        syn::Stmt::Local(syn::Local {
+            init: Some(init), ..
+        }) => of(&init.expr).map(|what| (span, what)),
+        _ => None,
+    }
+}
+
 /// The error for an attribute placed on something other than a function with a body.
 fn not_a_function(item: TokenStream) -> syn::Error {
     if let Ok(f) = syn::parse2::<syn::TraitItemFn>(item.clone()) {
         return syn::Error::new(
             f.sig.ident.span(),
             "#[retryable] needs a function body: put it on the function in the `impl`, not on the trait's declaration",
+        );
+    }
+    if let Some((span, what)) = closure(item.clone()) {
+        return syn::Error::new(
+            span,
+            format!(
+                "#[retryable] applies to functions, not to {what}: to retry a closure, use \
+                 `reattempt::RetryPolicy::retry` (`policy.retry(|| async {{ … }}).await`, with \
+                 `let policy = RetryPolicy::builder().max_attempts(3).build()?;`), or move the body \
+                 into an `async fn` under #[retryable]"
+            ),
         );
     }
     let span = item
@@ -509,6 +542,33 @@ mod tests {
             ))
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_closure_is_pointed_to_the_closure_api() {
+        for item in [
+            quote!(|| async { fetch().await }),
+            quote!(async move || fetch().await),
+            quote!(move |x: u32| x + 1),
+            quote!(async { fetch().await }),
+            quote!(let f = || async { fetch().await };),
+        ] {
+            let e = parse(item.clone())
+                .err()
+                .unwrap_or_else(|| panic!("{item}"));
+            let m = e.to_string();
+            assert!(
+                m.contains("not to closures") || m.contains("not to async blocks"),
+                "{item}: {m}"
+            );
+            assert!(m.contains("`reattempt::RetryPolicy::retry`"), "{m}");
+        }
+        let m = parse(quote!(
+            struct S;
+        ))
+        .err()
+        .map(|e| e.to_string());
+        assert!(m.is_some_and(|m| !m.contains("RetryPolicy::retry")));
     }
 
     #[test]

@@ -10,8 +10,10 @@
 //! 3. expand: `expand` writes the retry loop around the signature and body that `rewrite`
 //!    writes from the description.
 //!
-//! `recover` is `#[recover]`, which marks fallbacks. Beside the passes: `known_keys` (the keys,
-//! for messages), `patterns` (`retry_on`'s matches), `rename` (`self` in the body), `util`.
+//! `recover` is `#[recover]`, which marks fallbacks. Beside the passes: `known_keys` (what an
+//! unknown key is, by meaning, for messages), `key_shapes` (a key in another syntax, as a config
+//! file writes it), `value_rules` (a known key's value written by
+//! another habit), `patterns` (`retry_on`'s matches), `rename` (`self` in the body), `util`.
 
 #![forbid(unsafe_code)]
 
@@ -24,6 +26,7 @@ mod expansion_bench;
 #[cfg(test)]
 mod fuzz;
 mod item;
+mod key_shapes;
 mod known_keys;
 mod lent;
 mod no_effect;
@@ -33,6 +36,7 @@ mod rename;
 mod rewrite;
 mod util;
 mod valid;
+mod value_rules;
 
 use proc_macro::TokenStream;
 

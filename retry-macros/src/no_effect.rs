@@ -6,7 +6,9 @@
 //! - Dead settings: the schedule's own rules are the runtime's ([`DeadSetting`], from
 //!   `retry-rules`: no retry fits in `max_elapsed`, a hedge that can never start); beside them,
 //!   `max_attempts = 1` makes every setting of the retries' schedule dead (`delay`, `on_retry`,
-//!   …), though not the classification, which a breaker still counts by.
+//!   …), and the classification too (`retry_on`, `retry_if`, …) unless a guard counts by it (a
+//!   `circuit_breaker` or a `throttle`: an error the call would not retry is no failure of the
+//!   dependency to them).
 //! - Guards built per call: `circuit_breaker`, `budget`, `throttle` and `bulkhead` are evaluated
 //!   once per call (a breaker must see every call to the dependency); an expression that builds
 //!   one (`CircuitBreaker::builder()…build()`, `RetryBudget::default()`, `Bulkhead::new(…)`, a
@@ -37,6 +39,14 @@ const RETRY_ONLY_KEYS: &[&str] = &[
     "idempotent",
 ];
 
+/// The keys that classify outcomes: what a retry would be made for, and (to a breaker or a
+/// throttle, which count by it) what is a failure of the dependency. With `max_attempts = 1`,
+/// dead unless one of [`COUNTING_GUARDS`] is given.
+const CLASSIFICATION_KEYS: &[&str] = &["retry_on", "no_retry_on", "retry_if", "retry_if_ok"];
+
+/// The guards that count outcomes by the classification (`Guards::record`).
+const COUNTING_GUARDS: &[&str] = &["circuit_breaker", "throttle"];
+
 /// Every dead setting and every guard built per call, each an error at its key.
 pub(crate) fn check(args: &RetryArgs, errors: &mut Vec<syn::Error>) {
     dead_settings(args, errors);
@@ -51,8 +61,13 @@ fn dead_settings(args: &RetryArgs, errors: &mut Vec<syn::Error>) {
     };
     let single = args.schedule.settings.max_attempts == Some(1);
     if single {
+        let counted = COUNTING_GUARDS
+            .iter()
+            .any(|k| args.key_spans.contains_key(*k));
+        let classification: &[&str] = if counted { &[] } else { CLASSIFICATION_KEYS };
         let dead: Vec<&str> = RETRY_ONLY_KEYS
             .iter()
+            .chain(classification)
             .copied()
             .filter(|k| args.key_spans.contains_key(*k))
             .collect();
@@ -67,10 +82,16 @@ fn dead_settings(args: &RetryArgs, errors: &mut Vec<syn::Error>) {
             } else {
                 ("them", "have")
             };
+            // The classification is told why it is dead too: it would count with a guard.
+            let uncounted = if dead.iter().any(|k| CLASSIFICATION_KEYS.contains(k)) {
+                " (and no `circuit_breaker` or `throttle` counts failures by the classification)"
+            } else {
+                ""
+            };
             errors.push(syn::Error::new(
                 args.key_span(first),
                 format!(
-                    "{listed} {it} no effect: `max_attempts = 1` makes one attempt and never retries; \
+                    "{listed} {it} no effect: `max_attempts = 1` makes one attempt and never retries{uncounted}; \
                      remove {them}, or allow retries with `max_attempts = 3` (it counts the first attempt)"
                 ),
             ));
@@ -244,6 +265,57 @@ mod tests {
 
     fn builds(s: &str) -> bool {
         builds_a_value(&syn::parse_str(s).unwrap()).is_some()
+    }
+
+    /// The errors `check` finds in the attribute `args`.
+    fn dead(args: proc_macro2::TokenStream) -> Vec<String> {
+        let parsed = crate::args::parse(args).unwrap_or_else(|e| panic!("{e}"));
+        let mut errors = vec![];
+        check(&parsed.args, &mut errors);
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn the_classification_with_one_attempt_is_dead_unless_a_guard_counts_by_it() {
+        use quote::quote;
+        for args in [
+            quote!(max_attempts = 1, retry_on = [E::A]),
+            quote!(max_attempts = 1, no_retry_on = [E::A]),
+            quote!(max_attempts = 1, retry_if = reattempt::transient),
+            quote!(
+                max_attempts = 1,
+                retry_if_ok = |v| v.pending,
+                budget = BUDGET
+            ),
+        ] {
+            let errs = dead(args.clone());
+            assert_eq!(errs.len(), 1, "{args}: {errs:?}");
+            assert!(
+                errs[0].contains("no effect: `max_attempts = 1`")
+                    && errs[0].contains("no `circuit_breaker` or `throttle` counts"),
+                "{errs:?}"
+            );
+        }
+        let errs = dead(quote!(max_attempts = 1, delay = "1s", retry_on = [E::A]));
+        assert!(
+            errs[0].starts_with("`delay`, `retry_on` have no effect"),
+            "{errs:?}"
+        );
+        // A breaker or a throttle counts failures by it: alive.
+        for args in [
+            quote!(
+                max_attempts = 1,
+                retry_on = [E::A],
+                circuit_breaker = BREAKER
+            ),
+            quote!(max_attempts = 1, retry_if = f, throttle = THROTTLE),
+            quote!(max_attempts = 2, retry_on = [E::A]),
+        ] {
+            assert_eq!(dead(args.clone()), Vec::<String>::new(), "{args}");
+        }
+        // Without classification, the message keeps its words.
+        let errs = dead(quote!(max_attempts = 1, delay = "1s"));
+        assert!(!errs[0].contains("circuit_breaker"), "{errs:?}");
     }
 
     #[test]

@@ -10,8 +10,14 @@ pub(crate) fn combine(errors: impl IntoIterator<Item = syn::Error>) -> Option<sy
     })
 }
 
-/// The unchanged item, then the errors.
+/// The unchanged item, then the errors; an expression (the attribute on a closure) stays one
+/// expression, a block holding the errors then the item, so that the errors are reported rather
+/// than the tokens after the first expression being ignored.
 pub(crate) fn with_errors(mut item: TokenStream, e: &syn::Error) -> TokenStream {
-    item.extend(e.to_compile_error());
+    let errors = e.to_compile_error();
+    if syn::parse2::<syn::Expr>(item.clone()).is_ok() {
+        return quote::quote!({ #errors #item });
+    }
+    item.extend(errors);
     item
 }

@@ -4,6 +4,7 @@
 #![deny(warnings, unused_mut, unsafe_code, clippy::pedantic)]
 
 mod borrowed_return;
+mod coercions;
 mod copy_receiver;
 mod format_macro;
 mod generic_fallback;

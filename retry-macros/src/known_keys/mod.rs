@@ -1,10 +1,28 @@
-//! Keys that other retry libraries use (Spring Retry, Resilience4j, tenacity, backon, tokio-retry,
-//! Polly) and common generic names, each mapped to what it is here. An unknown key is looked up
-//! in this table first, so that `max_retries` leads to `max_attempts` (with the count adjusted)
-//! rather than to whatever key is nearest by spelling; edit distance is only the fallback.
+//! What an unknown key is, by meaning, each kind a rule of its own (a table or a test), looked
+//! up in this order before any guess by spelling:
+//!
+//! 1. a config file named, or a key of this crate's config-file format that the attribute does
+//!    not take (`preset = "aws-2026"`): `config_file`;
+//! 2. a name another retry library (or gRPC's service config, the AWS SDKs) gives one of the
+//!    retry's own settings, in any case style, with or without a unit suffix or a builder
+//!    prefix (`max_retries`, `retry_error_callback`, `initialBackoff`): `libraries`;
+//! 3. a setting of another object, a breaker's, a budget's, a bulkhead's, a rate limiter's, an
+//!    HTTP client's (`failure_threshold`, `waitDurationInOpenState`): `elsewhere`, which says
+//!    whose it is and how to pass that object;
+//!
+//! then one of the keys by `snake_case` spelling or edit distance, and last the list of keys.
+//! So `max_retries` leads to `max_attempts` (with the count adjusted) rather than to whatever
+//! key is nearest by spelling.
+
+mod config_file;
+mod elsewhere;
+mod libraries;
 
 use quote::ToTokens;
 use syn::{Expr, Lit};
+
+pub(crate) use config_file::{file_message, names_a_file};
+use libraries::{Here, Known, MAX_ATTEMPTS_WHY, TABLE};
 
 /// The keys `#[retryable]` accepts.
 pub(crate) const KEYS: &[&str] = &[
@@ -51,436 +69,10 @@ pub(crate) const DURATION_KEYS: &[&str] = &[
     "max_elapsed",
 ];
 
-/// What a foreign key is here.
-#[derive(Clone, Copy)]
-enum Here {
-    /// The same meaning under another name; the value carries over (durations become strings).
-    Key(&'static str),
-    /// A count of retries: here `max_attempts`, which counts the first attempt, so n + 1.
-    Retries,
-    /// No single key: the explanation says what to write.
-    Explain,
-}
-
-struct Known {
-    names: &'static [&'static str],
-    from: &'static str,
-    here: Here,
-    why: &'static str,
-}
-
-const fn k(
-    names: &'static [&'static str],
-    from: &'static str,
-    here: Here,
-    why: &'static str,
-) -> Known {
-    Known {
-        names,
-        from,
-        here,
-        why,
-    }
-}
-
-const MAX_ATTEMPTS_WHY: &str = "the total number of attempts, the first one included";
-
-/// The table. Names are compared exactly (case matters: `maxAttempts` is Spring's spelling).
-const TABLE: &[Known] = &[
-    // Attempts and retries.
-    k(
-        &["maxAttempts", "max_tries", "maxTries", "attempts", "tries"],
-        "Spring Retry's and Resilience4j's name",
-        Here::Key("max_attempts"),
-        MAX_ATTEMPTS_WHY,
-    ),
-    k(
-        &["stop_after_attempt"],
-        "tenacity's name",
-        Here::Key("max_attempts"),
-        MAX_ATTEMPTS_WHY,
-    ),
-    k(
-        &[
-            "max_retries",
-            "maxRetries",
-            "retries",
-            "max_retry",
-            "num_retries",
-            "retry_count",
-            "retry_times",
-            "times",
-        ],
-        "a common name for a count of retries",
-        Here::Retries,
-        "",
-    ),
-    k(&["max_times"], "backon's name", Here::Retries, ""),
-    k(&["retryCount"], "Polly's name", Here::Retries, ""),
-    k(&["take"], "tokio-retry's `.take(n)`", Here::Retries, ""),
-    k(
-        &["stop"],
-        "tenacity's name",
-        Here::Explain,
-        "stop after n attempts is `max_attempts = n`; stop after a time is `max_elapsed = \"30s\"`",
-    ),
-    // Delays.
-    k(
-        &[
-            "backoff_delay",
-            "initial_delay",
-            "initialDelay",
-            "initial_interval",
-            "initialInterval",
-            "base_delay",
-            "baseDelay",
-            "min_delay",
-            "minDelay",
-            "min_interval",
-            "interval",
-            "retry_delay",
-            "retry_interval",
-            "delay_ms",
-            "backoff_ms",
-            "sleep",
-            "wait_fixed",
-        ],
-        "a name from backon, Spring Retry or tenacity",
-        Here::Key("delay"),
-        "the first delay between attempts (`backoff` and `multiplier` make it grow)",
-    ),
-    k(
-        &["waitDuration", "wait_duration"],
-        "Resilience4j's name",
-        Here::Key("delay"),
-        "the first delay between attempts (`backoff` and `multiplier` make it grow)",
-    ),
-    k(
-        &[
-            "sleepDurationProvider",
-            "intervalFunction",
-            "intervalBiFunction",
-            "adjust",
-        ],
-        "a name from Polly, Resilience4j or backon",
-        Here::Key("delay_for"),
-        "a function choosing the delay from the error, `Fn(&E, u32, Duration) -> Option<Duration>` \
-         (the attempt that failed, the schedule's delay; `None` keeps it)",
-    ),
-    k(
-        &["wait", "strategy"],
-        "a name from tenacity, Polly or Resilience4j",
-        Here::Explain,
-        "the wait between attempts is the keys `delay = \"200ms\"`, `backoff = \"exponential\"`, \
-         `multiplier = 2`, `max_delay = \"10s\"` and `jitter = \"full\"`",
-    ),
-    k(
-        &[
-            "wait_exponential",
-            "ExponentialBackoff",
-            "exponential_backoff",
-            "exponential",
-        ],
-        "a name from tenacity or tokio-retry",
-        Here::Explain,
-        "exponential backoff is the default here: set `delay = \"100ms\"` (the first wait), \
-         `multiplier = 2` and `max_delay = \"10s\"`, or `backoff = \"exponential\"` to say so",
-    ),
-    k(
-        &[
-            "max_interval",
-            "maxInterval",
-            "maxDelay",
-            "max_backoff",
-            "maxBackoff",
-            "max_wait",
-            "cap",
-        ],
-        "a name from Spring Retry's @Backoff or other backoff libraries",
-        Here::Key("max_delay"),
-        "the ceiling of one delay, before jitter",
-    ),
-    k(
-        &[
-            "factor",
-            "backoff_multiplier",
-            "exponential_base",
-            "exp_base",
-            "backoffMultiplier",
-        ],
-        "a name from backon or tenacity",
-        Here::Key("multiplier"),
-        "the growth factor of exponential backoff",
-    ),
-    k(
-        &[
-            "with_jitter",
-            "randomization_factor",
-            "randomizationFactor",
-            "randomize",
-        ],
-        "a name from backon, the backoff crate or Resilience4j",
-        Here::Explain,
-        "jitter is on by default (\"full\"); choose with `jitter = \"none\" | \"full\" | \"equal\" | \
-         \"decorrelated\"`, or a factor in (0, 1] such as `jitter = 0.5`",
-    ),
-    // Hedging.
-    k(
-        &[
-            "hedge_delay",
-            "hedging_delay",
-            "hedge",
-            "hedging",
-            "delay_between_hedges",
-        ],
-        "a name from Polly's and gRPC's hedging",
-        Here::Key("hedge_after"),
-        "the delay after which the next attempt starts alongside is `hedge_after = \"50ms\"` (or `\"p95\"`)",
-    ),
-    // Timeouts and deadlines.
-    k(
-        &[
-            "timeout_ms",
-            "timeout_secs",
-            "attempt_timeout",
-            "per_attempt_timeout",
-            "timeoutDuration",
-        ],
-        "a name from other libraries and Resilience4j's TimeLimiter",
-        Here::Key("timeout"),
-        "the limit of one attempt",
-    ),
-    k(
-        &[
-            "stop_after_delay",
-            "max_elapsed_time",
-            "maxElapsedTime",
-            "max_duration",
-            "total_timeout",
-            "deadline",
-            "max_total_delay",
-            "total_delay",
-        ],
-        "a name from tenacity or the backoff crate",
-        Here::Key("max_elapsed"),
-        "the limit of all attempts and sleeps together",
-    ),
-    // Which errors.
-    k(
-        &[
-            "include",
-            "retryFor",
-            "retry_for",
-            "value",
-            "retryOn",
-            "retryExceptions",
-            "retry_if_exception_type",
-            "handle",
-            "errors",
-            "exceptions",
-        ],
-        "a name from Spring Retry, Resilience4j, tenacity or Polly",
-        Here::Key("retry_on"),
-        "the errors to retry, as patterns of your error type",
-    ),
-    k(
-        &[
-            "exclude",
-            "noRetryFor",
-            "no_retry_for",
-            "notRecoverable",
-            "ignoreExceptions",
-            "ignore",
-            "dont_retry_on",
-        ],
-        "a name from Spring Retry or Resilience4j",
-        Here::Key("no_retry_on"),
-        "the errors never to retry, as patterns of your error type",
-    ),
-    k(
-        &[
-            "when",
-            "retry",
-            "retry_when",
-            "predicate",
-            "condition",
-            "retryExceptionPredicate",
-        ],
-        "a name from backon, tenacity or Resilience4j",
-        Here::Key("retry_if"),
-        "a predicate on the error, `Fn(&E) -> bool`",
-    ),
-    k(
-        &["retryOnResult", "retry_if_result", "retry_on_result"],
-        "a name from Resilience4j or tenacity",
-        Here::Key("retry_if_ok"),
-        "a predicate on the `Ok` value, `Fn(&T) -> bool`",
-    ),
-    // Hooks and fallbacks.
-    k(
-        &[
-            "notify",
-            "before_sleep",
-            "onRetry",
-            "on_backoff",
-            "before",
-            "listeners",
-        ],
-        "a name from backon, tenacity, Polly or Spring Retry",
-        Here::Key("on_retry"),
-        "a hook called before each sleep, `Fn(&E, &reattempt::RetryContext, Duration)`",
-    ),
-    k(
-        &[
-            "fallback",
-            "fallbackMethod",
-            "fallback_method",
-            "recover_with",
-            "on_failure",
-        ],
-        "a name from Resilience4j or Polly",
-        Here::Key("recover"),
-        "the path of a #[recover] fn, called with the final error",
-    ),
-    k(
-        &["reraise"],
-        "tenacity's name",
-        Here::Explain,
-        "the final error is always returned as it is; to change it, use `recover = fallback`",
-    ),
-    k(
-        &[
-            "circuitBreaker",
-            "breaker",
-            "circuit",
-            "circuit_breaker_name",
-        ],
-        "a name from Resilience4j and others",
-        Here::Key("circuit_breaker"),
-        "an expression giving `&CircuitBreaker`, such as a `static`",
-    ),
-    k(
-        &["retry_budget", "retryBudget", "token_bucket", "quota"],
-        "a common name",
-        Here::Key("budget"),
-        "an expression giving `&RetryBudget`, such as a `static`",
-    ),
-    k(
-        &["config", "retryConfig", "retry_policy", "retryPolicy"],
-        "a name from Resilience4j or Spring Retry",
-        Here::Key("policy"),
-        "an expression giving `&RetryPolicy`, the whole schedule at run time",
-    ),
-    // Polly v8's option names (C# properties, PascalCase) and Resilience4j's builder names,
-    // beyond those that are keys here in another case style (`MaxDelay`, `Delay`, `OnRetry`,
-    // `Timeout`), which the normalised lookup finds.
-    k(
-        &["MaxRetryAttempts", "retry_attempts", "numRetries"],
-        "Polly's name",
-        Here::Retries,
-        "",
-    ),
-    k(
-        &["MaxHedgedAttempts"],
-        "Polly's hedging name",
-        Here::Explain,
-        "`max_attempts` counts the first attempt and every hedge: `MaxHedgedAttempts = n` is \
-         `max_attempts = n + 1`, beside `hedge_after = \"50ms\"`",
-    ),
-    k(
-        &["BackoffType", "enableExponentialBackoff"],
-        "a name from Polly or Resilience4j",
-        Here::Explain,
-        "the shape of the delays is `backoff = \"exponential\"` (the default), `\"linear\"` or \
-         `\"fixed\"`",
-    ),
-    k(
-        &["UseJitter", "enableRandomizedWait", "random"],
-        "a name from Polly, Resilience4j or Spring's @Backoff",
-        Here::Explain,
-        "jitter is on by default (\"full\"); choose with `jitter = \"none\" | \"full\" | \"equal\" | \
-         \"decorrelated\"`, or a factor in (0, 1] such as `jitter = 0.5` (delay × a random 0.5–1.5)",
-    ),
-    k(
-        &["randomizedWaitFactor"],
-        "Resilience4j's name",
-        Here::Key("jitter"),
-        "each delay times a random factor in [1 − f, 1 + f], f in (0, 1]",
-    ),
-    k(
-        &["exponentialBackoffMultiplier"],
-        "Resilience4j's name",
-        Here::Key("multiplier"),
-        "the growth factor of exponential backoff",
-    ),
-    k(
-        &["exponentialMaxWaitDuration"],
-        "Resilience4j's name",
-        Here::Key("max_delay"),
-        "the ceiling of one delay, before jitter",
-    ),
-    k(
-        &["ShouldHandle", "retryOnExceptionPredicate"],
-        "a name from Polly or Resilience4j",
-        Here::Key("retry_if"),
-        "a predicate on the error, `Fn(&E) -> bool`",
-    ),
-    k(
-        &["retryOnResultPredicate"],
-        "Resilience4j's name",
-        Here::Key("retry_if_ok"),
-        "a predicate on the `Ok` value, `Fn(&T) -> bool`",
-    ),
-    k(
-        &["DelayGenerator"],
-        "Polly's name",
-        Here::Key("delay_for"),
-        "a function choosing the delay from the error, `Fn(&E, u32, Duration) -> Option<Duration>` \
-         (the attempt that failed, the schedule's delay; `None` keeps it)",
-    ),
-    k(
-        &["failAfterMaxAttempts"],
-        "Resilience4j's name",
-        Here::Explain,
-        "the call returns the last error once its attempts are spent, always; to turn it into \
-         another, use `recover = fallback`",
-    ),
-    k(
-        &[
-            "maxAttemptsExpression",
-            "delayExpression",
-            "maxDelayExpression",
-            "multiplierExpression",
-        ],
-        "Spring Retry's name",
-        Here::Explain,
-        "the keys take literals, checked at compile time; a schedule from configuration is a \
-         `reattempt::RetryPolicy` built at run time and passed as `policy = …`",
-    ),
-    k(
-        &[
-            "maxConcurrentCalls",
-            "maxWaitDuration",
-            "PermitLimit",
-            "max_concurrent",
-        ],
-        "a name from Resilience4j's or Polly's bulkhead",
-        Here::Explain,
-        "a bulkhead is a `reattempt::Bulkhead` built once (`Bulkhead::builder().max_concurrent(10)`), \
-         kept in a `static` or a field, and named with `bulkhead = …`",
-    ),
-    k(
-        &["label", "id", "metric_name"],
-        "a common name",
-        Here::Key("name"),
-        "the label in traces and metrics, a string",
-    ),
-];
-
 /// The unit a foreign key's name gives its integer value, if any (`timeout_ms`).
 fn unit_of(key: &str) -> Option<&'static str> {
     let lower = key.to_ascii_lowercase();
-    if lower.ends_with("ms") || lower.ends_with("millis") {
+    if lower.ends_with("ms") || lower.ends_with("millis") || lower.ends_with("milliseconds") {
         Some("ms")
     } else if lower.ends_with("secs") || lower.ends_with("_s") || lower.ends_with("seconds") {
         Some("s")
@@ -637,6 +229,26 @@ fn lookup(key: &str) -> Option<(Found, Option<&'static str>)> {
         .find_map(|name| lookup_spelling(name, &find))
 }
 
+/// The normalised spellings a foreign name is looked up by, most exact first, each with the unit
+/// its name gives an integer value: the name; the name after a builder's prefix (`with_`,
+/// `set`); each without a unit suffix (`sleepWindowInMilliseconds`).
+pub(super) fn spellings(key: &str) -> Vec<(String, Option<&'static str>)> {
+    let lower = key.to_ascii_lowercase();
+    let unprefixed = ["with_", "with", "set_", "set"]
+        .iter()
+        .find_map(|p| lower.strip_prefix(p).filter(|rest| rest.len() > 2));
+    let mut out = Vec::new();
+    for name in [Some(key), unprefixed].into_iter().flatten() {
+        let text = normalise(name);
+        out.push((text.clone(), unit_of(name)));
+        out.extend(UNIT_SUFFIXES.iter().filter_map(|(suffix, unit)| {
+            let stem = text.strip_suffix(suffix)?;
+            (!stem.is_empty()).then(|| (stem.to_owned(), Some(*unit)))
+        }));
+    }
+    out
+}
+
 /// [`lookup`] of one spelling: as it is, then without a unit suffix.
 fn lookup_spelling(
     name: &str,
@@ -759,7 +371,7 @@ fn key_fix(here: &str, unit: Option<&str>, value: Option<&Expr>) -> String {
 }
 
 /// `maxDelay` → `max_delay`.
-fn snake_case(key: &str) -> String {
+pub(super) fn snake_case(key: &str) -> String {
     let mut out = String::new();
     for c in key.chars() {
         if c.is_ascii_uppercase() {
@@ -789,10 +401,14 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// The message for an unknown key: the table, then the key's `snake_case` spelling, then the
-/// nearest key by spelling (within a small distance), then the list of keys.
+/// The message for an unknown key: the rules by meaning (see the module's list), then the key's
+/// `snake_case` spelling, then the nearest key by spelling (within a small distance), then the
+/// list of keys.
 pub(crate) fn unknown_key(key: &str, value: Option<&Expr>) -> String {
-    if let Some(message) = explain(key, value) {
+    if let Some(message) = config_file::explain(key, value)
+        .or_else(|| explain(key, value))
+        .or_else(|| elsewhere::explain(key, value))
+    {
         return message;
     }
     let snake = snake_case(key);
@@ -869,7 +485,7 @@ mod tests {
     /// land undocumented; the README's short table names only keys that exist.
     #[test]
     fn every_key_is_in_the_documented_tables() {
-        let rustdoc = include_str!("../../src/lib.rs");
+        let rustdoc = include_str!("../../../src/lib.rs");
         for key in KEYS {
             let row = format!("| `{key}` |");
             assert!(
@@ -877,7 +493,7 @@ mod tests {
                 "`{key}` is missing from src/lib.rs's key table"
             );
         }
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../../README.md");
         let table = &readme[readme.find("| key |").expect("the README's key table")..];
         let table = &table[..table.find("\n\n").unwrap_or(table.len())];
         let mut named = 0;
@@ -1063,6 +679,29 @@ mod tests {
         assert!(m.contains("`max_attempts = 6`"), "{m}");
         let m = unknown_key("randomizedWaitFactor", Some(&expr("0.5")));
         assert!(m.contains("`jitter = 0.5`"), "{m}");
+    }
+
+    /// No spelling means two things: a name written twice (in two entries, or two tables) leads
+    /// to one meaning, and none of the config-file rule's keys is in a table.
+    #[test]
+    fn each_spelling_has_one_meaning() {
+        let mut seen = std::collections::HashMap::new();
+        let libraries = TABLE.iter().map(|k| (k.names, target(Found::Table(k))));
+        let settings = elsewhere::SETTINGS
+            .iter()
+            .map(|s| (s.names, format!("{:?} {}", s.owner, s.names[0])));
+        for (names, meaning) in libraries.chain(settings) {
+            for name in names {
+                if let Some((other, before)) =
+                    seen.insert(normalise(name), (*name, meaning.clone()))
+                {
+                    assert_eq!(meaning, before, "`{name}` is also `{other}`");
+                }
+            }
+        }
+        for key in ["preset", "inject_faults", "profile", "from_env", "file"] {
+            assert!(!seen.contains_key(&normalise(key)), "{key}");
+        }
     }
 
     #[test]

@@ -1,0 +1,11 @@
+// A decimal number of seconds.
+use reattempt::retryable;
+
+#[retryable(delay = 0.25)]
+fn fetch() -> Result<u32, String> {
+    Ok(1)
+}
+
+fn main() {
+    let _ = fetch();
+}
