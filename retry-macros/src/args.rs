@@ -477,11 +477,11 @@ fn expr_kind(key: &str) -> Option<&'static str> {
         "retry_after" => "a path or closure, `Fn(&E) -> Option<Duration>`",
         "delay_for" => "a path or closure, `Fn(&E, u32, Duration) -> Option<Duration>`",
         "on_retry" => "a path or closure, `Fn(&E, &reattempt::RetryContext, Duration)`",
-        "circuit_breaker" => "an expression giving `&CircuitBreaker` (a `static`, `self.breaker`)",
-        "budget" => "an expression giving `&RetryBudget` (a `static`, `self.budget`)",
-        "throttle" => "an expression giving `&AdaptiveThrottle` (a `static`, `self.throttle`)",
-        "bulkhead" => "an expression giving `&Bulkhead` (a `static`, `self.bulkhead`)",
-        "policy" => "an expression giving `&RetryPolicy` (a `static`, `self.policy`)",
+        "circuit_breaker" => "a `CircuitBreaker` the call borrows (a `static`, `self.breaker`, an `Arc<CircuitBreaker>`)",
+        "budget" => "a `RetryBudget` the call borrows (a `static`, `self.budget`, an `Arc<RetryBudget>`)",
+        "throttle" => "an `AdaptiveThrottle` the call borrows (a `static`, `self.throttle`, an `Arc<AdaptiveThrottle>`)",
+        "bulkhead" => "a `Bulkhead` the call borrows (a `static`, `self.bulkhead`, an `Arc<Bulkhead>`)",
+        "policy" => "a `RetryPolicy` the call borrows (a `static`, a `LazyLock`, `self.policy`)",
         "recover" => "the path of a #[recover] fn (`fallback`, `Self::fallback`)",
         "timeout_into" => {
             "a path or a closure that captures nothing, `fn(reattempt::Elapsed) -> E`"
