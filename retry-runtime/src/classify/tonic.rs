@@ -110,6 +110,7 @@
 
 use std::error::Error as StdError;
 use std::sync::Arc;
+use std::time::Duration;
 
 use ::tonic::{Code, ConnectError, Status, TimeoutExpired};
 
@@ -251,20 +252,48 @@ fn is_never_sent(error: &(dyn StdError + 'static)) -> bool {
             .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
 }
 
-/// The server's `grpc-retry-pushback-ms` says not to retry: negative or malformed (gRFC A6). A
-/// rejection this crate converts carries `-1`, so that a client one hop away, which sees the
-/// status but not its in-process source, does not retry it either.
+/// The server's `grpc-retry-pushback-ms` says not to retry: negative, malformed, or given more
+/// than once (gRFC A6, grpc-go). A rejection this crate converts carries `-1`, so that a client
+/// one hop away, which sees the status but not its in-process source, does not retry it either.
 fn pushback_says_stop(status: &Status) -> bool {
-    status.metadata().get(PUSHBACK).is_some_and(|v| {
-        v.to_str()
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .is_none()
-    })
+    pushback(status) == Pushback::Stop
 }
 
 /// gRFC A6's pushback trailer.
-const PUSHBACK: &str = "grpc-retry-pushback-ms";
+pub(crate) const PUSHBACK: &str = "grpc-retry-pushback-ms";
+
+/// What a server's `grpc-retry-pushback-ms` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pushback {
+    /// No pushback: the policy's backoff decides.
+    None,
+    /// Retry after exactly this delay (then the backoff starts again from its base).
+    After(Duration),
+    /// Do not retry: a negative or malformed value (A6), or more than one value (grpc-go).
+    Stop,
+}
+
+/// Reads a status's pushback. A6: "an ASCII encoded signed 32-bit integer with no unnecessary
+/// leading zeros"; a negative or unparseable value asks the client not to retry. As grpc-go
+/// (`strconv.Atoi`) and grpc-java (`Integer.valueOf`) read it, a leading `+` or zero is
+/// accepted (`"0300"` is 300 ms, `"-0"` is 0). Two values or more are malformed, as grpc-go
+/// reads them ("Server retry pushback specified multiple values; not retrying").
+pub(crate) fn pushback(status: &Status) -> Pushback {
+    let mut values = status.metadata().get_all(PUSHBACK).iter();
+    let Some(value) = values.next() else {
+        return Pushback::None;
+    };
+    if values.next().is_some() {
+        return Pushback::Stop;
+    }
+    let Ok(text) = value.to_str() else {
+        return Pushback::Stop;
+    };
+    match text.parse::<i32>() {
+        Ok(ms) if ms >= 0 => Pushback::After(Duration::from_millis(ms.unsigned_abs().into())),
+        _ => Pushback::Stop,
+    }
+}
 
 /// A rejection's status: `UNAVAILABLE` with its text, its source, and A6's "do not retry"
 /// pushback (`-1`), which crosses the wire with the status (a server that returns it as its own
