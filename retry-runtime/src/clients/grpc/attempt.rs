@@ -74,6 +74,10 @@ where
             // A transparent retry needs the same request again: one more copy of the body.
             let again = body.clone();
             let retire = body.retire_handle();
+            // gRFC A6: a copy that cannot carry the body past its cap is not sent at all.
+            if let Err(left) = poll_fn(|cx| body.poll_send(cx)).await {
+                return Err(left_behind(&left, None));
+            }
             let first = inner
                 .call(with_time_left(parts.clone(), body))
                 .await
@@ -89,6 +93,9 @@ where
                         .await
                         .map_err(|e| transport_status(e.into()))?;
                     let retire = again.retire_handle();
+                    if let Err(left) = poll_fn(|cx| again.poll_send(cx)).await {
+                        return Err(left_behind(&left, None));
+                    }
                     let outcome = inner.call(with_time_left(parts, again)).await;
                     settle(outcome.map_err(Into::into), &retire)
                 }
@@ -124,10 +131,36 @@ where
         Ok(response) => classify_response(response),
         Err(error) => Err(transport_status(error)),
     };
-    if settled.is_err() {
-        retire.retire();
+    match settled {
+        Err(status) => {
+            retire.retire();
+            // gRFC A6: past the cap the call is committed to the copy that holds the body; no
+            // other copy may end it, whatever its transport said (hyper resets the stream of a
+            // body that failed with INTERNAL_ERROR, and the body's error is not in the chain).
+            Err(match retire.left_behind() {
+                Some(left) => left_behind(&left, Some(&status)),
+                None => status,
+            })
+        }
+        ok => ok,
     }
-    settled
+}
+
+/// The status of a copy left behind by the cap (`left`, with what its attempt saw, if it was
+/// sent): `UNAVAILABLE`, with `left` as its source, so that the hooks take it for the client's own
+/// doing ([`left_behind_by_the_cap`]) rather than the server's failure.
+fn left_behind(left: &BodyNotReplayable, seen: Option<&Status>) -> Status {
+    let message = match seen {
+        Some(seen) => format!(
+            "{left} (this copy saw {:?}: {})",
+            seen.code(),
+            seen.message()
+        ),
+        None => format!("{left}: this copy was not sent"),
+    };
+    let mut status = Status::unavailable(message);
+    status.set_source(Arc::new(left.clone()));
+    status
 }
 
 /// `grpc-timeout`.
