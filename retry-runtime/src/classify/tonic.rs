@@ -110,7 +110,6 @@
 
 use std::error::Error as StdError;
 use std::sync::Arc;
-use std::time::Duration;
 
 use ::tonic::{Code, ConnectError, Status, TimeoutExpired};
 
@@ -120,6 +119,7 @@ pub use crate::config::grpc::{
 pub use crate::guards::retry_throttle::RetryThrottle;
 
 use crate::classify::Transient;
+use crate::clients::grpc::{PUSHBACK, Pushback, pushback};
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 
@@ -257,42 +257,6 @@ fn is_never_sent(error: &(dyn StdError + 'static)) -> bool {
 /// one hop away, which sees the status but not its in-process source, does not retry it either.
 fn pushback_says_stop(status: &Status) -> bool {
     pushback(status) == Pushback::Stop
-}
-
-/// gRFC A6's pushback trailer.
-pub(crate) const PUSHBACK: &str = "grpc-retry-pushback-ms";
-
-/// What a server's `grpc-retry-pushback-ms` says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Pushback {
-    /// No pushback: the policy's backoff decides.
-    None,
-    /// Retry after exactly this delay (then the backoff starts again from its base).
-    After(Duration),
-    /// Do not retry: a negative or malformed value (A6), or more than one value (grpc-go).
-    Stop,
-}
-
-/// Reads a status's pushback. A6: "an ASCII encoded signed 32-bit integer with no unnecessary
-/// leading zeros"; a negative or unparseable value asks the client not to retry. As grpc-go
-/// (`strconv.Atoi`) and grpc-java (`Integer.valueOf`) read it, a leading `+` or zero is
-/// accepted (`"0300"` is 300 ms, `"-0"` is 0). Two values or more are malformed, as grpc-go
-/// reads them ("Server retry pushback specified multiple values; not retrying").
-pub(crate) fn pushback(status: &Status) -> Pushback {
-    let mut values = status.metadata().get_all(PUSHBACK).iter();
-    let Some(value) = values.next() else {
-        return Pushback::None;
-    };
-    if values.next().is_some() {
-        return Pushback::Stop;
-    }
-    let Ok(text) = value.to_str() else {
-        return Pushback::Stop;
-    };
-    match text.parse::<i32>() {
-        Ok(ms) if ms >= 0 => Pushback::After(Duration::from_millis(ms.unsigned_abs().into())),
-        _ => Pushback::Stop,
-    }
 }
 
 /// A rejection's status: `UNAVAILABLE` with its text, its source, and A6's "do not retry"

@@ -11,13 +11,49 @@ use tonic::body::Body;
 use tonic::metadata::MetadataValue;
 
 use super::attempt::AttemptRequest;
-use crate::classify::tonic::{Codes, Pushback, RetryThrottle, pushback};
+use crate::classify::tonic::{Codes, RetryThrottle};
 use crate::clients::tower::{Replay, RetryRequest};
 use crate::engine::hooks::Hooks;
 use crate::schedule::jitter::SampleJitter;
 use crate::schedule::preset::A6_JITTER;
 use crate::schedule::rng::with_jitter_rng;
 use crate::{ErrorClass, GiveUpReason};
+
+/// gRFC A6's pushback trailer (`Transient for Status` reads it with [`pushback`] too).
+pub(crate) const PUSHBACK: &str = "grpc-retry-pushback-ms";
+
+/// What a server's `grpc-retry-pushback-ms` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pushback {
+    /// No pushback: the policy's backoff decides.
+    None,
+    /// Retry after exactly this delay (then the backoff starts again from its base).
+    After(Duration),
+    /// Do not retry: a negative or malformed value (A6), or more than one value (grpc-go).
+    Stop,
+}
+
+/// Reads a status's pushback. A6: "an ASCII encoded signed 32-bit integer with no unnecessary
+/// leading zeros"; a negative or unparseable value asks the client not to retry. As grpc-go
+/// (`strconv.Atoi`) and grpc-java (`Integer.valueOf`) read it, a leading `+` or zero is
+/// accepted (`"0300"` is 300 ms, `"-0"` is 0). Two values or more are malformed, as grpc-go
+/// reads them ("Server retry pushback specified multiple values; not retrying").
+pub(crate) fn pushback(status: &Status) -> Pushback {
+    let mut values = status.metadata().get_all(PUSHBACK).iter();
+    let Some(value) = values.next() else {
+        return Pushback::None;
+    };
+    if values.next().is_some() {
+        return Pushback::Stop;
+    }
+    let Ok(text) = value.to_str() else {
+        return Pushback::Stop;
+    };
+    match text.parse::<i32>() {
+        Ok(ms) if ms >= 0 => Pushback::After(Duration::from_millis(ms.unsigned_abs().into())),
+        _ => Pushback::Stop,
+    }
+}
 
 /// The metadata key that tells the server how many attempts came before this one.
 pub(crate) static PREVIOUS_ATTEMPTS: http::HeaderName =
@@ -428,7 +464,6 @@ impl RetryRequest<AttemptRequest, Response<Body>, Status> for GrpcReplay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::tonic::PUSHBACK;
     use tonic::Code;
 
     fn status_with_pushback(value: &str) -> Status {

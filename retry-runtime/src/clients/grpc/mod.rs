@@ -30,6 +30,8 @@ use tower_service::Service;
 use self::attempt::{Attempts, BoxError, CallDeadline, grpc_timeout};
 pub use self::hooks::TransientStatuses;
 use self::hooks::{BoxedHooks, GrpcHooks, GrpcReplay, Mode};
+// A6's pushback, as `Transient for Status` reads it too.
+pub(crate) use self::hooks::{PUSHBACK, Pushback, pushback};
 use crate::classify::tonic::{
     GrpcRetryPolicy, HedgingPolicy, MethodConfig, RetryThrottle, ServiceConfig,
 };
