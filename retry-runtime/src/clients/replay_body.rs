@@ -91,12 +91,17 @@ struct AttemptFlags {
 /// What the clones' attempts share, beside the recording: which clone holds the body past its
 /// cap, and how many are being sent (the attempts' handles, [`Retire`], keep it).
 struct Copies {
+    /// Set once the body is capped (shared with a request's [`Committed`] extension).
     capped: Arc<AtomicBool>,
     cap: usize,
     /// The id of the clone that read the body past its cap ([`NO_HOLDER`] before).
     holder: AtomicU64,
     /// The clones being sent.
     sending: AtomicUsize,
+    /// The clones waiting for the inner body (or to be sent), with their ids. The inner body is
+    /// polled with a waker of this list ([`Waiters`]), which wakes every clone in it: a copy
+    /// whose consumer stopped polling (a hedge on a stream without send window) never holds the
+    /// others up.
     waiters: Arc<Waiters>,
 }
 
@@ -121,16 +126,9 @@ impl Copies {
 }
 
 struct Shared<B> {
-    /// Set once the body is capped (readable without the lock; shared with a request's
-    /// [`Committed`] extension).
-    capped: Arc<AtomicBool>,
     next_id: AtomicU64,
-    cap: usize,
     state: Mutex<State<B>>,
-    /// The clones waiting for the inner body, with their ids. The inner body is polled with a
-    /// waker of this list ([`Waiters`]), which wakes every clone in it: a copy whose consumer
-    /// stopped polling (a hedge on a stream without send window) never holds the others up.
-    waiters: Arc<Waiters>,
+    /// The cap, and what the clones' attempts share (readable without the lock).
     copies: Arc<Copies>,
 }
 
@@ -219,20 +217,16 @@ where
     /// ```
     pub fn new(body: B, cap: usize) -> Self {
         let too_large = body.size_hint().lower() > u64::try_from(cap).unwrap_or(u64::MAX);
-        let capped = Arc::new(AtomicBool::new(too_large));
-        let waiters: Arc<Waiters> = Arc::default();
         ReplayBody {
             shared: Arc::new(Shared {
                 copies: Arc::new(Copies {
-                    capped: Arc::clone(&capped),
+                    capped: Arc::new(AtomicBool::new(too_large)),
                     cap,
                     holder: AtomicU64::new(NO_HOLDER),
                     sending: AtomicUsize::new(0),
-                    waiters: Arc::clone(&waiters),
+                    waiters: Arc::default(),
                 }),
-                capped,
                 next_id: AtomicU64::new(1),
-                cap,
                 state: Mutex::new(State {
                     body: Some(Box::pin(body)),
                     chunks: Vec::new(),
@@ -242,7 +236,6 @@ where
                     done: false,
                     failed: false,
                 }),
-                waiters,
             }),
             id: 0,
             pos: 0,
@@ -305,7 +298,7 @@ where
     /// }
     /// ```
     pub fn is_capped(&self) -> bool {
-        self.shared.capped.load(Ordering::Acquire)
+        self.shared.copies.capped.load(Ordering::Acquire)
     }
 }
 
@@ -343,17 +336,17 @@ impl<B> ReplayBody<B> {
         let state = self.shared.lock();
         // Waiting first (a clone that stops sending wakes the list without the lock), then
         // looking: no wake-up is lost in between.
-        self.shared.waiters.register(self.id, cx.waker());
+        copies.waiters.register(self.id, cx.waker());
         let capped = copies.capped.load(Ordering::Acquire);
         if capped && (self.pos < state.read || copies.left_behind(self.id)) {
-            self.shared.waiters.remove(self.id);
+            copies.waiters.remove(self.id);
             return Poll::Ready(Err(BodyNotReplayable::capped(copies.cap)));
         }
         let settled = state.read > 0 || state.done || state.failed;
         if !settled && copies.sending.load(Ordering::Acquire) > 0 {
             return Poll::Pending;
         }
-        self.shared.waiters.remove(self.id);
+        copies.waiters.remove(self.id);
         if !self.attempt.sending.swap(true, Ordering::AcqRel) {
             copies.sending.fetch_add(1, Ordering::AcqRel);
         }
@@ -362,7 +355,7 @@ impl<B> ReplayBody<B> {
 
     /// The mark of a request whose body this is (see [`ReplayBody::request`]).
     pub(crate) fn committed(&self) -> Committed {
-        Committed(Arc::clone(&self.shared.capped))
+        Committed(Arc::clone(&self.shared.copies.capped))
     }
 
     /// The bytes recorded so far (tests).
@@ -448,8 +441,8 @@ impl<B> Clone for ReplayBody<B> {
 impl<B> fmt::Debug for ReplayBody<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReplayBody")
-            .field("cap", &self.shared.cap)
-            .field("capped", &self.shared.capped.load(Ordering::Relaxed))
+            .field("cap", &self.shared.copies.cap)
+            .field("capped", &self.shared.copies.capped.load(Ordering::Relaxed))
             .field("pos", &self.pos)
             .finish_non_exhaustive()
     }
@@ -459,7 +452,7 @@ impl<B> fmt::Debug for ReplayBody<B> {
 /// clone, not the dropped one's: the others are still woken.)
 impl<B> Drop for ReplayBody<B> {
     fn drop(&mut self) {
-        self.shared.waiters.remove(self.id);
+        self.shared.copies.waiters.remove(self.id);
         self.shared.copies.stop_sending(&self.attempt);
     }
 }
@@ -481,8 +474,10 @@ where
         let mut state = shared.lock();
         // The recording first.
         if this.pos < state.read {
-            if shared.capped.load(Ordering::Acquire) {
-                return Poll::Ready(Some(Err(BodyNotReplayable::capped(shared.cap).into())));
+            if shared.copies.capped.load(Ordering::Acquire) {
+                return Poll::Ready(Some(Err(
+                    BodyNotReplayable::capped(shared.copies.cap).into()
+                )));
             }
             let chunk = state.chunks[this.pos].clone();
             this.pos += 1;
@@ -512,8 +507,8 @@ where
         };
         // Waiting first, then polled with the waker of every waiting clone: whichever of them
         // is polled next reads what the inner body has.
-        shared.waiters.register(this.id, cx.waker());
-        let all = Waker::from(Arc::clone(&shared.waiters));
+        shared.copies.waiters.register(this.id, cx.waker());
+        let all = Waker::from(Arc::clone(&shared.copies.waiters));
         let polled = body.as_mut().poll_frame(&mut Context::from_waker(&all));
         match polled {
             Poll::Pending => Poll::Pending,
@@ -524,10 +519,10 @@ where
                         state.read_bytes += data.len();
                         this.pos += 1;
                         this.sent += data.len();
-                        if !shared.capped.load(Ordering::Acquire) {
-                            if state.read_bytes > shared.cap {
+                        if !shared.copies.capped.load(Ordering::Acquire) {
+                            if state.read_bytes > shared.copies.cap {
                                 shared.copies.holder.store(this.id, Ordering::Release);
-                                shared.capped.store(true, Ordering::Release);
+                                shared.copies.capped.store(true, Ordering::Release);
                                 // Free the recording: nothing will replay it.
                                 state.chunks = Vec::new();
                             } else {
@@ -549,19 +544,19 @@ where
                         Err(frame) => frame,
                     },
                 };
-                shared.waiters.wake_others(this.id);
+                shared.copies.waiters.wake_others(this.id);
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(error))) => {
                 state.failed = true;
                 state.body = None;
-                shared.waiters.wake_others(this.id);
+                shared.copies.waiters.wake_others(this.id);
                 Poll::Ready(Some(Err(Box::new(BodyFailed(error.into())))))
             }
             Poll::Ready(None) => {
                 state.done = true;
                 state.body = None;
-                shared.waiters.wake_others(this.id);
+                shared.copies.waiters.wake_others(this.id);
                 Poll::Ready(None)
             }
         }
@@ -589,7 +584,7 @@ where
 
     fn size_hint(&self) -> SizeHint {
         let state = self.shared.lock();
-        if self.pos < state.read && self.shared.capped.load(Ordering::Acquire) {
+        if self.pos < state.read && self.shared.copies.capped.load(Ordering::Acquire) {
             // It will fail: no size to promise.
             return SizeHint::default();
         }
