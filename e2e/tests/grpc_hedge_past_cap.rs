@@ -4,8 +4,9 @@
 //! answer time, so that hedges would start. gRFC A6: past the buffer limit the call is committed
 //! to the attempt that holds the body; no other copy may end it, and a copy that cannot carry
 //! the body is not sent. Every call must succeed, the server must see each request exactly once,
-//! and the client's copies must not reset streams until the server's HTTP/2 reset-flood guard
-//! closes the connection (one TCP connection for the whole test). The hedges the layer started
+//! and no copy may reset a stream it cannot carry the body on (a flood of client resets trips the
+//! server's HTTP/2 guard, which closes the connection under every call on it): one TCP connection
+//! serves the whole test. The hedges the layer started
 //! are counted (its `tracing` events) and the copies it handed to the channel (a counting
 //! service under it): a copy that cannot carry the body is not sent at all.
 
