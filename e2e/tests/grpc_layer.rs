@@ -9,7 +9,9 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reattempt::tonic::{GrpcRetryLayer, GrpcRetryPolicy, HedgingPolicy, ServiceConfig};
+use reattempt::tonic::{
+    GrpcRetryLayer, GrpcRetryPolicy, HedgingPolicy, RetryThrottle, ServiceConfig,
+};
 use tokio::time::Instant;
 use tonic::codegen::tokio_stream::{self, Stream};
 use tonic::metadata::MetadataValue;
@@ -255,6 +257,42 @@ async fn a_negative_pushback_is_one_request() {
     let status = check(&mut client).await.unwrap_err();
     assert_eq!(status.code(), Code::Unavailable);
     assert_eq!(server.calls(), 1);
+}
+
+/// Ported from grpc-go `test/retry_test.go`, `TestRetryStreaming`'s "Negative server pushback -
+/// no retry", "Non-numeric server pushback - no retry" and "Multiple server pushback values - no
+/// retry" (two `grpc-retry-pushback-ms` entries in one trailer): one request each, and a failure
+/// for the throttle whether the status is one of the policy's codes or not (A6; grpc-go's
+/// `shouldRetry` calls `retryThrottler.throttle()` before it looks at the code; grpc-java
+/// `RetriableStreamTest`, `throttledStream_FailWithNonRetriableStatusCode_WithNonRetriablePushback`).
+#[tokio::test]
+async fn grpc_go_pushbacks_saying_stop_are_one_request_and_one_token() {
+    let cases: [&'static [&'static str]; 3] = [&["-1"], &["xxx"], &["100", "10"]];
+    for values in cases {
+        for code in [Code::Unavailable, Code::InvalidArgument] {
+            let server = TestServer::start(move |_| {
+                let mut status = Status::new(code, "scripted, with pushback");
+                for value in values {
+                    status
+                        .metadata_mut()
+                        .append("grpc-retry-pushback-ms", MetadataValue::from_static(value));
+                }
+                Reply::Fail(status)
+            })
+            .await;
+            let throttle = RetryThrottle::new(10, 0.5).unwrap();
+            let layer = retrying(4, &[Code::Unavailable]).throttle(throttle.clone());
+            let mut client = HealthClient::new(layer.layer(server.channel()));
+            let status = check(&mut client).await.unwrap_err();
+            assert_eq!(status.code(), code, "{values:?}");
+            assert_eq!(server.calls(), 1, "{code:?} with {values:?}: not retried");
+            assert!(
+                (throttle.tokens() - 9.0).abs() < 1e-9,
+                "{code:?} with {values:?}: a failure for the throttle, {} tokens left",
+                throttle.tokens()
+            );
+        }
+    }
 }
 
 #[tokio::test]

@@ -388,6 +388,87 @@ async fn a_hedge_left_behind_by_the_cap_does_not_kill_the_committed_copy() {
     );
 }
 
+// 7b. The same, with the left-behind copy's failure as hyper reports it: the body's error makes
+//     hyper reset the stream with INTERNAL_ERROR, and the attempt sees only h2's
+//     `Reset(INTERNAL_ERROR, User)`, without the body's error in its sources (INTERNAL by gRPC's
+//     HTTP/2 mapping, a fatal status for the hedging policy). gRFC A6: past the buffer limit no
+//     copy but the one holding the body may end the call (grpc-java `RetriableStreamTest`,
+//     `hedging_perRpcBufferLimitExceeded`: the other stream is cancelled, the call committed).
+#[tokio::test(start_paused = true)]
+async fn a_left_behind_copy_reset_by_hyper_does_not_end_the_call() {
+    let mock = Mock::new(|_i, req| {
+        Box::pin(async move {
+            if req.into_body().collect().await.is_err() {
+                return Err(Box::new(h2::Error::from(h2::Reason::INTERNAL_ERROR)) as BoxError);
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            Ok(ok_headers())
+        })
+    });
+    let policy = HedgingPolicy::new(3, Duration::from_millis(7), &[Code::Unavailable]).unwrap();
+    let mut svc = GrpcRetryLayer::hedging(policy)
+        .replay_cap(16)
+        .layer(mock.clone());
+    // As in 7: the hedge starts at 7 ms with 8 bytes recorded; the third chunk caps the body.
+    let body = Chunks {
+        left: (0..4_u8).map(|i| Bytes::from(vec![i; 8])).collect(),
+        sleep: None,
+    };
+    let req = http::Request::post("http://svc.test/grpc.health.v1.Health/Check")
+        .body(Body::new(body))
+        .unwrap();
+    let out = svc.call(req).await;
+    assert!(
+        out.is_ok(),
+        "the copy holding the body answers; got {:?} after {} calls",
+        out.err(),
+        mock.calls.load(SeqCst)
+    );
+    assert_eq!(
+        mock.calls.load(SeqCst),
+        3,
+        "both hedges started before the cap (7 ms, 14 ms)"
+    );
+}
+
+// 7c. Hedges that start before the body's first read, on a body that turns out to be past the
+//     cap (a unary request: one chunk, here 32 bytes over a cap of 16, ready after 5 ms): each
+//     waits for the first read instead of opening a stream it may have to reset, and is then not
+//     sent at all. gRFC A6: a copy that cannot carry the body is not started.
+#[tokio::test(start_paused = true)]
+async fn hedges_that_cannot_carry_the_body_are_not_sent() {
+    let mock = Mock::new(|_i, req| {
+        Box::pin(async move {
+            if req.into_body().collect().await.is_err() {
+                return Err(Box::new(h2::Error::from(h2::Reason::INTERNAL_ERROR)) as BoxError);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok(ok_headers())
+        })
+    });
+    let policy = HedgingPolicy::new(3, Duration::from_millis(1), &[Code::Unavailable]).unwrap();
+    let mut svc = GrpcRetryLayer::hedging(policy)
+        .replay_cap(16)
+        .layer(mock.clone());
+    let body = Chunks {
+        left: vec![Bytes::from(vec![1; 32])],
+        sleep: None,
+    };
+    let req = http::Request::post("http://svc.test/grpc.health.v1.Health/Check")
+        .body(Body::new(body))
+        .unwrap();
+    let response = svc
+        .call(req)
+        .await
+        .expect("the copy holding the body answers");
+    assert_eq!(
+        response.headers()["grpc-previous-rpc-attempts"],
+        "2",
+        "both hedges started (at 1 ms and 2 ms, before the first read)"
+    );
+    assert_eq!(mock.calls.load(SeqCst), 1, "neither hedge was sent");
+}
+
 // ------------------------------------------------------------------------------------------
 // 8. Clocks at the edges: the largest grpc-timeout a caller can send (99999999H, ~11 400
 //    years) must neither panic nor end the call early.

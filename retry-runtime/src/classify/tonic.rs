@@ -119,6 +119,7 @@ pub use crate::config::grpc::{
 pub use crate::guards::retry_throttle::RetryThrottle;
 
 use crate::classify::Transient;
+use crate::clients::grpc::{PUSHBACK, Pushback, pushback};
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 
@@ -255,20 +256,12 @@ fn is_never_sent(error: &(dyn StdError + 'static)) -> bool {
             .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
 }
 
-/// The server's `grpc-retry-pushback-ms` says not to retry: negative or malformed (gRFC A6). A
-/// rejection this crate converts carries `-1`, so that a client one hop away, which sees the
-/// status but not its in-process source, does not retry it either.
+/// The server's `grpc-retry-pushback-ms` says not to retry: negative, malformed, or given more
+/// than once (gRFC A6, grpc-go). A rejection this crate converts carries `-1`, so that a client
+/// one hop away, which sees the status but not its in-process source, does not retry it either.
 fn pushback_says_stop(status: &Status) -> bool {
-    status.metadata().get(PUSHBACK).is_some_and(|v| {
-        v.to_str()
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .is_none()
-    })
+    pushback(status) == Pushback::Stop
 }
-
-/// gRFC A6's pushback trailer.
-const PUSHBACK: &str = "grpc-retry-pushback-ms";
 
 /// A rejection's status: `UNAVAILABLE` with its text, its source, and A6's "do not retry"
 /// pushback (`-1`), which crosses the wire with the status (a server that returns it as its own

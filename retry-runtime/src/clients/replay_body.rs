@@ -12,7 +12,7 @@
 use std::error::Error;
 use std::fmt;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
@@ -73,22 +73,63 @@ pub struct ReplayBody<B> {
     sent: usize,
     /// Whether this clone has yielded the trailers.
     trailers_sent: bool,
-    /// Set when this clone's attempt is over (failed): it reads no more of the inner body, so a
+    /// This clone's attempt: whether it is being sent, or over.
+    attempt: Arc<AttemptFlags>,
+}
+
+/// The state of the attempt a clone was handed to.
+#[derive(Default)]
+struct AttemptFlags {
+    /// Set when the attempt is over (failed): the clone reads no more of the inner body, so a
     /// dead attempt's body pipe cannot take the body past its cap under a live retry.
-    retired: Arc<AtomicBool>,
+    retired: AtomicBool,
+    /// Set while the clone is being sent ([`ReplayBody::poll_send`] let it go, and its attempt
+    /// is neither retired nor dropped).
+    sending: AtomicBool,
+}
+
+/// What the clones' attempts share, beside the recording: which clone holds the body past its
+/// cap, and how many are being sent (the attempts' handles, [`Retire`], keep it).
+struct Copies {
+    /// Set once the body is capped (shared with a request's [`Committed`] extension).
+    capped: Arc<AtomicBool>,
+    cap: usize,
+    /// The id of the clone that read the body past its cap ([`NO_HOLDER`] before).
+    holder: AtomicU64,
+    /// The clones being sent.
+    sending: AtomicUsize,
+    /// The clones waiting for the inner body (or to be sent), with their ids. The inner body is
+    /// polled with a waker of this list ([`Waiters`]), which wakes every clone in it: a copy
+    /// whose consumer stopped polling (a hedge on a stream without send window) never holds the
+    /// others up.
+    waiters: Arc<Waiters>,
+}
+
+/// No clone holds the body past its cap (yet).
+const NO_HOLDER: u64 = u64::MAX;
+
+impl Copies {
+    /// The attempt of `flags` sends its clone no more: a copy waiting in
+    /// [`ReplayBody::poll_send`] may go.
+    fn stop_sending(&self, flags: &AttemptFlags) {
+        if flags.sending.swap(false, Ordering::AcqRel) {
+            self.sending.fetch_sub(1, Ordering::AcqRel);
+            self.waiters.wake_others(NO_HOLDER);
+        }
+    }
+
+    /// Whether clone `id` is left behind: the body is capped and another clone holds it.
+    fn left_behind(&self, id: u64) -> bool {
+        let holder = self.holder.load(Ordering::Acquire);
+        self.capped.load(Ordering::Acquire) && holder != NO_HOLDER && holder != id
+    }
 }
 
 struct Shared<B> {
-    /// Set once the body is capped (readable without the lock; shared with a request's
-    /// [`Committed`] extension).
-    capped: Arc<AtomicBool>,
     next_id: AtomicU64,
-    cap: usize,
     state: Mutex<State<B>>,
-    /// The clones waiting for the inner body, with their ids. The inner body is polled with a
-    /// waker of this list ([`Waiters`]), which wakes every clone in it: a copy whose consumer
-    /// stopped polling (a hedge on a stream without send window) never holds the others up.
-    waiters: Arc<Waiters>,
+    /// The cap, and what the clones' attempts share (readable without the lock).
+    copies: Arc<Copies>,
 }
 
 /// The clones waiting for the inner body; as a waker, wakes them all.
@@ -178,9 +219,14 @@ where
         let too_large = body.size_hint().lower() > u64::try_from(cap).unwrap_or(u64::MAX);
         ReplayBody {
             shared: Arc::new(Shared {
-                capped: Arc::new(AtomicBool::new(too_large)),
+                copies: Arc::new(Copies {
+                    capped: Arc::new(AtomicBool::new(too_large)),
+                    cap,
+                    holder: AtomicU64::new(NO_HOLDER),
+                    sending: AtomicUsize::new(0),
+                    waiters: Arc::default(),
+                }),
                 next_id: AtomicU64::new(1),
-                cap,
                 state: Mutex::new(State {
                     body: Some(Box::pin(body)),
                     chunks: Vec::new(),
@@ -190,13 +236,12 @@ where
                     done: false,
                     failed: false,
                 }),
-                waiters: Arc::default(),
             }),
             id: 0,
             pos: 0,
             sent: 0,
             trailers_sent: false,
-            retired: Arc::default(),
+            attempt: Arc::default(),
         }
     }
 
@@ -253,7 +298,7 @@ where
     /// }
     /// ```
     pub fn is_capped(&self) -> bool {
-        self.shared.capped.load(Ordering::Acquire)
+        self.shared.copies.capped.load(Ordering::Acquire)
     }
 }
 
@@ -266,12 +311,51 @@ impl<B> ReplayBody<B> {
         allow(dead_code, reason = "used by the gRPC layer")
     )]
     pub(crate) fn retire_handle(&self) -> Retire {
-        Retire(Arc::clone(&self.retired))
+        Retire {
+            attempt: Arc::clone(&self.attempt),
+            copies: Arc::clone(&self.shared.copies),
+            id: self.id,
+        }
+    }
+
+    /// Whether this clone may be sent now, for a copy of a call whose other copies may be
+    /// sending the body (gRFC A6: past the buffer limit the call is committed to the attempt
+    /// that holds the body, and a copy that cannot carry it is not started). Ready with `Ok` (and
+    /// the clone counted as being sent, until its attempt is retired or it is dropped) once the
+    /// body's first read has settled (a chunk recorded, the end, or a failure), or when no other
+    /// clone is being sent (nobody else would read it); ready with the error a clone left behind
+    /// yields when another clone has taken the body past its cap. Until then pending: a copy
+    /// that opened its HTTP/2 stream and then found it cannot carry the body would have to
+    /// reset it, and servers close a connection on which clients reset many streams.
+    #[cfg_attr(
+        not(feature = "tonic"),
+        allow(dead_code, reason = "used by the gRPC layer")
+    )]
+    pub(crate) fn poll_send(&self, cx: &mut Context<'_>) -> Poll<Result<(), BodyNotReplayable>> {
+        let copies = &self.shared.copies;
+        let state = self.shared.lock();
+        // Waiting first (a clone that stops sending wakes the list without the lock), then
+        // looking: no wake-up is lost in between.
+        copies.waiters.register(self.id, cx.waker());
+        let capped = copies.capped.load(Ordering::Acquire);
+        if capped && (self.pos < state.read || copies.left_behind(self.id)) {
+            copies.waiters.remove(self.id);
+            return Poll::Ready(Err(BodyNotReplayable::capped(copies.cap)));
+        }
+        let settled = state.read > 0 || state.done || state.failed;
+        if !settled && copies.sending.load(Ordering::Acquire) > 0 {
+            return Poll::Pending;
+        }
+        copies.waiters.remove(self.id);
+        if !self.attempt.sending.swap(true, Ordering::AcqRel) {
+            copies.sending.fetch_add(1, Ordering::AcqRel);
+        }
+        Poll::Ready(Ok(()))
     }
 
     /// The mark of a request whose body this is (see [`ReplayBody::request`]).
     pub(crate) fn committed(&self) -> Committed {
-        Committed(Arc::clone(&self.shared.capped))
+        Committed(Arc::clone(&self.shared.copies.capped))
     }
 
     /// The bytes recorded so far (tests).
@@ -286,7 +370,12 @@ impl<B> ReplayBody<B> {
     not(feature = "tonic"),
     allow(dead_code, reason = "used by the gRPC layer")
 )]
-pub(crate) struct Retire(Arc<AtomicBool>);
+pub(crate) struct Retire {
+    attempt: Arc<AttemptFlags>,
+    copies: Arc<Copies>,
+    /// The clone's id.
+    id: u64,
+}
 
 #[cfg_attr(
     not(feature = "tonic"),
@@ -294,7 +383,17 @@ pub(crate) struct Retire(Arc<AtomicBool>);
 )]
 impl Retire {
     pub(crate) fn retire(&self) {
-        self.0.store(true, Ordering::Release);
+        self.attempt.retired.store(true, Ordering::Release);
+        self.copies.stop_sending(&self.attempt);
+    }
+
+    /// The error of a clone left behind, if this one is: another clone took the body past its
+    /// cap. Whatever the attempt's transport reported (hyper resets the stream of a body that
+    /// failed, and its error does not say why), the copy could not carry the body.
+    pub(crate) fn left_behind(&self) -> Option<BodyNotReplayable> {
+        self.copies
+            .left_behind(self.id)
+            .then(|| BodyNotReplayable::capped(self.copies.cap))
     }
 }
 
@@ -334,7 +433,7 @@ impl<B> Clone for ReplayBody<B> {
             pos: 0,
             sent: 0,
             trailers_sent: false,
-            retired: Arc::default(),
+            attempt: Arc::default(),
         }
     }
 }
@@ -342,8 +441,8 @@ impl<B> Clone for ReplayBody<B> {
 impl<B> fmt::Debug for ReplayBody<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReplayBody")
-            .field("cap", &self.shared.cap)
-            .field("capped", &self.shared.capped.load(Ordering::Relaxed))
+            .field("cap", &self.shared.copies.cap)
+            .field("capped", &self.shared.copies.capped.load(Ordering::Relaxed))
             .field("pos", &self.pos)
             .finish_non_exhaustive()
     }
@@ -353,7 +452,8 @@ impl<B> fmt::Debug for ReplayBody<B> {
 /// clone, not the dropped one's: the others are still woken.)
 impl<B> Drop for ReplayBody<B> {
     fn drop(&mut self) {
-        self.shared.waiters.remove(self.id);
+        self.shared.copies.waiters.remove(self.id);
+        self.shared.copies.stop_sending(&self.attempt);
     }
 }
 
@@ -374,8 +474,10 @@ where
         let mut state = shared.lock();
         // The recording first.
         if this.pos < state.read {
-            if shared.capped.load(Ordering::Acquire) {
-                return Poll::Ready(Some(Err(BodyNotReplayable::capped(shared.cap).into())));
+            if shared.copies.capped.load(Ordering::Acquire) {
+                return Poll::Ready(Some(Err(
+                    BodyNotReplayable::capped(shared.copies.cap).into()
+                )));
             }
             let chunk = state.chunks[this.pos].clone();
             this.pos += 1;
@@ -397,7 +499,7 @@ where
         // This clone is ahead: it reads the inner body.
         // A retired clone (its attempt failed) reads no more: the inner body is left to the
         // live attempt.
-        if this.retired.load(Ordering::Acquire) {
+        if this.attempt.retired.load(Ordering::Acquire) {
             return Poll::Ready(Some(Err(BodyNotReplayable::retired().into())));
         }
         let Some(body) = state.body.as_mut() else {
@@ -405,8 +507,8 @@ where
         };
         // Waiting first, then polled with the waker of every waiting clone: whichever of them
         // is polled next reads what the inner body has.
-        shared.waiters.register(this.id, cx.waker());
-        let all = Waker::from(Arc::clone(&shared.waiters));
+        shared.copies.waiters.register(this.id, cx.waker());
+        let all = Waker::from(Arc::clone(&shared.copies.waiters));
         let polled = body.as_mut().poll_frame(&mut Context::from_waker(&all));
         match polled {
             Poll::Pending => Poll::Pending,
@@ -417,14 +519,18 @@ where
                         state.read_bytes += data.len();
                         this.pos += 1;
                         this.sent += data.len();
-                        if !shared.capped.load(Ordering::Acquire) {
-                            if state.read_bytes > shared.cap {
-                                shared.capped.store(true, Ordering::Release);
+                        if !shared.copies.capped.load(Ordering::Acquire) {
+                            if state.read_bytes > shared.copies.cap {
+                                shared.copies.holder.store(this.id, Ordering::Release);
+                                shared.copies.capped.store(true, Ordering::Release);
                                 // Free the recording: nothing will replay it.
                                 state.chunks = Vec::new();
                             } else {
                                 state.chunks.push(data.clone());
                             }
+                        } else if shared.copies.holder.load(Ordering::Acquire) == NO_HOLDER {
+                            // Capped from the start (its size hint): the first reader holds it.
+                            shared.copies.holder.store(this.id, Ordering::Release);
                         }
                         Frame::data(data)
                     }
@@ -438,19 +544,19 @@ where
                         Err(frame) => frame,
                     },
                 };
-                shared.waiters.wake_others(this.id);
+                shared.copies.waiters.wake_others(this.id);
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(error))) => {
                 state.failed = true;
                 state.body = None;
-                shared.waiters.wake_others(this.id);
+                shared.copies.waiters.wake_others(this.id);
                 Poll::Ready(Some(Err(Box::new(BodyFailed(error.into())))))
             }
             Poll::Ready(None) => {
                 state.done = true;
                 state.body = None;
-                shared.waiters.wake_others(this.id);
+                shared.copies.waiters.wake_others(this.id);
                 Poll::Ready(None)
             }
         }
@@ -478,7 +584,7 @@ where
 
     fn size_hint(&self) -> SizeHint {
         let state = self.shared.lock();
-        if self.pos < state.read && self.shared.capped.load(Ordering::Acquire) {
+        if self.pos < state.read && self.shared.copies.capped.load(Ordering::Acquire) {
             // It will fail: no size to promise.
             return SizeHint::default();
         }
@@ -840,6 +946,108 @@ mod tests {
             let frame = poll_fn(|cx| Pin::new(&mut clone).poll_frame(cx)).await;
             frame.unwrap().unwrap().into_data().unwrap()
         })
+    }
+
+    /// A copy waits to be sent while another is being sent and nothing is read yet (gRFC A6:
+    /// it may not be able to carry the body); the first chunk within the cap lets it go, and it
+    /// then replays the recording.
+    #[tokio::test]
+    async fn a_copy_is_sent_once_the_first_read_fits_the_cap() {
+        let (tx, inner) = channel();
+        let body = ReplayBody::new(inner, 16);
+        let mut first = body.clone();
+        let copy = body.clone();
+        let mut cx = Context::from_waker(Waker::noop());
+        assert_eq!(
+            first.poll_send(&mut cx),
+            Poll::Ready(Ok(())),
+            "alone: at once"
+        );
+        let waiting =
+            tokio::spawn(async move { poll_fn(|cx| copy.poll_send(cx)).await.map(|()| copy) });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "nothing read yet: the copy waits");
+        assert!(poll_noop(&mut first).is_pending());
+        tx.send(Bytes::from_static(b"8 bytes.")).unwrap();
+        assert!(matches!(poll_noop(&mut first), Poll::Ready(Some(Ok(_)))));
+        let mut copy = tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("the waiting copy was never woken")
+            .unwrap()
+            .expect("recorded within the cap: sent");
+        assert!(
+            matches!(poll_noop(&mut copy), Poll::Ready(Some(Ok(f))) if f.data_ref().unwrap() == "8 bytes.")
+        );
+        assert!(copy.retire_handle().left_behind().is_none());
+    }
+
+    /// The copy that reads the body past the cap holds it; a copy waiting to be sent is then
+    /// left behind without being sent, and so is any attempt of a clone that is not the holder,
+    /// whatever it failed with (grpc-java `RetriableStreamTest`, `hedging_perRpcBufferLimitExceeded`:
+    /// past the limit the call commits to the stream that wrote it, the other is cancelled).
+    #[tokio::test]
+    async fn past_the_cap_a_waiting_copy_is_left_behind_unsent() {
+        let (tx, inner) = channel();
+        let body = ReplayBody::new(inner, 16);
+        let mut holder = body.clone();
+        let sent_early = body.clone();
+        let copy = body.clone();
+        let mut cx = Context::from_waker(Waker::noop());
+        assert_eq!(holder.poll_send(&mut cx), Poll::Ready(Ok(())));
+        let waiting = tokio::spawn(async move { poll_fn(|cx| copy.poll_send(cx)).await });
+        tokio::task::yield_now().await;
+        assert!(poll_noop(&mut holder).is_pending());
+        tx.send(Bytes::from(vec![1; 32])).unwrap();
+        assert!(matches!(poll_noop(&mut holder), Poll::Ready(Some(Ok(_)))));
+        assert!(body.is_capped());
+        let waited = tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("the waiting copy was never woken")
+            .unwrap();
+        assert_eq!(waited, Err(BodyNotReplayable::capped(16)), "not sent");
+        assert!(
+            holder.retire_handle().left_behind().is_none(),
+            "the holder answers"
+        );
+        assert_eq!(
+            sent_early.retire_handle().left_behind(),
+            Some(BodyNotReplayable::capped(16))
+        );
+        assert!(
+            !sent_early
+                .retire_handle()
+                .left_behind()
+                .unwrap()
+                .to_string()
+                .is_empty()
+        );
+    }
+
+    /// A copy waiting to be sent goes when the copy being sent is over without reading (its
+    /// attempt failed, or was dropped): nobody else would read the body.
+    #[tokio::test]
+    async fn a_waiting_copy_goes_when_the_sender_is_over() {
+        for retire in [true, false] {
+            let (_tx, inner) = channel();
+            let body = ReplayBody::new(inner, 16);
+            let first = body.clone();
+            let copy = body.clone();
+            let mut cx = Context::from_waker(Waker::noop());
+            assert_eq!(first.poll_send(&mut cx), Poll::Ready(Ok(())));
+            let waiting = tokio::spawn(async move { poll_fn(|cx| copy.poll_send(cx)).await });
+            tokio::task::yield_now().await;
+            assert!(!waiting.is_finished(), "retire {retire}");
+            if retire {
+                first.retire_handle().retire();
+            } else {
+                drop(first);
+            }
+            let sent = tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+                .await
+                .expect("the waiting copy was never woken")
+                .unwrap();
+            assert_eq!(sent, Ok(()), "retire {retire}");
+        }
     }
 
     #[tokio::test]

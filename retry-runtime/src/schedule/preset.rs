@@ -18,7 +18,7 @@ use crate::{Backoff, Jitter};
 /// | `aws-standard` | 3 | 1 s | 1 s | 20 s | full | 500, 5 / 10 / 5 |
 /// | `aws-2026` | 3 | 50 ms | 1 s | 20 s | full | 500, 14 / 14 / 5 |
 /// | `aws-2026-dynamodb` | 4 | 25 ms | 1 s | 20 s | full | 500, 14 / 14 / 5 |
-/// | `grpc` | 5 (A6's cap) | — | — | — | full | this crate's default |
+/// | `grpc` | 5 (A6's cap) | — | — | — | ×0.8–1.2 (`Proportional(0.2)`) | this crate's default |
 ///
 /// - **AWS standard mode** (the SDKs' retry strategy, "standard" mode, before 2026; numbers from
 ///   aws-sdk-go-v2's announcement of the 2026 change, aws/aws-sdk-go-v2#3416: 1 s base delay
@@ -31,10 +31,13 @@ use crate::{Backoff, Jitter};
 ///   and costs 14 tokens, a throttling error from 1 s and costs 5, timeouts are not special,
 ///   `MAX_BACKOFF` (20 s) applies before jitter; `DynamoDB` and `DynamoDB` Streams: 25 ms and 4
 ///   attempts. The SDKs also honour `x-amz-retry-after` (see [`crate::http`]).
-/// - **gRPC** (gRFC A6, "client retries"): the n-th retry waits `random(0,
-///   min(initialBackoff × backoffMultiplier^(n−1), maxBackoff))` (full jitter, the cap before
-///   it), and `maxAttempts` is capped at 5. (The ×0.8–1.2 jitter of gRPC's
-///   `connection-backoff.md` is its reconnection backoff, not its retries'.) A6 gives `initialBackoff`, `maxBackoff` and `backoffMultiplier` no default (a service
+/// - **gRPC** (gRFC A6, "client retries", as updated in 2024, grpc/proposal#452): the n-th
+///   retry since the last pushback waits `min(initialBackoff × backoffMultiplier^(n−1),
+///   maxBackoff) × random(0.8, 1.2)` (jitter of ±20 % after the cap, so a wait may be a little
+///   under `initialBackoff` or over `maxBackoff`: [`Jitter::Proportional`]`(0.2)`, as grpc-go and
+///   grpc-java draw it, and as the gRPC layer (feature `tonic`) waits), and `maxAttempts` is
+///   capped at 5. (A6 before that update said full jitter, `random(0, …)`.) A6 gives
+///   `initialBackoff`, `maxBackoff` and `backoffMultiplier` no default (a service
 ///   config must set them): set `delay`, `max_delay` and `multiplier` (this crate's 100 ms, 20 s
 ///   and 2 until then). A6's retry throttle is not a token bucket of costs: the budget is this
 ///   crate's default.
@@ -65,6 +68,9 @@ pub enum Preset {
     /// gRFC A6's client retries, where it sets a value.
     Grpc,
 }
+
+/// gRFC A6's jitter: the capped backoff × `random(0.8, 1.2)` (the gRPC layer's too).
+pub(crate) const A6_JITTER: Jitter = Jitter::Proportional(0.2);
 
 /// AWS's `MAX_BACKOFF`.
 const AWS_MAX_BACKOFF: Duration = Duration::from_secs(20);
@@ -100,7 +106,7 @@ impl Preset {
     /// use reattempt::{Jitter, Preset};
     ///
     /// let grpc = Preset::Grpc.policy().delay(Duration::from_millis(100)).build().unwrap();
-    /// assert_eq!((grpc.max_attempts(), grpc.jitter()), (5, Jitter::Full));
+    /// assert_eq!((grpc.max_attempts(), grpc.jitter()), (5, Jitter::Proportional(0.2)));
     /// ```
     pub const fn policy(self) -> RetryPolicyBuilder {
         let aws = RetryPolicy::builder()
@@ -113,7 +119,7 @@ impl Preset {
             Preset::AwsStandard => aws.max_attempts(3).delay(Duration::from_secs(1)),
             Preset::Aws2026 => aws.max_attempts(3).delay(Duration::from_millis(50)),
             Preset::Aws2026DynamoDb => aws.max_attempts(4).delay(Duration::from_millis(25)),
-            Preset::Grpc => RetryPolicy::builder().max_attempts(5).jitter(Jitter::Full),
+            Preset::Grpc => RetryPolicy::builder().max_attempts(5).jitter(A6_JITTER),
         }
     }
 
@@ -218,9 +224,39 @@ mod tests {
         assert_eq!(grpc.max_attempts(), 5, "A6 caps maxAttempts at 5");
         assert_eq!(
             grpc.jitter(),
-            Jitter::Full,
-            "A6: random(0, min(initialBackoff × multiplier^(n−1), maxBackoff))"
+            Jitter::Proportional(0.2),
+            "A6 (2024): min(initialBackoff × multiplier^(n−1), maxBackoff) × random(0.8, 1.2)"
         );
+    }
+
+    /// A6's backoff section, drawn: every wait of the preset's policy lies within ±20 % of the
+    /// capped exponential, both ends are reached, and past the cap a wait may exceed
+    /// `maxBackoff` (A6: "slightly higher than `maxBackoff`").
+    #[test]
+    fn the_grpc_presets_waits_are_a6s() {
+        crate::seed_rng(6);
+        let policy = Preset::Grpc
+            .policy()
+            .max_attempts(5)
+            .delay(100 * MS)
+            .max_delay(300 * MS)
+            .build()
+            .unwrap();
+        let mut low = [false; 4];
+        let mut high = [false; 4];
+        for _ in 0..500 {
+            for (i, wait) in policy.delays().take(4).enumerate() {
+                let capped = [100 * MS, 200 * MS, 300 * MS, 300 * MS][i];
+                assert!(
+                    wait >= capped * 8 / 10 && wait <= capped * 12 / 10,
+                    "retry {}: {wait:?}",
+                    i + 1
+                );
+                low[i] |= wait < capped * 85 / 100;
+                high[i] |= wait > capped * 115 / 100;
+            }
+        }
+        assert_eq!((low, high), ([true; 4], [true; 4]));
     }
 
     #[test]

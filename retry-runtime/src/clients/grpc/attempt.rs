@@ -73,7 +73,11 @@ where
             let (parts, body) = request.into_parts();
             // A transparent retry needs the same request again: one more copy of the body.
             let again = body.clone();
-            let retire = body.retire_handle();
+            let mut hold = Hold::new(&body);
+            // gRFC A6: a copy that cannot carry the body past its cap is not sent at all.
+            if let Err(left) = poll_fn(|cx| body.poll_send(cx)).await {
+                return Err(left_behind(&left, None));
+            }
             let first = inner
                 .call(with_time_left(parts.clone(), body))
                 .await
@@ -83,16 +87,19 @@ where
                     // gRFC A6: the server refused the stream before its application saw it, so
                     // sending it again cannot do anything twice; once, at once, counted neither
                     // as an attempt nor by the throttle.
-                    retire.retire();
+                    hold.retire.retire();
                     crate::engine::events::transparent_retry(name);
                     poll_fn(|cx| inner.poll_ready(cx))
                         .await
                         .map_err(|e| transport_status(e.into()))?;
-                    let retire = again.retire_handle();
+                    let mut hold = Hold::new(&again);
+                    if let Err(left) = poll_fn(|cx| again.poll_send(cx)).await {
+                        return Err(left_behind(&left, None));
+                    }
                     let outcome = inner.call(with_time_left(parts, again)).await;
-                    settle(outcome.map_err(Into::into), &retire)
+                    settle(outcome.map_err(Into::into), &mut hold)
                 }
-                outcome => settle(outcome, &retire),
+                outcome => settle(outcome, &mut hold),
             }
         })
     }
@@ -110,11 +117,37 @@ fn with_time_left(mut parts: http::request::Parts, body: ReplayBody<Body>) -> Re
     Request::from_parts(parts, Body::new(body))
 }
 
+/// An attempt's hold on its copy of the body: unless the attempt was answered, the copy is
+/// retired when the attempt ends or is dropped (its timeout, a hedge that lost), so that a body
+/// pipe that outlives it reads no more under the next attempt, and no copy waiting to be sent
+/// ([`ReplayBody::poll_send`]) waits for it.
+struct Hold {
+    retire: Retire,
+    answered: bool,
+}
+
+impl Hold {
+    fn new(body: &ReplayBody<Body>) -> Self {
+        Hold {
+            retire: body.retire_handle(),
+            answered: false,
+        }
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.retire.retire();
+        }
+    }
+}
+
 /// An attempt's outcome in gRPC's terms; a failed attempt's copy of the body is retired (its
 /// body pipe may outlive it and must not read on under the next attempt).
 fn settle<B>(
     outcome: Result<Response<B>, BoxError>,
-    retire: &Retire,
+    hold: &mut Hold,
 ) -> Result<Response<Body>, Status>
 where
     B: http_body::Body<Data = Bytes> + Send + 'static,
@@ -124,10 +157,40 @@ where
         Ok(response) => classify_response(response),
         Err(error) => Err(transport_status(error)),
     };
-    if settled.is_err() {
-        retire.retire();
+    let retire = &hold.retire;
+    match settled {
+        Err(status) => {
+            retire.retire();
+            // gRFC A6: past the cap the call is committed to the copy that holds the body; no
+            // other copy may end it, whatever its transport said (hyper resets the stream of a
+            // body that failed with INTERNAL_ERROR, and the body's error is not in the chain).
+            Err(match retire.left_behind() {
+                Some(left) => left_behind(&left, Some(&status)),
+                None => status,
+            })
+        }
+        ok => {
+            hold.answered = true;
+            ok
+        }
     }
-    settled
+}
+
+/// The status of a copy left behind by the cap (`left`, with what its attempt saw, if it was
+/// sent): `UNAVAILABLE`, with `left` as its source, so that the hooks take it for the client's own
+/// doing ([`left_behind_by_the_cap`]) rather than the server's failure.
+fn left_behind(left: &BodyNotReplayable, seen: Option<&Status>) -> Status {
+    let message = match seen {
+        Some(seen) => format!(
+            "{left} (this copy saw {:?}: {})",
+            seen.code(),
+            seen.message()
+        ),
+        None => format!("{left}: this copy was not sent"),
+    };
+    let mut status = Status::unavailable(message);
+    status.set_source(Arc::new(left.clone()));
+    status
 }
 
 /// `grpc-timeout`.

@@ -15,14 +15,12 @@ use crate::classify::tonic::{Codes, RetryThrottle};
 use crate::clients::tower::{Replay, RetryRequest};
 use crate::engine::hooks::Hooks;
 use crate::schedule::jitter::SampleJitter;
+use crate::schedule::preset::A6_JITTER;
 use crate::schedule::rng::with_jitter_rng;
-use crate::{ErrorClass, GiveUpReason, Jitter};
+use crate::{ErrorClass, GiveUpReason};
 
-/// The metadata key of a server's pushback.
+/// gRFC A6's pushback trailer (`Transient for Status` reads it with [`pushback`] too).
 pub(crate) const PUSHBACK: &str = "grpc-retry-pushback-ms";
-/// The metadata key that tells the server how many attempts came before this one.
-pub(crate) static PREVIOUS_ATTEMPTS: http::HeaderName =
-    http::HeaderName::from_static("grpc-previous-rpc-attempts");
 
 /// What a server's `grpc-retry-pushback-ms` says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,18 +29,23 @@ pub(crate) enum Pushback {
     None,
     /// Retry after exactly this delay (then the backoff starts again from its base).
     After(Duration),
-    /// Do not retry: a negative or malformed value (A6).
+    /// Do not retry: a negative or malformed value (A6), or more than one value (grpc-go).
     Stop,
 }
 
 /// Reads a status's pushback. A6: "an ASCII encoded signed 32-bit integer with no unnecessary
 /// leading zeros"; a negative or unparseable value asks the client not to retry. As grpc-go
 /// (`strconv.Atoi`) and grpc-java (`Integer.valueOf`) read it, a leading `+` or zero is
-/// accepted (`"0300"` is 300 ms, `"-0"` is 0).
+/// accepted (`"0300"` is 300 ms, `"-0"` is 0). Two values or more are malformed, as grpc-go
+/// reads them ("Server retry pushback specified multiple values; not retrying").
 pub(crate) fn pushback(status: &Status) -> Pushback {
-    let Some(value) = status.metadata().get(PUSHBACK) else {
+    let mut values = status.metadata().get_all(PUSHBACK).iter();
+    let Some(value) = values.next() else {
         return Pushback::None;
     };
+    if values.next().is_some() {
+        return Pushback::Stop;
+    }
     let Ok(text) = value.to_str() else {
         return Pushback::Stop;
     };
@@ -51,6 +54,10 @@ pub(crate) fn pushback(status: &Status) -> Pushback {
         _ => Pushback::Stop,
     }
 }
+
+/// The metadata key that tells the server how many attempts came before this one.
+pub(crate) static PREVIOUS_ATTEMPTS: http::HeaderName =
+    http::HeaderName::from_static("grpc-previous-rpc-attempts");
 
 /// A6's backoff before the `n`-th retry since the last pushback (1-based), before jitter:
 /// `min(initial_backoff × multiplier^(n−1), max_backoff)`. Saturates; never panics.
@@ -63,9 +70,9 @@ pub(crate) fn backoff_base(initial: Duration, multiplier: f64, max: Duration, n:
     Duration::try_from_secs_f64(scaled).map_or(max, |d| d.min(max))
 }
 
-/// A6's jitter: the base delay times `random(0.8, 1.2)`.
+/// A6's jitter: the base delay times `random(0.8, 1.2)` (as [`Preset::Grpc`](crate::Preset::Grpc)'s).
 pub(crate) fn jittered(base: Duration) -> Duration {
-    with_jitter_rng(|rng| Jitter::Proportional(0.2).apply(base, base, base, base, rng))
+    with_jitter_rng(|rng| A6_JITTER.apply(base, base, base, base, rng))
 }
 
 /// How the method's calls are retried.
@@ -134,23 +141,25 @@ impl Hooks<Response<Body>, Status> for GrpcHooks {
             // server's failure (nothing for the throttle); the copy that sent the body answers.
             return true;
         }
-        let code = status.code();
-        if !self.mode.codes().contains(code) {
+        let retryable = self.mode.codes().contains(status.code());
+        let pushback = pushback(status);
+        if !retryable && pushback != Pushback::Stop {
             // Not a failure of the server's (A6: INVALID_ARGUMENT is not one for the throttle).
             self.last_pushback = Pushback::None;
             return false;
         }
-        self.last_pushback = pushback(status);
-        // A6: a retryable or non-fatal status, or a pushback saying not to retry, is a failure
-        // for the throttle, which then says whether a retry (or hedge) may follow.
+        // A6: a retryable or non-fatal status, or a pushback saying not to retry (whatever the
+        // status, as grpc-go and grpc-java count it), is a failure for the throttle, which then
+        // says whether a retry (or hedge) may follow.
+        self.last_pushback = pushback;
         self.throttled = !self
             .throttle
             .as_ref()
             .is_none_or(RetryThrottle::record_failure);
-        if self.last_pushback == Pushback::Stop {
+        if pushback == Pushback::Stop {
             self.stopped = true;
         }
-        true
+        retryable
     }
 
     /// A copy whose body another copy took past the cap is not the server's failure.
@@ -607,6 +616,130 @@ mod tests {
         assert!(!hooks.retry_if_ok(&ok));
         assert!((throttle.tokens() - before - 0.5).abs() < 1e-9);
         assert!(hooks.hedge_allowed());
+    }
+
+    /// A status of `code` whose trailers carry `values` as its pushback, one entry each.
+    fn status_with_pushbacks(code: Code, values: &[&'static str]) -> Status {
+        let mut status = Status::new(code, "scripted");
+        for value in values {
+            status
+                .metadata_mut()
+                .append(PUSHBACK, MetadataValue::from_static(value));
+        }
+        status
+    }
+
+    /// grpc-java `RetriableStreamTest.java`, the six `throttledStream_*` cases: a throttle of 4
+    /// tokens, ratio 0.8 (threshold 2), that another call already took to 3; then this call's
+    /// status, retryable or not, with no pushback, a pushback allowing a retry (123 ms) or one
+    /// saying not to retry (`""`). A failure for the throttle leaves 2 (not above the
+    /// threshold). The cases with a "don't retry" pushback count whatever the status, as A6 says
+    /// and grpc-go (`shouldRetry`) does. (grpc-java also retries a status that is not retryable
+    /// after a pushback allowing it; grpc-go and this layer do not: A6 retries after a pushback
+    /// only "when it is appropriate to retry the RPC".)
+    #[test]
+    fn the_throttle_counts_as_grpc_java_and_grpc_go_do() {
+        let codes = [Code::Unavailable];
+        let retryable = Code::Unavailable;
+        let fatal = Code::InvalidArgument;
+        // (code, pushback, retried, failure for the throttle)
+        let cases: [(Code, &[&str], bool, bool); 6] = [
+            (retryable, &[], true, true), // FailWithRetriableStatusCode_WithoutPushback
+            (fatal, &[], false, false),   // FailWithNonRetriableStatusCode_WithoutPushback
+            (retryable, &["123"], true, true), // ..._WithRetriablePushback
+            (fatal, &["123"], false, false), // FailWithNonRetriableStatusCode_WithRetriablePushback
+            (retryable, &[""], true, true), // FailWithRetriableStatusCode_WithNonRetriablePushback
+            (fatal, &[""], false, true),  // FailWithNonRetriableStatusCode_WithNonRetriablePushback
+        ];
+        for (code, values, retried, counted) in cases {
+            let throttle = RetryThrottle::new(4, 0.8).unwrap();
+            // Another call in the channel takes one token: 3 left, above the threshold of 2.
+            assert!(throttle.record_failure());
+            let mut hooks = GrpcHooks::new(
+                Mode::Retry {
+                    codes: Codes::new(&codes),
+                    initial: Duration::from_millis(10),
+                    multiplier: 1.0,
+                    max: Duration::from_millis(10),
+                },
+                Some(throttle.clone()),
+            );
+            let status = status_with_pushbacks(code, values);
+            let case = format!("{code:?} with pushback {values:?}");
+            assert_eq!(hooks.retry_if(&status), retried, "{case}");
+            let tokens = if counted { 2.0 } else { 3.0 };
+            assert!((throttle.tokens() - tokens).abs() < 1e-9, "{case}");
+            assert_eq!(throttle.allows_retry(), !counted, "{case}");
+            if counted {
+                // Either the throttle (now at its threshold) or the pushback refuses a retry.
+                assert!(hooks.retry_refused().is_some(), "{case}");
+            }
+        }
+    }
+
+    /// grpc-go `test/retry_test.go`, `TestRetryStreaming`, "Negative server pushback - no
+    /// retry", "Non-numeric server pushback - no retry" and "Multiple server pushback values - no
+    /// retry" (`stream.go`'s `shouldRetry`: "Server retry pushback specified multiple values;
+    /// not retrying", after `retryThrottler.throttle()`): each is one attempt and a failure for
+    /// the throttle, on a retryable status and on one that is not.
+    #[test]
+    fn a_stop_pushback_is_one_attempt_and_a_failure_for_the_throttle() {
+        for values in [&["-1"][..], &["xxx"], &["100", "10"], &["10", "10"]] {
+            assert_eq!(
+                pushback(&status_with_pushbacks(Code::Unavailable, values)),
+                Pushback::Stop,
+                "{values:?}"
+            );
+            for code in [Code::Unavailable, Code::InvalidArgument, Code::Internal] {
+                let throttle = RetryThrottle::new(10, 0.5).unwrap();
+                let mut hooks = GrpcHooks::new(retry_mode(), Some(throttle.clone()));
+                let status = status_with_pushbacks(code, values);
+                let retried = hooks.retry_if(&status);
+                assert_eq!(retried, code == Code::Unavailable, "{code:?} {values:?}");
+                assert_eq!(
+                    hooks.retry_refused(),
+                    Some(GiveUpReason::RetryAfterTooLong),
+                    "no retry after {values:?}"
+                );
+                assert!(!hooks.hedge_allowed(), "no hedge after {values:?}");
+                assert!(
+                    (throttle.tokens() - 9.0).abs() < 1e-9,
+                    "{code:?} {values:?}: one token taken"
+                );
+            }
+        }
+        // One value allowing a retry is waited exactly; no pushback at all is the backoff.
+        let mut hooks = GrpcHooks::new(retry_mode(), None);
+        let once = status_with_pushbacks(Code::Unavailable, &["100"]);
+        assert!(hooks.retry_if(&once));
+        assert_eq!(hooks.retry_refused(), None);
+        assert_eq!(
+            hooks.delay_for(&once, 1, Duration::ZERO),
+            Some(Duration::from_millis(100))
+        );
+    }
+
+    /// A hedged call's copy with a "don't retry" pushback on a non-fatal status stops further
+    /// hedges but does not end the call (grpc-java `hedging_pushback_negative`); on a fatal
+    /// status it ends the call, and the throttle counts it either way.
+    #[test]
+    fn a_hedges_stop_pushback_counts_for_the_throttle() {
+        for (code, goes_on) in [(Code::Unavailable, true), (Code::Internal, false)] {
+            let throttle = RetryThrottle::new(10, 0.5).unwrap();
+            let mut hooks = GrpcHooks::new(
+                Mode::Hedge {
+                    codes: Codes::new(&[Code::Unavailable]),
+                },
+                Some(throttle.clone()),
+            );
+            assert_eq!(
+                hooks.retry_if(&status_with_pushbacks(code, &["-1"])),
+                goes_on,
+                "{code:?}"
+            );
+            assert!(!hooks.hedge_allowed(), "{code:?}");
+            assert!((throttle.tokens() - 9.0).abs() < 1e-9, "{code:?}");
+        }
     }
 
     #[test]

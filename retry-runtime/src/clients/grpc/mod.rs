@@ -30,6 +30,8 @@ use tower_service::Service;
 use self::attempt::{Attempts, BoxError, CallDeadline, grpc_timeout};
 pub use self::hooks::TransientStatuses;
 use self::hooks::{BoxedHooks, GrpcHooks, GrpcReplay, Mode};
+// A6's pushback, as `Transient for Status` reads it too.
+pub(crate) use self::hooks::{PUSHBACK, Pushback, pushback};
 use crate::classify::tonic::{
     GrpcRetryPolicy, HedgingPolicy, MethodConfig, RetryThrottle, ServiceConfig,
 };
@@ -59,7 +61,9 @@ const LONGEST_PUSHBACK: Duration = Duration::from_millis(i32::MAX as u64);
 ///   does with its first message or its error).
 /// - **Backoff:** `min(initialBackoff × multiplier^(n−1), maxBackoff) × random(0.8, 1.2)`, `n`
 ///   counted since the last pushback. A server's `grpc-retry-pushback-ms` is the next delay
-///   exactly (then `n` starts again); a negative or malformed one ends the call with its status.
+///   exactly (then `n` starts again); a negative or malformed one, or two values, ends the call
+///   with its status and, whatever the status, counts as a failure for the throttle (A6,
+///   grpc-go).
 /// - **Attempts:** `maxAttempts`, capped at [`DEFAULT_MAX_ATTEMPTS_CAP`] unless raised; each
 ///   retry and hedge carries `grpc-previous-rpc-attempts`, and so does the final response.
 /// - **Hedging** (a `hedgingPolicy`): copies `hedgingDelay` apart, the first response that is
@@ -70,7 +74,9 @@ const LONGEST_PUSHBACK: Duration = Duration::from_millis(i32::MAX as u64);
 ///   time left; past it the call ends with `DEADLINE_EXCEEDED`.
 /// - **Request bodies** are recorded up to [`replay_cap`](Self::replay_cap) (64 KiB by default)
 ///   and replayed to each attempt; a larger request is sent once (committed), never buffered
-///   beyond the cap.
+///   beyond the cap. A hedge waits to be sent until the body's first read has settled, and is
+///   not sent at all once another copy holds the body past the cap (no stream is opened, so
+///   none is reset); a copy left behind by the cap never ends the call.
 /// - **Transparent retry:** a stream the server refused before its application saw it
 ///   (`REFUSED_STREAM`) is sent again once, at once, with or without a policy, counted neither
 ///   as an attempt nor by the throttle.
@@ -451,8 +457,9 @@ impl<K> GrpcRetryLayer<K> {
     }
 
     /// The most bytes of a request body recorded for replay (default 64 KiB). A request larger
-    /// than this is sent once: the call is committed to its first attempt, and nothing beyond
-    /// the cap is buffered.
+    /// than this is sent once: the call is committed to the attempt that sends it (with hedging,
+    /// the copy that read the body past the cap; the others are not sent, or end without ending
+    /// the call), and nothing beyond the cap is buffered.
     ///
     /// ```
     /// use std::time::Duration;
