@@ -1005,8 +1005,7 @@ fn after_copy_failure<T, E: Debug>(
     };
     let inherited = context::inherited_deadline();
     let choose = |attempt, computed| error.and_then(|e| hooks.delay_for(e, attempt, computed));
-    let decision = engine.after_failure_chosen(
-        true,
+    let decision = engine.after_failure_alongside(
         hint,
         choose,
         Instant::now(),

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::guards::budget::{RetryBudget, RetryBudgetBuilder};
 use crate::schedule::policy::{RetryPolicy, RetryPolicyBuilder};
-use crate::{Backoff, Jitter};
+use crate::{Backoff, HintMode, Jitter};
 
 /// The retry settings of a system users know: [`policy`](Preset::policy) gives a
 /// [`RetryPolicyBuilder`] and [`budget`](Preset::budget) a [`RetryBudgetBuilder`], so that any
@@ -111,8 +111,14 @@ impl Preset {
             .throttling_delay(Duration::from_secs(1));
         match self {
             Preset::AwsStandard => aws.max_attempts(3).delay(Duration::from_secs(1)),
-            Preset::Aws2026 => aws.max_attempts(3).delay(Duration::from_millis(50)),
-            Preset::Aws2026DynamoDb => aws.max_attempts(4).delay(Duration::from_millis(25)),
+            Preset::Aws2026 => aws
+                .max_attempts(3)
+                .delay(Duration::from_millis(50))
+                .hint_mode(HintMode::AWS_2026),
+            Preset::Aws2026DynamoDb => aws
+                .max_attempts(4)
+                .delay(Duration::from_millis(25))
+                .hint_mode(HintMode::AWS_2026),
             Preset::Grpc => RetryPolicy::builder().max_attempts(5).jitter(Jitter::Full),
         }
     }
