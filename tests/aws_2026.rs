@@ -791,3 +791,33 @@ async fn the_attribute_long_polls_with_a_policy() {
         );
     }
 }
+
+/// The tower layer's HTTP classification: a 503 (or a throttling 429) the empty quota refuses
+/// is returned after the backoff its retry would have used; a 404 and a 200 at once.
+#[cfg(feature = "tower")]
+#[tokio::test(start_paused = true)]
+async fn the_tower_layer_long_polls() {
+    use std::sync::Arc;
+    use tower::{Layer, ServiceExt, service_fn};
+
+    for (status, wait) in [(503, 50 * MS), (429, 1000 * MS), (404, Z), (200, Z)] {
+        let budget = Arc::new(Preset::Aws2026.budget().initial_tokens(0).build().unwrap());
+        let svc = service_fn(move |_: http::Request<String>| async move {
+            let mut r = http::Response::new(String::new());
+            *r.status_mut() = http::StatusCode::from_u16(status).unwrap();
+            Ok::<_, std::convert::Infallible>(r)
+        });
+        let client = reattempt::tower::RetryLayer::new(POLLING.clone())
+            .http()
+            .without_timeout()
+            .budget(budget)
+            .layer(svc);
+        let t0 = Instant::now();
+        let r = client
+            .oneshot(http::Request::new(String::new()))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), status);
+        assert_eq!(t0.elapsed(), wait, "{status}");
+    }
+}

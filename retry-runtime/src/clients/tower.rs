@@ -1292,7 +1292,7 @@ where
     C: TimeoutInto<S::Error> + Clone,
     R: Replay<Req> + RetryRequest<Req, S::Response, S::Error>,
     B: BreakerFor<S::Error>,
-    G: BudgetSlot,
+    G: BudgetSlot + KeepsOutcome,
     Q: ThrottleFor<S::Error>,
     L: BulkheadFor<S::Error>,
 {
@@ -1328,6 +1328,8 @@ where
             timer: None,
             kept_for_breaker: Default::default(),
             kept_for_throttle: Default::default(),
+            kept_for_budget: Default::default(),
+            lingering: false,
         }
     }
 }
@@ -1340,6 +1342,7 @@ pin_project! {
     where
         S: Service<Req>,
         B: KeepsOutcome,
+        G: KeepsOutcome,
         Q: KeepsOutcome,
         L: BulkheadSlot,
     {
@@ -1378,6 +1381,10 @@ pin_project! {
         // without them (see `drivers::kept`).
         kept_for_breaker: B::Kept<Result<S::Response, S::Error>>,
         kept_for_throttle: Q::Kept<Result<S::Response, S::Error>>,
+        // With a budget, the outcome a long-polling call returns once `timer` fires
+        // (`Engine::linger`), while `lingering`.
+        kept_for_budget: G::Kept<Result<S::Response, S::Error>>,
+        lingering: bool,
     }
 }
 
@@ -1663,7 +1670,7 @@ where
     C: TimeoutInto<S::Error>,
     R: Replay<Req> + RetryRequest<Req, S::Response, S::Error>,
     B: BreakerFor<S::Error>,
-    G: BudgetSlot,
+    G: BudgetSlot + KeepsOutcome,
     Q: ThrottleFor<S::Error>,
     L: BulkheadFor<S::Error>,
 {
@@ -1710,6 +1717,7 @@ where
                 this.attempt,
                 this.timer,
                 kept::either(this.kept_for_breaker, this.kept_for_throttle),
+                (kept::Keep::slot(this.kept_for_budget), this.lingering),
                 cx,
             )
         };
@@ -1744,6 +1752,10 @@ fn drive<S, Req, H, C, R, B, G, Q, L>(
     mut attempt: Pin<&mut Option<S::Future>>,
     mut timer: Pin<&mut Option<Sleep>>,
     mut last: Option<&mut Option<Result<S::Response, S::Error>>>,
+    (mut lingering_in, lingering): (
+        Option<&mut Option<Result<S::Response, S::Error>>>,
+        &mut bool,
+    ),
     cx: &mut Context<'_>,
 ) -> Poll<Result<S::Response, S::Error>>
 where
@@ -1753,13 +1765,23 @@ where
     C: TimeoutInto<S::Error>,
     R: Replay<Req> + RetryRequest<Req, S::Response, S::Error>,
     B: BreakerFor<S::Error>,
-    G: BudgetSlot,
+    G: BudgetSlot + KeepsOutcome,
     Q: ThrottleFor<S::Error>,
     L: BulkheadFor<S::Error>,
 {
     // An attempt that fault injection failed, not made (feature `testing`).
     let mut injected_failure: Option<Elapsed> = None;
     loop {
+        if *lingering {
+            // Over; the outcome waits for the timer (long polling: `Engine::linger`).
+            if let Some(sleep) = timer.as_mut().as_pin_mut() {
+                ready!(sleep.poll(cx));
+            }
+            timer.set(None);
+            *slot = CallSlot::Untaken;
+            let kept = lingering_in.as_deref_mut().and_then(Option::take);
+            return Poll::Ready(kept.expect("reattempt: a lingering call keeps its outcome"));
+        }
         // Set (by the attempt that ends in this poll) when `poll_ready` failed.
         let failed = AtomicBool::new(false);
         let outcome = if let Some(failed) = injected_failure.take() {
@@ -1856,6 +1878,12 @@ where
         match decision {
             Decision::Stop(mut outcome) => {
                 settings.replay.finish(&mut outcome, engine.attempt());
+                if let (Some(until), Some(kept)) = (engine.linger(), lingering_in.as_deref_mut()) {
+                    *kept = Some(outcome);
+                    crate::drivers::timed::set_timer_at(timer.as_mut(), until);
+                    *lingering = true;
+                    continue;
+                }
                 timer.set(None);
                 // The call is over: its bulkhead slot is free for another.
                 *slot = CallSlot::Untaken;
