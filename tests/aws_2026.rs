@@ -821,3 +821,62 @@ async fn the_tower_layer_long_polls() {
         assert_eq!(t0.elapsed(), wait, "{status}");
     }
 }
+
+// The attribute's own loop (a function whose attempts cannot overlap: an owned argument, or a
+// blocking `fn`), with a run-time policy and a budget: the same wait before it returns.
+
+static EMPTY_LOOP: LazyLock<RetryBudget> =
+    LazyLock::new(|| Preset::Aws2026.budget().initial_tokens(0).build().unwrap());
+
+#[retryable(
+    policy = POLLING,
+    budget = *EMPTY_LOOP,
+    retry_if = reattempt::transient,
+    retry_after = AwsError::hint
+)]
+async fn receive_from(queue: String) -> Result<u16, AwsError> {
+    assert_eq!(queue, "orders");
+    next_response()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_attribute_loop_long_polls() {
+    for (response, wait) in [
+        (status(500), 50 * MS),
+        (throttling(), 1000 * MS),
+        (status(404), Z),
+    ] {
+        SCRIPT.with(|s| s.borrow_mut().push_back(response));
+        let t0 = Instant::now();
+        assert!(receive_from("orders".to_owned()).await.is_err());
+        assert_eq!(t0.elapsed(), wait, "{response:?}");
+    }
+}
+
+static EMPTY_BLOCKING: LazyLock<RetryBudget> =
+    LazyLock::new(|| Preset::Aws2026.budget().initial_tokens(0).build().unwrap());
+
+#[retryable(policy = POLLING, budget = *EMPTY_BLOCKING, retry_if = reattempt::transient)]
+fn receive_blocking() -> Result<u16, AwsError> {
+    next_response()
+}
+
+/// A blocking function sleeps the wait on the thread (on the test clock here: no real time).
+#[cfg(feature = "testing")]
+#[test]
+fn a_blocking_attribute_long_polls() {
+    SCRIPT.with(|s| s.borrow_mut().push_back(status(503)));
+    let took = reattempt::testing::with_test_clock(|| {
+        let t0 = Instant::now();
+        assert!(receive_blocking().is_err());
+        t0.elapsed()
+    });
+    assert_eq!(took, 50 * MS);
+}
+
+#[cfg(not(feature = "testing"))]
+#[test]
+fn a_blocking_attribute_with_a_budget_compiles() {
+    SCRIPT.with(|s| s.borrow_mut().push_back(status(404)));
+    assert!(receive_blocking().is_err(), "not retried: no wait");
+}

@@ -700,12 +700,15 @@ impl<'p> Engine<'p> {
     /// (Retry-After), a floor under the computed (jittered) delay: the sleep is the larger of the
     /// two, so a zero or past hint never sends every client back at once. The call never comes
     /// back before the server allows: a hint beyond `max_delay`, or one whose wait would end at
-    /// or past the deadline, ends the call ([`GiveUpReason::RetryAfterTooLong`]). A retry is also
+    /// or past the deadline, ends the call ([`GiveUpReason::RetryAfterTooLong`]). Under
+    /// [`HintMode::Clamp`] (the policy's `hint_mode`) the hint is clamped to the computed delay
+    /// plus the mode's margin instead, and `max_delay` does not bound it. A retry is also
     /// refused when attempts are exhausted or when the sleep would end at or past the deadline
     /// (the call's own, or `inherited_deadline`, an enclosing call's). A retry that is otherwise
     /// allowed must be paid from `budget` (its `timeout_cost` after an attempt that
     /// [timed out](Self::timed_out)); nothing is withdrawn when the call gives up for another
-    /// reason.
+    /// reason. When the budget alone refuses, a long-polling policy's call still waits the
+    /// retry's delay before it returns ([`linger`](Self::linger)).
     ///
     /// ```
     /// use tokio::time::Instant;
