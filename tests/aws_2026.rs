@@ -250,7 +250,9 @@ async fn run(case: &Case) -> Vec<(Outcome, u32, Duration)> {
         let outcome = match &out {
             Ok(_) => Success,
             Err(e) if !e.is_transient() => FailRequest,
-            Err(_) if starts.len() as u32 == policy.max_attempts() => MaxAttemptsExceeded,
+            Err(_) if u32::try_from(starts.len()) == Ok(policy.max_attempts()) => {
+                MaxAttemptsExceeded
+            }
             Err(_) => RetryQuotaExceeded,
         };
         seen.push((outcome, budget.available(), end - starts[starts.len() - 1]));
@@ -269,6 +271,7 @@ const Z: Duration = Duration::ZERO;
 
 /// aws-sdk-go-v2 `retry2026_test.go`, `TestRetry2026StandardMode`: every case of the table, in
 /// order (the throttling long-polling row with the other SDKs' 1 s: see the module's doc).
+#[allow(clippy::too_many_lines, reason = "the source's table, case by case")]
 fn go_table() -> Vec<Case> {
     vec![
         Case::new(
@@ -637,7 +640,9 @@ async fn smithy_rs_standard_rs_v2_1() {
 #[tokio::test(start_paused = true)]
 async fn smithy_typescript_mixed_class_timings() {
     use ErrorClass::{Throttling as H, Transient as T};
-    let cases: [(&str, &[(ErrorClass, u64)], bool); 3] = [
+    // Each case: its name, each retry's class and delay (ms), whether the call long-polls.
+    type Timings<'a> = (&'a str, &'a [(ErrorClass, u64)], bool);
+    let cases: [Timings<'_>; 3] = [
         (
             "8x - transient mixed (2026)",
             &[
@@ -722,7 +727,7 @@ async fn smithy_typescript_mixed_class_timings() {
             )])
             .collect();
         check(Case {
-            max_attempts: Some(retries.len() as u32 + 1),
+            max_attempts: Some(u32::try_from(retries.len()).unwrap() + 1),
             long_polling,
             ..Case::new(name, steps)
         })

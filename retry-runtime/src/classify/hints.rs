@@ -31,9 +31,12 @@ pub struct ServerHint {
     pub should_retry: Option<bool>,
 }
 
+/// How a millisecond header's value is read.
+type ReadMillis = fn(&str) -> Option<u64>;
+
 /// The hint headers, in the order a delay is taken from them (the first that gives one wins),
 /// each with how its value is read.
-const MS_HEADERS: [(&str, fn(&str) -> Option<u64>); 3] = [
+const MS_HEADERS: [(&str, ReadMillis); 3] = [
     ("retry-after-ms", digits),
     ("x-ms-retry-after-ms", digits),
     ("x-amz-retry-after", aws_millis),

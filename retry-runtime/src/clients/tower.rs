@@ -1717,7 +1717,10 @@ where
                 this.attempt,
                 this.timer,
                 kept::either(this.kept_for_breaker, this.kept_for_throttle),
-                (kept::Keep::slot(this.kept_for_budget), this.lingering),
+                Linger {
+                    kept: kept::Keep::slot(this.kept_for_budget),
+                    on: this.lingering,
+                },
                 cx,
             )
         };
@@ -1733,7 +1736,8 @@ where
 /// projected fields of a [`ResponseFuture`].
 #[allow(
     clippy::too_many_arguments,
-    reason = "the projected fields of the future"
+    clippy::too_many_lines,
+    reason = "the projected fields of the future; the engine's steps, in order, in one loop"
 )]
 #[inline]
 fn drive<S, Req, H, C, R, B, G, Q, L>(
@@ -1752,10 +1756,7 @@ fn drive<S, Req, H, C, R, B, G, Q, L>(
     mut attempt: Pin<&mut Option<S::Future>>,
     mut timer: Pin<&mut Option<Sleep>>,
     mut last: Option<&mut Option<Result<S::Response, S::Error>>>,
-    (mut lingering_in, lingering): (
-        Option<&mut Option<Result<S::Response, S::Error>>>,
-        &mut bool,
-    ),
+    mut linger: Linger<'_, Result<S::Response, S::Error>>,
     cx: &mut Context<'_>,
 ) -> Poll<Result<S::Response, S::Error>>
 where
@@ -1772,15 +1773,9 @@ where
     // An attempt that fault injection failed, not made (feature `testing`).
     let mut injected_failure: Option<Elapsed> = None;
     loop {
-        if *lingering {
-            // Over; the outcome waits for the timer (long polling: `Engine::linger`).
-            if let Some(sleep) = timer.as_mut().as_pin_mut() {
-                ready!(sleep.poll(cx));
-            }
-            timer.set(None);
+        if let Some(out) = ready!(linger.poll(timer.as_mut(), cx)) {
             *slot = CallSlot::Untaken;
-            let kept = lingering_in.as_deref_mut().and_then(Option::take);
-            return Poll::Ready(kept.expect("reattempt: a lingering call keeps its outcome"));
+            return Poll::Ready(out);
         }
         // Set (by the attempt that ends in this poll) when `poll_ready` failed.
         let failed = AtomicBool::new(false);
@@ -1878,19 +1873,63 @@ where
         match decision {
             Decision::Stop(mut outcome) => {
                 settings.replay.finish(&mut outcome, engine.attempt());
-                if let (Some(until), Some(kept)) = (engine.linger(), lingering_in.as_deref_mut()) {
-                    *kept = Some(outcome);
-                    crate::drivers::timed::set_timer_at(timer.as_mut(), until);
-                    *lingering = true;
-                    continue;
+                // Unless it waits first (long polling), the call is over: its bulkhead slot
+                // is free for another.
+                if let Err(outcome) = linger.hold(engine, outcome, timer.as_mut()) {
+                    timer.set(None);
+                    *slot = CallSlot::Untaken;
+                    return Poll::Ready(outcome);
                 }
-                timer.set(None);
-                // The call is over: its bulkhead slot is free for another.
-                *slot = CallSlot::Untaken;
-                return Poll::Ready(outcome);
             }
             Decision::Retry(delay) => set_timer(timer.as_mut(), delay),
         }
+    }
+}
+
+/// A long-polling call's wait before it returns ([`Engine::linger`]): where its outcome is kept
+/// meanwhile (a call with a budget keeps one), and whether it is waiting.
+struct Linger<'a, O> {
+    kept: Option<&'a mut Option<O>>,
+    on: &'a mut bool,
+}
+
+impl<O> Linger<'_, O> {
+    /// Keeps `outcome` until the engine's wait is over (`timer` set for it), or gives it back
+    /// when the call returns at once.
+    fn hold(
+        &mut self,
+        engine: &Engine<'_>,
+        outcome: O,
+        timer: Pin<&mut Option<Sleep>>,
+    ) -> Result<(), O> {
+        match (engine.linger(), self.kept.as_deref_mut()) {
+            (Some(until), Some(kept)) => {
+                *kept = Some(outcome);
+                crate::drivers::timed::set_timer_at(timer, until);
+                *self.on = true;
+                Ok(())
+            }
+            _ => Err(outcome),
+        }
+    }
+
+    /// The outcome once the wait is over (`Pending` while it runs); `None` when not waiting.
+    fn poll(
+        &mut self,
+        mut timer: Pin<&mut Option<Sleep>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<O>> {
+        if !*self.on {
+            return Poll::Ready(None);
+        }
+        if let Some(sleep) = timer.as_mut().as_pin_mut() {
+            ready!(sleep.poll(cx));
+        }
+        timer.set(None);
+        let kept = self.kept.as_deref_mut().and_then(Option::take);
+        Poll::Ready(Some(
+            kept.expect("reattempt: a lingering call keeps its outcome"),
+        ))
     }
 }
 

@@ -36,7 +36,7 @@ use crate::{Backoff, HintMode, Jitter};
 /// |---|---|---|
 /// | transient backoff `tᵢ = b × min(50 ms × 2ⁱ, 20 s)`, `b` uniform in [0, 1] | `delay` 50 ms, `multiplier` 2, `max_delay` 20 s, full jitter (the cap before jitter) | botocore `ExponentialBackoff.delay_amount`; aws-sdk-go-v2#3400 ("`MAX_BACKOFF` is now applied before jitter") |
 /// | throttling backoff from 1 s | `throttling_delay` 1 s (the class from [`Transient::class`](crate::Transient::class)) | botocore `throttling_base_scale`; smithy-typescript `Retry.throttlingDelay` |
-/// | DynamoDB and DynamoDB Streams: 25 ms, 4 attempts | `aws-2026-dynamodb` | botocore `_SERVICE_BACKOFF_CONFIG`, `_SERVICE_MAX_ATTEMPTS` |
+/// | `DynamoDB` and `DynamoDB` Streams: 25 ms, 4 attempts | `aws-2026-dynamodb` | botocore `_SERVICE_BACKOFF_CONFIG`, `_SERVICE_MAX_ATTEMPTS` |
 /// | a retry costs 14 tokens, a throttling retry 5, a timeout is not special (14) | [`RetryBudget::aws_2026`] | botocore `_RETRY_COST_V2`, `_THROTTLING_RETRY_COST`; smithy-rs `token_bucket_for_spec` |
 /// | quota 500; a retried call's success returns its last cost, a first-try success 1; a failed call nothing | [`RetryBudget`] | botocore `release_retry_quota` |
 /// | `x-amz-retry-after` (ms) clamped to `[tᵢ, tᵢ + 5 s]`; `MAX_BACKOFF` does not bound it | [`HintMode::AWS_2026`] (a hint past `max_delay` is cut, not a give-up) | botocore `_RETRY_AFTER_MAX_ADDITIONAL`; smithy-rs `retry_after.clamp(t_i, t_i + 5 s)` |
