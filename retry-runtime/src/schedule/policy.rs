@@ -672,7 +672,10 @@ impl RetryPolicyBuilder {
     /// the wait never ends at or past the call's deadline. The AWS SDKs' 2026 standard mode
     /// (botocore's `_LONG_POLLING_OPERATIONS`, smithy-rs's `RetrySpec::with_long_polling`).
     /// Needs a retry to refuse: an error with `max_attempts` 1
-    /// ([`PolicyError`]`::LongPollingWithOneAttempt`).
+    /// ([`PolicyError`]`::LongPollingWithOneAttempt`). Every driver waits it (the attribute,
+    /// the closure API, the tower layer, the reqwest middleware) except a hedged call's
+    /// (`hedge_after`), which returns at once. A call with a budget keeps its last outcome
+    /// across its sleeps for this wait, so its future is `Send` only when `T` and `E` are.
     ///
     /// ```
     /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
