@@ -437,7 +437,9 @@ impl<'p> Call<'p> {
     /// let res: Result<(), &str> = call.attempt_blocking(|| Err("busy"));
     /// let decision = call.decide("demo", &mut FnHooks::of(&res), res, Guards::NONE.budget(&empty));
     /// assert_eq!(decision, Decision::Stop(Err("busy")));
-    /// assert_eq!(call.linger(), Some(std::time::Duration::from_millis(100)));
+    /// // What is left of the retry's 100 ms backoff, measured from the decision.
+    /// assert!(call.linger().is_some_and(|d| d <= std::time::Duration::from_millis(100)));
+    /// assert_eq!(call.linger(), None, "read once");
     /// ```
     #[inline]
     pub fn linger(&self) -> Option<Duration> {
