@@ -195,6 +195,20 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
             quote!(#p::Call::decide(&mut #call, #name, &mut #hooks, #res, #guards)),
         )
     };
+    // A run-time policy may be long-polling, and with a budget its call may give up and still
+    // wait before it returns (`Call::linger`): the outcome is then held across that sleep.
+    let stop = if args.policy.is_some() && args.budget.is_some() {
+        quote! {
+            #p::Decision::Stop(__reattempt_outcome) => {
+                if let ::core::option::Option::Some(#delay) = #p::Call::linger(&#call) {
+                    #sleep
+                }
+                break __reattempt_outcome
+            }
+        }
+    } else {
+        quote!(#p::Decision::Stop(__reattempt_outcome) => break __reattempt_outcome,)
+    };
     let contents = if hedged {
         // Hedged: attempts overlap, so they run through the closure driver, which keeps a set
         // of copies; the closure makes one attempt's future (by-value arguments cloned for each).
@@ -241,7 +255,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
                 // neither `Send` nor small); with a breaker or a throttle, the last outcome too
                 // (a retry they turn away ends the call with it).
                 let #delay = match #decide {
-                    #p::Decision::Stop(__reattempt_outcome) => break __reattempt_outcome,
+                    #stop
                     #p::Decision::Retry(__reattempt_delay) => __reattempt_delay,
                 };
                 #sleep

@@ -95,9 +95,9 @@ pub use schedule::rng::seed_rng;
 // The rules the macros check at compile time, shared with them through retry-rules (which
 // compiles no tokio and no rand for the proc macro), each at its path here as before.
 pub use retry_rules::{
-    Backoff, DeadSetting, HedgeAfter, Jitter, LogError, ParseBackoffError, ParseDurationError,
-    ParseHedgeAfterError, ParseJitterError, ParseLogError, PolicyError, PolicySettings,
-    parse_duration,
+    Backoff, DeadSetting, HedgeAfter, HintMode, Jitter, LogError, ParseBackoffError,
+    ParseDurationError, ParseHedgeAfterError, ParseHintModeError, ParseJitterError, ParseLogError,
+    PolicyError, PolicySettings, parse_duration,
 };
 
 pub use drivers::closure::{
@@ -122,9 +122,9 @@ pub mod api {
         AdaptiveThrottle, AdaptiveThrottleBuilder, Backoff, BreakerOpen, BreakerState, Bulkhead,
         BulkheadBuilder, BulkheadFull, CircuitBreaker, CircuitBreakerBuilder, ConfigError, Delays,
         Effect, Elapsed, ErrorClass, FnHooks, FromBreakerOpen, FromBulkheadFull, FromElapsed,
-        FromThrottled, GiveUpReason, HedgeAfter, Hooks, IdempotencyKey, Jitter, LogError,
-        ParseBackoffError, ParseDurationError, ParseHedgeAfterError, ParseJitterError,
-        ParseLogError, ParsePresetError, PolicyError, Preset, Retry, RetryBudget,
+        FromThrottled, GiveUpReason, HedgeAfter, HintMode, Hooks, IdempotencyKey, Jitter, LogError,
+        ParseBackoffError, ParseDurationError, ParseHedgeAfterError, ParseHintModeError,
+        ParseJitterError, ParseLogError, ParsePresetError, PolicyError, Preset, Retry, RetryBudget,
         RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, RetryThrottle,
         SampleJitter, Throttled, Transient, context, error_class, is_timeout, may_repeat,
         parse_duration, seed_rng, transient,

@@ -58,6 +58,7 @@ impl Scenario {
                 max_elapsed_ms: None,
                 hedge_after_ms: None,
                 one_layer: false,
+                long_polling: false,
                 idempotent: None,
                 faults: None,
             },
@@ -185,6 +186,10 @@ impl Scenario {
     }
     pub fn one_layer(mut self) -> Self {
         self.policy.one_layer = true;
+        self
+    }
+    pub fn long_polling(mut self) -> Self {
+        self.policy.long_polling = true;
         self
     }
     /// The call runs in the first attempt of an outer call of `outer_max_attempts` (no

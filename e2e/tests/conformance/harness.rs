@@ -123,7 +123,10 @@ fn policy(p: PolicySpec) -> RetryPolicy {
         p.faults.is_none(),
         "a row injecting faults needs feature `testing`"
     );
-    b.one_layer(p.one_layer).build().expect("a valid policy")
+    b.one_layer(p.one_layer)
+        .long_polling(p.long_polling)
+        .build()
+        .expect("a valid policy")
 }
 
 /// A breaker in its starting state (moving the paused clock when it must have expired).

@@ -121,6 +121,8 @@ rows! {
     non_retryable_error_is_a_breaker_success,
     budget_exhausted_mid_call,
     budget_refuses_the_first_retry,
+    long_polling_waits_a_refused_retrys_backoff,
+    long_polling_no_wait_when_not_refused_by_the_budget,
     budget_refund_on_retried_success,
     budget_deposit_on_first_try,
     budget_timeout_cost_refunded,

@@ -226,6 +226,8 @@ pub struct PolicySpec {
     pub hedge_after_ms: Option<u64>,
     /// `one_layer`.
     pub one_layer: bool,
+    /// `long_polling`.
+    pub long_polling: bool,
     /// `idempotent`, if said (a hedged row is said to be: a call that is not is never hedged).
     pub idempotent: Option<bool>,
     /// `inject_faults` (feature `testing`; rows with it run only with the feature).

@@ -491,6 +491,35 @@ pub fn budget_refuses_the_first_retry() -> Scenario {
         .budget_after(0)
 }
 
+/// Long polling (the AWS SDKs' 2026 mode, issue 37): the budget alone refuses the retry, and
+/// the call returns its error once the retry's backoff (100 ms) is over; nothing is paid.
+pub fn long_polling_waits_a_refused_retrys_backoff() -> Scenario {
+    Scenario::new("long_polling_waits_a_refused_retrys_backoff")
+        .long_polling()
+        .budget(10, 0)
+        .script([err(1)])
+        .returns(Err(e(1)))
+        .attempts([(0, 1)])
+        .events([give_up(1, R::BudgetExhausted)])
+        .budget_after(0)
+        .ends_at(100)
+}
+
+/// Long polling never waits after the last attempt, nor after an error not retried.
+pub fn long_polling_no_wait_when_not_refused_by_the_budget() -> Scenario {
+    Scenario::new("long_polling_no_wait_when_not_refused_by_the_budget")
+        .long_polling()
+        .max_attempts(2)
+        .budget(10, 10)
+        .script([err(1), err(2)])
+        .returns(Err(e(2)))
+        .attempts([(0, 1), (100, 2)])
+        .on_retry([(e(1), 1, 100)])
+        .events([retrying(1, 100), give_up(2, R::Exhausted)])
+        .budget_after(5)
+        .ends_at(100)
+}
+
 /// A retried success gets its last retry's cost back: 10 − 5 + 5.
 pub fn budget_refund_on_retried_success() -> Scenario {
     Scenario::new("budget_refund_on_retried_success")

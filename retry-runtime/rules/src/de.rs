@@ -7,7 +7,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
-use crate::{Backoff, HedgeAfter, Jitter, LogError, PolicyError};
+use crate::{Backoff, HedgeAfter, HintMode, Jitter, LogError, PolicyError};
 
 /// Read from `"fixed"`, `"linear"` or `"exponential"`, as [`FromStr`](std::str::FromStr).
 ///
@@ -165,5 +165,35 @@ impl<'de> Deserialize<'de> for HedgeAfter {
         }
 
         deserializer.deserialize_str(HedgeVisitor)
+    }
+}
+
+/// Read from `"floor"` or `"clamp"` and a duration (`"clamp 5s"`), as [`FromStr`](std::str::FromStr).
+///
+/// ```
+/// use reattempt::HintMode;
+///
+/// assert_eq!(serde_json::from_str::<HintMode>(r#""clamp 5s""#)?, HintMode::AWS_2026);
+/// let err = serde_json::from_str::<HintMode>(r#""cap""#).unwrap_err();
+/// assert!(err.to_string().contains("unknown hint_mode `cap`"), "{err}");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+impl<'de> Deserialize<'de> for HintMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct HintVisitor;
+
+        impl Visitor<'_> for HintVisitor {
+            type Value = HintMode;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(r#"a hint mode: "floor", or "clamp" and a duration ("clamp 5s")"#)
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<HintMode, E> {
+                s.parse().map_err(E::custom)
+            }
+        }
+
+        deserializer.deserialize_str(HintVisitor)
     }
 }

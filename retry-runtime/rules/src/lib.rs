@@ -25,7 +25,7 @@
 //! ```
 //!
 //! One feature, off by default and never turned on by the proc macro: `serde`, `Deserialize` for
-//! [`Backoff`], [`Jitter`], [`LogError`] and [`HedgeAfter`]. No random draw is made here (the
+//! [`Backoff`], [`Jitter`], [`LogError`], [`HedgeAfter`] and [`HintMode`]. No random draw is made here (the
 //! runtime's `SampleJitter` draws a jittered delay), so that the crate builds once in a user's
 //! build, for the macro and the runtime alike, unless `serde` is on.
 
@@ -37,6 +37,7 @@ mod de;
 mod dead;
 mod duration;
 mod hedge;
+mod hint;
 mod jitter;
 mod log;
 mod settings;
@@ -45,6 +46,7 @@ pub use backoff::{Backoff, ParseBackoffError};
 pub use dead::DeadSetting;
 pub use duration::{ParseDurationError, parse_duration};
 pub use hedge::{HedgeAfter, ParseHedgeAfterError, Quantiles};
+pub use hint::{HintMode, ParseHintModeError};
 pub use jitter::{Jitter, ParseJitterError};
 pub use log::{LogError, ParseLogError};
 pub use settings::{CheckedSettings, PolicyError, PolicySettings};

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::backoff::Backoff;
 use crate::hedge::HedgeAfter;
+use crate::hint::HintMode;
 use crate::jitter::Jitter;
 use crate::log::LogError;
 
@@ -53,6 +54,11 @@ pub struct PolicySettings {
     /// Whether a call may be repeated after an attempt whose outcome is unknown (default: not
     /// said, and then it may not). `Some(false)` forbids `hedge_after`.
     pub idempotent: Option<bool>,
+    /// How a server's hint makes the wait (default [`HintMode::Floor`]).
+    pub hint_mode: Option<HintMode>,
+    /// Whether a retry that only the retry budget refuses still waits its backoff before the
+    /// call returns (AWS's long-polling operations; default `false`; needs `max_attempts` ≥ 2).
+    pub long_polling: Option<bool>,
 }
 
 /// Defaults and limits, as in the attribute's table (the runtime's `RetryPolicy` has each under
@@ -91,6 +97,8 @@ impl PolicySettings {
             hedge_after: None,
             one_layer: None,
             idempotent: None,
+            hint_mode: None,
+            long_polling: None,
         }
     }
 
@@ -184,6 +192,11 @@ impl PolicySettings {
         if self.hedge_after.is_some() && matches!(self.idempotent, Some(false)) {
             return Err(PolicyError::HedgeNotIdempotent);
         }
+        let long_polling = matches!(self.long_polling, Some(true));
+        // With one attempt no retry is ever refused by the budget alone: the wait never happens.
+        if long_polling && max_attempts == 1 {
+            return Err(PolicyError::LongPollingWithOneAttempt);
+        }
         Ok(CheckedSettings {
             max_attempts,
             delay,
@@ -204,6 +217,11 @@ impl PolicySettings {
                 None => false,
             },
             idempotent: self.idempotent,
+            hint_mode: match self.hint_mode {
+                Some(mode) => mode,
+                None => HintMode::Floor,
+            },
+            long_polling,
         })
     }
 }
@@ -239,6 +257,10 @@ pub struct CheckedSettings {
     pub one_layer: bool,
     /// Whether a call may be repeated after an unknown outcome, if said.
     pub idempotent: Option<bool>,
+    /// How a server's hint makes the wait.
+    pub hint_mode: HintMode,
+    /// Whether a retry refused by the budget alone still waits its backoff.
+    pub long_polling: bool,
 }
 
 impl PolicySettings {
@@ -418,6 +440,9 @@ pub enum PolicyError {
     /// `hedge_after` with `idempotent` false: hedged copies overlap, and each may do the call's
     /// action, so a call that is not safe to repeat is never hedged.
     HedgeNotIdempotent,
+    /// `long_polling` with `max_attempts` 1: the wait it adds comes only before a retry the
+    /// budget refuses, and one attempt has no retry.
+    LongPollingWithOneAttempt,
 }
 
 impl PolicyError {
@@ -436,6 +461,7 @@ impl PolicyError {
             | PolicyError::HedgeStartNotBelowTimeout { .. }
             | PolicyError::HedgeQuantileOutOfRange { .. }
             | PolicyError::HedgeNotIdempotent => "hedge_after",
+            PolicyError::LongPollingWithOneAttempt => "long_polling",
         }
     }
 }
@@ -493,6 +519,9 @@ impl std::fmt::Display for PolicyError {
             PolicyError::HedgeNotIdempotent => f.write_str(
                 "hedges overlap with the attempt in flight, and each may do the call's action, but `idempotent` is false; remove `hedge_after`, or make the call safe to repeat (send an idempotency key) and set `idempotent` to true"
             ),
+            PolicyError::LongPollingWithOneAttempt => f.write_str(
+                "waits only before a retry the budget refuses, but `max_attempts` is 1 (no retry); remove `long_polling` or allow a retry"
+            ),
             PolicyError::HedgeQuantileOutOfRange { percentile } => {
                 write!(
                     f,
@@ -532,7 +561,7 @@ mod tests {
 
     setters!(max_attempts: u32, delay: Duration, backoff: Backoff, multiplier: f64,
         max_delay: Duration, jitter: Jitter, timeout: Duration, max_elapsed: Duration,
-        hedge_after: HedgeAfter);
+        hedge_after: HedgeAfter, long_polling: bool, hint_mode: HintMode);
 
     fn builder() -> Builder {
         Builder(PolicySettings::new())
@@ -662,6 +691,29 @@ mod tests {
             .build()
             .unwrap();
         assert_eq!(p.hedge_after, Some(HedgeAfter::Fixed(50 * MS)));
+    }
+
+    #[test]
+    fn long_polling_needs_a_retry() {
+        let e = err(builder().max_attempts(1).long_polling(true));
+        assert_eq!(e, PolicyError::LongPollingWithOneAttempt);
+        assert_eq!(e.field(), "long_polling");
+        assert!(e.to_string().starts_with("invalid `long_polling`: "), "{e}");
+        assert!(
+            builder()
+                .max_attempts(1)
+                .long_polling(false)
+                .build()
+                .is_ok()
+        );
+        let p = builder()
+            .long_polling(true)
+            .hint_mode(HintMode::AWS_2026)
+            .build()
+            .unwrap();
+        assert!(p.long_polling);
+        assert_eq!(p.hint_mode, HintMode::AWS_2026);
+        assert_eq!(builder().build().unwrap().hint_mode, HintMode::Floor);
     }
 
     #[test]

@@ -31,8 +31,30 @@ pub struct ServerHint {
     pub should_retry: Option<bool>,
 }
 
-/// The hint headers, in the order a delay is taken from them (the first that gives one wins).
-const MS_HEADERS: [&str; 3] = ["retry-after-ms", "x-ms-retry-after-ms", "x-amz-retry-after"];
+/// How a millisecond header's value is read.
+type ReadMillis = fn(&str) -> Option<u64>;
+
+/// The hint headers, in the order a delay is taken from them (the first that gives one wins),
+/// each with how its value is read.
+const MS_HEADERS: [(&str, ReadMillis); 3] = [
+    ("retry-after-ms", digits),
+    ("x-ms-retry-after-ms", digits),
+    ("x-amz-retry-after", aws_millis),
+];
+
+/// The most milliseconds an `x-amz-retry-after` may say: what a signed 64-bit count of
+/// nanoseconds holds (aws-sdk-go-v2's `time.Duration`, about 292 years). A larger value
+/// overflows the SDKs' arithmetic and is ignored, as an invalid one is.
+const AWS_MAX_MILLIS: u64 = i64::MAX.unsigned_abs() / 1_000_000;
+
+/// An `x-amz-retry-after` value as the AWS SDKs' 2026 standard mode reads it: an integer count of
+/// milliseconds (a leading `+` allowed, as botocore's `int()`, Go's `strconv` and Rust's `u64`
+/// parse allow it); `None`, so that the schedule's delay is used, for anything else: a fraction,
+/// a negative value, text, or one that overflows ([`AWS_MAX_MILLIS`]).
+fn aws_millis(text: &str) -> Option<u64> {
+    let unsigned = text.strip_prefix('+').unwrap_or(text);
+    digits(unsigned).filter(|ms| *ms <= AWS_MAX_MILLIS)
+}
 
 /// Every retry hint of a response's headers, measured from now (see [`server_hint_at`] for the
 /// rules). The tower layer's `.http()` and the reqwest middleware read a retried response's hint
@@ -49,7 +71,10 @@ pub fn server_hint(headers: &HeaderMap) -> ServerHint {
 /// negative or fractional gives none, and the next is read):
 /// 1. `retry-after-ms` (milliseconds; the APIs of `OpenAI` and others),
 /// 2. `x-ms-retry-after-ms` (milliseconds; Azure),
-/// 3. `x-amz-retry-after` (milliseconds; AWS, honoured by the SDKs' 2026 standard mode),
+/// 3. `x-amz-retry-after` (milliseconds; AWS, honoured by the SDKs' 2026 standard mode, which
+///    ignore a value that is not an integer, is negative, or overflows their durations: above
+///    about 292 years, `9223372036854775807` for one; such a value gives no delay here either,
+///    rather than saturating),
 /// 4. `Retry-After` (RFC 9110: delta-seconds or an HTTP-date; see
 ///    [`retry_after_at`]),
 /// 5. the IETF `RateLimit` field (`"minute";r=0;t=10`: the longest `t` of the policies with no
@@ -59,7 +84,8 @@ pub fn server_hint(headers: &HeaderMap) -> ServerHint {
 /// Millisecond fields come first: they are meant as retry delays and are the more precise;
 /// `Retry-After` is the standard one; a rate limit's reset says when the quota comes back, the
 /// least direct answer. A value too large for a `u64` saturates (the engine then ends the call,
-/// as for any hint beyond `max_delay`); a date in the past is no wait.
+/// as for any hint beyond `max_delay`), except `x-amz-retry-after`'s (above); a date in the past
+/// is no wait.
 ///
 /// **Whether to retry**: `x-should-retry: true` or `false` (the APIs of `OpenAI` and Anthropic; any
 /// case, surrounding spaces allowed); anything else is ignored.
@@ -77,11 +103,11 @@ pub fn server_hint(headers: &HeaderMap) -> ServerHint {
 /// ```
 #[must_use]
 pub fn server_hint_at(headers: &HeaderMap, now: SystemTime) -> ServerHint {
-    let millis = MS_HEADERS.iter().find_map(|name| {
+    let millis = MS_HEADERS.iter().find_map(|(name, read)| {
         headers
             .get_all(*name)
             .iter()
-            .find_map(|v| digits(text(v)?).map(Duration::from_millis))
+            .find_map(|v| read(text(v)?).map(Duration::from_millis))
     });
     let delay = millis
         .or_else(|| retry_after_at(headers, now))
@@ -438,6 +464,57 @@ mod tests {
                 Some(S),
             ),
             ("empty value", vec![("retry-after-ms", "")], None),
+            // The AWS SDKs' 2026 vectors (botocore `test_standard_retry_v2_1.py`
+            // `test_x_amz_retry_after_header_is_honored`, aws-sdk-go-v2 `retry2026_test.go`):
+            // `invalid` and `-100` are ignored; an overflowing value too (issue 37).
+            (
+                "x-amz-retry-after invalid",
+                vec![("x-amz-retry-after", "invalid")],
+                None,
+            ),
+            (
+                "x-amz-retry-after -100",
+                vec![("x-amz-retry-after", "-100")],
+                None,
+            ),
+            (
+                "x-amz-retry-after overflowing",
+                vec![("x-amz-retry-after", "9223372036854775807")],
+                None,
+            ),
+            (
+                "x-amz-retry-after beyond u64",
+                vec![("x-amz-retry-after", "99999999999999999999999")],
+                None,
+            ),
+            (
+                "x-amz-retry-after at the most a duration holds",
+                vec![("x-amz-retry-after", "9223372036854")],
+                Some(Duration::from_millis(9_223_372_036_854)),
+            ),
+            (
+                "x-amz-retry-after one past it",
+                vec![("x-amz-retry-after", "9223372036855")],
+                None,
+            ),
+            (
+                "x-amz-retry-after +5",
+                vec![("x-amz-retry-after", "+5")],
+                Some(5 * MS),
+            ),
+            (
+                "x-amz-retry-after 1.5",
+                vec![("x-amz-retry-after", "1.5")],
+                None,
+            ),
+            (
+                "an ignored x-amz-retry-after falls through to Retry-After",
+                vec![
+                    ("x-amz-retry-after", "9223372036854775807"),
+                    ("retry-after", "2"),
+                ],
+                Some(2 * S),
+            ),
             (
                 "spaces trimmed",
                 vec![("x-amz-retry-after", "  300 ")],

@@ -1304,7 +1304,7 @@ where
     C: TimeoutInto<S::Error> + Clone,
     R: Replay<Req> + RetryRequest<Req, S::Response, S::Error>,
     B: BreakerFor<S::Error>,
-    G: BudgetSlot,
+    G: BudgetSlot + KeepsOutcome,
     Q: ThrottleFor<S::Error>,
     L: BulkheadFor<S::Error>,
 {
@@ -1340,6 +1340,8 @@ where
             timer: None,
             kept_for_breaker: Default::default(),
             kept_for_throttle: Default::default(),
+            kept_for_budget: Default::default(),
+            lingering: false,
         }
     }
 }
@@ -1352,6 +1354,7 @@ pin_project! {
     where
         S: Service<Req>,
         B: KeepsOutcome,
+        G: KeepsOutcome,
         Q: KeepsOutcome,
         L: BulkheadSlot,
     {
@@ -1390,6 +1393,10 @@ pin_project! {
         // without them (see `drivers::kept`).
         kept_for_breaker: B::Kept<Result<S::Response, S::Error>>,
         kept_for_throttle: Q::Kept<Result<S::Response, S::Error>>,
+        // With a budget, the outcome a long-polling call returns once `timer` fires
+        // (`Engine::linger`), while `lingering`.
+        kept_for_budget: G::Kept<Result<S::Response, S::Error>>,
+        lingering: bool,
     }
 }
 
@@ -1675,7 +1682,7 @@ where
     C: TimeoutInto<S::Error>,
     R: Replay<Req> + RetryRequest<Req, S::Response, S::Error>,
     B: BreakerFor<S::Error>,
-    G: BudgetSlot,
+    G: BudgetSlot + KeepsOutcome,
     Q: ThrottleFor<S::Error>,
     L: BulkheadFor<S::Error>,
 {
@@ -1722,6 +1729,10 @@ where
                 this.attempt,
                 this.timer,
                 kept::either(this.kept_for_breaker, this.kept_for_throttle),
+                Linger {
+                    kept: kept::Keep::slot(this.kept_for_budget),
+                    on: this.lingering,
+                },
                 cx,
             )
         };
@@ -1737,7 +1748,8 @@ where
 /// projected fields of a [`ResponseFuture`].
 #[allow(
     clippy::too_many_arguments,
-    reason = "the projected fields of the future"
+    clippy::too_many_lines,
+    reason = "the projected fields of the future; the engine's steps, in order, in one loop"
 )]
 #[inline]
 fn drive<S, Req, H, C, R, B, G, Q, L>(
@@ -1756,6 +1768,7 @@ fn drive<S, Req, H, C, R, B, G, Q, L>(
     mut attempt: Pin<&mut Option<S::Future>>,
     mut timer: Pin<&mut Option<Sleep>>,
     mut last: Option<&mut Option<Result<S::Response, S::Error>>>,
+    mut linger: Linger<'_, Result<S::Response, S::Error>>,
     cx: &mut Context<'_>,
 ) -> Poll<Result<S::Response, S::Error>>
 where
@@ -1765,13 +1778,17 @@ where
     C: TimeoutInto<S::Error>,
     R: Replay<Req> + RetryRequest<Req, S::Response, S::Error>,
     B: BreakerFor<S::Error>,
-    G: BudgetSlot,
+    G: BudgetSlot + KeepsOutcome,
     Q: ThrottleFor<S::Error>,
     L: BulkheadFor<S::Error>,
 {
     // An attempt that fault injection failed, not made (feature `testing`).
     let mut injected_failure: Option<Elapsed> = None;
     loop {
+        if let Some(out) = ready!(linger.poll(timer.as_mut(), cx)) {
+            *slot = CallSlot::Untaken;
+            return Poll::Ready(out);
+        }
         // Set (by the attempt that ends in this poll) when `poll_ready` failed.
         let failed = AtomicBool::new(false);
         let outcome = if let Some(failed) = injected_failure.take() {
@@ -1868,13 +1885,63 @@ where
         match decision {
             Decision::Stop(mut outcome) => {
                 settings.replay.finish(&mut outcome, engine.attempt());
-                timer.set(None);
-                // The call is over: its bulkhead slot is free for another.
-                *slot = CallSlot::Untaken;
-                return Poll::Ready(outcome);
+                // Unless it waits first (long polling), the call is over: its bulkhead slot
+                // is free for another.
+                if let Err(outcome) = linger.hold(engine, outcome, timer.as_mut()) {
+                    timer.set(None);
+                    *slot = CallSlot::Untaken;
+                    return Poll::Ready(outcome);
+                }
             }
             Decision::Retry(delay) => set_timer(timer.as_mut(), delay),
         }
+    }
+}
+
+/// A long-polling call's wait before it returns ([`Engine::linger`]): where its outcome is kept
+/// meanwhile (a call with a budget keeps one), and whether it is waiting.
+struct Linger<'a, O> {
+    kept: Option<&'a mut Option<O>>,
+    on: &'a mut bool,
+}
+
+impl<O> Linger<'_, O> {
+    /// Keeps `outcome` until the engine's wait is over (`timer` set for it), or gives it back
+    /// when the call returns at once.
+    fn hold(
+        &mut self,
+        engine: &Engine<'_>,
+        outcome: O,
+        timer: Pin<&mut Option<Sleep>>,
+    ) -> Result<(), O> {
+        match (engine.linger(), self.kept.as_deref_mut()) {
+            (Some(until), Some(kept)) => {
+                *kept = Some(outcome);
+                crate::drivers::timed::set_timer_at(timer, until);
+                *self.on = true;
+                Ok(())
+            }
+            _ => Err(outcome),
+        }
+    }
+
+    /// The outcome once the wait is over (`Pending` while it runs); `None` when not waiting.
+    fn poll(
+        &mut self,
+        mut timer: Pin<&mut Option<Sleep>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<O>> {
+        if !*self.on {
+            return Poll::Ready(None);
+        }
+        if let Some(sleep) = timer.as_mut().as_pin_mut() {
+            ready!(sleep.poll(cx));
+        }
+        timer.set(None);
+        let kept = self.kept.as_deref_mut().and_then(Option::take);
+        Poll::Ready(Some(
+            kept.expect("reattempt: a lingering call keeps its outcome"),
+        ))
     }
 }
 

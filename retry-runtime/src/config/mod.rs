@@ -56,7 +56,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 
-use retry_rules::{Backoff, HedgeAfter, Jitter, LogError, PolicySettings};
+use retry_rules::{Backoff, HedgeAfter, HintMode, Jitter, LogError, PolicySettings};
 
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
@@ -73,7 +73,9 @@ use crate::schedule::preset::Preset;
 /// factor in (0, 1]), `timeout`, `max_elapsed`, `log_error` (`"none"`, `"type"`, `"debug"`: see
 /// [`LogError`](crate::LogError)), `hedge_after` (`"50ms"` or `"p95"`: see
 /// [`HedgeAfter`](crate::HedgeAfter)), `one_layer` (a bool), `idempotent` (a bool: see
-/// [`RetryPolicyBuilder::idempotent`](crate::RetryPolicyBuilder::idempotent)), `inject_faults` (a table: `rate`,
+/// [`RetryPolicyBuilder::idempotent`](crate::RetryPolicyBuilder::idempotent)), `hint_mode`
+/// (`"floor"` or `"clamp 5s"`: see [`HintMode`](crate::HintMode)), `long_polling` (a bool: see
+/// [`RetryPolicyBuilder::long_polling`](crate::RetryPolicyBuilder::long_polling)), `inject_faults` (a table: `rate`,
 /// `latency`, `latency_rate`, `seed`; see `testing::FaultInjection`; read only with feature `testing`, refused
 /// with a message saying so without it); durations are strings such as `"200ms"`.
 ///
@@ -151,6 +153,8 @@ impl<'de> Deserialize<'de> for RetryPolicy {
             hedge_after: raw.hedge_after.or(base.hedge_after),
             one_layer: raw.one_layer.or(base.one_layer),
             idempotent: raw.idempotent.or(base.idempotent),
+            hint_mode: raw.hint_mode.or(base.hint_mode),
+            long_polling: raw.long_polling.or(base.long_polling),
         };
         let builder = RetryPolicyBuilder::from_settings(settings);
         #[cfg(feature = "testing")]
@@ -213,7 +217,8 @@ impl<'de> Deserialize<'de> for CircuitBreaker {
 /// [`RetryBudgetBuilder::build`](crate::RetryBudgetBuilder::build).
 ///
 /// Keys: `preset` (a [`Preset`]'s name: its budget, changed by the other keys), `max_tokens`,
-/// `retry_cost`, `timeout_cost`, `throttling_cost`, `success_deposit`.
+/// `retry_cost`, `timeout_cost`, `throttling_cost`, `success_deposit`, `initial_tokens` (the
+/// starting level: see [`RetryBudgetBuilder::initial_tokens`](crate::RetryBudgetBuilder::initial_tokens)).
 ///
 /// ```
 /// use reattempt::{ErrorClass, RetryBudget, RetryPolicy};
@@ -237,6 +242,11 @@ impl<'de> Deserialize<'de> for CircuitBreaker {
 ///
 /// let err = toml::from_str::<RetryBudget>("retry_cost = 0").unwrap_err();
 /// assert!(err.to_string().contains("invalid `retry_cost`: must be at least 1"));
+///
+/// let cold: RetryBudget = toml::from_str("preset = \"aws-2026\"\ninitial_tokens = 0")?;
+/// assert_eq!(cold.available(), 0);
+/// let err = toml::from_str::<RetryBudget>("max_tokens = 10\ninitial_tokens = 11").unwrap_err();
+/// assert!(err.to_string().contains("invalid `initial_tokens`: must be at most `max_tokens`"), "{err}");
 /// # Ok::<(), toml::de::Error>(())
 /// ```
 impl<'de> Deserialize<'de> for RetryBudget {
@@ -257,6 +267,9 @@ impl<'de> Deserialize<'de> for RetryBudget {
         }
         if let Some(n) = raw.success_deposit {
             b = b.success_deposit(n);
+        }
+        if let Some(n) = raw.initial_tokens {
+            b = b.initial_tokens(n);
         }
         b.build().map_err(de::Error::custom)
     }
@@ -338,6 +351,9 @@ struct RawPolicy {
     hedge_after: Option<HedgeAfter>,
     one_layer: Option<bool>,
     idempotent: Option<bool>,
+    #[serde(default)]
+    hint_mode: Option<HintMode>,
+    long_polling: Option<bool>,
     #[serde(default, deserialize_with = "inject_faults")]
     inject_faults: Option<RawFaults>,
 }
@@ -429,6 +445,8 @@ struct RawBudget {
     throttling_cost: Option<u32>,
     #[serde(default, deserialize_with = "key::success_deposit")]
     success_deposit: Option<u32>,
+    #[serde(default, deserialize_with = "key::initial_tokens")]
+    initial_tokens: Option<u32>,
 }
 
 /// One reader per key, each a named [`Setting`]; `null` reads as a missing key.
@@ -466,6 +484,7 @@ mod key {
         timeout_cost: Count -> u32,
         throttling_cost: Count -> u32,
         success_deposit: Count -> u32,
+        initial_tokens: Count -> u32,
     }
 
     #[cfg(feature = "testing")]
@@ -752,6 +771,44 @@ mod tests {
                 .fault_injection()
                 .is_none()
         );
+    }
+
+    /// The 2026 AWS keys: `long_polling` and `hint_mode` on a policy (with the builder's check
+    /// and a preset under them), `initial_tokens` on a budget.
+    #[test]
+    fn long_polling_hint_mode_and_initial_tokens_are_read_and_checked() {
+        let p = policy(r#"{ "preset": "aws-2026", "long_polling": true }"#).unwrap();
+        assert!(p.long_polling());
+        assert_eq!(p.hint_mode(), HintMode::AWS_2026, "from the preset");
+        let p = policy(r#"{ "preset": "aws-2026", "hint_mode": "floor" }"#).unwrap();
+        assert_eq!(p.hint_mode(), HintMode::Floor, "the table's key wins");
+        let p = policy(r#"{ "hint_mode": "clamp 2s" }"#).unwrap();
+        assert_eq!(
+            p.hint_mode(),
+            HintMode::Clamp {
+                above: Duration::from_secs(2)
+            }
+        );
+        let e = policy(r#"{ "hint_mode": "cap" }"#).unwrap_err();
+        assert!(e.contains("unknown hint_mode `cap`"), "{e}");
+        let e = policy(r#"{ "max_attempts": 1, "long_polling": true }"#).unwrap_err();
+        assert!(e.contains("invalid `long_polling`"), "{e}");
+        let e = policy(r#"{ "long_polling": "yes" }"#).unwrap_err();
+        assert!(e.contains("expected a boolean"), "{e}");
+        let b: RetryBudget =
+            serde_json::from_str(r#"{ "preset": "aws-2026", "initial_tokens": 20 }"#).unwrap();
+        assert_eq!(b.available(), 20);
+        let e = serde_json::from_str::<RetryBudget>(r#"{ "initial_tokens": 501 }"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("invalid `initial_tokens`: must be at most `max_tokens`"),
+            "{e}"
+        );
+        let e = serde_json::from_str::<RetryBudget>(r#"{ "initial_tokens": -1 }"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`initial_tokens`"), "{e}");
     }
 
     #[test]

@@ -422,6 +422,32 @@ impl<'p> Call<'p> {
         steps::decide_keeping(&mut self.engine, name, hooks, outcome, guards, last)
     }
 
+    /// How long a call that gave up waits before it returns: `Some` only when its policy is
+    /// long-polling and the budget alone refused its retry (see
+    /// [`Engine::linger`](crate::__private::Engine::linger)); sleep it as a retry's delay is
+    /// slept, then return. Read once.
+    ///
+    /// ```
+    /// use reattempt::{FnHooks, Jitter, RetryBudget, RetryPolicy};
+    /// use retry_runtime::__private::{Call, Decision, Guards};
+    ///
+    /// let policy = RetryPolicy::builder().jitter(Jitter::None).long_polling(true).build().unwrap();
+    /// let empty = RetryBudget::builder().initial_tokens(0).build().unwrap();
+    /// let mut call = Call::new(&policy);
+    /// let res: Result<(), &str> = call.attempt_blocking(|| Err("busy"));
+    /// let decision = call.decide("demo", &mut FnHooks::of(&res), res, Guards::NONE.budget(&empty));
+    /// assert_eq!(decision, Decision::Stop(Err("busy")));
+    /// // What is left of the retry's 100 ms backoff, measured from the decision.
+    /// assert!(call.linger().is_some_and(|d| d <= std::time::Duration::from_millis(100)));
+    /// assert_eq!(call.linger(), None, "read once");
+    /// ```
+    #[inline]
+    pub fn linger(&self) -> Option<Duration> {
+        self.engine
+            .linger()
+            .map(|until| until.saturating_duration_since(tokio::time::Instant::now()))
+    }
+
     /// The sleep before the next attempt.
     #[inline]
     pub fn sleep(&self, delay: Duration) -> Sleep {

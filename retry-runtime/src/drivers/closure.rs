@@ -961,10 +961,21 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     }
 
     /// Pays each retry from `budget` (and each success back into it): when it cannot pay, the
-    /// call ends with its last error.
-    pub fn budget(mut self, budget: &'p RetryBudget) -> Self {
-        self.budget = Some(budget);
-        self
+    /// call ends with its last error, at once, or under a long-polling policy
+    /// ([`long_polling`](crate::RetryPolicyBuilder::long_polling)) after the backoff the retry
+    /// would have used. The call keeps its last outcome across each sleep for that, as it does
+    /// with a breaker: its future is `Send` when `T` and `E` are.
+    pub fn budget<E>(
+        self,
+        budget: &'p RetryBudget,
+    ) -> Retry<'p, Op, K, Breaker<'p, E, B::Open, B::Shed, B::Full>, C>
+    where
+        B: AddGuard<'p, E>,
+    {
+        let guards = self.breaker.guards();
+        let mut retry = self.map_guards(guards);
+        retry.budget = Some(budget);
+        retry
     }
 
     /// Labels the call in events (default `"retry"`).
@@ -1000,6 +1011,7 @@ where
             admitted: Admitted::NOT_ASKED,
             slot: CallSlot::Untaken,
             done: false,
+            lingering: false,
             hedged: None,
             attempt: None,
             limit: AttemptLimit::Unlimited,
@@ -1032,6 +1044,9 @@ pin_project! {
         slot: CallSlot<'p>,
         // The call has returned: polling again is a bug, never another round of attempts.
         done: bool,
+        // The call gave up and waits on `timer` before it returns its outcome, kept in `last`
+        // (a long-polling policy whose retry the budget refused: `Engine::linger`).
+        lingering: bool,
         // A hedged call's copies in flight (a policy with `hedge_after`); then `attempt` is
         // unused and `timer` is the next start's (a hedge or a retry).
         hedged: Option<Box<Hedged<Fut>>>,
@@ -1115,6 +1130,17 @@ where
         // without).
         let mut injected_failure: Option<Elapsed> = None;
         loop {
+            if *this.lingering {
+                // The call is over; its outcome waits in `last` for the timer (long polling).
+                if let Some(sleep) = this.timer.as_mut().as_pin_mut() {
+                    ready!(sleep.poll(cx));
+                }
+                this.timer.set(None);
+                *this.slot = CallSlot::Untaken;
+                *this.done = true;
+                let kept = this.last.slot().and_then(Option::take);
+                return Poll::Ready(kept.expect("reattempt: a lingering call keeps its outcome"));
+            }
             // The engine's steps, in order: admit, begin, poll, decide, sleep.
             let outcome = if let Some(fut) = this.attempt.as_mut().as_pin_mut() {
                 let timed = !matches!(this.limit, AttemptLimit::Unlimited);
@@ -1229,6 +1255,14 @@ where
                 steps::decide_kept(this.engine, *this.name, this.hooks, outcome, guards, last);
             match decision {
                 Decision::Stop(outcome) => {
+                    // Long polling: the outcome is returned once the refused retry's backoff is
+                    // over (a call with a budget keeps its outcome: see `budget`).
+                    if let (Some(until), Some(last)) = (this.engine.linger(), this.last.slot()) {
+                        *last = Some(outcome);
+                        set_timer_at(this.timer.as_mut(), until);
+                        *this.lingering = true;
+                        continue;
+                    }
                     this.timer.set(None);
                     // The call is over: its bulkhead slot is free for another.
                     *this.slot = CallSlot::Untaken;

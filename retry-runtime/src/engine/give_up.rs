@@ -9,7 +9,9 @@
 pub enum GiveUpReason {
     /// The outcome is not one the call retries.
     NotRetryable,
-    /// The retry budget could not pay for another retry.
+    /// The retry budget could not pay for another retry. Under a long-polling policy
+    /// ([`long_polling`](crate::RetryPolicyBuilder::long_polling)) the call returns once the
+    /// delay that retry would have used is over.
     BudgetExhausted,
     /// The circuit breaker is open: the attempt was not made.
     BreakerOpen,
@@ -19,8 +21,9 @@ pub enum GiveUpReason {
     /// inherited from an enclosing call), or no time remained to start the next attempt.
     DeadlineReached,
     /// The server asked to be left alone longer than the call may wait: its hint (`Retry-After`)
-    /// is beyond `max_delay`, or the wait it asks for would end at or past the `max_elapsed`
-    /// deadline. Coming back earlier than allowed would only be refused again.
+    /// is beyond `max_delay` (under the default [`HintMode::Floor`](crate::HintMode::Floor)), or
+    /// the wait it asks for would end at or past the `max_elapsed` deadline. Coming back earlier
+    /// than allowed would only be refused again.
     RetryAfterTooLong,
     /// The policy retries at one layer ([`one_layer`](crate::RetryPolicyBuilder::one_layer)) and
     /// an enclosing retrying call still has attempts left: it retries, this call does not.

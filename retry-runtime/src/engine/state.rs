@@ -10,6 +10,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::ErrorClass;
+use crate::HintMode;
+use crate::engine::deadline::instant_after;
 use crate::engine::give_up::GiveUpReason;
 use crate::engine::instant_slot::InstantSlot;
 use crate::engine::key::IdempotencyKey;
@@ -83,6 +85,10 @@ const PAID_TIMEOUT: u32 = 2;
 const PAID_HEDGE: u32 = 3;
 /// The last retry was paid `throttling_cost`.
 const PAID_THROTTLING: u32 = 4;
+/// The call gave up because only the budget refused its retry, under a long-polling policy: it
+/// waits until `attempt_deadline` (no attempt follows, so the slot is free) before returning.
+/// Nothing is paid then, and nothing is refunded after a give-up.
+const LINGERING: u32 = 5;
 
 /// What a retry after an error of `class` is paid, as noted in the engine's word.
 const fn paid_for(class: ErrorClass) -> u32 {
@@ -694,12 +700,15 @@ impl<'p> Engine<'p> {
     /// (Retry-After), a floor under the computed (jittered) delay: the sleep is the larger of the
     /// two, so a zero or past hint never sends every client back at once. The call never comes
     /// back before the server allows: a hint beyond `max_delay`, or one whose wait would end at
-    /// or past the deadline, ends the call ([`GiveUpReason::RetryAfterTooLong`]). A retry is also
+    /// or past the deadline, ends the call ([`GiveUpReason::RetryAfterTooLong`]). Under
+    /// [`HintMode::Clamp`] (the policy's `hint_mode`) the hint is clamped to the computed delay
+    /// plus the mode's margin instead, and `max_delay` does not bound it. A retry is also
     /// refused when attempts are exhausted or when the sleep would end at or past the deadline
     /// (the call's own, or `inherited_deadline`, an enclosing call's). A retry that is otherwise
     /// allowed must be paid from `budget` (its `timeout_cost` after an attempt that
     /// [timed out](Self::timed_out)); nothing is withdrawn when the call gives up for another
-    /// reason.
+    /// reason. When the budget alone refuses, a long-polling policy's call still waits the
+    /// retry's delay before it returns ([`linger`](Self::linger)).
     ///
     /// ```
     /// use tokio::time::Instant;
@@ -767,6 +776,41 @@ impl<'p> Engine<'p> {
         inherited_deadline: Option<Instant>,
         budget: Option<&RetryBudget>,
     ) -> Decision<GiveUpReason> {
+        self.after_failure_ruled(
+            retryable,
+            hint,
+            choose,
+            now,
+            (inherited_deadline, budget),
+            true,
+        )
+    }
+
+    /// As [`after_failure_chosen`](Self::after_failure_chosen), for a hedged call's copy that
+    /// failed while others are in flight: a refused retry does not end the call (the others may
+    /// answer), so it never lingers, and what the last retry paid stays noted for a success.
+    pub(crate) fn after_failure_alongside(
+        &mut self,
+        hint: Option<Duration>,
+        choose: impl FnOnce(u32, Duration) -> Option<Duration>,
+        now: Instant,
+        inherited_deadline: Option<Instant>,
+        budget: Option<&RetryBudget>,
+    ) -> Decision<GiveUpReason> {
+        self.after_failure_ruled(true, hint, choose, now, (inherited_deadline, budget), false)
+    }
+
+    /// The rules of [`after_failure_chosen`](Self::after_failure_chosen); `may_linger`: a give-up
+    /// ends the call, so a long-polling policy's wait applies.
+    fn after_failure_ruled(
+        &mut self,
+        retryable: bool,
+        hint: Option<Duration>,
+        choose: impl FnOnce(u32, Duration) -> Option<Duration>,
+        now: Instant,
+        (inherited_deadline, budget): (Option<Instant>, Option<&RetryBudget>),
+        may_linger: bool,
+    ) -> Decision<GiveUpReason> {
         self.start_or(|| now);
         if !retryable {
             return Decision::Stop(GiveUpReason::NotRetryable);
@@ -780,12 +824,13 @@ impl<'p> Engine<'p> {
                 .next(self.attempt(), self.policy, self.policy.base_delay(class));
         let computed = choose(self.attempt(), scheduled)
             .map_or(scheduled, |chosen| chosen.min(self.policy.max_delay));
-        let delay = match hint {
-            None => computed,
-            Some(h) if h > self.policy.max_delay => {
+        let delay = match (hint, self.policy.hint_mode) {
+            (None, _) => computed,
+            (Some(h), HintMode::Floor) if h > self.policy.max_delay => {
                 return Decision::Stop(GiveUpReason::RetryAfterTooLong);
             }
-            Some(h) => h.max(computed),
+            // A clamped hint is bounded by the schedule's delay, not by `max_delay`.
+            (Some(h), mode) => mode.wait(computed, h),
         };
         if !self.wakes_in_time(now, delay, inherited_deadline) {
             // The hint is to blame when it is what sets the wait.
@@ -798,11 +843,46 @@ impl<'p> Engine<'p> {
         }
         if let Some(budget) = budget {
             if !budget.try_withdraw_for(class) {
+                if may_linger && self.policy.long_polling {
+                    // Only the budget refused: the retry's backoff is still waited (`linger`).
+                    self.attempt_deadline.set(Some(instant_after(now, delay)));
+                    self.set_paid(LINGERING);
+                }
                 return Decision::Stop(GiveUpReason::BudgetExhausted);
             }
             self.set_paid(paid_for(class));
         }
         Decision::Retry(delay)
+    }
+
+    /// When a call that just gave up may return, if it must wait first: a long-polling policy
+    /// ([`long_polling`](crate::RetryPolicyBuilder::long_polling)) whose retry only the budget
+    /// refused waits the backoff that retry would have used (`None` otherwise: return at once).
+    /// Asked by a driver when the decision is to stop; read once (it forgets the wait).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    /// use reattempt::{GiveUpReason, Jitter, RetryBudget, RetryPolicy};
+    /// use retry_runtime::__private::{Decision, Engine};
+    ///
+    /// let policy = RetryPolicy::builder().jitter(Jitter::None).long_polling(true).build().unwrap();
+    /// let empty = RetryBudget::builder().initial_tokens(0).build().unwrap();
+    /// let mut engine = Engine::new(&policy);
+    /// let now = Instant::now();
+    /// engine.begin(false, || now, None);
+    /// let decision = engine.after_failure_within(true, None, now, None, Some(&empty));
+    /// assert_eq!(decision, Decision::Stop(GiveUpReason::BudgetExhausted));
+    /// assert_eq!(engine.linger(), Some(now + Duration::from_millis(100)));
+    /// assert_eq!(engine.linger(), None, "read once");
+    /// ```
+    #[inline]
+    pub fn linger(&self) -> Option<Instant> {
+        if self.paid() != LINGERING {
+            return None;
+        }
+        self.set_paid(0);
+        self.attempt_deadline.take()
     }
 }
 
@@ -975,6 +1055,126 @@ mod tests {
             e.after_failure(true, Some(Duration::MAX), Instant::now()),
             Decision::Stop(GiveUpReason::RetryAfterTooLong)
         );
+    }
+
+    /// `HintMode::AWS_2026`: the hint clamped to [tᵢ, tᵢ + 5 s], `max_delay` not applied to it
+    /// (smithy-rs `standard.rs` `v2_1_retry_after_bounded_between_t_i_and_t_i_plus_5s`,
+    /// `v2_1_retry_after_below_t_i_uses_t_i`, `v2_1_retry_after_above_t_i_plus_5s_capped`).
+    #[test]
+    fn a_clamped_hint_stays_within_five_seconds_of_the_computed_delay() {
+        let p = policy(
+            RetryPolicy::builder()
+                .max_attempts(10)
+                .delay(50 * MS)
+                .max_delay(Duration::from_secs(20))
+                .hint_mode(HintMode::AWS_2026),
+        );
+        let now = Instant::now();
+        let first = |hint: Duration| {
+            let mut e = Engine::started(&p, || now);
+            e.begin_attempt();
+            e.after_failure(true, Some(hint), now)
+        };
+        assert_eq!(first(3000 * MS), Decision::Retry(3000 * MS));
+        assert_eq!(first(10 * MS), Decision::Retry(50 * MS));
+        assert_eq!(first(10_000 * MS), Decision::Retry(5050 * MS));
+        // Beyond max_delay (the floor mode's give-up), and beyond what anything could wait.
+        assert_eq!(first(Duration::from_secs(24)), Decision::Retry(5050 * MS));
+        assert_eq!(first(Duration::MAX), Decision::Retry(5050 * MS));
+        // Over a later retry's delay (retry 3: 200 ms).
+        let mut e = Engine::started(&p, || now);
+        for _ in 0..2 {
+            e.begin_attempt();
+            let _ = e.after_failure(true, None, now);
+        }
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, Some(Duration::from_secs(60)), now),
+            Decision::Retry(5200 * MS)
+        );
+        // The deadline still ends a wait that would outlast it, blaming the hint.
+        let bounded = policy(
+            RetryPolicy::builder()
+                .delay(50 * MS)
+                .max_elapsed(Duration::from_secs(2))
+                .hint_mode(HintMode::AWS_2026),
+        );
+        let mut e = Engine::started(&bounded, || now);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure(true, Some(Duration::from_secs(3)), now),
+            Decision::Stop(GiveUpReason::RetryAfterTooLong)
+        );
+    }
+
+    /// Long polling (botocore `test_sqs_triggers_long_polling_backoff_when_token_empty`, smithy-rs
+    /// `long_polling_backs_off_when_token_bucket_empty` and the `..._must_not_delay` cases): only a
+    /// retry the budget alone refuses leaves a wait, of the backoff it would have used.
+    #[test]
+    fn only_a_retry_refused_by_the_budget_alone_lingers() {
+        let polling = policy(RetryPolicy::builder().max_attempts(2).long_polling(true));
+        let empty = RetryBudget::builder().initial_tokens(0).build().unwrap();
+        let full = RetryBudget::builder().build().unwrap();
+        let now = Instant::now();
+        let mut e = Engine::started(&polling, || now);
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure_within(true, None, now, None, Some(&empty)),
+            Decision::Stop(GiveUpReason::BudgetExhausted)
+        );
+        assert_eq!(e.linger(), Some(now + 100 * MS));
+        assert_eq!(e.linger(), None, "read once");
+        // Not retryable; attempts exhausted; paid: no wait.
+        let mut e = Engine::started(&polling, || now);
+        e.begin_attempt();
+        let _ = e.after_failure_within(false, None, now, None, Some(&empty));
+        assert_eq!(e.linger(), None, "not retryable");
+        assert!(matches!(
+            e.after_failure_within(true, None, now, None, Some(&full)),
+            Decision::Retry(_)
+        ));
+        assert_eq!(e.linger(), None, "paid");
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure_within(true, None, now, None, Some(&empty)),
+            Decision::Stop(GiveUpReason::Exhausted)
+        );
+        assert_eq!(e.linger(), None, "after the last attempt");
+        // A throttling error waits the throttling backoff (smithy-rs
+        // `long_polling_backoff_after_throttling_error_when_token_bucket_empty`: 1 s).
+        let throttled = policy(
+            RetryPolicy::builder()
+                .delay(50 * MS)
+                .throttling_delay(Duration::from_secs(1))
+                .long_polling(true),
+        );
+        let mut e = Engine::started(&throttled, || now);
+        e.begin_attempt();
+        e.mark_class(ErrorClass::Throttling);
+        let _ = e.after_failure_within(true, None, now, None, Some(&empty));
+        assert_eq!(e.linger(), Some(now + Duration::from_secs(1)));
+        // Without long polling, or alongside other copies, no wait; the last payment stays.
+        let plain = policy(RetryPolicy::builder());
+        let mut e = Engine::started(&plain, || now);
+        e.begin_attempt();
+        let _ = e.after_failure_within(true, None, now, None, Some(&empty));
+        assert_eq!(e.linger(), None, "not a long-polling policy");
+        let three = policy(RetryPolicy::builder().max_attempts(3).long_polling(true));
+        let mut e = Engine::started(&three, || now);
+        e.begin_attempt();
+        let one = RetryBudget::builder().max_tokens(5).build().unwrap();
+        assert!(matches!(
+            e.after_failure_within(true, None, now, None, Some(&one)),
+            Decision::Retry(_)
+        ));
+        e.begin_attempt();
+        assert_eq!(
+            e.after_failure_alongside(None, |_, _| None, now, None, Some(&one)),
+            Decision::Stop(GiveUpReason::BudgetExhausted)
+        );
+        assert_eq!(e.linger(), None, "copies in flight: the call goes on");
+        e.succeeded(&one);
+        assert_eq!(one.available(), 5, "the paid retry is still refunded");
     }
 
     #[test]

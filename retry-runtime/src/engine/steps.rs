@@ -338,6 +338,9 @@ pub(crate) struct NotMade;
 ///   timed out: our `timeout` cut it, or `hooks.is_timeout` says so) or not. A budget in `guards`
 ///   pays for each retry and is paid back by a success. The deadline of an enclosing retrying
 ///   call bounds the sleeps.
+/// - Under a long-polling policy, a call that ends because the budget alone refused its retry
+///   must wait that retry's backoff before it returns: the driver asks
+///   [`Engine::linger`] when the decision is to stop.
 ///
 /// On success with the default `retry_if_ok`, this reads no clock and draws no random number.
 ///
@@ -1041,8 +1044,7 @@ fn after_copy_failure<T, E: Debug>(
     };
     let inherited = context::inherited_deadline();
     let choose = |attempt, computed| error.and_then(|e| hooks.delay_for(e, attempt, computed));
-    let decision = engine.after_failure_chosen(
-        true,
+    let decision = engine.after_failure_alongside(
         hint,
         choose,
         Instant::now(),

@@ -212,6 +212,7 @@ pub struct RetryBudgetBuilder {
     timeout_cost: Option<u32>,
     throttling_cost: Option<u32>,
     success_deposit: u32,
+    initial_tokens: Option<u32>,
 }
 
 impl Default for RetryBudgetBuilder {
@@ -222,12 +223,15 @@ impl Default for RetryBudgetBuilder {
             timeout_cost: None,
             throttling_cost: None,
             success_deposit: 1,
+            initial_tokens: None,
         }
     }
 }
 
 impl RetryBudgetBuilder {
-    /// The bucket's size, and its content at the start (≥ 1, and at least the costs; default 500).
+    /// The bucket's size, and its content at the start unless
+    /// [`initial_tokens`](Self::initial_tokens) says otherwise (≥ 1, and at least the costs;
+    /// default 500).
     pub fn max_tokens(mut self, n: u32) -> Self {
         self.max_tokens = Some(n);
         self
@@ -262,7 +266,26 @@ impl RetryBudgetBuilder {
         self
     }
 
-    /// Checks the settings and makes the budget, full.
+    /// The bucket's content at the start (≤ `max_tokens`; default `max_tokens`: full). Deposits
+    /// and refunds still stop at `max_tokens`. The AWS SDKs' own tests start their quota at 0,
+    /// 14, 20 or 30 tokens (aws-sdk-go-v2's `retry2026_test.go` `initialTokens`, smithy-rs's
+    /// `TokenBucket::new(0)`); a service starting cold can start low and earn its retries.
+    ///
+    /// ```
+    /// use reattempt::{ErrorClass, RetryBudget};
+    ///
+    /// let budget = RetryBudget::aws_2026().initial_tokens(14).build().unwrap();
+    /// assert!(budget.try_withdraw_for(ErrorClass::Transient));
+    /// assert!(!budget.try_withdraw_for(ErrorClass::Transient), "14 tokens pay one retry");
+    /// let err = RetryBudget::builder().max_tokens(10).initial_tokens(11).build().unwrap_err();
+    /// assert_eq!(err.field(), "initial_tokens");
+    /// ```
+    pub fn initial_tokens(mut self, n: u32) -> Self {
+        self.initial_tokens = Some(n);
+        self
+    }
+
+    /// Checks the settings and makes the budget, full (or holding `initial_tokens`).
     ///
     /// # Errors
     /// A [`ConfigError`] naming the field at fault, including a bucket that could never pay for
@@ -306,8 +329,15 @@ impl RetryBudgetBuilder {
                 });
             }
         }
+        let initial = self.initial_tokens.unwrap_or(max_tokens);
+        if initial > max_tokens {
+            return Err(ConfigError::OutOfRange {
+                field: "initial_tokens",
+                rule: "at most `max_tokens`",
+            });
+        }
         Ok(RetryBudget {
-            tokens: AtomicU32::new(max_tokens),
+            tokens: AtomicU32::new(initial),
             max_tokens,
             retry_cost,
             timeout_cost,
@@ -371,6 +401,26 @@ mod tests {
         assert_eq!(
             field(RetryBudget::builder().timeout_cost(0)),
             "timeout_cost"
+        );
+    }
+
+    #[test]
+    fn the_starting_level_is_settable_and_the_ceiling_stays() {
+        let b = RetryBudget::aws_2026().initial_tokens(0).build().unwrap();
+        assert_eq!(b.available(), 0);
+        assert!(!b.try_withdraw_for(ErrorClass::Throttling));
+        for _ in 0..600 {
+            b.deposit();
+        }
+        assert_eq!(b.available(), 500, "deposits stop at max_tokens");
+        let err = RetryBudget::builder()
+            .max_tokens(10)
+            .initial_tokens(11)
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid `initial_tokens`: must be at most `max_tokens`"
         );
     }
 

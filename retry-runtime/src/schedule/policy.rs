@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use retry_rules::{Backoff, HedgeAfter, Jitter, LogError, PolicyError, PolicySettings};
+use retry_rules::{Backoff, HedgeAfter, HintMode, Jitter, LogError, PolicyError, PolicySettings};
 
 use crate::schedule::hedge::Latencies;
 
@@ -47,6 +47,8 @@ pub struct RetryPolicy {
     pub(crate) latencies: Latencies,
     pub(crate) one_layer: bool,
     pub(crate) idempotent: Option<bool>,
+    pub(crate) hint_mode: HintMode,
+    pub(crate) long_polling: bool,
     /// Fault injection (feature `testing`): `None` unless set.
     #[cfg(feature = "testing")]
     pub(crate) faults: Option<crate::testing::faults::Faults>,
@@ -226,6 +228,29 @@ impl RetryPolicy {
     /// ```
     pub const fn idempotent(&self) -> Option<bool> {
         self.idempotent
+    }
+
+    /// How a server's hint makes the wait (see [`RetryPolicyBuilder::hint_mode`]).
+    ///
+    /// ```
+    /// use reattempt::{HintMode, Preset, RetryPolicy};
+    /// assert_eq!(RetryPolicy::default().hint_mode(), HintMode::Floor);
+    /// assert_eq!(Preset::Aws2026.policy().build().unwrap().hint_mode(), HintMode::AWS_2026);
+    /// ```
+    pub const fn hint_mode(&self) -> HintMode {
+        self.hint_mode
+    }
+
+    /// Whether a retry that only the budget refuses still waits its backoff before the call
+    /// returns (see [`RetryPolicyBuilder::long_polling`]).
+    ///
+    /// ```
+    /// let p = reattempt::RetryPolicy::builder().long_polling(true).build().unwrap();
+    /// assert!(p.long_polling());
+    /// assert!(!reattempt::RetryPolicy::default().long_polling());
+    /// ```
+    pub const fn long_polling(&self) -> bool {
+        self.long_polling
     }
 
     /// What the retry and give-up events say about the error (default: its type's name only).
@@ -615,6 +640,66 @@ impl RetryPolicyBuilder {
         self
     }
 
+    /// How a server's hint (`Retry-After`, `x-amz-retry-after`, gRPC's pushback: the
+    /// `retry_after` hooks) makes the wait, over the schedule's jittered delay `t` (default
+    /// [`HintMode::Floor`]: the wait is at least the hint, and a hint beyond `max_delay` ends the
+    /// call). [`HintMode::Clamp`] clamps the hint to `[t, t + above]` and lets it pass
+    /// `max_delay`, as the AWS SDKs' 2026 standard mode does ([`HintMode::AWS_2026`], which the
+    /// AWS 2026 presets set). No wait ends at or past the call's deadline in either mode.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use reattempt::{HintMode, Jitter, RetryPolicy};
+    ///
+    /// let policy = RetryPolicy::builder()
+    ///     .delay(Duration::from_millis(50))
+    ///     .jitter(Jitter::None)
+    ///     .hint_mode(HintMode::AWS_2026)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(policy.hint_mode(), HintMode::AWS_2026);
+    /// ```
+    pub const fn hint_mode(mut self, mode: HintMode) -> Self {
+        self.settings.hint_mode = Some(mode);
+        self
+    }
+
+    /// Long polling (default `false`): when the retry budget is all that refuses a retry, the
+    /// call still waits the backoff that retry would have used before it returns its last
+    /// outcome, so that a caller polling in a loop (SQS `ReceiveMessage`, Step Functions'
+    /// `GetActivityTask`, SWF's `PollFor…Task`) does not hammer a failing service. No wait after
+    /// a success, after the last attempt, or after an outcome that is not retried; as any sleep,
+    /// the wait never ends at or past the call's deadline. The AWS SDKs' 2026 standard mode
+    /// (botocore's `_LONG_POLLING_OPERATIONS`, smithy-rs's `RetrySpec::with_long_polling`).
+    /// Needs a retry to refuse: an error with `max_attempts` 1
+    /// ([`PolicyError`]`::LongPollingWithOneAttempt`). Every driver waits it (the attribute,
+    /// the closure API, the tower layer, the reqwest middleware) except a hedged call's
+    /// (`hedge_after`), which returns at once. A call with a budget keeps its last outcome
+    /// across its sleeps for this wait, so its future is `Send` only when `T` and `E` are.
+    ///
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::{Jitter, Preset, RetryBudget};
+    ///
+    ///     let policy = Preset::Aws2026.policy().jitter(Jitter::None).long_polling(true).build().unwrap();
+    ///     let empty = Preset::Aws2026.budget().initial_tokens(0).build().unwrap();
+    ///     let t0 = tokio::time::Instant::now();
+    ///     let out = policy
+    ///         .retry(|| async { Err::<(), _>(std::io::Error::other("500")) })
+    ///         .budget(&empty)
+    ///         .await;
+    ///     assert!(out.is_err(), "no retry: the budget is empty");
+    ///     assert_eq!(t0.elapsed(), Duration::from_millis(50), "but the backoff was waited");
+    /// }
+    /// ```
+    pub const fn long_polling(mut self, on: bool) -> Self {
+        self.settings.long_polling = Some(on);
+        self
+    }
+
     /// Injects faults into this policy's attempts (feature `testing`; off unless set): a rate of
     /// errors and added latency, drawn from a seed, so that a staging service rehearses an
     /// outage through the same code path (see [`FaultInjection`] for the rules). The check of
@@ -688,6 +773,8 @@ impl RetryPolicyBuilder {
             latencies: Latencies::new(),
             one_layer: s.one_layer,
             idempotent: s.idempotent,
+            hint_mode: s.hint_mode,
+            long_polling: s.long_polling,
             #[cfg(feature = "testing")]
             faults: match self.faults {
                 Some(f) => Some(crate::testing::faults::Faults::new(f)),

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::guards::budget::{RetryBudget, RetryBudgetBuilder};
 use crate::schedule::policy::{RetryPolicy, RetryPolicyBuilder};
-use crate::{Backoff, Jitter};
+use crate::{Backoff, HintMode, Jitter};
 
 /// The retry settings of a system users know: [`policy`](Preset::policy) gives a
 /// [`RetryPolicyBuilder`] and [`budget`](Preset::budget) a [`RetryBudgetBuilder`], so that any
@@ -13,12 +13,12 @@ use crate::{Backoff, Jitter};
 /// [`name`](Preset::name)) starts a policy or a budget table from it, and the table's other keys
 /// change it.
 ///
-/// | preset | attempts | transient base | throttling base | cap | jitter | budget (tokens, transient / timeout / throttling cost) |
-/// |---|---:|---:|---:|---:|---|---|
-/// | `aws-standard` | 3 | 1 s | 1 s | 20 s | full | 500, 5 / 10 / 5 |
-/// | `aws-2026` | 3 | 50 ms | 1 s | 20 s | full | 500, 14 / 14 / 5 |
-/// | `aws-2026-dynamodb` | 4 | 25 ms | 1 s | 20 s | full | 500, 14 / 14 / 5 |
-/// | `grpc` | 5 (A6's cap) | — | — | — | ×0.8–1.2 (`Proportional(0.2)`) | this crate's default |
+/// | preset | attempts | transient base | throttling base | cap | jitter | hint | budget (tokens, transient / timeout / throttling cost) |
+/// |---|---:|---:|---:|---:|---|---|---|
+/// | `aws-standard` | 3 | 1 s | 1 s | 20 s | full | floor | 500, 5 / 10 / 5 |
+/// | `aws-2026` | 3 | 50 ms | 1 s | 20 s | full | clamp 5 s | 500, 14 / 14 / 5 |
+/// | `aws-2026-dynamodb` | 4 | 25 ms | 1 s | 20 s | full | clamp 5 s | 500, 14 / 14 / 5 |
+/// | `grpc` | 5 (A6's cap) | — | — | — | ×0.8–1.2 (`Proportional(0.2)`) | floor | this crate's default |
 ///
 /// - **AWS standard mode** (the SDKs' retry strategy, "standard" mode, before 2026; numbers from
 ///   aws-sdk-go-v2's announcement of the 2026 change, aws/aws-sdk-go-v2#3416: 1 s base delay
@@ -26,11 +26,25 @@ use crate::{Backoff, Jitter};
 ///   retry, 10 after a timeout, 1 back per first-try success). One difference: the SDKs applied
 ///   `MAX_BACKOFF` after jitter, this crate before it (as the 2026 mode does); with 3 attempts
 ///   from a 1 s base no delay reaches the cap, so the two agree.
-/// - **AWS standard mode, 2026** (`AWS_NEW_RETRIES_2026`, on by default from late 2026;
-///   aws/aws-sdk-go-v2#3400, aws/aws-sdk-java-v2#6987): a transient error backs off from 50 ms
-///   and costs 14 tokens, a throttling error from 1 s and costs 5, timeouts are not special,
-///   `MAX_BACKOFF` (20 s) applies before jitter; `DynamoDB` and `DynamoDB` Streams: 25 ms and 4
-///   attempts. The SDKs also honour `x-amz-retry-after` (see [`crate::http`]).
+/// - **AWS standard mode, 2026** (`AWS_NEW_RETRIES_2026`, on by default from late 2026), rule by
+///   rule, each with where the SDKs say it (aws-sdk-go-v2 `aws/retry/retry2026_test.go`, botocore
+///   `botocore/retries/standard.py` and `tests/unit/retries/test_standard_retry_v2_1.py`,
+///   smithy-rs `aws-smithy-runtime/src/client/retries/strategy/standard.rs`, smithy-typescript
+///   `util-retry/retries-2026-config.ts`; every one runs as a test in `tests/aws_2026.rs`):
+///
+/// | rule | here | source |
+/// |---|---|---|
+/// | transient backoff `tᵢ = b × min(50 ms × 2ⁱ, 20 s)`, `b` uniform in [0, 1] | `delay` 50 ms, `multiplier` 2, `max_delay` 20 s, full jitter (the cap before jitter) | botocore `ExponentialBackoff.delay_amount`; aws-sdk-go-v2#3400 ("`MAX_BACKOFF` is now applied before jitter") |
+/// | throttling backoff from 1 s | `throttling_delay` 1 s (the class from [`Transient::class`](crate::Transient::class)) | botocore `throttling_base_scale`; smithy-typescript `Retry.throttlingDelay` |
+/// | `DynamoDB` and `DynamoDB` Streams: 25 ms, 4 attempts | `aws-2026-dynamodb` | botocore `_SERVICE_BACKOFF_CONFIG`, `_SERVICE_MAX_ATTEMPTS` |
+/// | a retry costs 14 tokens, a throttling retry 5, a timeout is not special (14) | [`RetryBudget::aws_2026`] | botocore `_RETRY_COST_V2`, `_THROTTLING_RETRY_COST`; smithy-rs `token_bucket_for_spec` |
+/// | quota 500; a retried call's success returns its last cost, a first-try success 1; a failed call nothing | [`RetryBudget`] | botocore `release_retry_quota` |
+/// | `x-amz-retry-after` (ms) clamped to `[tᵢ, tᵢ + 5 s]`; `MAX_BACKOFF` does not bound it | [`HintMode::AWS_2026`] (a hint past `max_delay` is cut, not a give-up) | botocore `_RETRY_AFTER_MAX_ADDITIONAL`; smithy-rs `retry_after.clamp(t_i, t_i + 5 s)` |
+/// | an `x-amz-retry-after` that is not an integer, is negative or overflows is ignored: `tᵢ` is used | `reattempt::http::server_hint` gives no delay for it (feature `http`) | botocore `_get_retry_after_delay`; Go's `invalid` row; issue 37's `9223372036854775807` |
+/// | the clamp is to the hint a call is given: the SDKs read `x-amz-retry-after` only (smithy-typescript also clamps `Retry-After`) | every hint of the call under the preset's [`HintMode`] | smithy-rs `retry_after_from_ctx`; smithy-typescript `parseRetryAfterHeader` |
+/// | long polling (SQS `ReceiveMessage`, SFN `GetActivityTask`, SWF `PollFor…Task`): a retry only the quota refuses still sleeps the backoff it would have used (the throttling one after throttling), then returns; never after a success, the last attempt or an error not retried | [`long_polling`](RetryPolicyBuilder::long_polling) (off in the presets: set it for those operations) | botocore `RetryHandler._LONG_POLLING_OPERATIONS`; smithy-rs `long_polling_*` tests; smithy-typescript `refusal.capacity && isLongPoll` (Go's table computes the throttling row's sleep with a nil error, 50 ms: the others, and this crate, use 1 s) |
+/// | tests start the quota at 0, 14, 20 or 30 tokens | [`initial_tokens`](RetryBudgetBuilder::initial_tokens) | Go `initialTokens`; smithy-rs `TokenBucket::new(0)` |
+///
 /// - **gRPC** (gRFC A6, "client retries", as updated in 2024, grpc/proposal#452): the n-th
 ///   retry since the last pushback waits `min(initialBackoff × backoffMultiplier^(n−1),
 ///   maxBackoff) × random(0.8, 1.2)` (jitter of ±20 % after the cap, so a wait may be a little
@@ -117,8 +131,14 @@ impl Preset {
             .throttling_delay(Duration::from_secs(1));
         match self {
             Preset::AwsStandard => aws.max_attempts(3).delay(Duration::from_secs(1)),
-            Preset::Aws2026 => aws.max_attempts(3).delay(Duration::from_millis(50)),
-            Preset::Aws2026DynamoDb => aws.max_attempts(4).delay(Duration::from_millis(25)),
+            Preset::Aws2026 => aws
+                .max_attempts(3)
+                .delay(Duration::from_millis(50))
+                .hint_mode(HintMode::AWS_2026),
+            Preset::Aws2026DynamoDb => aws
+                .max_attempts(4)
+                .delay(Duration::from_millis(25))
+                .hint_mode(HintMode::AWS_2026),
             Preset::Grpc => RetryPolicy::builder().max_attempts(5).jitter(A6_JITTER),
         }
     }
@@ -209,6 +229,13 @@ mod tests {
                 "{preset}: MAX_BACKOFF"
             );
             assert_eq!(p.jitter(), Jitter::Full, "{preset}");
+            let hint = if preset == Preset::AwsStandard {
+                HintMode::Floor
+            } else {
+                HintMode::AWS_2026
+            };
+            assert_eq!(p.hint_mode(), hint, "{preset}");
+            assert!(!p.long_polling(), "{preset}: per operation, not per preset");
             assert!((p.multiplier() - 2.0).abs() < f64::EPSILON, "{preset}");
             let b = preset.budget().build().unwrap();
             assert_eq!(b.available(), 500, "{preset}");
