@@ -494,7 +494,7 @@ impl<'p> Engine<'p> {
         match self.paid() {
             0 => budget.deposit(),
             PAID_HEDGE => {}
-            paid => budget.refund_for(class_paid(paid)),
+            paid => budget.settle_retried_success(class_paid(paid)),
         }
         self.set_paid(0);
     }
@@ -768,6 +768,12 @@ impl<'p> Engine<'p> {
         budget: Option<&RetryBudget>,
     ) -> Decision<GiveUpReason> {
         self.start_or(|| now);
+        if self.attempt() == 1
+            && let Some(budget) = budget
+        {
+            // The ratio kind counts every call, not only those that succeed at once.
+            budget.first_attempt_failed();
+        }
         if !retryable {
             return Decision::Stop(GiveUpReason::NotRetryable);
         }
