@@ -330,6 +330,8 @@ pub mod guide {
     pub mod unknown_outcomes {}
     #[doc = include_str!("../docs/guide/guards.md")]
     pub mod guards {}
+    #[doc = include_str!("../docs/guide/fleet.md")]
+    pub mod fleet {}
     #[doc = include_str!("../docs/guide/hedging.md")]
     pub mod hedging {}
     #[cfg(all(

@@ -58,6 +58,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 
 use retry_rules::{Backoff, HedgeAfter, Jitter, LogError, PolicySettings};
 
+use crate::ConfigError;
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
 use crate::schedule::policy::{RetryPolicy, RetryPolicyBuilder};
@@ -213,7 +214,24 @@ impl<'de> Deserialize<'de> for CircuitBreaker {
 /// [`RetryBudgetBuilder::build`](crate::RetryBudgetBuilder::build).
 ///
 /// Keys: `preset` (a [`Preset`]'s name: its budget, changed by the other keys), `max_tokens`,
-/// `retry_cost`, `timeout_cost`, `throttling_cost`, `success_deposit`.
+/// `retry_cost`, `timeout_cost`, `throttling_cost`, `success_deposit`, `initial_tokens`; or,
+/// for the ratio kind ([`RetryBudget::ratio`](crate::RetryBudget::ratio)), `ratio` with
+/// `min_retries_per_second` and `ttl` (a duration string), which exclude the bucket's keys.
+///
+/// ```
+/// use reattempt::RetryBudget;
+///
+/// let fleet: RetryBudget = toml::from_str("ratio = 0.2\nmin_retries_per_second = 0.1\nttl = \"10s\"")?;
+/// assert!(fleet.is_ratio());
+/// assert_eq!(fleet.available(), 1);
+/// let cold: RetryBudget = toml::from_str("max_tokens = 25\ninitial_tokens = 5")?;
+/// assert_eq!(cold.available(), 5);
+/// let err = toml::from_str::<RetryBudget>("ratio = 0.2\nmax_tokens = 25").unwrap_err();
+/// assert!(err.to_string().contains("invalid `max_tokens`: cannot be combined with `ratio`"), "{err}");
+/// let err = toml::from_str::<RetryBudget>("ttl = \"10s\"").unwrap_err();
+/// assert!(err.to_string().contains("invalid `ttl`: only applies with `ratio`"), "{err}");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 ///
 /// ```
 /// use reattempt::{ErrorClass, RetryBudget, RetryPolicy};
@@ -242,6 +260,23 @@ impl<'de> Deserialize<'de> for CircuitBreaker {
 impl<'de> Deserialize<'de> for RetryBudget {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw: RawBudget = table(deserializer)?;
+        if let Some(ratio) = raw.ratio {
+            return ratio_budget(&raw, ratio).map_err(de::Error::custom);
+        }
+        for (field, set) in [
+            (
+                "min_retries_per_second",
+                raw.min_retries_per_second.is_some(),
+            ),
+            ("ttl", raw.ttl.is_some()),
+        ] {
+            if set {
+                return Err(de::Error::custom(ConfigError::Requires {
+                    field,
+                    other: "ratio",
+                }));
+            }
+        }
         let mut b = raw.preset.map_or_else(RetryBudget::builder, Preset::budget);
         if let Some(n) = raw.max_tokens {
             b = b.max_tokens(n);
@@ -258,8 +293,39 @@ impl<'de> Deserialize<'de> for RetryBudget {
         if let Some(n) = raw.success_deposit {
             b = b.success_deposit(n);
         }
+        if let Some(n) = raw.initial_tokens {
+            b = b.initial_tokens(n);
+        }
         b.build().map_err(de::Error::custom)
     }
+}
+
+/// The ratio kind from a table with `ratio`: the bucket's keys are refused by name.
+fn ratio_budget(raw: &RawBudget, ratio: f64) -> Result<RetryBudget, ConfigError> {
+    for (field, set) in [
+        ("preset", raw.preset.is_some()),
+        ("max_tokens", raw.max_tokens.is_some()),
+        ("retry_cost", raw.retry_cost.is_some()),
+        ("timeout_cost", raw.timeout_cost.is_some()),
+        ("throttling_cost", raw.throttling_cost.is_some()),
+        ("success_deposit", raw.success_deposit.is_some()),
+        ("initial_tokens", raw.initial_tokens.is_some()),
+    ] {
+        if set {
+            return Err(ConfigError::Conflict {
+                field,
+                other: "ratio",
+            });
+        }
+    }
+    let mut b = RetryBudget::ratio(ratio);
+    if let Some(floor) = raw.min_retries_per_second {
+        b = b.min_retries_per_second(floor);
+    }
+    if let Some(ttl) = raw.ttl {
+        b = b.ttl(ttl);
+    }
+    b.build()
 }
 
 /// A raw table read from a map only: a derived struct also takes a sequence (its fields by
@@ -429,6 +495,14 @@ struct RawBudget {
     throttling_cost: Option<u32>,
     #[serde(default, deserialize_with = "key::success_deposit")]
     success_deposit: Option<u32>,
+    #[serde(default, deserialize_with = "key::initial_tokens")]
+    initial_tokens: Option<u32>,
+    #[serde(default, deserialize_with = "key::ratio")]
+    ratio: Option<f64>,
+    #[serde(default, deserialize_with = "key::min_retries_per_second")]
+    min_retries_per_second: Option<f64>,
+    #[serde(default, deserialize_with = "key::ttl")]
+    ttl: Option<Duration>,
 }
 
 /// One reader per key, each a named [`Setting`]; `null` reads as a missing key.
@@ -466,6 +540,10 @@ mod key {
         timeout_cost: Count -> u32,
         throttling_cost: Count -> u32,
         success_deposit: Count -> u32,
+        initial_tokens: Count -> u32,
+        ratio: Number -> f64,
+        min_retries_per_second: Number -> f64,
+        ttl: HumanDuration -> Duration,
     }
 
     #[cfg(feature = "testing")]

@@ -105,13 +105,13 @@ impl RetryBudget {
             .success_deposit(1)
     }
 
-    /// The AWS bucket sized for a fleet of many instances: 50 tokens (10 retries at 5), starting
+    /// The AWS bucket sized for a fleet of many instances: 25 tokens (5 retries at 5), starting
     /// with 5 (one retry), 1 back per first-try success. An instance earns its reserve back from
     /// its own successes, so a long-running one still rides out a short burst of errors, while
-    /// a fleet of N instances retries at most N × 10 times into an outage, and a new autoscaled
+    /// a fleet of N instances retries at most N × 5 times into an outage, and a new autoscaled
     /// instance adds one retry, not a hundred. In the fleet simulation (BENCHMARKS.md, "At fleet
-    /// scale"), 2,000 instances send 1.02 attempts per request through a 30 s outage with it,
-    /// against 2.98 with [`aws_standard`](Self::aws_standard). Each value can still be changed.
+    /// scale"), 2,000 instances sent 1.17 attempts per request through a 30 s outage with it,
+    /// against 2.99 with [`aws_standard`](Self::aws_standard). Each value can still be changed.
     ///
     /// ```
     /// use reattempt::{ErrorClass, RetryBudget};
@@ -122,7 +122,7 @@ impl RetryBudget {
     /// ```
     pub fn fleet() -> RetryBudgetBuilder {
         RetryBudgetBuilder::default()
-            .max_tokens(50)
+            .max_tokens(25)
             .initial_tokens(5)
             .retry_cost(5)
             .success_deposit(1)
@@ -161,7 +161,7 @@ impl RetryBudget {
     /// Finagle's default budget, which tower's `TpsBudget::default()` copies: 20 % of the
     /// requests of the last 10 s, plus 10 retries a second. The floor is **per instance**:
     /// sized for one busy client, it lets a fleet of 2,000 instances that each send one request
-    /// a second retry every failure (2.98 attempts per request through an outage, in the fleet
+    /// a second retry every failure (2.99 attempts per request through an outage, in the fleet
     /// simulation); for a fleet, lower it ([`ratio`](Self::ratio) with
     /// `min_retries_per_second(0.1)`). Each value can still be changed.
     ///

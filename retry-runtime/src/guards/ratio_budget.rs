@@ -108,14 +108,13 @@ impl Ratio {
 /// A slot's word: its tenth's number and its balance.
 #[allow(clippy::cast_possible_truncation, reason = "the two halves")]
 fn split(word: u64) -> (u32, i32) {
-    ((word >> 32) as u32, word as u32 as i32)
+    ((word >> 32) as u32, (word as u32).cast_signed())
 }
 
 /// `v` is clamped to what 32 bits hold.
-#[allow(clippy::cast_sign_loss, reason = "two's complement bits")]
 fn join(epoch: u32, v: i64) -> u64 {
     let v = i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX });
-    u64::from(epoch) << 32 | u64::from(v as u32)
+    u64::from(epoch) << 32 | u64::from(v.cast_unsigned())
 }
 
 /// Builds the ratio kind of [`RetryBudget`] (see [`RetryBudget::ratio`]): retries as a share of
@@ -201,10 +200,14 @@ impl RatioBudgetBuilder {
                 rule: "from 1s to 60s",
             });
         }
-        #[allow(clippy::cast_possible_truncation, reason = "at most 10^6 by the checks")]
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "at most 10^6 by the checks"
+        )]
         let deposit = (self.ratio * 1000.0).round() as i64;
         #[allow(clippy::cast_possible_truncation, reason = "saturating")]
-        let reserve = (self.min_retries_per_second * self.ttl.as_secs_f64() * 1000.0).round() as i64;
+        let reserve =
+            (self.min_retries_per_second * self.ttl.as_secs_f64() * 1000.0).round() as i64;
         if deposit == 0 && reserve < MILLI {
             return Err(ConfigError::OutOfRange {
                 field: "ratio",

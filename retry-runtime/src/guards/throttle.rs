@@ -59,14 +59,21 @@ const BUCKETS_U32: u32 = BUCKETS as u32;
 ///
 /// **After an outage.** A dependency that accepted nothing for a while fills the window with
 /// refusals, and the formula keeps rejecting until they leave it: at a few requests a second,
-/// the whole two minutes (a 30 s outage cost 2,000 instances 172 s of extra rejection in the
-/// fleet simulation). With [`forget_outage`](AdaptiveThrottleBuilder::forget_outage) (the
-/// default), the first accept after at least two whole buckets and two ticks (a 16th of the
-/// window) without one forgets the requests of those buckets (and of its own): the dependency has answered again, and what it
-/// refused while it was down says nothing of what it accepts now. While it accepts nothing,
-/// nothing is forgotten and the formula holds as the book gives it; in an overload, where it
-/// keeps accepting a share, a 16th of the window without an accept is rare. In the fleet simulation, a 30 s outage then costs
-/// at most a few seconds of extra rejection at 10, 200 or 2,000 instances (BENCHMARKS.md).
+/// up to the whole two minutes (after a 30 s outage, 200 instances went on failing calls for
+/// more than two minutes in the fleet simulation). With
+/// [`forget_outage`](AdaptiveThrottleBuilder::forget_outage) (the default), the first accept
+/// after at least two whole buckets and two ticks (a 16th of the window) without one forgets
+/// the requests of those buckets (and of its own): the dependency has answered again, and what
+/// it refused while it was down says nothing of what it accepts now (a throttle's first accept
+/// ever forgets every refusal before it: an instance started during an outage). So that the
+/// first accept comes soon, a throttle that let nothing through since its tick began (a 32nd
+/// of the window) lets one request through, a probe: at most one per tick (3.75 s at the
+/// default window) per instance, on top of the formula's. While the dependency accepts
+/// nothing, nothing is forgotten and the formula holds as the book gives it; in an overload,
+/// where it keeps accepting a share, a 16th of the window without an accept is rare (and the
+/// throttle still waits for the window after an overload). In the fleet simulation, a 30 s
+/// outage then cost 1 s of extra rejection at 10, 200 or 2,000 instances (BENCHMARKS.md, "At
+/// fleet scale").
 ///
 /// ```
 /// use reattempt::AdaptiveThrottle;
@@ -114,6 +121,8 @@ pub struct AdaptiveThrottle {
     last_accept: AtomicU64,
     /// One more than the tick of the last accept (0: none yet).
     last_accept_tick: AtomicU64,
+    /// One more than the tick of the last request let through while shedding (0: none yet).
+    last_admit_tick: AtomicU64,
 }
 
 impl AdaptiveThrottle {
@@ -145,7 +154,9 @@ impl AdaptiveThrottle {
     }
 
     /// Counts a request and decides whether to send it: `Err(Throttled)` with the probability
-    /// the window gives (see [`rejection_probability`](Self::rejection_probability)). Call
+    /// the window gives (see [`rejection_probability`](Self::rejection_probability)), except the
+    /// first request of a tick in which none was let through yet, which is sent as a probe
+    /// (with [`forget_outage`](AdaptiveThrottleBuilder::forget_outage), the default). Call
     /// [`record`](Self::record) with the dependency's answer to a request it let through.
     ///
     /// # Errors
@@ -155,11 +166,26 @@ impl AdaptiveThrottle {
         let (requests, accepts) = self.totals(head, tick);
         bump(&self.requests[slot(head)], head);
         let p = probability(requests, accepts, self.k);
-        if p > 0.0 && crate::schedule::rng::with_jitter_rng(rand::RngExt::random::<f64>) < p {
-            Err(Throttled::new())
-        } else {
-            Ok(())
+        if p == 0.0 {
+            return Ok(());
         }
+        let last = self.last_admit_tick.load(Ordering::Relaxed);
+        if crate::schedule::rng::with_jitter_rng(rand::RngExt::random::<f64>) >= p {
+            self.last_admit_tick.fetch_max(tick + 1, Ordering::Relaxed);
+            return Ok(());
+        }
+        // A probe: nothing let through yet in this tick, so that the first accept after an
+        // outage, which ends it, comes within a tick of its end.
+        if self.forget_outage
+            && last <= tick
+            && self
+                .last_admit_tick
+                .compare_exchange(last, tick + 1, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            return Ok(());
+        }
+        Err(Throttled::new())
     }
 
     /// Records the dependency's answer to a request [`try_acquire`](Self::try_acquire) let
@@ -172,9 +198,13 @@ impl AdaptiveThrottle {
                 let after = self.last_accept.swap(head + 1, Ordering::AcqRel);
                 let since = self.last_accept_tick.swap(tick + 1, Ordering::AcqRel);
                 // Two whole buckets, and two ticks: in an overload at thousands of requests a
-                // second, 32 requests without an accept can happen; 2 × 3.75 s cannot.
-                if head.saturating_sub(after) >= FORGET_AFTER
-                    && tick.saturating_sub(since) >= FORGET_AFTER
+                // second, 32 requests without an accept can happen; 2 × 3.75 s cannot. A
+                // throttle that never saw an accept (an instance started during the outage)
+                // counted nothing but refusals.
+                let never = after == 0;
+                if never
+                    || head.saturating_sub(after) >= FORGET_AFTER
+                        && tick.saturating_sub(since) >= FORGET_AFTER
                 {
                     self.forget(after, head);
                 }
@@ -615,6 +645,7 @@ impl AdaptiveThrottleBuilder {
             forget_outage: self.forget_outage,
             last_accept: AtomicU64::new(0),
             last_accept_tick: AtomicU64::new(0),
+            last_admit_tick: AtomicU64::new(0),
         })
     }
 }
@@ -639,8 +670,10 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn counts_age_out_of_the_window() {
+        // The window alone: its first accept would forget the refusals before it.
         let t = AdaptiveThrottle::builder()
             .window(Duration::from_secs(20))
+            .forget_outage(false)
             .build()
             .unwrap();
         for _ in 0..10 {
@@ -764,10 +797,48 @@ mod tests {
             crate::seed_rng(17);
             let (book_during, book_after) = outage_and_back(false, rate).await;
             assert!(during > 0.1, "{rate}/s: the outage is shed ({during})");
-            assert_eq!(during, book_during, "{rate}/s: as the book's throttle sheds it");
+            assert_eq!(
+                during, book_during,
+                "{rate}/s: as the book's throttle sheds it"
+            );
             assert_eq!(after, 0.0, "{rate}/s: still shedding 5 s after the outage");
-            assert!(book_after > 0.1, "{rate}/s: the book's throttle sheds on ({book_after})");
+            assert!(
+                book_after > 0.1,
+                "{rate}/s: the book's throttle sheds on ({book_after})"
+            );
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_throttle_that_sheds_everything_probes_once_a_tick() {
+        // 1 s ticks; a window full of refusals: the formula lets about 1 in 500 through.
+        let admitted = |forget: bool| async move {
+            crate::seed_rng(17);
+            let t = AdaptiveThrottle::builder()
+                .window(Duration::from_secs(32))
+                .forget_outage(forget)
+                .build()
+                .unwrap();
+            outage(&t, 5, 200).await;
+            assert!(t.rejection_probability() > 0.99);
+            // Ten seconds of 100 requests a second, every one let through refused.
+            let mut admitted = 0;
+            for _ in 0..1000 {
+                if t.try_acquire().is_ok() {
+                    admitted += 1;
+                    t.record(false);
+                }
+                tokio::time::advance(Duration::from_millis(10)).await;
+            }
+            admitted
+        };
+        let probing = admitted(true).await;
+        let book = admitted(false).await;
+        assert!(book < 10, "{book}");
+        assert!(
+            (10..=10 + book + 2).contains(&probing),
+            "one probe a tick: {probing} (the formula's own: {book})"
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -787,7 +858,11 @@ mod tests {
         drive(&book, 300, 4, 1).await;
         let book_p = book.rejection_probability();
         assert!(p > 0.3, "{p}");
-        assert!((p - book_p).abs() < 0.05, "{counts:?} {p} against {:?} {book_p}", book.counts());
+        assert!(
+            (p - book_p).abs() < 0.05,
+            "{counts:?} {p} against {:?} {book_p}",
+            book.counts()
+        );
     }
 
     /// Counts a request as `try_acquire` does, for a thread that read the clock at `tick`.
