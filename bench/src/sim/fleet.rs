@@ -123,8 +123,7 @@ pub enum Guard {
     ThrottleBook(u64),
     /// `AdaptiveThrottle::builder().build()`: the default (forgets an outage).
     Throttle,
-    /// The default throttle and `RetryBudget::ratio(0.2).min_retries_per_second(0.1)`: the
-    /// recommended pair.
+    /// The default throttle and `RetryBudget::ratio(0.2)`: the recommended pair.
     ThrottleRatio,
     /// One default throttle shared by the whole fleet (what a Redis-backed one would do).
     SharedThrottle,
@@ -159,7 +158,7 @@ impl Guard {
             Guard::Ratio(floor) => format!("budget ratio 20 % + {floor}/s"),
             Guard::ThrottleBook(w) => format!("throttle, book, {w} s window"),
             Guard::Throttle => "throttle default (forgets outage)".to_owned(),
-            Guard::ThrottleRatio => "throttle default + ratio 20 % + 0.1/s".to_owned(),
+            Guard::ThrottleRatio => "throttle default + ratio 20 %".to_owned(),
             Guard::SharedThrottle => "one throttle for the fleet".to_owned(),
         }
     }
@@ -173,7 +172,7 @@ impl Guard {
             Guard::Ratio(floor) => RetryBudget::ratio(0.2)
                 .min_retries_per_second(floor)
                 .build(),
-            Guard::ThrottleRatio => RetryBudget::ratio(0.2).min_retries_per_second(0.1).build(),
+            Guard::ThrottleRatio => RetryBudget::ratio(0.2).build(),
             _ => return None,
         };
         Some(b.expect("valid budget"))

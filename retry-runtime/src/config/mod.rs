@@ -938,4 +938,56 @@ mod tests {
             .to_string();
         assert!(e.contains("expected a retry budget: a table"), "{e}");
     }
+
+    /// The ratio kind's keys: read, checked with errors naming the key, kept apart from the
+    /// bucket's.
+    #[test]
+    fn a_ratio_budget_is_read_and_its_keys_are_checked() {
+        let budget =
+            |json: &str| serde_json::from_str::<RetryBudget>(json).map_err(|e| e.to_string());
+        let b = budget(r#"{ "ratio": 0.5, "ttl": "2s" }"#).unwrap();
+        assert!(b.is_ratio());
+        assert_eq!(b.available(), 0, "no floor");
+        for _ in 0..4 {
+            b.deposit();
+        }
+        assert_eq!(b.available(), 2);
+        for (json, message) in [
+            (r#"{ "ratio": -1 }"#, "invalid `ratio`"),
+            (
+                r#"{ "ratio": 0.2, "ttl": "2m" }"#,
+                "invalid `ttl`: must be from 1s to 60s",
+            ),
+            (r#"{ "ratio": 0.2, "ttl": 10 }"#, "`ttl`"),
+            (
+                r#"{ "ratio": 0.2, "min_retries_per_second": -0.5 }"#,
+                "invalid `min_retries_per_second`",
+            ),
+            (
+                r#"{ "ratio": 0 }"#,
+                "invalid `ratio`: must be above 0 unless",
+            ),
+            (
+                r#"{ "ratio": 0.2, "initial_tokens": 5 }"#,
+                "invalid `initial_tokens`: cannot be combined with `ratio`",
+            ),
+            (
+                r#"{ "preset": "aws-2026", "ratio": 0.2 }"#,
+                "invalid `preset`: cannot be combined with `ratio`",
+            ),
+            (
+                r#"{ "min_retries_per_second": 1 }"#,
+                "invalid `min_retries_per_second`: only applies with `ratio`",
+            ),
+        ] {
+            let e = budget(json).unwrap_err();
+            assert!(e.contains(message), "{json}: {e}");
+        }
+        assert_eq!(
+            budget(r#"{ "max_tokens": 25, "initial_tokens": 5 }"#)
+                .unwrap()
+                .available(),
+            5
+        );
+    }
 }

@@ -333,6 +333,19 @@ impl RetryBudget {
     }
 }
 
+impl RatioBudgetBuilder {
+    /// Checks the settings and makes the budget.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming `ratio` (not finite, negative or above 1000),
+    /// `min_retries_per_second` (not finite or negative), `ttl` (outside 1 to 60 s), or `ratio`
+    /// again when the budget could never pay for a retry (no ratio, and a floor below one retry
+    /// per `ttl`).
+    pub fn build(self) -> Result<RetryBudget, ConfigError> {
+        self.check().map(RetryBudget::with_ratio)
+    }
+}
+
 /// Builds a [`RetryBudget`].
 ///
 /// ```
@@ -587,5 +600,24 @@ mod tests {
             b.retry_cost(u32::MAX).max_tokens(u32::MAX).build().is_ok(),
             "the default timeout cost saturates"
         );
+    }
+
+    #[test]
+    fn the_fleet_bucket_starts_with_one_retry_and_earns_up_to_five() {
+        let b = RetryBudget::fleet().build().unwrap();
+        assert!(b.try_withdraw_for(ErrorClass::Transient));
+        assert!(
+            !b.try_withdraw_for(ErrorClass::Transient),
+            "a new instance: one retry"
+        );
+        for _ in 0..100 {
+            b.deposit();
+        }
+        let mut retries = 0;
+        while b.try_withdraw_for(ErrorClass::Transient) {
+            retries += 1;
+        }
+        assert_eq!(retries, 5, "the reserve per instance");
+        assert!(!b.is_ratio());
     }
 }

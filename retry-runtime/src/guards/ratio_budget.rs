@@ -1,5 +1,7 @@
-//! The ratio kind of [`RetryBudget`]: Finagle's `RetryBudget` and tower's `TpsBudget`, retries
-//! as a share of the requests of the last `ttl` plus a small floor (see [`RetryBudget::ratio`]).
+//! The ratio kind of [`RetryBudget`](crate::RetryBudget): Finagle's `RetryBudget` and tower's
+//! `TpsBudget`, retries as a share of the requests of the last `ttl` plus a small floor (see
+//! [`RetryBudget::ratio`](crate::RetryBudget::ratio)). The budget's module builds on this one
+//! (`RatioBudgetBuilder::build` is there).
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -7,7 +9,6 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::ConfigError;
-use crate::guards::budget::RetryBudget;
 use crate::sync::{AtomicU64, Ordering, now};
 
 /// How many slots `ttl` is cut into (tower's and Finagle's 10).
@@ -117,8 +118,9 @@ fn join(epoch: u32, v: i64) -> u64 {
     u64::from(epoch) << 32 | u64::from(v.cast_unsigned())
 }
 
-/// Builds the ratio kind of [`RetryBudget`] (see [`RetryBudget::ratio`]): retries as a share of
-/// the requests made, over a sliding `ttl`, plus a floor of retries per second.
+/// Builds the ratio kind of [`RetryBudget`](crate::RetryBudget) (see
+/// [`RetryBudget::ratio`](crate::RetryBudget::ratio)): retries as a share of the requests made,
+/// over a sliding `ttl`, plus a floor of retries per second.
 ///
 /// ```
 /// use std::time::Duration;
@@ -175,13 +177,8 @@ impl RatioBudgetBuilder {
         self
     }
 
-    /// Checks the settings and makes the budget.
-    ///
-    /// # Errors
-    /// A [`ConfigError`] naming `ratio` (not finite, negative or above 1000),
-    /// `min_retries_per_second` (not finite or negative), `ttl` (outside 1 to 60 s), or `ratio`
-    /// again when both it and the floor are zero (a budget that could never pay for a retry).
-    pub fn build(self) -> Result<RetryBudget, ConfigError> {
+    /// The checks of [`build`](Self::build), and the state it makes the budget of.
+    pub(crate) fn check(self) -> Result<Ratio, ConfigError> {
         if !(self.ratio.is_finite() && (0.0..=1000.0).contains(&self.ratio)) {
             return Err(ConfigError::OutOfRange {
                 field: "ratio",
@@ -215,20 +212,20 @@ impl RatioBudgetBuilder {
             });
         }
         let slot = u64::try_from(self.ttl.as_nanos() / SLOTS as u128).unwrap_or(u64::MAX);
-        Ok(RetryBudget::with_ratio(Ratio {
+        Ok(Ratio {
             deposit,
             reserve,
             slot,
             origin: OnceLock::new(),
             slots: std::array::from_fn(|_| AtomicU64::new(0)),
-        }))
+        })
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::ErrorClass;
+    use crate::{ErrorClass, RetryBudget};
 
     fn tps(ttl_secs: u64, min_per_sec: f64, ratio: f64) -> RetryBudget {
         RetryBudget::ratio(ratio)
