@@ -5,7 +5,7 @@
 //! clock, on the same seed.
 //!
 //! ```text
-//! cargo run -p reattempt-bench --release --example fleet                  # every run; writes docs/fleet.csv
+//! cargo run -p reattempt-bench --release --example fleet                  # every run; writes docs/fleet.csv and docs/fleet.svg
 //! cargo run -p reattempt-bench --release --example fleet -- outage        # one fault (outage, partial, overload, zone); writes nothing
 //! ```
 //!
@@ -16,6 +16,8 @@ use std::error::Error;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
+use plotters::prelude::SeriesLabelPosition;
+use reattempt_bench::sim::chart;
 use reattempt_bench::sim::fleet::{Fault, Fleet, Guard, Scenario, Summary, simulate};
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -66,7 +68,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     if only.is_none() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet.csv");
         std::fs::write(&path, csv)?;
-        println!("wrote {}", path.display());
+        let svg = path.with_extension("svg");
+        plot(&svg, &jobs, &results)?;
+        println!("wrote {} and {}", path.display(), svg.display());
     }
     Ok(())
 }
@@ -133,4 +137,57 @@ fn report(
         }
     }
     Ok(csv)
+}
+
+/// Attempts per request during the outage against the number of instances (10, 200, 2,000, on a
+/// log axis), for seven of the guards.
+fn plot(
+    path: &std::path::Path,
+    jobs: &[(Fault, Fleet, Guard)],
+    results: &[Summary],
+) -> Result<(), Box<dyn Error>> {
+    let guards = [
+        Guard::None,
+        Guard::AwsStandard,
+        Guard::AwsFleet,
+        Guard::Finagle,
+        Guard::Ratio(0.0),
+        Guard::ThrottleBook(120),
+        Guard::ThrottleRatio,
+    ];
+    let series: Vec<chart::Series> = guards
+        .into_iter()
+        .zip(chart::PALETTE)
+        .map(|(guard, color)| chart::Series {
+            name: guard.label(),
+            color,
+            points: [10, 200, 2000]
+                .into_iter()
+                .map(|n| {
+                    let j = jobs
+                        .iter()
+                        .position(|&(f, l, g)| {
+                            f == Fault::Outage && l == Fleet::Uniform(n) && g == guard
+                        })
+                        .expect("ran");
+                    (f64::from(n).log10(), results[j].attempts_per_request)
+                })
+                .collect(),
+        })
+        .collect();
+    chart::draw(
+        path,
+        &chart::Chart {
+            title: "Attempts per request during a 30 s outage (2,000 requests/s, guards per instance)",
+            x_label: "instances (log10: 10, 200, 2,000)",
+            y_label: "attempts per request",
+            x_range: 0.9..3.4,
+            y_range: 0.0..4.5,
+            shade: None,
+            reference: Some((1.3, "1.3")),
+            legend_at: SeriesLabelPosition::UpperLeft,
+            log_y: false,
+        },
+        &series,
+    )
 }
