@@ -310,18 +310,20 @@ pub use retry_runtime::api::*;
 ///    happened is repeated only on a call that says it is safe; exactly once for a write.
 /// 6. [Guards](guards/index.html): circuit breaker, retry budget, adaptive throttle, bulkhead,
 ///    retrying at one layer.
-/// 7. [Hedging](hedging/index.html): a second copy of a slow call.
-/// 8. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing`): reqwest, tower
+/// 7. [At fleet scale](fleet/index.html): which budget and throttle settings for 10 to 2,000
+///    instances, and why the guards stay per instance.
+/// 8. [Hedging](hedging/index.html): a second copy of a slow call.
+/// 9. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing`): reqwest, tower
 ///    and reqwest-middleware, `Retry-After`, HTTP's safety rule.
-/// 9. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
-/// 10. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
+/// 10. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
+/// 11. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
 ///     files.
-/// 11. [Observability](observability/index.html) (`metrics`): events, metrics, hooks.
-/// 12. [Testing](testing/index.html) (`testing`): scripted outcomes, traces, no real waiting.
-/// 13. [Function shapes](shapes/index.html): every shape the attribute takes.
-/// 14. [Migrating](migrating/index.html): from backon, tokio-retry, Spring Retry and
+/// 12. [Observability](observability/index.html) (`metrics`): events, metrics, hooks.
+/// 13. [Testing](testing/index.html) (`testing`): scripted outcomes, traces, no real waiting.
+/// 14. [Function shapes](shapes/index.html): every shape the attribute takes.
+/// 15. [Migrating](migrating/index.html): from backon, tokio-retry, Spring Retry and
 ///     Resilience4j.
-/// 15. [Guarantees](guarantees/index.html): each promise, with the test that holds it.
+/// 16. [Guarantees](guarantees/index.html): each promise, with the test that holds it.
 pub mod guide {
     #[doc = include_str!("../docs/guide/first_retry.md")]
     pub mod first_retry {}
@@ -343,6 +345,8 @@ pub mod guide {
     pub mod unknown_outcomes {}
     #[doc = include_str!("../docs/guide/guards.md")]
     pub mod guards {}
+    #[doc = include_str!("../docs/guide/fleet.md")]
+    pub mod fleet {}
     #[doc = include_str!("../docs/guide/hedging.md")]
     pub mod hedging {}
     #[cfg(all(

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use reattempt::Jitter;
+use reattempt_bench::sim::fleet;
 use reattempt_bench::sim::occ;
 use reattempt_bench::sim::overload::{self, Strategy as S};
 use reattempt_bench::sim::storm::{self, Scenario, Strategy, Summary};
@@ -183,4 +184,66 @@ fn hedging_cuts_the_tail_at_low_load_and_the_budget_keeps_it_safe_at_high_load()
         safe.quantile(0.99),
         unhedged.quantile(0.99)
     );
+}
+
+/// The fleet simulation (`reattempt_bench::sim::fleet`, BENCHMARKS.md "At fleet scale") at
+/// 2,000 instances through a 30 s outage, 20 s of it after.
+fn fleet_outage(fleet: fleet::Fleet, fault: fleet::Fault, guard: fleet::Guard) -> fleet::Summary {
+    let scenario = fleet::Scenario {
+        after: Duration::from_secs(20),
+        ..fleet::Scenario::standard(fleet, fault)
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(fleet::simulate(&scenario, guard))
+}
+
+#[test]
+fn at_2000_instances_the_fleet_settings_bound_an_outage_and_recover_within_10_s() {
+    use fleet::{Fault, Fleet, Guard};
+    let n = Fleet::Uniform(2000);
+    for guard in [Guard::Ratio(0.0), Guard::AwsFleet, Guard::ThrottleRatio] {
+        let s = fleet_outage(n, Fault::Outage, guard);
+        assert!(s.attempts_per_request <= 1.3, "{guard:?}: {s:?}");
+        assert!(
+            s.recovery.is_some_and(|r| r <= Duration::from_secs(10)),
+            "{guard:?}: {s:?}"
+        );
+    }
+    // The per-instance reserves of the sources' presets add up: 2,000 × 100 retries.
+    let aws = fleet_outage(n, Fault::Outage, Guard::AwsStandard);
+    assert!(aws.attempts_per_request > 2.5, "{aws:?}");
+}
+
+#[test]
+fn the_default_throttle_forgets_an_outage_the_books_does_not() {
+    use fleet::{Fault, Fleet, Guard};
+    let n = Fleet::Uniform(200);
+    let default = fleet_outage(n, Fault::Outage, Guard::Throttle);
+    let book = fleet_outage(n, Fault::Outage, Guard::ThrottleBook(120));
+    assert!(
+        default
+            .recovery
+            .is_some_and(|r| r <= Duration::from_secs(10)),
+        "{default:?}"
+    );
+    assert!(book.recovery.is_none(), "{book:?}");
+    // The same shedding during the outage (the probes add one attempt a tick per instance).
+    assert!(
+        (default.attempts_per_request - book.attempts_per_request).abs() < 0.05,
+        "{default:?} {book:?}"
+    );
+}
+
+#[test]
+fn a_zone_fault_shuts_healthy_instances_out_of_a_shared_throttle_not_out_of_their_own() {
+    use fleet::{Fault, Fleet, Guard};
+    let n = Fleet::Uniform(200);
+    let own = fleet_outage(n, Fault::Zone, Guard::Throttle);
+    let shared = fleet_outage(n, Fault::Zone, Guard::SharedThrottle);
+    assert!(own.ok_healthy > 0.99, "{own:?}");
+    assert!(shared.ok_healthy < 0.8, "{shared:?}");
 }

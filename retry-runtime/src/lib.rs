@@ -83,6 +83,7 @@ pub use error::{BreakerOpen, BulkheadFull, ConfigError, Elapsed, Throttled};
 pub use guards::breaker::{BreakerState, CircuitBreaker, CircuitBreakerBuilder, Permit};
 pub use guards::budget::{RetryBudget, RetryBudgetBuilder};
 pub use guards::bulkhead::{Bulkhead, BulkheadBuilder, BulkheadPermit};
+pub use guards::ratio_budget::RatioBudgetBuilder;
 pub use guards::retry_throttle::RetryThrottle;
 pub use guards::throttle::{AdaptiveThrottle, AdaptiveThrottleBuilder};
 pub use schedule::delays::Delays;
@@ -124,10 +125,10 @@ pub mod api {
         Effect, Elapsed, ErrorClass, FnHooks, FromBreakerOpen, FromBulkheadFull, FromElapsed,
         FromThrottled, GiveUpReason, HedgeAfter, HintMode, Hooks, IdempotencyKey, Jitter, LogError,
         ParseBackoffError, ParseDurationError, ParseHedgeAfterError, ParseHintModeError,
-        ParseJitterError, ParseLogError, ParsePresetError, PolicyError, Preset, Retry, RetryBudget,
-        RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder, RetryThrottle,
-        SampleJitter, Throttled, Transient, context, error_class, is_timeout, may_repeat,
-        parse_duration, seed_rng, transient,
+        ParseJitterError, ParseLogError, ParsePresetError, PolicyError, Preset, RatioBudgetBuilder,
+        Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder,
+        RetryThrottle, SampleJitter, Throttled, Transient, context, error_class, is_timeout,
+        may_repeat, parse_duration, seed_rng, transient,
     };
 
     #[cfg(feature = "http")]

@@ -58,6 +58,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 
 use retry_rules::{Backoff, HedgeAfter, HintMode, Jitter, LogError, PolicySettings};
 
+use crate::ConfigError;
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
 use crate::schedule::policy::{RetryPolicy, RetryPolicyBuilder};
@@ -217,8 +218,24 @@ impl<'de> Deserialize<'de> for CircuitBreaker {
 /// [`RetryBudgetBuilder::build`](crate::RetryBudgetBuilder::build).
 ///
 /// Keys: `preset` (a [`Preset`]'s name: its budget, changed by the other keys), `max_tokens`,
-/// `retry_cost`, `timeout_cost`, `throttling_cost`, `success_deposit`, `initial_tokens` (the
-/// starting level: see [`RetryBudgetBuilder::initial_tokens`](crate::RetryBudgetBuilder::initial_tokens)).
+/// `retry_cost`, `timeout_cost`, `throttling_cost`, `success_deposit`, `initial_tokens`; or,
+/// for the ratio kind ([`RetryBudget::ratio`](crate::RetryBudget::ratio)), `ratio` with
+/// `min_retries_per_second` and `ttl` (a duration string), which exclude the bucket's keys.
+///
+/// ```
+/// use reattempt::RetryBudget;
+///
+/// let fleet: RetryBudget = toml::from_str("ratio = 0.2\nmin_retries_per_second = 0.1\nttl = \"10s\"")?;
+/// assert!(fleet.is_ratio());
+/// assert_eq!(fleet.available(), 1);
+/// let cold: RetryBudget = toml::from_str("max_tokens = 25\ninitial_tokens = 5")?;
+/// assert_eq!(cold.available(), 5);
+/// let err = toml::from_str::<RetryBudget>("ratio = 0.2\nmax_tokens = 25").unwrap_err();
+/// assert!(err.to_string().contains("invalid `max_tokens`: cannot be combined with `ratio`"), "{err}");
+/// let err = toml::from_str::<RetryBudget>("ttl = \"10s\"").unwrap_err();
+/// assert!(err.to_string().contains("invalid `ttl`: only applies with `ratio`"), "{err}");
+/// # Ok::<(), toml::de::Error>(())
+/// ```
 ///
 /// ```
 /// use reattempt::{ErrorClass, RetryBudget, RetryPolicy};
@@ -252,6 +269,23 @@ impl<'de> Deserialize<'de> for CircuitBreaker {
 impl<'de> Deserialize<'de> for RetryBudget {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw: RawBudget = table(deserializer)?;
+        if let Some(ratio) = raw.ratio {
+            return ratio_budget(&raw, ratio).map_err(de::Error::custom);
+        }
+        for (field, set) in [
+            (
+                "min_retries_per_second",
+                raw.min_retries_per_second.is_some(),
+            ),
+            ("ttl", raw.ttl.is_some()),
+        ] {
+            if set {
+                return Err(de::Error::custom(ConfigError::Requires {
+                    field,
+                    other: "ratio",
+                }));
+            }
+        }
         let mut b = raw.preset.map_or_else(RetryBudget::builder, Preset::budget);
         if let Some(n) = raw.max_tokens {
             b = b.max_tokens(n);
@@ -273,6 +307,34 @@ impl<'de> Deserialize<'de> for RetryBudget {
         }
         b.build().map_err(de::Error::custom)
     }
+}
+
+/// The ratio kind from a table with `ratio`: the bucket's keys are refused by name.
+fn ratio_budget(raw: &RawBudget, ratio: f64) -> Result<RetryBudget, ConfigError> {
+    for (field, set) in [
+        ("preset", raw.preset.is_some()),
+        ("max_tokens", raw.max_tokens.is_some()),
+        ("retry_cost", raw.retry_cost.is_some()),
+        ("timeout_cost", raw.timeout_cost.is_some()),
+        ("throttling_cost", raw.throttling_cost.is_some()),
+        ("success_deposit", raw.success_deposit.is_some()),
+        ("initial_tokens", raw.initial_tokens.is_some()),
+    ] {
+        if set {
+            return Err(ConfigError::Conflict {
+                field,
+                other: "ratio",
+            });
+        }
+    }
+    let mut b = RetryBudget::ratio(ratio);
+    if let Some(floor) = raw.min_retries_per_second {
+        b = b.min_retries_per_second(floor);
+    }
+    if let Some(ttl) = raw.ttl {
+        b = b.ttl(ttl);
+    }
+    b.build()
 }
 
 /// A raw table read from a map only: a derived struct also takes a sequence (its fields by
@@ -447,6 +509,12 @@ struct RawBudget {
     success_deposit: Option<u32>,
     #[serde(default, deserialize_with = "key::initial_tokens")]
     initial_tokens: Option<u32>,
+    #[serde(default, deserialize_with = "key::ratio")]
+    ratio: Option<f64>,
+    #[serde(default, deserialize_with = "key::min_retries_per_second")]
+    min_retries_per_second: Option<f64>,
+    #[serde(default, deserialize_with = "key::ttl")]
+    ttl: Option<Duration>,
 }
 
 /// One reader per key, each a named [`Setting`]; `null` reads as a missing key.
@@ -485,6 +553,9 @@ mod key {
         throttling_cost: Count -> u32,
         success_deposit: Count -> u32,
         initial_tokens: Count -> u32,
+        ratio: Number -> f64,
+        min_retries_per_second: Number -> f64,
+        ttl: HumanDuration -> Duration,
     }
 
     #[cfg(feature = "testing")]
@@ -916,5 +987,57 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("expected a retry budget: a table"), "{e}");
+    }
+
+    /// The ratio kind's keys: read, checked with errors naming the key, kept apart from the
+    /// bucket's.
+    #[test]
+    fn a_ratio_budget_is_read_and_its_keys_are_checked() {
+        let budget =
+            |json: &str| serde_json::from_str::<RetryBudget>(json).map_err(|e| e.to_string());
+        let b = budget(r#"{ "ratio": 0.5, "ttl": "2s" }"#).unwrap();
+        assert!(b.is_ratio());
+        assert_eq!(b.available(), 0, "no floor");
+        for _ in 0..4 {
+            b.deposit();
+        }
+        assert_eq!(b.available(), 2);
+        for (json, message) in [
+            (r#"{ "ratio": -1 }"#, "invalid `ratio`"),
+            (
+                r#"{ "ratio": 0.2, "ttl": "2m" }"#,
+                "invalid `ttl`: must be from 1s to 60s",
+            ),
+            (r#"{ "ratio": 0.2, "ttl": 10 }"#, "`ttl`"),
+            (
+                r#"{ "ratio": 0.2, "min_retries_per_second": -0.5 }"#,
+                "invalid `min_retries_per_second`",
+            ),
+            (
+                r#"{ "ratio": 0 }"#,
+                "invalid `ratio`: must be above 0 unless",
+            ),
+            (
+                r#"{ "ratio": 0.2, "initial_tokens": 5 }"#,
+                "invalid `initial_tokens`: cannot be combined with `ratio`",
+            ),
+            (
+                r#"{ "preset": "aws-2026", "ratio": 0.2 }"#,
+                "invalid `preset`: cannot be combined with `ratio`",
+            ),
+            (
+                r#"{ "min_retries_per_second": 1 }"#,
+                "invalid `min_retries_per_second`: only applies with `ratio`",
+            ),
+        ] {
+            let e = budget(json).unwrap_err();
+            assert!(e.contains(message), "{json}: {e}");
+        }
+        assert_eq!(
+            budget(r#"{ "max_tokens": 25, "initial_tokens": 5 }"#)
+                .unwrap()
+                .available(),
+            5
+        );
     }
 }

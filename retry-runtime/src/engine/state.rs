@@ -500,7 +500,7 @@ impl<'p> Engine<'p> {
         match self.paid() {
             0 => budget.deposit(),
             PAID_HEDGE => {}
-            paid => budget.refund_for(class_paid(paid)),
+            paid => budget.settle_retried_success(class_paid(paid)),
         }
         self.set_paid(0);
     }
@@ -812,6 +812,12 @@ impl<'p> Engine<'p> {
         may_linger: bool,
     ) -> Decision<GiveUpReason> {
         self.start_or(|| now);
+        if self.attempt() == 1
+            && let Some(budget) = budget
+        {
+            // The ratio kind counts every call, not only those that succeed at once.
+            budget.first_attempt_failed();
+        }
         if !retryable {
             return Decision::Stop(GiveUpReason::NotRetryable);
         }
@@ -1356,6 +1362,43 @@ mod tests {
             Decision::Stop(GiveUpReason::BudgetExhausted)
         );
         assert_eq!(budget.available(), 5, "a refusal takes nothing");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_ratio_budget_earns_from_every_call_and_keeps_a_retried_successs_cost() {
+        let p = policy(RetryPolicy::builder().max_attempts(3));
+        let budget = RetryBudget::ratio(0.5).build().unwrap();
+        let now = Instant::now();
+        // Four calls whose attempts all fail: each earns half a retry with its first failure,
+        // so every second one can retry once.
+        let mut retried = Vec::new();
+        for _ in 0..4 {
+            let mut e = Engine::started(&p, || now);
+            e.begin_attempt();
+            let first = e.after_failure_within(true, None, now, None, Some(&budget));
+            retried.push(matches!(first, Decision::Retry(_)));
+            if retried[retried.len() - 1] {
+                e.begin_attempt();
+                assert_eq!(
+                    e.after_failure_within(true, None, now, None, Some(&budget)),
+                    Decision::Stop(GiveUpReason::BudgetExhausted),
+                    "a second attempt earns nothing"
+                );
+            }
+        }
+        assert_eq!(retried, [false, true, false, true]);
+        // A call that succeeds after its retry keeps it paid for (the bucket would refund it).
+        budget.deposit();
+        budget.deposit();
+        let mut e = Engine::started(&p, || now);
+        e.begin_attempt();
+        assert!(matches!(
+            e.after_failure_within(true, None, now, None, Some(&budget)),
+            Decision::Retry(_)
+        ));
+        e.begin_attempt();
+        e.succeeded(&budget);
+        assert_eq!(budget.available(), 0);
     }
 
     #[test]

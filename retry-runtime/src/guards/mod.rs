@@ -7,6 +7,7 @@
 pub(crate) mod breaker;
 pub(crate) mod budget;
 pub(crate) mod bulkhead;
+pub(crate) mod ratio_budget;
 pub(crate) mod retry_throttle;
 pub(crate) mod throttle;
 

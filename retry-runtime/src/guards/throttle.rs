@@ -57,6 +57,24 @@ const BUCKETS_U32: u32 = BUCKETS as u32;
 /// is dropped: its bucket has left the window); which bucket a count lands in when a bucket ends
 /// while it is recorded is not exact (a full bucket may take a few more than its share).
 ///
+/// **After an outage.** A dependency that accepted nothing for a while fills the window with
+/// refusals, and the formula keeps rejecting until they leave it: at a few requests a second,
+/// up to the whole two minutes (after a 30 s outage, 200 instances went on failing calls for
+/// more than two minutes in the fleet simulation). With
+/// [`forget_outage`](AdaptiveThrottleBuilder::forget_outage) (the default), the first accept
+/// after at least two whole buckets and two ticks (a 16th of the window) without one forgets
+/// the requests of those buckets (and of its own): the dependency has answered again, and what
+/// it refused while it was down says nothing of what it accepts now (a throttle's first accept
+/// ever forgets every refusal before it: an instance started during an outage). So that the
+/// first accept comes soon, a throttle that let nothing through since its tick began (a 32nd
+/// of the window) lets one request through, a probe: at most one per tick (3.75 s at the
+/// default window) per instance, on top of the formula's. While the dependency accepts
+/// nothing, nothing is forgotten and the formula holds as the book gives it; in an overload,
+/// where it keeps accepting a share, a 16th of the window without an accept is rare (and the
+/// throttle still waits for the window after an overload). In the fleet simulation, a 30 s
+/// outage then cost 1 s of extra rejection at 10, 200 or 2,000 instances (BENCHMARKS.md, "At
+/// fleet scale").
+///
 /// ```
 /// use reattempt::AdaptiveThrottle;
 ///
@@ -97,6 +115,14 @@ pub struct AdaptiveThrottle {
     requests: [AtomicU64; BUCKETS],
     /// The same for accepts.
     accepts: [AtomicU64; BUCKETS],
+    /// Whether an accept after an accept-free stretch forgets the stretch's requests.
+    forget_outage: bool,
+    /// One more than the number of the bucket of the last accept (0: none yet).
+    last_accept: AtomicU64,
+    /// One more than the tick of the last accept (0: none yet).
+    last_accept_tick: AtomicU64,
+    /// One more than the tick of the last request let through while shedding (0: none yet).
+    last_admit_tick: AtomicU64,
 }
 
 impl AdaptiveThrottle {
@@ -128,7 +154,9 @@ impl AdaptiveThrottle {
     }
 
     /// Counts a request and decides whether to send it: `Err(Throttled)` with the probability
-    /// the window gives (see [`rejection_probability`](Self::rejection_probability)). Call
+    /// the window gives (see [`rejection_probability`](Self::rejection_probability)), except the
+    /// first request of a tick in which none was let through yet, which is sent as a probe
+    /// (with [`forget_outage`](AdaptiveThrottleBuilder::forget_outage), the default). Call
     /// [`record`](Self::record) with the dependency's answer to a request it let through.
     ///
     /// # Errors
@@ -138,19 +166,69 @@ impl AdaptiveThrottle {
         let (requests, accepts) = self.totals(head, tick);
         bump(&self.requests[slot(head)], head);
         let p = probability(requests, accepts, self.k);
-        if p > 0.0 && crate::schedule::rng::with_jitter_rng(rand::RngExt::random::<f64>) < p {
-            Err(Throttled::new())
-        } else {
-            Ok(())
+        if p == 0.0 {
+            return Ok(());
         }
+        let last = self.last_admit_tick.load(Ordering::Relaxed);
+        if crate::schedule::rng::with_jitter_rng(rand::RngExt::random::<f64>) >= p {
+            self.last_admit_tick.fetch_max(tick + 1, Ordering::Relaxed);
+            return Ok(());
+        }
+        // A probe: nothing let through yet in this tick, so that the first accept after an
+        // outage, which ends it, comes within a tick of its end.
+        if self.forget_outage
+            && last <= tick
+            && self
+                .last_admit_tick
+                .compare_exchange(last, tick + 1, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            return Ok(());
+        }
+        Err(Throttled::new())
     }
 
     /// Records the dependency's answer to a request [`try_acquire`](Self::try_acquire) let
     /// through: `accepted` unless it refused it (a retryable error, a timeout).
     pub fn record(&self, accepted: bool) {
         if accepted {
-            let (head, _) = self.current(self.tick());
+            let (head, tick) = self.current(self.tick());
             bump(&self.accepts[slot(head)], head);
+            if self.forget_outage {
+                let after = self.last_accept.swap(head + 1, Ordering::AcqRel);
+                let since = self.last_accept_tick.swap(tick + 1, Ordering::AcqRel);
+                // Two whole buckets, and two ticks: in an overload at thousands of requests a
+                // second, 32 requests without an accept can happen; 2 × 3.75 s cannot. A
+                // throttle that never saw an accept (an instance started during the outage)
+                // counted nothing but refusals.
+                let never = after == 0;
+                if never
+                    || head.saturating_sub(after) >= FORGET_AFTER
+                        && tick.saturating_sub(since) >= FORGET_AFTER
+                {
+                    self.forget(after, head);
+                }
+            }
+        }
+    }
+
+    /// Forgets the requests of buckets `from..=head` (no accept came in them before the one
+    /// that called this, in `head`): each keeps as many requests as it has accepts. A count
+    /// made in them meanwhile may be forgotten too.
+    fn forget(&self, from: u64, head: u64) {
+        let from = from.max(head.saturating_sub(u64::from(BUCKETS_U32) - 1));
+        for bucket in from..=head {
+            let s = slot(bucket);
+            let accepts = self.accepts[s].load(Ordering::Relaxed);
+            let kept = if bucket_of(accepts) == low(bucket) {
+                count_of(accepts)
+            } else {
+                0
+            };
+            let _ = self.requests[s].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                (bucket_of(w) == low(bucket) && count_of(w) > kept)
+                    .then_some(u64::from(low(bucket)) << 32 | u64::from(kept))
+            });
         }
     }
 
@@ -328,6 +406,10 @@ impl AdaptiveThrottle {
     }
 }
 
+/// Whole buckets without an accept after which an accept forgets them
+/// ([`AdaptiveThrottleBuilder::forget_outage`]).
+const FORGET_AFTER: u64 = 2;
+
 /// The slot of bucket `bucket`.
 #[allow(clippy::cast_possible_truncation, reason = "below 32")]
 fn slot(bucket: u64) -> usize {
@@ -407,6 +489,7 @@ pub struct AdaptiveThrottleBuilder {
     window: Duration,
     window_requests: u32,
     name: &'static str,
+    forget_outage: bool,
 }
 
 impl Default for AdaptiveThrottleBuilder {
@@ -416,6 +499,7 @@ impl Default for AdaptiveThrottleBuilder {
             window: Duration::from_secs(120),
             window_requests: AdaptiveThrottle::DEFAULT_WINDOW_REQUESTS,
             name: "throttle",
+            forget_outage: true,
         }
     }
 }
@@ -432,6 +516,16 @@ impl AdaptiveThrottleBuilder {
     /// How far back requests and accepts are counted at most (≥ 20 ms; default 2 minutes, as in
     /// the SRE book), in 32 buckets. The window is shorter when the
     /// [`window_requests`](Self::window_requests) last requests are more recent.
+    ///
+    /// Which window: the throttle estimates what the dependency accepts from what one instance
+    /// saw in it, so it must hold enough requests (a few hundred) to estimate it; and it keeps
+    /// rejecting until an overload's refusals leave it. An instance sending hundreds of
+    /// requests a second is bounded by `window_requests` whatever the window; one sending a
+    /// few a second (a fleet of many small instances) holds only a few hundred in two minutes,
+    /// and shorter windows make its estimate noisy (a 10 s window at 1 request a second holds
+    /// 10). Keep the default and [`forget_outage`](Self::forget_outage), which ends the
+    /// rejection after an outage within seconds; shorten the window (to 10–30 s) when
+    /// overloads, rather than outages, should end faster, at the price of a noisier estimate.
     pub fn window(mut self, window: Duration) -> Self {
         self.window = window;
         self
@@ -462,6 +556,47 @@ impl AdaptiveThrottleBuilder {
     /// ```
     pub fn window_requests(mut self, requests: u32) -> Self {
         self.window_requests = requests;
+        self
+    }
+
+    /// Whether the first accept after an accept-free stretch of at least a 16th of the window
+    /// (7.5 s at the default two minutes) and two of its buckets forgets the requests counted in it (default `true`; see the type's documentation, "After
+    /// an outage"). `false` is the SRE book's throttle as written: after an outage it rejects
+    /// until the outage's refusals leave the window.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use reattempt::AdaptiveThrottle;
+    ///
+    /// // Needs tokio's "test-util" feature: the paused clock runs the outage at once.
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+    /// let throttles = [true, false].map(|forget| {
+    ///     AdaptiveThrottle::builder().forget_outage(forget).build().unwrap()
+    /// });
+    /// for t in &throttles {
+    ///     // A minute of one request a second, all accepted, then 30 s of outage.
+    ///     for _ in 0..60 {
+    ///         t.try_acquire().unwrap();
+    ///         t.record(true);
+    ///         tokio::time::advance(Duration::from_secs(1)).await;
+    ///     }
+    ///     for _ in 0..90 {
+    ///         if t.try_acquire().is_ok() {
+    ///             t.record(false);
+    ///         }
+    ///         tokio::time::advance(Duration::from_millis(333)).await;
+    ///     }
+    ///     assert!(t.rejection_probability() > 0.1, "the outage is shed");
+    ///     // The dependency is back: one request gets through and is accepted.
+    ///     while t.try_acquire().is_err() {}
+    ///     t.record(true);
+    /// }
+    /// assert_eq!(throttles[0].rejection_probability(), 0.0, "the outage is forgotten");
+    /// assert!(throttles[1].rejection_probability() > 0.1, "the book's throttle still sheds");
+    /// # });
+    /// ```
+    pub fn forget_outage(mut self, forget: bool) -> Self {
+        self.forget_outage = forget;
         self
     }
 
@@ -507,6 +642,10 @@ impl AdaptiveThrottleBuilder {
             started: std::array::from_fn(|_| AtomicU64::new(0)),
             requests: std::array::from_fn(|_| AtomicU64::new(0)),
             accepts: std::array::from_fn(|_| AtomicU64::new(0)),
+            forget_outage: self.forget_outage,
+            last_accept: AtomicU64::new(0),
+            last_accept_tick: AtomicU64::new(0),
+            last_admit_tick: AtomicU64::new(0),
         })
     }
 }
@@ -517,6 +656,8 @@ mod tests {
     use proptest::prelude::Strategy as _;
 
     use super::*;
+
+    const K_DEFAULT: f64 = 2.0;
 
     #[test]
     fn the_probability_is_the_books_formula() {
@@ -529,8 +670,10 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn counts_age_out_of_the_window() {
+        // The window alone: its first accept would forget the refusals before it.
         let t = AdaptiveThrottle::builder()
             .window(Duration::from_secs(20))
+            .forget_outage(false)
             .build()
             .unwrap();
         for _ in 0..10 {
@@ -620,6 +763,106 @@ mod tests {
         drive(&t, 1, 2000, 2000).await;
         let p = t.rejection_probability();
         assert_eq!(p, 0.0, "still shedding a second after the overload");
+    }
+
+    /// `secs` seconds of `rate` requests a second, every one the throttle lets through refused.
+    async fn outage(t: &AdaptiveThrottle, secs: u32, rate: u32) {
+        drive(t, secs, rate, 0).await;
+    }
+
+    /// A minute of `rate` requests a second, all accepted; 30 s of outage; then 5 s of the dependency taking everything. The rejection probability at the
+    /// outage's end, then 5 s after it.
+    async fn outage_and_back(forget: bool, rate: u32) -> (f64, f64) {
+        let t = AdaptiveThrottle::builder()
+            .forget_outage(forget)
+            .build()
+            .unwrap();
+        drive(&t, 60, rate, rate).await;
+        // At one request a second, the outage's retries (three tries a request) are what fill
+        // the window; at ten or more a second, rejected requests are not retried.
+        outage(&t, 30, if rate == 1 { 3 } else { rate }).await;
+        // The book's formula during the outage: nothing is forgotten while nothing is accepted.
+        let (requests, accepts) = t.counts();
+        let during = t.rejection_probability();
+        assert_eq!(during, probability(requests, accepts, K_DEFAULT));
+        drive(&t, 5, rate, rate).await;
+        (during, t.rejection_probability())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_accept_after_an_outage_forgets_it() {
+        for rate in [1, 10, 200] {
+            crate::seed_rng(17);
+            let (during, after) = outage_and_back(true, rate).await;
+            crate::seed_rng(17);
+            let (book_during, book_after) = outage_and_back(false, rate).await;
+            assert!(during > 0.1, "{rate}/s: the outage is shed ({during})");
+            assert_eq!(
+                during, book_during,
+                "{rate}/s: as the book's throttle sheds it"
+            );
+            assert_eq!(after, 0.0, "{rate}/s: still shedding 5 s after the outage");
+            assert!(
+                book_after > 0.1,
+                "{rate}/s: the book's throttle sheds on ({book_after})"
+            );
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_throttle_that_sheds_everything_probes_once_a_tick() {
+        // 1 s ticks; a window full of refusals: the formula lets about 1 in 500 through.
+        let admitted = |forget: bool| async move {
+            crate::seed_rng(17);
+            let t = AdaptiveThrottle::builder()
+                .window(Duration::from_secs(32))
+                .forget_outage(forget)
+                .build()
+                .unwrap();
+            outage(&t, 5, 200).await;
+            assert!(t.rejection_probability() > 0.99);
+            // Ten seconds of 100 requests a second, every one let through refused.
+            let mut admitted = 0;
+            for _ in 0..1000 {
+                if t.try_acquire().is_ok() {
+                    admitted += 1;
+                    t.record(false);
+                }
+                tokio::time::advance(Duration::from_millis(10)).await;
+            }
+            admitted
+        };
+        let probing = admitted(true).await;
+        let book = admitted(false).await;
+        assert!(book < 10, "{book}");
+        assert!(
+            (10..=10 + book + 2).contains(&probing),
+            "one probe a tick: {probing} (the formula's own: {book})"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_steady_overload_is_not_forgotten() {
+        // Four requests a second against a dependency that takes one: accepts keep coming, so
+        // the throttle with forgetting sheds as the book's does.
+        crate::seed_rng(17);
+        let [forgets, book] = [true, false].map(|forget| {
+            AdaptiveThrottle::builder()
+                .forget_outage(forget)
+                .build()
+                .unwrap()
+        });
+        drive(&forgets, 300, 4, 1).await;
+        let (counts, p) = (forgets.counts(), forgets.rejection_probability());
+        crate::seed_rng(17);
+        drive(&book, 300, 4, 1).await;
+        let book_p = book.rejection_probability();
+        assert!(p > 0.3, "{p}");
+        assert!(
+            (p - book_p).abs() < 0.05,
+            "{counts:?} {p} against {:?} {book_p}",
+            book.counts()
+        );
     }
 
     /// Counts a request as `try_acquire` does, for a thread that read the clock at `tick`.
@@ -803,9 +1046,11 @@ mod tests {
                 .unwrap();
             runtime.block_on(async {
                 crate::seed_rng(7);
+                // The model is the window as specified; forgetting has its own tests.
                 let t = AdaptiveThrottle::builder()
                     .window(Duration::from_millis(window_ms))
                     .window_requests(window_requests)
+                    .forget_outage(false)
                     .build()
                     .unwrap();
                 let mut model = Model {

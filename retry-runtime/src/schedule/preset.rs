@@ -143,7 +143,9 @@ impl Preset {
         }
     }
 
-    /// The preset's retry budget, as a builder (see the table of [`Preset`]).
+    /// The preset's retry budget, as a builder (see the table of [`Preset`]). Its reserve is
+    /// per instance, as in the SDK it comes from: see [`RetryBudget`](crate::RetryBudget) for a
+    /// fleet.
     ///
     /// ```
     /// use reattempt::{ErrorClass, Preset};
