@@ -115,6 +115,10 @@ pub struct AdaptiveThrottle {
     requests: [AtomicU64; BUCKETS],
     /// The same for accepts.
     accepts: [AtomicU64; BUCKETS],
+    /// The same for the requests known not to be accepted: refused by the dependency, or shed
+    /// here. Forgetting an outage takes these away, and only these: a request let through and
+    /// not yet answered is never forgotten (its accept would otherwise outnumber it).
+    refusals: [AtomicU64; BUCKETS],
     /// Whether an accept after an accept-free stretch forgets the stretch's requests.
     forget_outage: bool,
     /// One more than the number of the bucket of the last accept (0: none yet).
@@ -185,6 +189,9 @@ impl AdaptiveThrottle {
         {
             return Ok(());
         }
+        if self.forget_outage {
+            bump(&self.refusals[slot(head)], head);
+        }
         Err(Throttled::new())
     }
 
@@ -209,26 +216,44 @@ impl AdaptiveThrottle {
                     self.forget(after, head);
                 }
             }
+        } else if self.forget_outage {
+            let (head, _) = self.current(self.tick());
+            bump(&self.refusals[slot(head)], head);
         }
     }
 
-    /// Forgets the requests of buckets `from..=head` (no accept came in them before the one
-    /// that called this, in `head`): each keeps as many requests as it has accepts. A count
-    /// made in them meanwhile may be forgotten too.
+    /// Forgets the refusals of buckets `from..=head` (no accept came in them before the one
+    /// that called this, in `head`): as many requests as were refused or shed there are taken
+    /// from those buckets' counts, oldest first. A request let through and still unanswered
+    /// stays counted.
     fn forget(&self, from: u64, head: u64) {
         let from = from.max(head.saturating_sub(u64::from(BUCKETS_U32) - 1));
+        let mut refused: u32 = 0;
         for bucket in from..=head {
-            let s = slot(bucket);
-            let accepts = self.accepts[s].load(Ordering::Relaxed);
-            let kept = if bucket_of(accepts) == low(bucket) {
-                count_of(accepts)
-            } else {
-                0
-            };
-            let _ = self.requests[s].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
-                (bucket_of(w) == low(bucket) && count_of(w) > kept)
-                    .then_some(u64::from(low(bucket)) << 32 | u64::from(kept))
-            });
+            let b = low(bucket);
+            let taken = self.refusals[slot(bucket)].fetch_update(
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+                |w| (bucket_of(w) == b && count_of(w) > 0).then_some(u64::from(b) << 32),
+            );
+            if let Ok(word) = taken {
+                refused = refused.saturating_add(count_of(word));
+            }
+        }
+        for bucket in from..=head {
+            if refused == 0 {
+                break;
+            }
+            let b = low(bucket);
+            let _ = self.requests[slot(bucket)]
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                    let n = count_of(w);
+                    (bucket_of(w) == b && n > 0).then(|| {
+                        let take = n.min(refused);
+                        u64::from(b) << 32 | u64::from(n - take)
+                    })
+                })
+                .map(|word| refused -= count_of(word).min(refused));
         }
     }
 
@@ -642,6 +667,7 @@ impl AdaptiveThrottleBuilder {
             started: std::array::from_fn(|_| AtomicU64::new(0)),
             requests: std::array::from_fn(|_| AtomicU64::new(0)),
             accepts: std::array::from_fn(|_| AtomicU64::new(0)),
+            refusals: std::array::from_fn(|_| AtomicU64::new(0)),
             forget_outage: self.forget_outage,
             last_accept: AtomicU64::new(0),
             last_accept_tick: AtomicU64::new(0),
@@ -807,6 +833,32 @@ mod tests {
                 "{rate}/s: the book's throttle sheds on ({book_after})"
             );
         }
+    }
+
+    /// Forgetting takes refusals away, never a request let through and not yet answered: with
+    /// one request a bucket, an accept lands in the bucket after its request's, and the first
+    /// accept of a throttle (which forgets everything before it) must still leave that
+    /// request counted (it was forgotten once, and the accept then outnumbered its requests).
+    #[test]
+    fn forgetting_never_takes_a_request_that_was_let_through() {
+        let t = AdaptiveThrottle::builder()
+            .window(Duration::from_secs(20))
+            .window_requests(32)
+            .build()
+            .unwrap();
+        // Two requests let through; the first is answered while the second is in flight.
+        t.try_acquire().unwrap();
+        t.try_acquire().unwrap();
+        t.record(true);
+        t.record(false);
+        assert_eq!(t.counts(), (2, 1), "both requests counted, one accept");
+        t.try_acquire().unwrap();
+        t.record(true);
+        assert_eq!(
+            t.counts(),
+            (3, 2),
+            "an accept after a refusal forgets nothing it should not"
+        );
     }
 
     #[tokio::test(start_paused = true)]
