@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -27,7 +28,7 @@ use tonic::body::Body;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use self::attempt::{Attempts, BoxError, CallDeadline, grpc_timeout};
+use self::attempt::{Attempts, BoxError, CallDeadline, Unsent, grpc_timeout};
 pub use self::hooks::TransientStatuses;
 use self::hooks::{BoxedHooks, GrpcHooks, GrpcReplay, Mode};
 // A6's pushback, as `Transient for Status` reads it too.
@@ -715,6 +716,8 @@ where
             }
             parts.extensions.insert(CallDeadline(deadline));
         }
+        let unsent = Unsent::default();
+        parts.extensions.insert(unsent.clone());
         let body = ReplayBody::new(body, self.shared.replay_cap);
         let request = Request::from_parts(parts, body);
         // The readied channel makes the call; a clone takes its place (tower's pattern).
@@ -722,6 +725,11 @@ where
         let channel = std::mem::replace(&mut self.inner, fresh);
         let mut retrying = method.layer.layer(Attempts::new(channel, self.shared.name));
         let call = retrying.call(request);
+        let call = async move {
+            let mut outcome = call.await;
+            hooks::uncount_unsent(&mut outcome, unsent.0.load(Ordering::Relaxed));
+            outcome
+        };
         Box::pin(async move {
             let Some(deadline) = deadline else {
                 return call.await;
