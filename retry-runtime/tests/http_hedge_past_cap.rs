@@ -71,13 +71,11 @@ impl Service<http::Request<ReplayBody<Chunks>>> for Server {
     fn call(&mut self, request: http::Request<ReplayBody<Chunks>>) -> Self::Future {
         self.calls.fetch_add(1, SeqCst);
         Box::pin(async move {
-            match request.into_body().collect().await {
-                Err(error) => Err(Box::new(SendFailed(error)) as BoxError),
-                Ok(_) => {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    Ok(http::Response::builder().status(201).body(String::new())?)
-                }
+            if let Err(error) = request.into_body().collect().await {
+                return Err(Box::new(SendFailed(error)) as BoxError);
             }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok(http::Response::builder().status(201).body(String::new())?)
         })
     }
 }

@@ -506,7 +506,11 @@ pub(crate) fn uncount_unsent(outcome: &mut Result<Response<Body>, Status>, unsen
     match outcome {
         Ok(response) => {
             let headers = response.headers_mut();
-            match counted(headers.get(&PREVIOUS_ATTEMPTS).map(|v| v.as_bytes())) {
+            match counted(
+                headers
+                    .get(&PREVIOUS_ATTEMPTS)
+                    .map(http::HeaderValue::as_bytes),
+            ) {
                 Some(0) => drop(headers.remove(&PREVIOUS_ATTEMPTS)),
                 Some(sent) => drop(headers.insert(&PREVIOUS_ATTEMPTS, sent.into())),
                 None => {}
@@ -515,7 +519,7 @@ pub(crate) fn uncount_unsent(outcome: &mut Result<Response<Body>, Status>, unsen
         Err(status) => {
             let metadata = status.metadata_mut();
             let key = PREVIOUS_ATTEMPTS.as_str();
-            match counted(metadata.get(key).map(|v| v.as_bytes())) {
+            match counted(metadata.get(key).map(MetadataValue::as_bytes)) {
                 Some(0) => drop(metadata.remove(key)),
                 Some(sent) => drop(metadata.insert(key, MetadataValue::from(sent))),
                 None => {}
