@@ -78,9 +78,9 @@ const LONGEST_PUSHBACK: Duration = Duration::from_millis(i32::MAX as u64);
 ///   beyond the cap. A hedge waits to be sent until the body's first read has settled, and is
 ///   not sent at all once another copy holds the body past the cap (no stream is opened, so
 ///   none is reset). A copy left behind by the cap never ends the call, whatever the
-///   [`hooks`](GrpcRetryLayer::hooks): it is the layer's own doing, never shown to them, never a failure
-///   for the throttle or the guards, and the call ends with the server's answer to the copy
-///   holding the body. A hedge left behind unsent is not counted in
+///   [`hooks`](GrpcRetryLayer::hooks): it is the layer's own doing, never shown to them, never
+///   a failure for the throttle or the guards, and the call ends with the server's answer to
+///   the copy holding the body. A hedge left behind unsent is not counted in
 ///   `grpc-previous-rpc-attempts` (A6 counts the attempts sent), but it did start: it counts
 ///   towards `maxAttempts`, and a [`budget`](Self::budget) paid for it as for any hedge.
 /// - **Transparent retry:** a stream the server refused before its application saw it
