@@ -989,3 +989,60 @@ fn a_quantiles_starting_delay_not_below_the_timeout_is_refused() {
             .is_ok()
     );
 }
+
+/// Hooks for which an error saying "left behind" is the client's own doing (not a failure, as
+/// the gRPC layer says of a copy the replay cap left behind), and under which nothing more may
+/// start after a failure (the cap's commit): the copies in flight answer.
+#[derive(Default)]
+struct LeftBehindIsNoFailure {
+    failed: bool,
+}
+impl retry_runtime::Hooks<u32, io::Error> for LeftBehindIsNoFailure {
+    fn retry_if(&mut self, _: &io::Error) -> bool {
+        self.failed = true;
+        true
+    }
+    fn counts_as_failure(&mut self, error: &io::Error) -> bool {
+        error.to_string() != "left behind"
+    }
+    fn retry_refused(&mut self) -> Option<retry_runtime::GiveUpReason> {
+        self.failed
+            .then_some(retry_runtime::GiveUpReason::NotRetryable)
+    }
+}
+
+/// A copy's real failure, kept while another copy runs, is the call's outcome even when the
+/// copy that ends last fails with an error that is not the dependency's doing
+/// (`Hooks::counts_as_failure`): that one replaces no kept outcome and records nothing for the
+/// breaker. (A call keeps its outcome when it has a breaker or an adaptive throttle.)
+#[tokio::test(start_paused = true)]
+async fn an_error_that_is_no_failure_does_not_replace_a_kept_real_one() {
+    let policy = hedged(50 * MS, 2);
+    let breaker = CircuitBreaker::builder()
+        .failure_threshold(2)
+        .reset_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let out: io::Result<u32> = policy
+        .retry(|| {
+            let n = context().unwrap().attempt();
+            async move {
+                // Copy 1 fails at 100 ms for real; copy 2 (50..130 ms) was left behind.
+                sleep(if n == 1 { 100 * MS } else { 80 * MS }).await;
+                Err(io::Error::other(if n == 1 {
+                    "unavailable"
+                } else {
+                    "left behind"
+                }))
+            }
+        })
+        .hooks(LeftBehindIsNoFailure::default())
+        .circuit_breaker(&breaker)
+        .await;
+    assert_eq!(out.unwrap_err().to_string(), "unavailable");
+    assert_eq!(
+        breaker.state(),
+        retry_runtime::BreakerState::Closed,
+        "one failure of two: the left-behind copy counted for nothing"
+    );
+}

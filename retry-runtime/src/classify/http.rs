@@ -123,6 +123,16 @@ pub fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
     })
 }
 
+/// Whether `error` (or an error below it) is a [`BodyNotReplayable`] of a copy left behind by
+/// the replay cap: another copy took the body past it. The client's own doing, not the
+/// server's outcome (see `RetryRequest::left_behind`).
+#[cfg(feature = "tower")]
+pub(crate) fn left_behind_by_the_cap(error: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(error), |e| cause(*e))
+        .filter_map(|e| e.downcast_ref::<BodyNotReplayable>())
+        .any(BodyNotReplayable::left_behind)
+}
+
 /// The error below `error`: its source, or for an `io::Error` holding another error, that
 /// error (whose own source is what the `io::Error` reports as its source, skipping it).
 fn cause<'a>(

@@ -210,6 +210,27 @@ pub trait RetryRequest<Req, T, E> {
         None
     }
 
+    /// Whether `error` is the error of a copy of `request` left behind by the replay cap
+    /// (another copy took the body past it): the client's own doing, not the dependency's
+    /// outcome. Such an error is never shown to the classification: the call's copy holding
+    /// the body answers for it (it is retried, and so refused by the cap), and it counts for
+    /// neither the breaker nor the throttle. Default: no; with the feature `http`,
+    /// [`HttpRequests`] says yes for a [`BodyNotReplayable`](crate::http::BodyNotReplayable)
+    /// among the error's sources (an error seen through `tower::BoxError`, `std::io::Error`
+    /// or `reqwest::Error`).
+    ///
+    /// ```
+    /// use reattempt::tower::{Cloned, RetryRequest};
+    ///
+    /// let error = std::io::Error::other("reset");
+    /// assert!(!RetryRequest::<_, (), _>::left_behind(&Cloned, &"request", &error));
+    /// ```
+    #[inline]
+    fn left_behind(&self, request: &Req, error: &E) -> bool {
+        let _ = (request, error);
+        false
+    }
+
     /// Called once with the call's final outcome and the number of attempts made (with the
     /// feature `http`, [`HttpRequests`] records it in a response's extensions). Default:
     /// nothing.
@@ -1528,6 +1549,15 @@ impl<H, Req, R> ReadyAware<'_, H, Req, R> {
     fn failed(&self) -> bool {
         self.failed.load(Ordering::Relaxed)
     }
+
+    /// Whether `error` is a copy's the replay cap left behind ([`RetryRequest::left_behind`]).
+    #[inline]
+    fn left_behind<T, E>(&self, error: &E) -> bool
+    where
+        R: RetryRequest<Req, T, E>,
+    {
+        self.rule.left_behind(self.request, error)
+    }
 }
 
 impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
@@ -1537,6 +1567,12 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
     fn retry_if(&mut self, error: &E) -> bool {
         if self.failed() {
             return false;
+        }
+        if self.left_behind(error) {
+            // The client's own doing: the copy holding the body answers (the cap refuses the
+            // retry); the classification never sees it.
+            self.classified = false;
+            return true;
         }
         // HTTP's safety rule decides about repeating from the request (`retry_request`): the
         // classification says only whether the failure is transient.
@@ -1553,7 +1589,9 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
     /// the dependency's failure. Asked after `retry_if` for the same error.
     #[inline]
     fn error_failed(&mut self, error: &E) -> bool {
-        !self.failed() && (self.classified || self.hooks.error_failed(error))
+        !self.failed()
+            && !self.left_behind(error)
+            && (self.classified || self.hooks.error_failed(error))
     }
 
     #[inline]
@@ -1577,7 +1615,7 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
 
     #[inline]
     fn counts_as_failure(&mut self, error: &E) -> bool {
-        self.hooks.counts_as_failure(error)
+        !self.left_behind(error) && self.hooks.counts_as_failure(error)
     }
 
     #[inline]
@@ -1593,6 +1631,9 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
 
     #[inline]
     fn retry_after(&mut self, error: &E) -> Option<Duration> {
+        if self.left_behind(error) {
+            return None;
+        }
         self.hooks.retry_after(error)
     }
 
@@ -1603,18 +1644,22 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
 
     #[inline]
     fn on_retry(&mut self, error: &E, context: &RetryContext, delay: Duration) {
-        self.hooks.on_retry(error, context, delay);
+        if !self.left_behind(error) {
+            self.hooks.on_retry(error, context, delay);
+        }
     }
 
     #[inline]
     fn is_timeout(&mut self, error: &E) -> bool {
-        self.failed() || self.hooks.is_timeout(error)
+        self.failed() || (!self.left_behind(error) && self.hooks.is_timeout(error))
     }
 
     #[inline]
     fn class(&mut self, error: &E) -> ErrorClass {
         if self.failed() {
             ErrorClass::Timeout
+        } else if self.left_behind(error) {
+            ErrorClass::default()
         } else {
             self.hooks.class(error)
         }
@@ -1627,6 +1672,9 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
 
     #[inline]
     fn delay_for(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration> {
+        if self.left_behind(error) {
+            return None;
+        }
         self.hooks.delay_for(error, attempt, computed)
     }
 
@@ -2314,6 +2362,12 @@ mod http {
 
         fn judges_safety(&self) -> bool {
             true
+        }
+
+        /// A copy whose `ReplayBody` clone another copy left behind past the cap.
+        fn left_behind(&self, request: &Request<B>, error: &E) -> bool {
+            Committed::in_extensions(request.extensions())
+                && as_error(error).is_some_and(crate::classify::http::left_behind_by_the_cap)
         }
 
         /// A `ReplayBody` past its cap: the call is committed to the attempt that read it (the

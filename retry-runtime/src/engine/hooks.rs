@@ -213,7 +213,9 @@ pub trait Hooks<T, E> {
     /// Whether an error the call retries (`retry_if` said yes) is the dependency's failure, for
     /// the breaker and the adaptive throttle. Default: yes. The gRPC layer says no for a copy
     /// whose request body could not be sent (another copy took it past its replay cap): the
-    /// client's own doing.
+    /// client's own doing. Such an error records nothing for the breaker, and never replaces an
+    /// outcome the call keeps (a call with a breaker or an adaptive throttle keeps its last real
+    /// one): a hedged call whose last copy to end fails so ends with the kept outcome.
     fn counts_as_failure(&mut self, error: &E) -> bool {
         let _ = error;
         true

@@ -725,13 +725,20 @@ fn after_error<T, E: Debug>(
     // dependency that hangs must open the breaker; so is an error kept from a retry that it
     // would have had (`Hooks::error_failed`: a POST's reset under HTTP's safety rule; an
     // unknown outcome the crate's judgement does not repeat).
+    // Whether the error is the dependency's doing at all (`Hooks::counts_as_failure`).
+    let counted = !retryable || hooks.counts_as_failure(&error);
     let failure = engine.timed_out()
         || if retryable {
-            hooks.counts_as_failure(&error)
+            counted
         } else {
             verdict.refused || hooks.error_failed(&error)
         };
-    guards.record(!failure);
+    if counted || engine.timed_out() {
+        guards.record(!failure);
+    } else {
+        // Not the dependency's doing: neither a failure nor a success, as a cancelled copy.
+        guards.cancelled();
+    }
     let (hint, refused) = if retryable {
         (hooks.retry_after(&error), hooks.retry_refused())
     } else {
@@ -750,16 +757,14 @@ fn after_error<T, E: Debug>(
                 verdict.effect,
                 logged,
             );
-            if let Some(last) = last {
-                *last = Some(Err(error));
-            }
+            keep(last, Err(error), counted);
             Decision::Retry(delay)
         }
         Decision::Stop(reason) => {
             let reason = refusal(reason, verdict);
             let logged = Logged::new(&error, engine.policy().log_error);
             events::giving_up(name, engine.attempt(), reason, Some(logged));
-            Decision::Stop(Err(error))
+            Decision::Stop(kept_over(last, Err(error), counted))
         }
     }
 }
@@ -879,7 +884,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     guards: Guards<'_>,
     others: bool,
     retry_pending: bool,
-    mut last: Option<&mut Option<Result<T, E>>>,
+    last: Option<&mut Option<Result<T, E>>>,
     number: u32,
 ) -> CopyDecision<Result<T, E>> {
     let to_copy = |d: Decision<Result<T, E>>| match d {
@@ -892,12 +897,11 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         ));
     }
     // A failure that leads to a retry (or waits for one) is the call's last real outcome, which
-    // a retry the breaker or the throttle turns away ends the call with (`decide_keeping`).
-    let mut keep = |outcome: Result<T, E>| {
-        if let Some(last) = last.as_deref_mut() {
-            *last = Some(outcome);
-        }
-    };
+    // a retry the breaker or the throttle turns away ends the call with (`decide_keeping`), and
+    // which a later outcome that is not the dependency's doing (`Hooks::counts_as_failure`)
+    // never replaces: a copy the client itself could not send does not end a call with its own
+    // made-up error while a real one is kept (see `kept_over`).
+    let mut counted = true;
     // A retried `Ok`'s hint (its `Retry-After`), read before the value is dropped.
     let mut ok_hint = None;
     // What the retried error's attempt may have done, for the retry event.
@@ -951,7 +955,8 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
                 return CopyDecision::Stop(Err(error));
             }
             seen = verdict.effect;
-            if hooks.counts_as_failure(&error) {
+            counted = hooks.counts_as_failure(&error);
+            if counted {
                 guards.record(false);
             } else {
                 // Not the dependency's doing (`Hooks::counts_as_failure`): neither a failure nor
@@ -966,7 +971,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     // a retry already decided (paid) is not made.
     if let Some(reason) = hooks.retry_refused() {
         if others {
-            keep(retried);
+            keep(last, retried, counted);
             return CopyDecision::Wait;
         }
         if retry_pending && let Some(budget) = guards.budget_ref() {
@@ -977,7 +982,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
             .err()
             .map(|e| Logged::new(e, engine.policy().log_error));
         events::giving_up(name.name(), engine.attempt(), reason, logged);
-        return CopyDecision::Stop(retried);
+        return CopyDecision::Stop(kept_over(last, retried, counted));
     }
     let decision = after_copy_failure(
         engine,
@@ -989,8 +994,30 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         retry_pending,
         number,
     );
-    keep(retried);
+    keep(last, retried, counted);
     decision
+}
+
+/// Keeps `outcome` in `last` (if the call keeps one) as the call's last real outcome, unless it
+/// is not the dependency's doing (`counted` false: `Hooks::counts_as_failure`) and a real one is
+/// kept already.
+fn keep<O>(last: Option<&mut Option<O>>, outcome: O, counted: bool) {
+    if let Some(last) = last
+        && (counted || last.is_none())
+    {
+        *last = Some(outcome);
+    }
+}
+
+/// The outcome a call ends with: `outcome`, unless it is not the dependency's doing (`counted`
+/// false: `Hooks::counts_as_failure`) and a real outcome is kept in `last`: then that one (a
+/// hedged copy the client could not send must not end the call with its own error while the
+/// server's answer to another copy is known).
+fn kept_over<O>(last: Option<&mut Option<O>>, outcome: O, counted: bool) -> O {
+    match last {
+        Some(last) if !counted => last.take().unwrap_or(outcome),
+        _ => outcome,
+    }
 }
 
 /// The rest of [`decide_copy_pending`], for a retryable failure (`error`, or a retried `Ok` with

@@ -7,6 +7,7 @@ use std::error::Error as StdError;
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -30,6 +31,12 @@ pub(crate) type AttemptRequest = Request<ReplayBody<Body>>;
 /// time that is left rather than the whole timeout again.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CallDeadline(pub(crate) Instant);
+
+/// How many copies of a call the cap left behind unsent (in the request's extensions, shared by
+/// every copy): gRFC A6's `grpc-previous-rpc-attempts` counts the attempts sent, and the engine
+/// counted these when they started (see [`uncount_unsent`](super::hooks::uncount_unsent)).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Unsent(pub(crate) Arc<AtomicU32>);
 
 /// The transport wrapped for attempts: `S` is a tonic `Channel` or any
 /// `Service<http::Request<tonic::body::Body>>`.
@@ -76,6 +83,9 @@ where
             let mut hold = Hold::new(&body);
             // gRFC A6: a copy that cannot carry the body past its cap is not sent at all.
             if let Err(left) = poll_fn(|cx| body.poll_send(cx)).await {
+                if let Some(Unsent(unsent)) = parts.extensions.get::<Unsent>() {
+                    unsent.fetch_add(1, Ordering::Relaxed);
+                }
                 return Err(left_behind(&left, None));
             }
             let first = inner
@@ -92,9 +102,18 @@ where
                     poll_fn(|cx| inner.poll_ready(cx))
                         .await
                         .map_err(|e| transport_status(e.into()))?;
+                    // Whether another copy holds the body past the cap (not the refused one).
+                    let taken = hold.retire.left_behind();
                     let mut hold = Hold::new(&again);
-                    if let Err(left) = poll_fn(|cx| again.poll_send(cx)).await {
-                        return Err(left_behind(&left, None));
+                    if poll_fn(|cx| again.poll_send(cx)).await.is_err() {
+                        return Err(match taken {
+                            Some(taken) => left_behind(&taken, None),
+                            // The refused stream itself took the body past its cap: it cannot
+                            // be sent again, and no other copy has it. The call ends with the
+                            // refusal, as gRPC reports it (`UNAVAILABLE`, the transport's
+                            // error as its source).
+                            None => transport_status(error),
+                        });
                     }
                     let outcome = inner.call(with_time_left(parts, again)).await;
                     settle(outcome.map_err(Into::into), &mut hold)

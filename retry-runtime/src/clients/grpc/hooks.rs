@@ -331,12 +331,26 @@ impl Clone for BoxedHooks {
     }
 }
 
+/// Whether `status` is a copy left behind by the cap (see [`left_behind_by_the_cap`]): the
+/// layer's own doing, which [`BoxedHooks`] answers for itself, whatever hooks it holds.
+///
+/// [`left_behind_by_the_cap`]: super::attempt::left_behind_by_the_cap
+fn left_behind(status: &Status) -> bool {
+    super::attempt::left_behind_by_the_cap(status)
+}
+
+/// The layer's hooks, whichever they are, with one rule of the layer's own before them: a copy
+/// left behind by the cap (another copy took the body past it; this one was not sent, or could
+/// not carry the body) is the client's own doing, not a server's outcome. It never reaches the
+/// held hooks (a user's `retry_if` could not tell it from a server's `UNAVAILABLE`), never ends
+/// the call (retried, and so refused by the cap: the copy holding the body answers), and never
+/// counts for the breaker, the throttle or the adaptive throttle.
 impl Hooks<Response<Body>, Status> for BoxedHooks {
     fn retry_if(&mut self, error: &Status) -> bool {
         // The error is always a `Status`, whose class the crate knows: hooks of the user's that
         // state none take it (RESOURCE_EXHAUSTED is throttling), as after `transient`.
         crate::classify::effect::note_class(|| crate::error_class(error));
-        self.0.retry_if(error)
+        left_behind(error) || self.0.retry_if(error)
     }
     fn retry_if_ok(&mut self, value: &Response<Body>) -> bool {
         self.0.retry_if_ok(value)
@@ -345,21 +359,32 @@ impl Hooks<Response<Body>, Status> for BoxedHooks {
         self.0.retries_ok()
     }
     fn retry_after(&mut self, error: &Status) -> Option<Duration> {
+        if left_behind(error) {
+            return None;
+        }
         self.0.retry_after(error)
     }
     fn retry_after_ok(&mut self, value: &Response<Body>) -> Option<Duration> {
         self.0.retry_after_ok(value)
     }
     fn delay_for(&mut self, error: &Status, attempt: u32, computed: Duration) -> Option<Duration> {
+        if left_behind(error) {
+            return None;
+        }
         self.0.delay_for(error, attempt, computed)
     }
     fn on_retry(&mut self, error: &Status, context: &crate::RetryContext, delay: Duration) {
-        self.0.on_retry(error, context, delay);
+        if !left_behind(error) {
+            self.0.on_retry(error, context, delay);
+        }
     }
     fn is_timeout(&mut self, error: &Status) -> bool {
-        self.0.is_timeout(error)
+        !left_behind(error) && self.0.is_timeout(error)
     }
     fn class(&mut self, error: &Status) -> ErrorClass {
+        if left_behind(error) {
+            return crate::error_class(error);
+        }
         self.0.class(error)
     }
     fn class_ok(&mut self, value: &Response<Body>) -> ErrorClass {
@@ -369,7 +394,7 @@ impl Hooks<Response<Body>, Status> for BoxedHooks {
         self.0.ok_failed(value)
     }
     fn error_failed(&mut self, error: &Status) -> bool {
-        self.0.error_failed(error)
+        !left_behind(error) && self.0.error_failed(error)
     }
     fn hedge_allowed(&mut self) -> bool {
         self.0.hedge_allowed()
@@ -389,7 +414,7 @@ impl Hooks<Response<Body>, Status> for BoxedHooks {
         self.0.retry_refused()
     }
     fn counts_as_failure(&mut self, error: &Status) -> bool {
-        self.0.counts_as_failure(error)
+        !left_behind(error) && self.0.counts_as_failure(error)
     }
 }
 
@@ -459,6 +484,45 @@ impl RetryRequest<AttemptRequest, Response<Body>, Status> for GrpcReplay {
                         .metadata_mut()
                         .insert(PREVIOUS_ATTEMPTS.as_str(), MetadataValue::from(previous));
                 }
+            }
+        }
+    }
+}
+
+/// Takes the copies the cap left behind unsent (`unsent`) off the final outcome's
+/// `grpc-previous-rpc-attempts` ([`GrpcReplay`]'s `finish` counts every attempt the engine
+/// started): A6 counts the attempts sent. Such copies come after the copy holding the body (the
+/// cap was passed before they could be sent, and nothing starts after it), so no copy sent
+/// counted them in its own header.
+pub(crate) fn uncount_unsent(outcome: &mut Result<Response<Body>, Status>, unsent: u32) {
+    if unsent == 0 {
+        return;
+    }
+    let counted = |value: Option<&[u8]>| {
+        value
+            .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u32>().ok())
+            .map(|n| n.saturating_sub(unsent))
+    };
+    match outcome {
+        Ok(response) => {
+            let headers = response.headers_mut();
+            match counted(
+                headers
+                    .get(&PREVIOUS_ATTEMPTS)
+                    .map(http::HeaderValue::as_bytes),
+            ) {
+                Some(0) => drop(headers.remove(&PREVIOUS_ATTEMPTS)),
+                Some(sent) => drop(headers.insert(&PREVIOUS_ATTEMPTS, sent.into())),
+                None => {}
+            }
+        }
+        Err(status) => {
+            let metadata = status.metadata_mut();
+            let key = PREVIOUS_ATTEMPTS.as_str();
+            match counted(metadata.get(key).map(MetadataValue::as_bytes)) {
+                Some(0) => drop(metadata.remove(key)),
+                Some(sent) => drop(metadata.insert(key, MetadataValue::from(sent))),
+                None => {}
             }
         }
     }

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -27,7 +28,7 @@ use tonic::body::Body;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use self::attempt::{Attempts, BoxError, CallDeadline, grpc_timeout};
+use self::attempt::{Attempts, BoxError, CallDeadline, Unsent, grpc_timeout};
 pub use self::hooks::TransientStatuses;
 use self::hooks::{BoxedHooks, GrpcHooks, GrpcReplay, Mode};
 // A6's pushback, as `Transient for Status` reads it too.
@@ -76,7 +77,12 @@ const LONGEST_PUSHBACK: Duration = Duration::from_millis(i32::MAX as u64);
 ///   and replayed to each attempt; a larger request is sent once (committed), never buffered
 ///   beyond the cap. A hedge waits to be sent until the body's first read has settled, and is
 ///   not sent at all once another copy holds the body past the cap (no stream is opened, so
-///   none is reset); a copy left behind by the cap never ends the call.
+///   none is reset). A copy left behind by the cap never ends the call, whatever the
+///   [`hooks`](GrpcRetryLayer::hooks): it is the layer's own doing, never shown to them, never
+///   a failure for the throttle or the guards, and the call ends with the server's answer to
+///   the copy holding the body. A hedge left behind unsent is not counted in
+///   `grpc-previous-rpc-attempts` (A6 counts the attempts sent), but it did start: it counts
+///   towards `maxAttempts`, and a [`budget`](Self::budget) paid for it as for any hedge.
 /// - **Transparent retry:** a stream the server refused before its application saw it
 ///   (`REFUSED_STREAM`) is sent again once, at once, with or without a policy, counted neither
 ///   as an attempt nor by the throttle.
@@ -715,6 +721,8 @@ where
             }
             parts.extensions.insert(CallDeadline(deadline));
         }
+        let unsent = Unsent::default();
+        parts.extensions.insert(unsent.clone());
         let body = ReplayBody::new(body, self.shared.replay_cap);
         let request = Request::from_parts(parts, body);
         // The readied channel makes the call; a clone takes its place (tower's pattern).
@@ -722,6 +730,11 @@ where
         let channel = std::mem::replace(&mut self.inner, fresh);
         let mut retrying = method.layer.layer(Attempts::new(channel, self.shared.name));
         let call = retrying.call(request);
+        let call = async move {
+            let mut outcome = call.await;
+            hooks::uncount_unsent(&mut outcome, unsent.0.load(Ordering::Relaxed));
+            outcome
+        };
         Box::pin(async move {
             let Some(deadline) = deadline else {
                 return call.await;
