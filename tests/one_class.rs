@@ -437,7 +437,10 @@ async fn a_class_noted_for_a_wrapped_cause_is_not_the_wrappers_in_any_driver() {
     assert_eq!(attribute, closure);
     assert_eq!(
         (attribute.delays, attribute.classes),
-        (vec![50 * MS, 100 * MS], vec!["transient".into(), "transient".into()]),
+        (
+            vec![50 * MS, 100 * MS],
+            vec!["transient".into(), "transient".into()]
+        ),
         "both retries transient: nothing is known of Opaque's own class"
     );
 }

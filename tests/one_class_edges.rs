@@ -14,7 +14,12 @@ use reattempt::testing::trace;
 use reattempt::{ErrorClass, Jitter, Preset, RetryBudget, RetryPolicy, Transient, retryable};
 
 fn policy() -> RetryPolicy {
-    Preset::Aws2026.policy().jitter(Jitter::None).max_attempts(2).build().unwrap()
+    Preset::Aws2026
+        .policy()
+        .jitter(Jitter::None)
+        .max_attempts(2)
+        .build()
+        .unwrap()
 }
 static POLICY: LazyLock<RetryPolicy> = LazyLock::new(policy);
 fn budget() -> RetryBudget {
@@ -79,7 +84,10 @@ impl Api {
 /// while `is_transient` ran.
 #[tokio::test(start_paused = true)]
 async fn a_wrappers_stated_class_wins_over_the_class_its_inner_status_noted() {
-    let api = Api { calls: AtomicU32::new(0), budget: budget() };
+    let api = Api {
+        calls: AtomicU32::new(0),
+        budget: budget(),
+    };
     let (_, t) = trace(api.call()).await;
     let attribute = run(&t, &api.budget);
 
@@ -109,7 +117,10 @@ async fn a_wrappers_stated_class_wins_over_the_class_its_inner_status_noted() {
     );
     assert_eq!(
         (closure.delays, closure.classes),
-        (vec![Duration::from_millis(50)], vec!["transient".to_owned()]),
+        (
+            vec![Duration::from_millis(50)],
+            vec!["transient".to_owned()]
+        ),
         "ApiError says transient"
     );
 }
@@ -210,7 +221,10 @@ fn timed_out() -> IoWrap {
     IoWrap(std::io::Error::from(std::io::ErrorKind::TimedOut))
 }
 fn breaker() -> reattempt::CircuitBreaker {
-    reattempt::CircuitBreaker::builder().failure_threshold(1).build().unwrap()
+    reattempt::CircuitBreaker::builder()
+        .failure_threshold(1)
+        .build()
+        .unwrap()
 }
 struct Api3 {
     breaker: reattempt::CircuitBreaker,
@@ -336,7 +350,11 @@ async fn a_wrapper_that_states_its_causes_class_has_it_in_every_driver() {
     assert_eq!(attribute, closure);
     assert_eq!(
         (closure.delays, closure.classes, closure.tokens),
-        (vec![Duration::from_secs(1)], vec!["throttling".to_owned()], 500 - 5),
+        (
+            vec![Duration::from_secs(1)],
+            vec!["throttling".to_owned()],
+            500 - 5
+        ),
         "throttling: from 1 s, 5 tokens"
     );
 }

@@ -477,10 +477,18 @@ fn expr_kind(key: &str) -> Option<&'static str> {
         "retry_after" => "a path or closure, `Fn(&E) -> Option<Duration>`",
         "delay_for" => "a path or closure, `Fn(&E, u32, Duration) -> Option<Duration>`",
         "on_retry" => "a path or closure, `Fn(&E, &reattempt::RetryContext, Duration)`",
-        "circuit_breaker" => "a `CircuitBreaker` the call borrows (a `static`, `self.breaker`, an `Arc<CircuitBreaker>`)",
-        "budget" => "a `RetryBudget` the call borrows (a `static`, `self.budget`, an `Arc<RetryBudget>`)",
-        "throttle" => "an `AdaptiveThrottle` the call borrows (a `static`, `self.throttle`, an `Arc<AdaptiveThrottle>`)",
-        "bulkhead" => "a `Bulkhead` the call borrows (a `static`, `self.bulkhead`, an `Arc<Bulkhead>`)",
+        "circuit_breaker" => {
+            "a `CircuitBreaker` the call borrows (a `static`, `self.breaker`, an `Arc<CircuitBreaker>`)"
+        }
+        "budget" => {
+            "a `RetryBudget` the call borrows (a `static`, `self.budget`, an `Arc<RetryBudget>`)"
+        }
+        "throttle" => {
+            "an `AdaptiveThrottle` the call borrows (a `static`, `self.throttle`, an `Arc<AdaptiveThrottle>`)"
+        }
+        "bulkhead" => {
+            "a `Bulkhead` the call borrows (a `static`, `self.bulkhead`, an `Arc<Bulkhead>`)"
+        }
         "policy" => "a `RetryPolicy` the call borrows (a `static`, a `LazyLock`, `self.policy`)",
         "recover" => "the path of a #[recover] fn (`fallback`, `Self::fallback`)",
         "timeout_into" => {

@@ -453,12 +453,24 @@ mod tests {
         struct Inner;
         let ((), _) = judging_about(Subject::error::<Outer>(), false, false, || {
             note_class(&Inner, || Throttling);
-            assert_eq!(judged_class(), None, "an inner cause's class is not the error's");
+            assert_eq!(
+                judged_class(),
+                None,
+                "an inner cause's class is not the error's"
+            );
             note_class(&Outer, || Timeout);
             note_class(&Inner, || Throttling);
-            assert_eq!(judged_class(), Some(Timeout), "the error's own, over a later inner one");
+            assert_eq!(
+                judged_class(),
+                Some(Timeout),
+                "the error's own, over a later inner one"
+            );
             note_class(&&Outer, || Throttling);
-            assert_eq!(judged_class(), Some(Throttling), "a reference to it is the error");
+            assert_eq!(
+                judged_class(),
+                Some(Throttling),
+                "a reference to it is the error"
+            );
         });
         // An `Ok` value's judgement keeps what its predicate asked (a response's status).
         let ((), _) = judging(false, false, || {

@@ -248,7 +248,11 @@ pub trait Transient {
 /// ```
 impl Transient for std::io::Error {
     fn is_transient(&self) -> bool {
-        effect::noting_class(self, || self.class(), effect::transient_by_effect(self.effect()))
+        effect::noting_class(
+            self,
+            || self.class(),
+            effect::transient_by_effect(self.effect()),
+        )
     }
 
     fn is_timeout(&self) -> bool {

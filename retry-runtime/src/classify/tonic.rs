@@ -164,7 +164,11 @@ pub fn codes(codes: &[Code]) -> impl Fn(&Status) -> bool + Copy + Send + Sync + 
     let set = codes.iter().fold(0_u32, |set, code| set | bit(*code));
     // Notes the status's class, as the crate's judgement does: RESOURCE_EXHAUSTED is throttling.
     move |status: &Status| {
-        crate::classify::effect::noting_class(status, || status.class(), set & bit(status.code()) != 0)
+        crate::classify::effect::noting_class(
+            status,
+            || status.class(),
+            set & bit(status.code()) != 0,
+        )
     }
 }
 

@@ -939,13 +939,12 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         }
         Err(error) => {
             events::attempt_made(name);
-            let ((retryable, class), verdict) =
-                judge(
-                    engine,
-                    effect::Subject::error::<E>(),
-                    |hooks: &mut _| judged(hooks, &error),
-                    hooks,
-                );
+            let ((retryable, class), verdict) = judge(
+                engine,
+                effect::Subject::error::<E>(),
+                |hooks: &mut _| judged(hooks, &error),
+                hooks,
+            );
             engine.note_class(class);
             if !retryable {
                 guards
