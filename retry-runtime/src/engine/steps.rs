@@ -720,12 +720,7 @@ fn after_error<T, E: Debug>(
         return Decision::Stop(last.and_then(Option::take).unwrap_or(Err(rejection)));
     }
     events::attempt_made(name);
-    let ((retryable, class), verdict) = judge(
-        engine,
-        effect::Subject::error::<E>(),
-        |hooks: &mut _| judged(hooks, &error),
-        hooks,
-    );
+    let ((retryable, class), verdict) = judge_error(engine, hooks, &error);
     engine.note_class(class);
     // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
     // dependency that hangs must open the breaker; so is an error kept from a retry that it
@@ -785,6 +780,17 @@ fn judge<T, E, H: Hooks<T, E>, R>(
 ) -> (R, effect::Verdict) {
     let idempotent = engine.idempotent_over(hooks.idempotent());
     effect::judging_about(subject, idempotent, engine.timed_out(), || ask(hooks))
+}
+
+/// [`judged`] in a judgement of an error of type `E` (see [`judge`]).
+#[inline]
+fn judge_error<T, E, H: Hooks<T, E>>(
+    engine: &Engine<'_>,
+    hooks: &mut H,
+    error: &E,
+) -> ((bool, ErrorClass), effect::Verdict) {
+    let subject = effect::Subject::error::<E>();
+    judge(engine, subject, |hooks: &mut H| judged(hooks, error), hooks)
 }
 
 /// An error's retry predicate and class, asked in that order inside one judgement (see
@@ -939,12 +945,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         }
         Err(error) => {
             events::attempt_made(name);
-            let ((retryable, class), verdict) = judge(
-                engine,
-                effect::Subject::error::<E>(),
-                |hooks: &mut _| judged(hooks, &error),
-                hooks,
-            );
+            let ((retryable, class), verdict) = judge_error(engine, hooks, &error);
             engine.note_class(class);
             if !retryable {
                 guards
