@@ -835,8 +835,16 @@ fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span) -> TokenStream {
     let class = class_probe(p);
     // Captures nothing: a `fn` pointer, as `retry_on`'s.
     hooks = quote!(#p::error_class(#hooks, #class));
-    // A retried `Ok` (a 429 status) has a class too.
-    if args.retry_if_ok.is_some() {
+    // A retried `Ok` (a 429 status) has a class too, where it changes something (a guard, a
+    // `throttling_delay`, or a `policy`, which may hold one); elsewhere the class the predicate
+    // noted, as the closure API's. (Not always: a `retry_if_ok` of the wrong type would then be
+    // reported twice.)
+    let class_matters = args.circuit_breaker.is_some()
+        || args.budget.is_some()
+        || args.throttle.is_some()
+        || args.policy.is_some()
+        || args.schedule.settings.throttling_delay.is_some();
+    if args.retry_if_ok.is_some() && class_matters {
         hooks = quote!(#p::ok_class(#hooks, #class));
     }
     hooks
