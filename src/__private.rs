@@ -586,8 +586,10 @@ pub trait NeverFits {
 }
 
 /// An attempt's error, asked its class ([`Transient::class`]) when its type implements
-/// [`Transient`], and otherwise the class the call's predicate noted (`reattempt::transient` on
-/// an error it wraps), else transient: autoref specialization. The generated code calls
+/// [`Transient`], and otherwise what the closure API takes: the class the crate's judgement noted
+/// for the judged outcome (for an error, only a class noted for its own type, never an inner
+/// cause's; for a retried `Ok` value, the class of what `retry_if_ok` asked, a response's
+/// status), else transient: autoref specialization. The generated code calls
 /// `ClassProbe(&error).__reattempt_class()` with [`ProbeClass`] in scope (a method name no user
 /// trait shares, so that no extension trait in scope takes the call over); method lookup tries
 /// `ClassProbe<E>` first (implemented when `E: Transient`, for a concrete type or a generic one
@@ -618,8 +620,8 @@ impl<E: Transient + ?Sized> ProbeClass for ClassProbe<'_, E> {
 }
 
 impl<E: ?Sized> ProbeClass for &ClassProbe<'_, E> {
-    /// The type cannot say: the class the call's predicate noted (`reattempt::transient` on an
-    /// error it wraps), as in the closure API, else transient.
+    /// The type cannot say: the class the crate's judgement noted for the outcome, as in the
+    /// closure API, else transient.
     #[inline]
     fn __reattempt_class(self) -> retry_runtime::ErrorClass {
         retry_runtime::__private::judged_class()

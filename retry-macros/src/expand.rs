@@ -832,13 +832,20 @@ fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span) -> TokenStream {
             hooks.extend(quote!(.#method(#expr)));
         }
     }
-    if let Some(class) = class_probe(args, p) {
-        // Captures nothing: a `fn` pointer, as `retry_on`'s.
-        hooks = quote!(#p::error_class(#hooks, #class));
-        // A retried `Ok` (a 429 status) has a class too.
-        if args.retry_if_ok.is_some() {
-            hooks = quote!(#p::ok_class(#hooks, #class));
-        }
+    let class = class_probe(p);
+    // Captures nothing: a `fn` pointer, as `retry_on`'s.
+    hooks = quote!(#p::error_class(#hooks, #class));
+    // A retried `Ok` (a 429 status) has a class too, where it changes something (a guard, a
+    // `throttling_delay`, or a `policy`, which may hold one); elsewhere the class the predicate
+    // noted, as the closure API's. (Not always: a `retry_if_ok` of the wrong type would then be
+    // reported twice.)
+    let class_matters = args.circuit_breaker.is_some()
+        || args.budget.is_some()
+        || args.throttle.is_some()
+        || args.policy.is_some()
+        || args.schedule.settings.throttling_delay.is_some();
+    if args.retry_if_ok.is_some() && class_matters {
+        hooks = quote!(#p::ok_class(#hooks, #class));
     }
     hooks
 }
@@ -1053,25 +1060,17 @@ fn guarded(
 
 /// The class of the attempt's error (`Transient::class`, asked when the error type implements
 /// `Transient`: see `__private::ClassProbe`), for the budget's cost, the breaker's count of
-/// timeouts and the delay after throttling: the `error_class` hook, only where a class changes
-/// something (a guard, a `throttling_delay`, or a `policy`, which may hold one). Elsewhere every
-/// retry is transient, in its events too.
-fn class_probe(args: &RetryArgs, p: &TokenStream) -> Option<TokenStream> {
-    let needed = args.circuit_breaker.is_some()
-        || args.budget.is_some()
-        || args.throttle.is_some()
-        || args.policy.is_some()
-        || args.schedule.settings.throttling_delay.is_some();
-    if !needed {
-        return None;
-    }
+/// timeouts, the delay after throttling and the retry's event: the `error_class` hook, whatever
+/// the keys, so that one function's class does not depend on which guards it has. Asked only
+/// for a failed attempt: nothing on the success path.
+fn class_probe(p: &TokenStream) -> TokenStream {
     let e = format_ident!("__reattempt_error", span = Span::mixed_site());
-    Some(quote! {
+    quote! {
         |#e| {
             use #p::ProbeClass as _;
             #p::ClassProbe(#e).__reattempt_class()
         }
-    })
+    }
 }
 
 /// `RetryPolicy::builder()` with each key that was given; validated already by the same rules.

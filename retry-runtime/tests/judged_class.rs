@@ -1,6 +1,7 @@
 //! The class the crate's judgement notes (`reattempt::transient`, the crate's own `is_transient`
 //! impls) is the class of hooks that state none, for that error alone: never the next
-//! attempt's, never another call's, and never over a class the user stated.
+//! attempt's, never another call's, never an inner cause's, and never over a class the user
+//! stated.
 
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
@@ -157,6 +158,22 @@ async fn a_wrappers_own_class_wins_over_the_class_of_what_it_wraps() {
         95,
         "Wrapped says transient (its default class)"
     );
+}
+
+/// The class `io::Error`'s own `is_transient` notes (a timeout) belongs to the `io::Error`, not
+/// to the `Wrapped` asked: `Wrapped`'s class is its own (transient), as `#[retryable]` asks it.
+#[tokio::test(start_paused = true)]
+async fn a_class_noted_for_what_an_error_wraps_is_not_the_errors() {
+    let (policy, budget) = (policy(2), budget());
+    let out = policy
+        .retry(|| async { Err::<(), _>(Wrapped(io::ErrorKind::TimedOut.into())) })
+        .retry_if(|e: &Wrapped| e.is_transient())
+        .idempotent(true)
+        .without_timeout()
+        .budget(&budget)
+        .await;
+    assert!(out.is_err());
+    assert_eq!(budget.available(), 95, "transient's 5, not a timeout's 10");
 }
 
 #[tokio::test(start_paused = true)]

@@ -18,6 +18,7 @@
 //! asked in a user's own code, a test) nothing is refused: the classification is the error's
 //! alone.
 
+use std::any::TypeId;
 use std::cell::Cell;
 
 use super::class::ErrorClass;
@@ -97,6 +98,39 @@ struct Judgement {
     /// judgement ([`transient`](crate::transient)) was last asked about, if it was asked: the
     /// class of a call whose hooks state none (see [`judged_class`]).
     class: Option<ErrorClass>,
+    /// Whose class may be noted ([`Subject`]).
+    subject: Subject,
+}
+
+/// What a judgement judges, for the class it keeps ([`note_class`]): a class belongs to the type
+/// it was noted for, so that a class noted for an inner cause (`transient(&e.source)`, a
+/// wrapper's `is_transient` asking the `StatusCode` it holds) never becomes the outer error's,
+/// whose class is the one its own type states, in every driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Subject {
+    /// An error of the type whose identities (without lifetimes: `typeid`) these are: the type
+    /// and a reference to it (`|e| transient(&e)` asks it of `&E`, whose class is `E`'s).
+    Error([TypeId; 2]),
+    /// An `Ok` value `retry_if_ok` judges (a response): its type states no class of its own, so
+    /// the class of what the predicate asked (its status) is kept, whatever its type.
+    Value,
+}
+
+impl Subject {
+    /// An error of type `E`.
+    #[inline]
+    pub(crate) fn error<E: ?Sized>() -> Self {
+        Subject::Error([typeid::of::<E>(), typeid::of::<&E>()])
+    }
+
+    /// Whether a class noted for a value of type `X` is the subject's.
+    #[inline]
+    fn owns<X: ?Sized>(self) -> bool {
+        match self {
+            Subject::Error(ids) => ids.contains(&typeid::of::<X>()),
+            Subject::Value => true,
+        }
+    }
 }
 
 thread_local! {
@@ -118,8 +152,20 @@ pub(crate) struct Verdict {
 /// not, whose attempt the policy's `timeout` cut or not: the crate's classifications asked
 /// inside it refuse an unknown outcome on a call that is not idempotent ([`may_repeat`]).
 /// Gives `judge`'s answer and what the judgement found. Judgements nest (a predicate that runs a
-/// retrying call of its own): the outer one is restored after.
+/// retrying call of its own): the outer one is restored after. Of an `Ok` value
+/// ([`judging_about`] names the subject).
+#[cfg(test)]
 pub(crate) fn judging<R>(
+    idempotent: bool,
+    timed_out: bool,
+    judge: impl FnOnce() -> R,
+) -> (R, Verdict) {
+    judging_about(Subject::Value, idempotent, timed_out, judge)
+}
+
+/// [`judging`], of `subject`: the class noted for it is kept ([`note_class`]).
+pub(crate) fn judging_about<R>(
+    subject: Subject,
     idempotent: bool,
     timed_out: bool,
     judge: impl FnOnce() -> R,
@@ -138,6 +184,7 @@ pub(crate) fn judging<R>(
             seen: None,
             refused: false,
             class: None,
+            subject,
         }))
     }));
     let answer = judge();
@@ -207,13 +254,18 @@ pub(crate) fn note_refused() {
     });
 }
 
-/// Notes, in the judgement in progress, the class of the error the crate's judgement is asked
-/// about ([`transient`](crate::transient) calls it): hooks that state no class use it. Outside a
-/// judgement, nothing (`class` is not even asked).
+/// Notes, in the judgement in progress, the class of `of`, an error the crate's judgement is
+/// asked about ([`transient`](crate::transient) calls it): hooks that state no class use it.
+/// Kept only when `of` is of the judged error's type ([`Subject`]): the class of an inner cause
+/// is not the outer error's. Outside a judgement, or for another type, nothing (`class` is not
+/// even asked).
 #[inline]
-pub(crate) fn note_class(class: impl FnOnce() -> ErrorClass) {
+pub(crate) fn note_class<X: ?Sized>(of: &X, class: impl FnOnce() -> ErrorClass) {
+    let _ = of;
     JUDGEMENT.with(|j| {
-        if let Some(mut judgement) = j.get() {
+        if let Some(mut judgement) = j.get()
+            && judgement.subject.owns::<X>()
+        {
             judgement.class = Some(class());
             j.set(Some(judgement));
         }
@@ -225,9 +277,9 @@ pub(crate) fn note_class(class: impl FnOnce() -> ErrorClass) {
 /// predicate, which may have noted one of its own.
 #[cfg(all(feature = "tower", feature = "http"))]
 #[inline]
-pub(crate) fn note_class_unless_noted(class: impl FnOnce() -> ErrorClass) {
+pub(crate) fn note_class_unless_noted<X: ?Sized>(of: &X, class: impl FnOnce() -> ErrorClass) {
     if judged_class().is_none() {
-        note_class(class);
+        note_class(of, class);
     }
 }
 
@@ -235,15 +287,20 @@ pub(crate) fn note_class_unless_noted(class: impl FnOnce() -> ErrorClass) {
 /// ([`note_class`]): how the crate's own impls end, so that `.retry_if(|e| e.is_transient())` on
 /// the crate's types tells the class as [`transient`](crate::transient) does.
 #[inline]
-pub(crate) fn noting_class(class: impl FnOnce() -> ErrorClass, answer: bool) -> bool {
-    note_class(class);
+pub(crate) fn noting_class<X: ?Sized>(
+    of: &X,
+    class: impl FnOnce() -> ErrorClass,
+    answer: bool,
+) -> bool {
+    note_class(of, class);
     answer
 }
 
 /// The class the crate's judgement noted in the judgement in progress ([`note_class`]): what
 /// [`Hooks::class`](crate::Hooks::class) falls back to when the hooks state no class. `None`
-/// outside a judgement, or when the call's predicate did not ask the crate (a rule the user
-/// wrote, or no `retry_if` at all: nothing is known of the error's type then). The engine asks
+/// outside a judgement, or when the call's predicate did not ask the crate about the judged error
+/// itself (a rule the user wrote, a question about an inner cause only, or no `retry_if` at all:
+/// nothing is known of the error's own class then). The engine asks
 /// the hooks' `class` inside the same judgement as their `retry_if`, for the same error, and the
 /// judgement ends (the outer one restored) before anything is awaited, so a class noted for one
 /// error never reaches another call, another task, or the next attempt.
@@ -369,14 +426,14 @@ mod tests {
     #[test]
     fn a_class_noted_belongs_to_its_judgement_alone() {
         use crate::ErrorClass::{Throttling, Timeout};
-        note_class(|| Throttling);
+        note_class(&(), || Throttling);
         assert_eq!(judged_class(), None, "outside a judgement nothing is kept");
         let ((), _) = judging(false, false, || {
             assert_eq!(judged_class(), None, "a judgement starts knowing nothing");
-            note_class(|| Throttling);
+            note_class(&(), || Throttling);
             let ((), _) = judging(false, false, || {
                 assert_eq!(judged_class(), None, "nor does a nested one");
-                note_class(|| Timeout);
+                note_class(&(), || Timeout);
                 assert_eq!(judged_class(), Some(Timeout));
             });
             assert_eq!(
@@ -387,6 +444,39 @@ mod tests {
         });
         assert_eq!(judged_class(), None, "nothing left for the next judgement");
         let ((), _) = judging(false, false, || assert_eq!(judged_class(), None));
+    }
+
+    #[test]
+    fn an_errors_judgement_keeps_the_class_noted_for_its_own_type_alone() {
+        use crate::ErrorClass::{Throttling, Timeout};
+        struct Outer;
+        struct Inner;
+        let ((), _) = judging_about(Subject::error::<Outer>(), false, false, || {
+            note_class(&Inner, || Throttling);
+            assert_eq!(
+                judged_class(),
+                None,
+                "an inner cause's class is not the error's"
+            );
+            note_class(&Outer, || Timeout);
+            note_class(&Inner, || Throttling);
+            assert_eq!(
+                judged_class(),
+                Some(Timeout),
+                "the error's own, over a later inner one"
+            );
+            note_class(&&Outer, || Throttling);
+            assert_eq!(
+                judged_class(),
+                Some(Throttling),
+                "a reference to it is the error"
+            );
+        });
+        // An `Ok` value's judgement keeps what its predicate asked (a response's status).
+        let ((), _) = judging(false, false, || {
+            note_class(&Inner, || Throttling);
+            assert_eq!(judged_class(), Some(Throttling));
+        });
     }
 
     #[test]

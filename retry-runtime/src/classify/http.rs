@@ -275,7 +275,7 @@ pub struct Attempts(pub u32);
 impl Transient for StatusCode {
     fn is_transient(&self) -> bool {
         let transient = crate::classify::effect::transient_by_effect(self.effect());
-        crate::classify::effect::noting_class(|| self.class(), transient)
+        crate::classify::effect::noting_class(self, || self.class(), transient)
     }
 
     /// 408 and 429 say the server did not act on the request (it did not receive all of it; it
@@ -349,7 +349,7 @@ impl Transient for StatusCode {
 impl Transient for reqwest::Error {
     fn is_transient(&self) -> bool {
         let transient = crate::classify::effect::transient_by_effect(self.effect());
-        crate::classify::effect::noting_class(|| self.class(), transient)
+        crate::classify::effect::noting_class(self, || self.class(), transient)
     }
 
     /// A connect error (refused, unreachable, timed out while connecting) proves nothing was

@@ -129,31 +129,41 @@ pub trait Transient {
     /// # Which drivers honour it, and when
     ///
     /// The class decides the retry's delay (a policy's `throttling_delay`) and its cost (a
-    /// budget's `throttling_cost`, `timeout_cost`). Every driver honours it with nothing written
-    /// beside the retry predicate, wherever the error's class can be known:
+    /// budget's `throttling_cost`, `timeout_cost`). One rule, in every driver: **a retried
+    /// error's class is its own type's** ([`Transient::class`] of the error judged), wherever the
+    /// driver can know it, and the same where it cannot:
     ///
-    /// | driver | the class is the error's own |
+    /// | driver | knows the error's own class |
     /// |---|---|
-    /// | `#[retryable]` | whenever the error type implements `Transient` (the attribute sees the concrete type); for a type that does not, as the closure API |
-    /// | the closure API (`policy.retry(..)`), the tower `RetryLayer` | for each error (or retried `Ok`) its `retry_if` (`retry_if_ok`) judged through the crate: [`transient`] (`.retry_if(reattempt::transient)`), the `Transient` impls the crate ships (`.retry_if(\|e\| e.is_transient())` on an `io::Error`, `StatusCode`, `reqwest::Error`, `tonic::Status`, `sqlx::Error`), `reattempt::tonic::codes` |
+    /// | `#[retryable]` | whenever the error type implements `Transient` (the attribute sees the concrete type), whatever its keys and its `retry_if`; for a type that does not, as the closure API |
+    /// | the closure API (`policy.retry(..)`), the tower `RetryLayer` | when its `retry_if` asked the crate about the error itself: [`transient`] (`.retry_if(reattempt::transient)`), the `Transient` impls the crate ships (`.retry_if(\|e\| e.is_transient())` on an `io::Error`, `StatusCode`, `reqwest::Error`, `tonic::Status`, `sqlx::Error`), `reattempt::tonic::codes`; for a retried `Ok`, what `retry_if_ok` asked (`\|r\| r.status().is_transient()`: a 429 is throttling) |
     /// | the tower layer's `.http()`, the reqwest middleware | a response's status, always (a 429 is throttling); the middleware's errors, always |
     /// | the gRPC layer | a `Status`'s, always (`RESOURCE_EXHAUSTED` is throttling) |
     ///
-    /// Where nothing is known, every retry is transient: a `retry_if` that does not ask the crate
-    /// (a rule you wrote, `|e| e.code == 429`, on a type of your own), or no `retry_if` at all
-    /// in the closure API and the tower layer (they put no bound on the error type, and stable
-    /// Rust has no specialization to ask `Transient` of a type that may not implement it). Say
-    /// it then with [`.error_class(reattempt::error_class)`](crate::Retry::error_class). A class
-    /// stated (`error_class`, `timeout_if` for the errors it names, a [`Hooks`](crate::Hooks)
-    /// impl's own `class`, `#[retryable]`'s for a `Transient` type) wins over a class noted.
+    /// A class belongs to the type it is noted for: when a predicate asks the crate about an
+    /// error's inner cause (`retry_if = |e: &Wrapped| transient(&e.0)`, or a wrapper's
+    /// `is_transient` that asks the `StatusCode` it holds), the inner class (a 429's throttling)
+    /// is not the outer error's, in any driver: the outer error's class is what its own type
+    /// says (its `class`, default transient), or transient if it does not implement `Transient`.
+    /// To give a wrapper its cause's class, say so in its impl
+    /// (`fn class(&self) -> ErrorClass { self.0.class() }`).
     ///
-    /// How: while the engine judges an error, [`transient`] (and the rest above) notes the
-    /// error's class; the engine asks the hooks' `class` right after `retry_if`, in the same
-    /// judgement, and hooks that state none take the class noted. The note is the judged error's
-    /// alone: the judgement ends before anything is awaited, so it never reaches the next
-    /// attempt, another call or another task. When [`transient`] is asked of an error that wraps
-    /// another (an `is_transient` that asks what it wraps), the outer error's class is the one
-    /// kept.
+    /// Where nothing is known, every retry is transient: a `retry_if` that does not ask the crate
+    /// about the error (a rule you wrote, `|e| e.code == 429`, or your own type's
+    /// `is_transient`), or no `retry_if` at all, in the closure API and the tower layer (they put
+    /// no bound on the error type, and stable Rust has no specialization to ask `Transient` of a
+    /// type that may not implement it). Write `.retry_if(reattempt::transient)`, or say it with
+    /// [`.error_class(reattempt::error_class)`](crate::Retry::error_class). A class stated
+    /// (`error_class`, `timeout_if` for the errors it names, a [`Hooks`](crate::Hooks) impl's
+    /// own `class`, `#[retryable]`'s for a `Transient` type) wins over a class noted.
+    ///
+    /// How: while the engine judges an error of type `E`, [`transient`] (and the rest above)
+    /// notes the class of the value it is asked about, kept only when that value is an `E` (or
+    /// an `&E`; the type's identity without lifetimes); the engine asks the hooks' `class` right
+    /// after `retry_if`, in the same judgement, and hooks that state none take the class kept.
+    /// The note is the judged error's alone: the judgement ends before anything is awaited, so it
+    /// never reaches the next attempt, another call or another task. Nothing of it runs on an
+    /// attempt that succeeds.
     ///
     /// ```
     /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
@@ -238,7 +248,11 @@ pub trait Transient {
 /// ```
 impl Transient for std::io::Error {
     fn is_transient(&self) -> bool {
-        effect::noting_class(|| self.class(), effect::transient_by_effect(self.effect()))
+        effect::noting_class(
+            self,
+            || self.class(),
+            effect::transient_by_effect(self.effect()),
+        )
     }
 
     fn is_timeout(&self) -> bool {
@@ -271,7 +285,7 @@ impl Transient for std::io::Error {
 /// ```
 impl Transient for Elapsed {
     fn is_transient(&self) -> bool {
-        effect::noting_class(|| ErrorClass::Timeout, may_repeat(Effect::Unknown))
+        effect::noting_class(self, || ErrorClass::Timeout, may_repeat(Effect::Unknown))
     }
 
     /// An attempt cut by a timeout may have acted (the request may have been sent):
@@ -339,7 +353,7 @@ pub fn transient<E: Transient + ?Sized>(error: &E) -> bool {
     let retry = error.is_transient() && may_repeat(error.effect());
     // Inside a retrying call's judgement, the error's class too, for hooks that state none;
     // noted last, so that a wrapper's own class wins over any its `is_transient` asked.
-    effect::note_class(|| error.class());
+    effect::note_class(error, || error.class());
     retry
 }
 

@@ -73,7 +73,7 @@ const SQLITE_LOCKED: u32 = 6;
 impl Transient for Error {
     fn is_transient(&self) -> bool {
         let transient = transient_effect(self).is_some_and(may_repeat);
-        crate::classify::effect::noting_class(|| self.class(), transient)
+        crate::classify::effect::noting_class(self, || self.class(), transient)
     }
 
     fn is_timeout(&self) -> bool {

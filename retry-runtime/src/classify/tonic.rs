@@ -164,7 +164,11 @@ pub fn codes(codes: &[Code]) -> impl Fn(&Status) -> bool + Copy + Send + Sync + 
     let set = codes.iter().fold(0_u32, |set, code| set | bit(*code));
     // Notes the status's class, as the crate's judgement does: RESOURCE_EXHAUSTED is throttling.
     move |status: &Status| {
-        crate::classify::effect::noting_class(|| status.class(), set & bit(status.code()) != 0)
+        crate::classify::effect::noting_class(
+            status,
+            || status.class(),
+            set & bit(status.code()) != 0,
+        )
     }
 }
 
@@ -201,7 +205,7 @@ fn bit(code: Code) -> u32 {
 impl Transient for Status {
     fn is_transient(&self) -> bool {
         let transient = is_transient_status(self) && crate::may_repeat(self.effect());
-        crate::classify::effect::noting_class(|| self.class(), transient)
+        crate::classify::effect::noting_class(self, || self.class(), transient)
     }
 
     /// A transient status whose sources show the connection was never made (a

@@ -503,7 +503,7 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
         // classification says only whether the failure is transient.
         // The crate knows the error's type: hooks that state no class take its class (a 429
         // status error is throttling), as after `transient`.
-        crate::classify::effect::note_class(|| HttpClassify.class(error));
+        crate::classify::effect::note_class(error, || HttpClassify.class(error));
         let retryable = crate::classify::effect::classify_only(|| self.hooks.retry_if(error));
         self.classified = retryable;
         self.decide(Err(error), retryable)
@@ -548,7 +548,7 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
 
     fn retry_if_ok(&mut self, response: &Response) -> bool {
         // As `retry_if`: HTTP's safety rule decides about repeating a response from the request.
-        crate::classify::effect::note_class(|| response.status().class());
+        crate::classify::effect::note_class(response, || response.status().class());
         let retryable = crate::classify::effect::classify_only(|| self.hooks.retry_if_ok(response));
         self.decide(Ok(response), retryable)
     }

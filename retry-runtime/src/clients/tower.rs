@@ -2346,7 +2346,7 @@ mod http {
             if let Ok(response) = outcome {
                 // The crate knows a response's class (a 429 is throttling): a `retry_if_ok` of
                 // the user's that noted none gets it, as after `transient`.
-                crate::classify::effect::note_class_unless_noted(|| {
+                crate::classify::effect::note_class_unless_noted(response, || {
                     crate::error_class(&response.status())
                 });
             }

@@ -105,9 +105,10 @@ pub trait Hooks<T, E> {
     /// and which delay it grows from. The engine asks it right after
     /// [`retry_if`](Hooks::retry_if), for the same error. Default: a timeout when
     /// [`is_timeout`](Hooks::is_timeout) says so, else the class that the crate's judgement
-    /// found while `retry_if` ran ([`transient`](crate::transient) notes
+    /// found for this error while `retry_if` ran ([`transient`](crate::transient) notes
     /// [`Transient::class`](crate::Transient::class): a throttling error is throttling), else
-    /// transient (a `retry_if` that does not ask the crate says nothing of the class).
+    /// transient (a `retry_if` that does not ask the crate about the error itself says nothing
+    /// of its class: a class noted for an inner cause, `transient(&e.source)`, is not `E`'s).
     ///
     /// ```
     /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
@@ -222,9 +223,10 @@ pub trait Hooks<T, E> {
     }
 }
 
-/// The class of the error being judged when the hooks state none: the one the crate's judgement
-/// noted ([`transient`](crate::transient) notes [`Transient::class`](crate::Transient::class)),
-/// else transient. Read inside the engine's judgement only (see `classify::effect`); outside
+/// The class of the outcome being judged when the hooks state none: the one the crate's judgement
+/// noted for it ([`transient`](crate::transient) notes
+/// [`Transient::class`](crate::Transient::class); for an error, only a class noted for its own
+/// type), else transient. Read inside the engine's judgement only (see `classify::effect`); outside
 /// one, transient. (`#[retryable]`'s class probe falls back to it for an error type that does
 /// not implement `Transient`.)
 #[inline]

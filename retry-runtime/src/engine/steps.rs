@@ -569,6 +569,7 @@ enum OkVerdict {
 fn ok_verdict<T, E, H: Hooks<T, E>>(engine: &Engine<'_>, hooks: &mut H, value: &T) -> OkVerdict {
     let ((retry, class), verdict) = judge(
         engine,
+        effect::Subject::Value,
         |hooks: &mut H| {
             let retry = hooks.retry_if_ok(value);
             (
@@ -719,7 +720,7 @@ fn after_error<T, E: Debug>(
         return Decision::Stop(last.and_then(Option::take).unwrap_or(Err(rejection)));
     }
     events::attempt_made(name);
-    let ((retryable, class), verdict) = judge(engine, |hooks: &mut _| judged(hooks, &error), hooks);
+    let ((retryable, class), verdict) = judge_error(engine, hooks, &error);
     engine.note_class(class);
     // A timed-out attempt is the dependency's failure, whether or not the call retries it: a
     // dependency that hangs must open the breaker; so is an error kept from a retry that it
@@ -778,17 +779,30 @@ fn after_error<T, E: Debug>(
 #[inline]
 fn judge<T, E, H: Hooks<T, E>, R>(
     engine: &Engine<'_>,
+    subject: effect::Subject,
     ask: impl FnOnce(&mut H) -> R,
     hooks: &mut H,
 ) -> (R, effect::Verdict) {
     let idempotent = engine.idempotent_over(hooks.idempotent());
-    effect::judging(idempotent, engine.timed_out(), || ask(hooks))
+    effect::judging_about(subject, idempotent, engine.timed_out(), || ask(hooks))
+}
+
+/// [`judged`] in a judgement of an error of type `E` (see [`judge`]).
+#[inline]
+fn judge_error<T, E, H: Hooks<T, E>>(
+    engine: &Engine<'_>,
+    hooks: &mut H,
+    error: &E,
+) -> ((bool, ErrorClass), effect::Verdict) {
+    let subject = effect::Subject::error::<E>();
+    judge(engine, subject, |hooks: &mut H| judged(hooks, error), hooks)
 }
 
 /// An error's retry predicate and class, asked in that order inside one judgement (see
 /// [`judge`]): hooks that state no class take the one the crate's judgement noted for this very
 /// error ([`transient`](crate::transient) notes [`Transient::class`](crate::Transient::class)),
-/// so that `.retry_if(transient)` alone honours it in every driver, as `#[retryable]` does.
+/// so that `.retry_if(transient)` alone honours it in every driver, as `#[retryable]` does; a
+/// class noted for another type (an inner cause) is not kept (`effect::Subject`).
 #[inline]
 fn judged<T, E, H: Hooks<T, E>>(hooks: &mut H, error: &E) -> (bool, ErrorClass) {
     let retryable = hooks.retry_if(error);
@@ -935,8 +949,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         }
         Err(error) => {
             events::attempt_made(name);
-            let ((retryable, class), verdict) =
-                judge(engine, |hooks: &mut _| judged(hooks, &error), hooks);
+            let ((retryable, class), verdict) = judge_error(engine, hooks, &error);
             engine.note_class(class);
             if !retryable {
                 guards

@@ -349,7 +349,7 @@ impl Hooks<Response<Body>, Status> for BoxedHooks {
     fn retry_if(&mut self, error: &Status) -> bool {
         // The error is always a `Status`, whose class the crate knows: hooks of the user's that
         // state none take it (RESOURCE_EXHAUSTED is throttling), as after `transient`.
-        crate::classify::effect::note_class(|| crate::error_class(error));
+        crate::classify::effect::note_class(error, || crate::error_class(error));
         left_behind(error) || self.0.retry_if(error)
     }
     fn retry_if_ok(&mut self, value: &Response<Body>) -> bool {
