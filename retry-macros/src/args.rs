@@ -477,10 +477,18 @@ fn expr_kind(key: &str) -> Option<&'static str> {
         "retry_after" => "a path or closure, `Fn(&E) -> Option<Duration>`",
         "delay_for" => "a path or closure, `Fn(&E, u32, Duration) -> Option<Duration>`",
         "on_retry" => "a path or closure, `Fn(&E, &reattempt::RetryContext, Duration)`",
-        "circuit_breaker" => "a `CircuitBreaker` the call borrows (a `static`, `self.breaker`, an `Arc<CircuitBreaker>`)",
-        "budget" => "a `RetryBudget` the call borrows (a `static`, `self.budget`, an `Arc<RetryBudget>`)",
-        "throttle" => "an `AdaptiveThrottle` the call borrows (a `static`, `self.throttle`, an `Arc<AdaptiveThrottle>`)",
-        "bulkhead" => "a `Bulkhead` the call borrows (a `static`, `self.bulkhead`, an `Arc<Bulkhead>`)",
+        "circuit_breaker" => {
+            "a `CircuitBreaker` the call borrows (a `static`, `self.breaker`, an `Arc<CircuitBreaker>`)"
+        }
+        "budget" => {
+            "a `RetryBudget` the call borrows (a `static`, `self.budget`, an `Arc<RetryBudget>`)"
+        }
+        "throttle" => {
+            "an `AdaptiveThrottle` the call borrows (a `static`, `self.throttle`, an `Arc<AdaptiveThrottle>`)"
+        }
+        "bulkhead" => {
+            "a `Bulkhead` the call borrows (a `static`, `self.bulkhead`, an `Arc<Bulkhead>`)"
+        }
         "policy" => "a `RetryPolicy` the call borrows (a `static`, a `LazyLock`, `self.policy`)",
         "recover" => "the path of a #[recover] fn (`fallback`, `Self::fallback`)",
         "timeout_into" => {
@@ -1617,5 +1625,34 @@ mod habit_tests {
             errors_of(quote!(delay = Duration::from_millis(200))).len() == 1,
             "told the string, not a literal rule"
         );
+    }
+}
+
+#[cfg(test)]
+mod aws_2026_keys {
+    use quote::quote;
+
+    /// The AWS 2026 settings and the budget's written in the attribute: each message says they
+    /// are a run-time policy's (or a budget's) settings, given with `policy = …` / `budget = …`,
+    /// not the bare list of known keys.
+    #[test]
+    fn aws_2026_keys_in_the_attribute_name_the_policy_or_budget() {
+        let mut bad = Vec::new();
+        for args in [
+            quote!(long_polling = true),
+            quote!(hint_mode = "clamp 5s"),
+            quote!(initial_tokens = 0),
+            quote!(max_tokens = 100),
+            quote!(success_deposit = 2),
+            quote!(throttling_cost = 5),
+        ] {
+            let errs = super::tests::errors_of(args.clone());
+            let first = errs.first().cloned().unwrap_or_default();
+            bad.extend(
+                (!(first.contains("policy =") || first.contains("budget =")))
+                    .then(|| format!("{args} => {}", &first[..first.len().min(60)])),
+            );
+        }
+        assert!(bad.is_empty(), "{bad:#?}");
     }
 }
