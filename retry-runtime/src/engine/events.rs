@@ -220,7 +220,7 @@ pub(crate) fn long_polling_skipped(name: &'static str) {
         name,
         "the policy is long-polling, but this call returns at once instead of waiting the refused \
          retry's backoff: it keeps no outcome to return after the wait; add \
-         `.long_polling_wait()` to the call (its future is then Send only if T and E are)"
+         .long_polling_wait() to the call (its future is then Send only if T and E are)"
     );
 }
 
