@@ -127,7 +127,7 @@ pub mod __private;
 /// | `name` | label in events | the function's path |
 /// | `crate` | path of this crate, if renamed | `"::reattempt"` |
 /// | `circuit_breaker` | a `CircuitBreaker` the call borrows: a `static`, a field (`self.breaker`), or anything that derefs to one (`Arc<CircuitBreaker>`, `&CircuitBreaker`); needs `E:` [`FromBreakerOpen`] or `breaker_open_into`; a retry it (or `throttle`) turns away ends the call with the last outcome, kept during each sleep (the future is then `Send` only if `T` and `E` are) | none |
-/// | `budget` | a `RetryBudget` the call borrows (a `static`, a field, an `Arc<RetryBudget>`, as `circuit_breaker`) | none |
+/// | `budget` | a `RetryBudget` the call borrows (a `static`, a field, an `Arc<RetryBudget>`, as `circuit_breaker`); with `policy` too (a run-time policy may be [long-polling](crate::RetryPolicyBuilder::long_polling)), a call the budget alone ends keeps its last outcome during the long-polling wait (the future is then `Send` only if `T` and `E` are); without `policy`, nothing is kept | none |
 /// | `one_layer` | `true` or `false`: retry at one layer (see `RetryPolicyBuilder::one_layer`; across HTTP, `http::OUTER_ATTEMPTS_LEFT` and `tower::OuterRetryLayer`) | `false` |
 /// | `throttle` | an `AdaptiveThrottle` the call borrows (as `circuit_breaker`); needs `E:` [`FromThrottled`] or `throttled_into` | none |
 /// | `bulkhead` | a `Bulkhead` the call borrows (as `circuit_breaker`), its slot held from before the first attempt until the attempts are over (sleeps included; freed before a `recover` fallback runs); needs `E:` [`FromBulkheadFull`] or `bulkhead_full_into` | none |

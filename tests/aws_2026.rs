@@ -239,6 +239,7 @@ async fn run(case: &Case) -> Vec<(Outcome, u32, Duration)> {
             .error_class(reattempt::error_class)
             .retry_after(AwsError::hint)
             .budget(&budget)
+            .long_polling_wait()
             .on_retry(|_, _, _| quotas.borrow_mut().push(budget.available()))
             .await;
         let end = Instant::now();

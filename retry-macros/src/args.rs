@@ -1627,3 +1627,32 @@ mod habit_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod aws_2026_keys {
+    use quote::quote;
+
+    /// The AWS 2026 settings and the budget's written in the attribute: each message says they
+    /// are a run-time policy's (or a budget's) settings, given with `policy = …` / `budget = …`,
+    /// not the bare list of known keys.
+    #[test]
+    fn aws_2026_keys_in_the_attribute_name_the_policy_or_budget() {
+        let mut bad = Vec::new();
+        for args in [
+            quote!(long_polling = true),
+            quote!(hint_mode = "clamp 5s"),
+            quote!(initial_tokens = 0),
+            quote!(max_tokens = 100),
+            quote!(success_deposit = 2),
+            quote!(throttling_cost = 5),
+        ] {
+            let errs = super::tests::errors_of(args.clone());
+            let first = errs.first().cloned().unwrap_or_default();
+            bad.extend(
+                (!(first.contains("policy =") || first.contains("budget =")))
+                    .then(|| format!("{args} => {}", &first[..first.len().min(60)])),
+            );
+        }
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+}

@@ -535,6 +535,11 @@ fn mut_guards(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     if let Some(g) = &args.budget {
         let budget = quote_spanned!(g.span()=> #p::budget_ref(&#g));
         settings.extend(quote!(.budget(#budget)));
+        // A run-time policy may be long-polling: the call then keeps its outcome for the wait
+        // (as the loop does: see `expand`). A literal schedule never long-polls.
+        if args.policy.is_some() {
+            settings.extend(quote!(.long_polling_wait()));
+        }
     }
     if let Some(t) = &args.throttle {
         let into = conversion(

@@ -171,3 +171,146 @@ async fn by_value_receivers_keep_send() {
     let rt_out = tokio::spawn(NotSyncReceiver { c: Cell::new(1) }.run()).await;
     assert_eq!(rt_out.ok(), Some(Ok(3)));
 }
+
+/// A boxed error that is not `Send` (the most common ad-hoc error type), only returned.
+type BoxError = Box<dyn std::error::Error>;
+
+static POLICY: LazyLock<reattempt::RetryPolicy> =
+    LazyLock::new(|| reattempt::RetryPolicy::builder().build().expect("valid"));
+
+async fn busy() -> Result<u8, BoxError> {
+    Err("busy".into())
+}
+
+/// A budget given only when one is configured: `budget` keeps the call's type.
+async fn with_optional_budget(budget: Option<&RetryBudget>) -> Result<u8, std::io::Error> {
+    let call = POLICY.retry(|| async { Ok::<u8, std::io::Error>(1) });
+    let call = if let Some(b) = budget {
+        call.budget(b)
+    } else {
+        call
+    };
+    call.await
+}
+
+// S78: the closure API with a budget and an `Err` type that is not `Send`: the future is
+// `Send` (a spawned task whose output drops the error), and `budget` keeps the call's type.
+#[tokio::test]
+async fn closure_call_with_a_budget_and_a_non_send_error_is_send() {
+    let task = tokio::spawn(async {
+        POLICY
+            .retry(busy)
+            .retry_if(|_: &BoxError| false)
+            .budget(&BUDGET)
+            .await
+            .is_ok()
+    });
+    assert!(!task.await.expect("joined"));
+    assert_eq!(with_optional_budget(Some(&BUDGET)).await.ok(), Some(1));
+    assert_eq!(with_optional_budget(None).await.ok(), Some(1));
+}
+
+// S79: `#[async_trait]` (which needs a `Send` future) with a `budget`, an `Err` type that is not
+// `Send`, and no run-time `policy`: the attribute's loop, and a literal `hedge_after` (the
+// closure driver). Neither can long-poll, so neither keeps the outcome.
+#[async_trait::async_trait]
+trait BoxedFetch {
+    async fn budget_only(&self) -> Result<u8, BoxError>;
+    async fn hedged_budget(&self) -> Result<u8, BoxError>;
+    async fn policy_and_budget(&self, key: String) -> Result<u8, SendError>;
+}
+
+struct BoxedClient;
+
+/// A boxed error that is `Send` (a run-time policy may time attempts out: it converts
+/// `Elapsed`).
+type SendError = Box<dyn std::error::Error + Send + Sync>;
+
+#[async_trait::async_trait]
+impl BoxedFetch for BoxedClient {
+    #[retryable(budget = *BUDGET, retry_if = |_| false)]
+    async fn budget_only(&self) -> Result<u8, BoxError> {
+        Err("busy".into())
+    }
+
+    #[retryable(hedge_after = "50ms", idempotent = true, budget = *BUDGET, retry_if = |_| false)]
+    async fn hedged_budget(&self) -> Result<u8, BoxError> {
+        Err("busy".into())
+    }
+
+    // S80: a run-time `policy` and a `budget` (the call may long-poll, and then keeps its
+    // outcome during the wait): `Send` with a `Send` error.
+    #[retryable(policy = *POLICY, budget = *BUDGET)]
+    async fn policy_and_budget(&self, key: String) -> Result<u8, SendError> {
+        if first_try() {
+            return Err("first".into());
+        }
+        Ok(u8::try_from(key.len()).unwrap_or(0))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_trait_with_a_budget_is_send() {
+    assert!(assert_send(BoxedClient.budget_only()).await.is_err());
+    assert!(assert_send(BoxedClient.hedged_budget()).await.is_err());
+    assert_eq!(
+        assert_send(BoxedClient.policy_and_budget("ab".into()))
+            .await
+            .ok(),
+        Some(2)
+    );
+}
+
+/// A value's type, for [`is_send!`]: a method found through autoref says whether it is `Send`
+/// (`Yes`, taken by value, applies only then; `No`, found by autoref, otherwise).
+struct Probe<T>(std::marker::PhantomData<T>);
+
+trait Yes {
+    fn is_send(&self) -> bool {
+        true
+    }
+}
+
+impl<T: Send> Yes for Probe<T> {}
+
+trait No {
+    fn is_send(&self) -> bool {
+        false
+    }
+}
+
+impl<T> No for &Probe<T> {}
+
+fn probe<T>(_: &T) -> Probe<T> {
+    Probe(std::marker::PhantomData)
+}
+
+/// Whether the future (or value) `$e` is `Send`, asked where its type is concrete.
+macro_rules! is_send {
+    ($e:expr) => {{
+        let value = $e;
+        let sent = (&probe(&value)).is_send();
+        drop(value);
+        sent
+    }};
+}
+
+// S80's documented exception: with a run-time `policy` and a `budget`, the outcome is kept
+// during a long-polling wait, so the future is `Send` only if `T` and `E` are (the `budget`
+// row of the attribute's key table); without `policy` it is `Send` whatever they are.
+#[retryable(policy = *POLICY, budget = *BUDGET, retry_if = |_| false)]
+async fn may_long_poll() -> Result<u8, BoxError> {
+    Err("busy".into())
+}
+
+#[retryable(budget = *BUDGET, retry_if = |_| false)]
+async fn never_long_polls() -> Result<u8, BoxError> {
+    Err("busy".into())
+}
+
+#[test]
+fn a_policy_and_a_budget_need_a_send_error_for_a_send_future() {
+    assert!(!is_send!(may_long_poll()));
+    assert!(is_send!(never_long_polls()));
+    assert!(is_send!(BoxedClient.policy_and_budget(String::new())));
+}

@@ -131,6 +131,21 @@ pub(crate) fn explain(key: &str, value: Option<&Expr>) -> Option<String> {
              of #[retryable]: faults are injected into a run-time policy; {LOAD}"
         ));
     }
+    // The run-time policy's settings without a literal form in the attribute (AWS 2026).
+    let builder = match text.as_str() {
+        "longpolling" => Some(("long_polling", "`.long_polling(true)`")),
+        "hintmode" => Some(("hint_mode", "`.hint_mode(reattempt::HintMode::AWS_2026)`")),
+        _ => None,
+    };
+    if let Some((name, call)) = builder {
+        return Some(format!(
+            "`{key}` is a setting of a run-time policy (the builder's {call}, the config file's \
+             `{name}` key), not a key of #[retryable]: build the `reattempt::RetryPolicy` once \
+             with it (`RetryPolicy::builder()…{call_bare}.build()`, or a preset's `.policy()`), \
+             keep it in a `static` or a field, and give `policy = POLICY`",
+            call_bare = call.trim_matches('`'),
+        ));
+    }
     if READERS.iter().any(|r| super::normalise(r) == text) {
         return Some(format!(
             "`{key}` is not a key of #[retryable], which reads no configuration: it checks its \

@@ -272,6 +272,12 @@ pub(super) const SETTINGS: &[Setting] = &[
         Method::Same("max_tokens", "500"),
     ),
     s(
+        &["initial_tokens", "initialTokens"],
+        "a name from this crate's builder or the AWS SDKs' retry quota",
+        Owner::Budget,
+        Method::Same("initial_tokens", "0"),
+    ),
+    s(
         &["retry_cost", "retryCost"],
         "a name from this crate's builder or the AWS SDKs' retry quota",
         Owner::Budget,

@@ -149,3 +149,58 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod edges {
+    use super::*;
+
+    /// `Display` is "the config file's text": each mode prints back to itself, from zero to
+    /// `Duration::MAX`.
+    #[test]
+    fn every_clamp_prints_back_to_itself() {
+        let mut bad = Vec::new();
+        for above in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_millis(1500),
+            Duration::from_secs(86_400 * 31),
+            Duration::from_secs(86_400 * 365 * 3),
+            Duration::from_secs(u64::MAX),
+            Duration::MAX,
+        ] {
+            let m = HintMode::Clamp { above };
+            let text = m.to_string();
+            if text.parse::<HintMode>() != Ok(m) {
+                bad.push((text.clone(), text.parse::<HintMode>()));
+            }
+        }
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+
+    /// The clamp's arithmetic at the edges (saturating, a zero margin), and the spacing a
+    /// config file may use.
+    #[test]
+    fn clamp_edges_and_spacing() {
+        let ms = Duration::from_millis(1);
+        let huge = HintMode::Clamp {
+            above: Duration::MAX,
+        };
+        assert_eq!(huge.wait(50 * ms, Duration::MAX), Duration::MAX);
+        assert_eq!(huge.wait(Duration::MAX, Duration::ZERO), Duration::MAX);
+        let zero = HintMode::Clamp {
+            above: Duration::ZERO,
+        };
+        assert_eq!(zero.wait(50 * ms, Duration::from_secs(9)), 50 * ms);
+        assert_eq!(
+            HintMode::AWS_2026.wait(Duration::ZERO, Duration::MAX),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            HintMode::AWS_2026.wait(Duration::ZERO, Duration::ZERO),
+            Duration::ZERO
+        );
+        for text in ["clamp  5s", " clamp 5s ", "clamp 5 s", "clamp 1m 30s"] {
+            assert!(text.parse::<HintMode>().is_ok(), "{text:?}");
+        }
+    }
+}

@@ -44,7 +44,8 @@ const MS_HEADERS: [(&str, ReadMillis); 3] = [
 
 /// The most milliseconds an `x-amz-retry-after` may say: what a signed 64-bit count of
 /// nanoseconds holds (aws-sdk-go-v2's `time.Duration`, about 292 years). A larger value
-/// overflows the SDKs' arithmetic and is ignored, as an invalid one is.
+/// overflows Go's arithmetic, which ignores it as an invalid one, and so does this crate
+/// (botocore and smithy-rs read it and clamp it to `tᵢ + 5 s`).
 const AWS_MAX_MILLIS: u64 = i64::MAX.unsigned_abs() / 1_000_000;
 
 /// An `x-amz-retry-after` value as the AWS SDKs' 2026 standard mode reads it: an integer count of
@@ -72,9 +73,10 @@ pub fn server_hint(headers: &HeaderMap) -> ServerHint {
 /// 1. `retry-after-ms` (milliseconds; the APIs of `OpenAI` and others),
 /// 2. `x-ms-retry-after-ms` (milliseconds; Azure),
 /// 3. `x-amz-retry-after` (milliseconds; AWS, honoured by the SDKs' 2026 standard mode, which
-///    ignore a value that is not an integer, is negative, or overflows their durations: above
-///    about 292 years, `9223372036854775807` for one; such a value gives no delay here either,
-///    rather than saturating),
+///    ignore a value that is not an integer or is negative; one that overflows Go's durations,
+///    above about 292 years (`9223372036854775807` for one), aws-sdk-go-v2 ignores too, while
+///    botocore and smithy-rs clamp it: such a value gives no delay here, as in Go, rather than
+///    saturating),
 /// 4. `Retry-After` (RFC 9110: delta-seconds or an HTTP-date; see
 ///    [`retry_after_at`]),
 /// 5. the IETF `RateLimit` field (`"minute";r=0;t=10`: the longest `t` of the policies with no

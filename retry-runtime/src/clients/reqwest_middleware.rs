@@ -695,7 +695,9 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
             .name(self.name);
         let mut out = match (&self.breaker, &self.throttle, &self.bulkhead, &self.budget) {
             (None, None, None, None) => call.await,
-            (None, None, None, Some(g)) => call.budget(g).await,
+            // The middleware's error is `Send`: a call may keep its outcome for a long-polling
+            // policy's wait (`long_polling_wait`), as with the other guards.
+            (None, None, None, Some(g)) => call.budget(g).long_polling_wait().await,
             (breaker, throttle, bulkhead, budget) => {
                 let call = call.guards(
                     breaker.as_deref(),

@@ -961,21 +961,76 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     }
 
     /// Pays each retry from `budget` (and each success back into it): when it cannot pay, the
-    /// call ends with its last error, at once, or under a long-polling policy
-    /// ([`long_polling`](crate::RetryPolicyBuilder::long_polling)) after the backoff the retry
-    /// would have used. The call keeps its last outcome across each sleep for that, as it does
-    /// with a breaker: its future is `Send` when `T` and `E` are.
-    pub fn budget<E>(
+    /// call ends with its last error. The call's type does not change, and nothing of `T` or
+    /// `E` is held across a sleep for it: the future stays `Send` whatever they are.
+    ///
+    /// Under a long-polling policy ([`long_polling`](crate::RetryPolicyBuilder::long_polling))
+    /// the call would wait the refused retry's backoff before it returns, holding the outcome
+    /// meanwhile: a call with a circuit breaker, a throttle or a bulkhead keeps it and
+    /// waits; a call with only a budget waits once it is asked to with
+    /// [`long_polling_wait`](Self::long_polling_wait), and otherwise returns at once (one WARN
+    /// event says so).
+    ///
+    /// ```
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     use reattempt::{RetryBudget, RetryPolicy};
+    ///
+    ///     // The same type with or without a budget: a budget given only when configured.
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let configured: Option<RetryBudget> = Some(RetryBudget::builder().build().unwrap());
+    ///     let call = policy.retry(|| async { Ok::<u8, std::io::Error>(1) });
+    ///     let call = if let Some(b) = &configured { call.budget(b) } else { call };
+    ///     assert_eq!(call.await.unwrap(), 1);
+    /// }
+    /// ```
+    pub fn budget(mut self, budget: &'p RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Lets a long-polling policy's call wait when only its budget refused a retry (see
+    /// [`long_polling`](crate::RetryPolicyBuilder::long_polling)): the call keeps its last
+    /// outcome across the wait, then returns it. Its future is then `Send` only if `T` and `E`
+    /// are (as with a breaker, which keeps the outcome already and needs no opt-in). The
+    /// outcome is kept only for that wait (and, with a breaker or a throttle, between
+    /// attempts), never across an ordinary backoff sleep because of a budget.
+    ///
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use reattempt::{Jitter, RetryBudget, RetryPolicy};
+    ///
+    ///     let policy = RetryPolicy::builder()
+    ///         .delay(Duration::from_millis(100))
+    ///         .jitter(Jitter::None)
+    ///         .long_polling(true)
+    ///         .build()
+    ///         .unwrap();
+    ///     let empty = RetryBudget::builder().initial_tokens(0).build().unwrap();
+    ///     let t0 = tokio::time::Instant::now();
+    ///     let out: Result<(), &str> = policy
+    ///         .retry(|| async { Err("busy") })
+    ///         .without_timeout()
+    ///         .retry_if(|_| true)
+    ///         .budget(&empty)
+    ///         .long_polling_wait()
+    ///         .await;
+    ///     assert_eq!(out, Err("busy"));
+    ///     // The budget refused the first retry: the call waited its 100 ms backoff.
+    ///     assert_eq!(t0.elapsed(), Duration::from_millis(100));
+    /// }
+    /// ```
+    pub fn long_polling_wait<E>(
         self,
-        budget: &'p RetryBudget,
     ) -> Retry<'p, Op, K, Breaker<'p, E, B::Open, B::Shed, B::Full>, C>
     where
         B: AddGuard<'p, E>,
     {
         let guards = self.breaker.guards();
-        let mut retry = self.map_guards(guards);
-        retry.budget = Some(budget);
-        retry
+        self.map_guards(guards)
     }
 
     /// Labels the call in events (default `"retry"`).
@@ -1028,8 +1083,10 @@ pin_project! {
     #[must_use = "futures do nothing unless awaited"]
     pub struct RetryFuture<'p, Op, Fut: Future, K, B: KeepsOutcome, C = ElapsedInto> {
         engine: Engine<'p>,
-        // The last attempt's outcome while a retry waits, when a guard may turn that retry away
-        // (the call then ends with it: `steps::decide_keeping`); nothing without a guard.
+        // The last attempt's outcome while a retry waits, when a breaker or a throttle may turn
+        // that retry away (the call then ends with it: `steps::decide_keeping`), and during a
+        // long-polling wait; no field at all in a slot without such a guard nor
+        // `long_polling_wait`.
         last: B::Kept<Fut::Output>,
         name: &'static str,
         op: Op,
@@ -1250,18 +1307,27 @@ where
             if let Some(budget) = *this.budget {
                 guards = guards.budget(budget);
             }
-            let last = this.last.slot();
+            // Only a breaker or a throttle may turn the next retry away: without one, nothing
+            // is kept across the backoff (the slot may exist only for `long_polling_wait`).
+            let turns_away = this
+                .breaker
+                .get()
+                .is_some_and(|g| g.circuit().is_some() || g.throttle().is_some());
+            let last = this.last.slot().filter(|_| turns_away);
             let decision =
                 steps::decide_kept(this.engine, *this.name, this.hooks, outcome, guards, last);
             match decision {
                 Decision::Stop(outcome) => {
                     // Long polling: the outcome is returned once the refused retry's backoff is
-                    // over (a call with a budget keeps its outcome: see `budget`).
-                    if let (Some(until), Some(last)) = (this.engine.linger(), this.last.slot()) {
-                        *last = Some(outcome);
-                        set_timer_at(this.timer.as_mut(), until);
-                        *this.lingering = true;
-                        continue;
+                    // over, if the call has a place to keep it (see `long_polling_wait`).
+                    if let Some(until) = this.engine.linger() {
+                        if let Some(last) = this.last.slot() {
+                            *last = Some(outcome);
+                            set_timer_at(this.timer.as_mut(), until);
+                            *this.lingering = true;
+                            continue;
+                        }
+                        crate::engine::events::long_polling_skipped(this.name);
                     }
                     this.timer.set(None);
                     // The call is over: its bulkhead slot is free for another.

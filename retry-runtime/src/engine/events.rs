@@ -210,6 +210,20 @@ pub(crate) fn hedge_ignored(name: &'static str, hedge_after: crate::HedgeAfter) 
     );
 }
 
+/// A long-polling policy's call gave up because its budget refused a retry, but could not wait
+/// that retry's backoff before returning: it has no place to keep its outcome (a closure-API
+/// call with a budget and no breaker or throttle). It returns at once.
+#[cold]
+pub(crate) fn long_polling_skipped(name: &'static str) {
+    tracing::warn!(
+        target: "reattempt",
+        name,
+        "the policy is long-polling, but this call returns at once instead of waiting the refused \
+         retry's backoff: it keeps no outcome to return after the wait; add \
+         .long_polling_wait() to the call (its future is then Send only if T and E are)"
+    );
+}
+
 /// A gRPC attempt's stream was refused before the server's application saw it
 /// (`REFUSED_STREAM`), and is sent again at once (gRFC A6's transparent retry, which is neither
 /// an attempt of the policy nor a failure for the throttle).

@@ -17,13 +17,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::ErrorClass;
 use crate::classify::effect;
 use crate::engine::context::{self, RetryContext};
 use crate::engine::deadline::deadline_after;
 use crate::engine::events::{self, CallName, Logged};
 use crate::engine::give_up::GiveUpReason;
 use crate::engine::hooks::Hooks;
+use crate::{ErrorClass, HintMode};
 // Drawn by the state; the drivers name it here, beside the steps that plan it.
 #[cfg(feature = "testing")]
 pub(crate) use crate::engine::state::Fault;
@@ -1062,12 +1062,17 @@ fn after_copy_failure<T, E: Debug>(
         };
         // Never at or past the call's deadline (or an enclosing call's), as no sleep ends there
         // (`after_failure_within`): the retry then starts when it was due.
+        // The hint is read as `after_failure_chosen` reads it: under `HintMode::Floor` one
+        // beyond `max_delay` is not waited; under `HintMode::Clamp` it is cut to the mode's
+        // margin (past now: the pending retry's own start is the later bound the driver keeps)
+        // and `max_delay` does not bound it.
         let inherited = context::inherited_deadline();
+        let hint = match engine.policy().hint_mode() {
+            HintMode::Floor => hint.filter(|h| *h <= engine.policy().max_delay()),
+            mode @ HintMode::Clamp { .. } => hint.map(|h| mode.wait(Duration::ZERO, h)),
+        };
         return match hint {
-            Some(hint)
-                if hint <= engine.policy().max_delay()
-                    && engine.wakes_in_time(Instant::now(), hint, inherited) =>
-            {
+            Some(hint) if engine.wakes_in_time(Instant::now(), hint, inherited) => {
                 CopyDecision::Retry(hint)
             }
             _ => CopyDecision::Wait,

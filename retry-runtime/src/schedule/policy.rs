@@ -672,10 +672,21 @@ impl RetryPolicyBuilder {
     /// the wait never ends at or past the call's deadline. The AWS SDKs' 2026 standard mode
     /// (botocore's `_LONG_POLLING_OPERATIONS`, smithy-rs's `RetrySpec::with_long_polling`).
     /// Needs a retry to refuse: an error with `max_attempts` 1
-    /// ([`PolicyError`]`::LongPollingWithOneAttempt`). Every driver waits it (the attribute,
-    /// the closure API, the tower layer, the reqwest middleware) except a hedged call's
-    /// (`hedge_after`), which returns at once. A call with a budget keeps its last outcome
-    /// across its sleeps for this wait, so its future is `Send` only when `T` and `E` are.
+    /// ([`PolicyError`]`::LongPollingWithOneAttempt`).
+    ///
+    /// The wait holds the call's outcome, so only a call that can keep it waits:
+    /// - the tower layer and the reqwest middleware with a budget: always;
+    /// - `#[retryable]` with both `policy` and `budget` keys: always (its future is then `Send`
+    ///   only if `T` and `E` are); with a literal `budget` and no `policy` the policy is not
+    ///   long-polling;
+    /// - the closure API ([`RetryPolicy::retry`]) with a budget: when the call keeps outcomes,
+    ///   that is with a circuit breaker, a throttle, a bulkhead, or
+    ///   [`Retry::long_polling_wait`](crate::Retry::long_polling_wait); a call with only
+    ///   `.budget(…)` returns at once and emits one WARN event naming `long_polling_wait`
+    ///   (`.budget` alone keeps the future `Send` whatever `T` and `E` are);
+    /// - a hedged call (`hedge_after`), in every driver: never, it returns at once.
+    ///
+    /// The outcome is held only during this wait, never across an ordinary backoff sleep.
     ///
     /// ```
     /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
@@ -690,6 +701,7 @@ impl RetryPolicyBuilder {
     ///     let out = policy
     ///         .retry(|| async { Err::<(), _>(std::io::Error::other("500")) })
     ///         .budget(&empty)
+    ///         .long_polling_wait()
     ///         .await;
     ///     assert!(out.is_err(), "no retry: the budget is empty");
     ///     assert_eq!(t0.elapsed(), Duration::from_millis(50), "but the backoff was waited");

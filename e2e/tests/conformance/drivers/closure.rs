@@ -53,7 +53,11 @@ impl Driver for Closure {
             (Some(breaker), None, None, None) => {
                 Box::pin(call.circuit_breaker::<TestError>(breaker).into_future())
             }
-            (None, Some(budget), None, None) => Box::pin(call.budget(budget).into_future()),
+            // A budget alone keeps no outcome; a long-polling row's wait needs it kept, which
+            // the closure API asks for with `long_polling_wait` (`TestError` is `Send`).
+            (None, Some(budget), None, None) => {
+                Box::pin(call.budget(budget).long_polling_wait().into_future())
+            }
             (Some(breaker), Some(budget), None, None) => Box::pin(
                 call.circuit_breaker::<TestError>(breaker)
                     .budget(budget)
