@@ -178,11 +178,15 @@ fn budget(spec: BudgetSpec) -> RetryBudget {
 
 /// A throttle that counted `spec.requests` requests and no accept (K = 1: it sheds with
 /// probability requests / (requests + 1)). Its window is time-only (no request bound), so every
-/// request counted before the call is still in it.
+/// request counted before the call is still in it. The book's throttle as written
+/// (`forget_outage(false)`): the model sheds by the formula alone; the default's probe (one
+/// request a tick let through while it sheds everything) and its forgetting of an outage are
+/// held by the throttle's own tests (`guards::throttle`).
 fn throttle(spec: ThrottleSpec) -> AdaptiveThrottle {
     let t = AdaptiveThrottle::builder()
         .k(1.0)
         .window_requests(u32::MAX)
+        .forget_outage(false)
         .build()
         .expect("a valid throttle");
     for _ in 0..spec.requests {
