@@ -703,13 +703,7 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
 /// integer's digits with either unit, a decimal's in seconds and milliseconds), a
 /// `Duration::from_millis(200)` its string, anything else an example.
 fn duration_message(key: &str, value: &Expr, lit: Option<&Lit>) -> String {
-    if let Some(Lit::Int(i)) = lit {
-        return format!(
-            "`{key}` takes a duration string, not a bare number: write it with its unit, such as `{key} = \"{n}ms\"` or `{key} = \"{n}s\"`",
-            n = i.base10_digits()
-        );
-    }
-    if let Some(message) = lit.and_then(|l| crate::value_rules::decimal_duration(key, l)) {
+    if let Some(message) = lit.and_then(|l| crate::value_rules::number_duration(key, l)) {
         return message;
     }
     crate::known_keys::duration_fix(key, value, None).map_or_else(

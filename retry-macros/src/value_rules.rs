@@ -6,15 +6,16 @@
 //!   arguments (`retry_if = reattempt::transient()`), or with only the name its argument would
 //!   have (`is_transient(&e)`), calls it once, in the expansion, where it lacks its argument.
 //!   Otherwise rustc reports two errors, the first at the attribute.
-//! - **A duration written as a decimal number** (`timeout = 2.5`): the unit goes in a string,
-//!   and the number keeps its digits (`timeout = "2.5s"`), as an integer's does.
+//! - **A duration written as a number** (`timeout = 2.5`, `hedge_after = 50ms`): the unit goes
+//!   in a string, and the number keeps its digits (`timeout = "2.5s"`, `"50ms"`), an exponent
+//!   written out; every suggestion is one the runtime's parser reads.
 
 use syn::{Expr, Lit};
 
 use crate::known_keys::render;
 
 /// The keys whose value is a function (or a closure), named by its path.
-const FN_KEYS: &[&str] = &[
+pub(crate) const FN_KEYS: &[&str] = &[
     "retry_if",
     "retry_if_ok",
     "retry_after",
@@ -83,24 +84,95 @@ pub(crate) fn called_fn(key: &str, value: &Expr) -> Option<String> {
     ))
 }
 
-/// `timeout = 2.5`: a decimal number where a duration string is taken, told the string with
-/// its unit, in seconds and in milliseconds (each one the runtime's parser reads).
-pub(crate) fn decimal_duration(key: &str, lit: &Lit) -> Option<String> {
-    let Lit::Float(f) = lit else { return None };
-    let digits = f.base10_digits();
-    let seconds: f64 = digits
-        .parse()
-        .ok()
-        .filter(|s: &f64| s.is_finite() && *s > 0.0)?;
-    let millis = seconds * 1000.0;
-    let ms = if (millis - millis.round()).abs() < 1e-9 {
-        format!(" or `{key} = \"{}ms\"`", millis.round())
+/// Whether `text` is a duration the runtime's parser reads (every suggested duration is one).
+fn reads(text: &str) -> bool {
+    retry_rules::parse_duration(text).is_ok()
+}
+
+/// A number's digits as a plain decimal (`1e3` → `1000`, `1e-3` → `0.001`), since the
+/// runtime's parser reads no exponent; the digits as written when they have none.
+fn plain_decimal(digits: &str) -> Option<String> {
+    if !digits.contains(['e', 'E']) {
+        return Some(digits.to_owned());
+    }
+    let n: f64 = digits.parse().ok()?;
+    // `f64`'s `Display` writes no exponent.
+    n.is_finite().then(|| n.to_string())
+}
+
+/// The Rust type suffixes a number may carry (`2.5_f64`): not a unit.
+const TYPE_SUFFIXES: &[&str] = &[
+    "", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
+    "u128", "usize",
+];
+
+/// A number where a duration string is taken (`timeout = 2.5`, `delay = 200`, `hedge_after =
+/// 50ms`, `timeout = -1`), told the string the runtime's parser reads: a unit written as the
+/// literal's suffix is kept as written, a bare integer offered in ms and in s, a decimal in s
+/// (and in ms when whole), each suggestion checked with that parser.
+pub(crate) fn number_duration(key: &str, lit: &Lit) -> Option<String> {
+    let (digits, suffix) = match lit {
+        Lit::Int(i) => (i.base10_digits(), i.suffix()),
+        Lit::Float(f) => (f.base10_digits(), f.suffix()),
+        _ => return None,
+    };
+    if digits.starts_with('-') {
+        let none = if matches!(key, "timeout" | "max_elapsed" | "max_delay") {
+            format!("; for no limit, leave `{key}` out")
+        } else {
+            String::new()
+        };
+        return Some(format!(
+            "`{key}` is a duration and cannot be negative: write a positive one with its unit,              such as `{key} = \"1s\"`{none}"
+        ));
+    }
+    let written = format!("{digits}{suffix}");
+    let plain = plain_decimal(digits)?;
+    if !TYPE_SUFFIXES.contains(&suffix) {
+        // `50ms`: the unit is there, outside the string.
+        let text = format!("{plain}{suffix}");
+        return Some(if reads(&text) {
+            format!(
+                "`{key}` takes a duration string: the unit goes inside the quotes, write                  `{key} = \"{text}\"`"
+            )
+        } else {
+            format!(
+                "`{written}` is not a duration the runtime reads: write a string with a unit of                  ns, us, ms, s, m or h, such as `{key} = \"{plain}ms\"`"
+            )
+        });
+    }
+    let mut offers: Vec<String> = Vec::new();
+    if let Lit::Int(_) = lit {
+        offers.push(format!("{plain}ms"));
+        offers.push(format!("{plain}s"));
     } else {
-        String::new()
+        offers.push(format!("{plain}s"));
+        let seconds: f64 = plain.parse().ok()?;
+        let millis = seconds * 1000.0;
+        if (millis - millis.round()).abs() < 1e-9 {
+            offers.push(format!("{}ms", millis.round()));
+        }
+    }
+    // `18446744073709551615` (`u64::MAX`, "no limit"): too large in ms, and meant as no limit.
+    if !offers.first().is_some_and(|o| reads(o)) {
+        let none = if matches!(key, "timeout" | "max_elapsed" | "max_delay") {
+            format!(" for no limit, leave `{key}` out;")
+        } else {
+            String::new()
+        };
+        return Some(format!(
+            "`{key} = {written}` is longer than any duration the runtime reads:{none} write a \
+             duration string with its unit, such as `{key} = \"30s\"`"
+        ));
+    }
+    offers.retain(|o| reads(o));
+    let such_as = match offers.as_slice() {
+        [] | [_] => format!("`{key} = \"{}\"`", offers[0]),
+        [one, other, ..] => format!("`{key} = \"{one}\"` or `{key} = \"{other}\"`"),
     };
     Some(format!(
         "`{key}` takes a duration string, not a bare number: write it with its unit, such as \
-         `{key} = \"{digits}s\"`{ms}"
+         {such_as}"
     ))
 }
 
@@ -158,7 +230,7 @@ mod tests {
             let Expr::Lit(l) = expr(written) else {
                 panic!("{written}")
             };
-            let m = decimal_duration("timeout", &l.lit).unwrap_or_else(|| panic!("{written}"));
+            let m = number_duration("timeout", &l.lit).unwrap_or_else(|| panic!("{written}"));
             assert!(m.contains(&format!("`timeout = {secs}`")), "{m}");
             let parse = |s: &str| retry_rules::parse_duration(s.trim_matches('"'));
             assert!(parse(secs).is_ok(), "{secs}");
@@ -170,5 +242,41 @@ mod tests {
                 None => assert!(!m.contains("ms\""), "{m}"),
             }
         }
+    }
+
+    /// Every suggested duration is read by the runtime's parser: an exponent is written out, a
+    /// unit written as the literal's suffix is kept as written (not read as seconds), a
+    /// negative number and a number too large for any duration get messages of their own.
+    #[test]
+    fn every_suggested_duration_is_read_by_the_runtime() {
+        for (written, wants) in [
+            ("1e3", &["\"1000s\"", "\"1000000ms\""][..]),
+            ("1.5e2", &["\"150s\""]),
+            ("1e-3", &["\"0.001s\"", "\"1ms\""]),
+            ("50ms", &["\"50ms\""]),
+            ("2.5ms", &["\"2.5ms\""]),
+            ("10s", &["\"10s\""]),
+            ("3m", &["\"3m\""]),
+            ("1_000", &["\"1000ms\"", "\"1000s\""]),
+            ("2.5_f64", &["\"2.5s\"", "\"2500ms\""]),
+        ] {
+            let lit: Lit = syn::parse_str(written).unwrap();
+            let m = number_duration("timeout", &lit).unwrap_or_else(|| panic!("{written}"));
+            for want in wants {
+                assert!(m.contains(&format!("`timeout = {want}`")), "{written}: {m}");
+            }
+            for quoted in m.split('`').filter(|p| p.starts_with("timeout = \"")) {
+                let text = quoted["timeout = ".len()..].trim_matches('"');
+                assert!(reads(text), "{written}: suggests {text:?}: {m}");
+            }
+        }
+        let m = number_duration("delay", &syn::parse_str("2.5ms").unwrap()).unwrap();
+        assert!(!m.contains("2500ms") && !m.contains("2.5s"), "{m}");
+        let m = number_duration("timeout", &syn::parse_str("-1").unwrap()).unwrap();
+        assert!(m.contains("cannot be negative") && !m.contains("-1ms"), "{m}");
+        let m = number_duration("timeout", &syn::parse_str("18446744073709551615").unwrap());
+        assert!(m.unwrap().contains("longer than any duration"));
+        let m = number_duration("timeout", &syn::parse_str("5M").unwrap()).unwrap();
+        assert!(m.contains("not a duration the runtime reads"), "{m}");
     }
 }

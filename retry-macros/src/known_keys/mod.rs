@@ -115,7 +115,11 @@ pub(crate) fn duration_fix(key: &str, value: &Expr, unit: Option<&str>) -> Optio
         }) => Some(format!("{key} = {:?}", s.value())),
         Expr::Lit(syn::ExprLit {
             lit: Lit::Int(i), ..
-        }) => unit.map(|u| format!("{key} = \"{}{u}\"", i.base10_digits())),
+        }) => unit
+            .map(|u| format!("{}{u}", i.base10_digits()))
+            // `timeout_ms = 18446744073709551615`: no suggestion the runtime would reject.
+            .filter(|text| retry_rules::parse_duration(text).is_ok())
+            .map(|text| format!("{key} = \"{text}\"")),
         _ => None,
     }
 }
@@ -343,7 +347,11 @@ fn key_fix(here: &str, unit: Option<&str>, value: Option<&Expr>) -> String {
                     match v {
                         Expr::Lit(syn::ExprLit {
                             lit: Lit::Int(i), ..
-                        }) => i.base10_digits().to_owned(),
+                        }) if retry_rules::parse_duration(&format!("{}ms", i.base10_digits()))
+                            .is_ok() =>
+                        {
+                            i.base10_digits().to_owned()
+                        }
                         _ => "200".to_owned(),
                     }
                 )
@@ -356,14 +364,15 @@ fn key_fix(here: &str, unit: Option<&str>, value: Option<&Expr>) -> String {
             _ => format!("`{here} = [{}]`", render(v)),
         }
     } else if let (
-        false,
+        true,
         Expr::Lit(syn::ExprLit {
             lit: Lit::Str(text),
             ..
         }),
-    ) = (here == "name", v)
+    ) = (crate::value_rules::FN_KEYS.contains(&here), v)
     {
-        // `fallbackMethod = "cached"`: here the fn is named by its path.
+        // `fallbackMethod = "cached"`: here the fn is named by its path. Every other key that
+        // takes a string (`backoff`, `jitter`, `hedge_after`, `name`) keeps the quotes.
         format!("`{here} = {}`", text.value())
     } else {
         format!("`{here} = {}`", render(v))
@@ -709,5 +718,29 @@ mod tests {
         assert!(unknown_key("maxElapsed", None).contains("`max_elapsed`"));
         assert!(unknown_key("max_atempts", None).contains("`max_attempts`"));
         assert!(unknown_key("zzz", None).contains("the keys are"));
+    }
+
+    /// The value of a `key = value` fix, as written in the message.
+    fn fix_value(fix: &str) -> String {
+        let inner = fix.trim_matches('`');
+        inner.split_once(" = ").unwrap().1.to_owned()
+    }
+
+    #[test]
+    fn a_string_value_stays_a_string_where_the_key_takes_one() {
+        for (key, value, want) in [
+            ("hedge_after", "\"50ms\"", "\"50ms\""),
+            ("hedge_after", "\"p95\"", "\"p95\""),
+            ("backoff", "\"exponential\"", "\"exponential\""),
+            ("jitter", "\"full\"", "\"full\""),
+            ("name", "\"fetch\"", "\"fetch\""),
+            ("recover", "\"cached\"", "cached"),
+            ("retry_if", "\"is_transient\"", "is_transient"),
+        ] {
+            let v: Expr = syn::parse_str(value).unwrap();
+            let fix = key_fix(key, None, Some(&v));
+            assert_eq!(fix_value(&fix), want, "{key} = {value}: {fix}");
+            assert!(syn::parse_str::<Expr>(&fix_value(&fix)).is_ok(), "{fix}");
+        }
     }
 }
