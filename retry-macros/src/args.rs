@@ -328,6 +328,9 @@ fn not_bracketed(key: &syn::Ident, input: ParseStream<'_>) -> syn::Error {
         Ok(s) => s.value(),
         Err(_) => crate::known_keys::render(&value),
     };
+    if let Some(message) = crate::value_rules::retry_conditions(&key.to_string(), &text) {
+        return syn::Error::new(span, message);
+    }
     let fix = match syn::parse2::<Expr>(value) {
         Ok(Expr::Closure(_)) => format!("for a predicate, write `retry_if = {text}`"),
         Ok(Expr::Path(p)) if p.path.get_ident().is_some_and(is_lowercase) => {
@@ -362,6 +365,11 @@ fn catch_all(key: &syn::Ident, pat: &Pat) -> Option<syn::Error> {
         "to retry nothing, write `max_attempts = 1`"
     };
     match pat {
+        // `retry_on = ["5xx", "reset"]`: Envoy's conditions, not the error's patterns.
+        Pat::Lit(syn::PatLit {
+            lit: Lit::Str(s), ..
+        }) => crate::value_rules::retry_conditions(&key.to_string(), &s.value())
+            .map(|m| syn::Error::new(s.span(), m)),
         Pat::Wild(w) => Some(syn::Error::new(
             w.underscore_token.span,
             format!("`_` in `{key}` matches every error; {every}"),

@@ -176,6 +176,75 @@ pub(crate) fn number_duration(key: &str, lit: &Lit) -> Option<String> {
     ))
 }
 
+/// Envoy's `retry_on` conditions (and its gRPC ones), each a kind of failure of an HTTP or
+/// gRPC exchange rather than a pattern of the function's error type.
+const ENVOY_CONDITIONS: &[&str] = &[
+    "5xx",
+    "4xx",
+    "gateway-error",
+    "reset",
+    "reset-before-request",
+    "connect-failure",
+    "envoy-ratelimited",
+    "retriable-4xx",
+    "refused-stream",
+    "retriable-status-codes",
+    "retriable-headers",
+    "http3-post-connect-failure",
+];
+
+/// gRPC's status codes, as gRPC's service config and Envoy's `retry_on` name them.
+const GRPC_CODES: &[&str] = &[
+    "cancelled",
+    "unknown",
+    "invalid-argument",
+    "deadline-exceeded",
+    "not-found",
+    "already-exists",
+    "permission-denied",
+    "resource-exhausted",
+    "failed-precondition",
+    "aborted",
+    "out-of-range",
+    "unimplemented",
+    "internal",
+    "unavailable",
+    "data-loss",
+    "unauthenticated",
+];
+
+/// `retry_on = "5xx,reset,connect-failure"` (Envoy), `"UNAVAILABLE, DEADLINE_EXCEEDED"` (gRPC),
+/// `"502,503"`: a list of an HTTP or gRPC exchange's failures, where `retry_on` takes patterns
+/// of the function's error type. Says where each kind of condition is written here.
+pub(crate) fn retry_conditions(key: &str, text: &str) -> Option<String> {
+    let parts: Vec<String> = text
+        .split([',', ' ', ';'])
+        .filter(|p| !p.is_empty())
+        .map(|p| p.trim().to_ascii_lowercase().replace('_', "-"))
+        .collect();
+    let is_status = |p: &str| {
+        p.len() == 3 && (p.starts_with(['4', '5'])) && p.chars().all(|c| c.is_ascii_digit())
+    };
+    let known = |p: &String| {
+        ENVOY_CONDITIONS.contains(&p.as_str()) || GRPC_CODES.contains(&p.as_str()) || is_status(p)
+    };
+    if parts.is_empty() || !parts.iter().all(known) {
+        return None;
+    }
+    let grpc = parts.iter().any(|p| GRPC_CODES.contains(&p.as_str()));
+    let grpc = if grpc {
+        ", gRPC codes in `retry_if = reattempt::tonic::codes(&[Code::Unavailable])`"
+    } else {
+        ""
+    };
+    Some(format!(
+        "`{text:?}` is a list of retry conditions (Envoy's or gRPC's); `{key}` takes patterns of \
+         the function's error type, as in `{key} = [ApiError::Unavailable]`. HTTP statuses go \
+         in `retry_if = reattempt::transient` over an `http::StatusCode` error (or the tower \
+         `.http()` layer){grpc}"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,5 +347,24 @@ mod tests {
         assert!(m.unwrap().contains("longer than any duration"));
         let m = number_duration("timeout", &syn::parse_str("5M").unwrap()).unwrap();
         assert!(m.contains("not a duration the runtime reads"), "{m}");
+    }
+
+    #[test]
+    fn retry_conditions_are_told_where_they_belong() {
+        for text in [
+            "5xx,reset,connect-failure",
+            "gateway-error, retriable-4xx",
+            "refused-stream,retriable-status-codes",
+            "UNAVAILABLE,DEADLINE_EXCEEDED",
+            "cancelled,resource-exhausted",
+            "502,503,504",
+        ] {
+            let m = retry_conditions("retry_on", text).unwrap_or_else(|| panic!("{text}"));
+            assert!(m.contains("retry_if = reattempt::transient") && m.contains("[ApiError::Unavailable]"), "{m}");
+        }
+        assert!(retry_conditions("retry_on", "UNAVAILABLE").unwrap().contains("tonic::codes"));
+        for text in ["ApiError::Timeout", "timeout", "5xx,ApiError::Timeout", ""] {
+            assert_eq!(retry_conditions("retry_on", text), None, "{text}");
+        }
     }
 }

@@ -360,6 +360,15 @@ fn key_fix(here: &str, unit: Option<&str>, value: Option<&Expr>) -> String {
         )
     } else if matches!(here, "retry_on" | "no_retry_on") {
         match v {
+            // `retryOn = "5xx,reset"` (Envoy): conditions of an exchange, not patterns.
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Str(s), ..
+            }) if crate::value_rules::retry_conditions(here, &s.value()).is_some() => format!(
+                "`retry_if = reattempt::transient` over an `http::StatusCode` error for HTTP \
+                 statuses ({:?} are Envoy's or gRPC's conditions; `{here}` takes the error's \
+                 patterns, as in `{here} = [ApiError::Unavailable]`)",
+                s.value()
+            ),
             Expr::Array(_) => format!("`{here} = {}`", render(v)),
             _ => format!("`{here} = [{}]`", render(v)),
         }
