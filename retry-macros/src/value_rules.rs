@@ -91,7 +91,7 @@ fn reads(text: &str) -> bool {
 
 /// A number's digits as a plain decimal (`1e3` → `1000`, `1e-3` → `0.001`), since the
 /// runtime's parser reads no exponent; the digits as written when they have none.
-fn plain_decimal(digits: &str) -> Option<String> {
+pub(crate) fn plain_decimal(digits: &str) -> Option<String> {
     if !digits.contains(['e', 'E']) {
         return Some(digits.to_owned());
     }
