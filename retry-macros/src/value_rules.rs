@@ -3,8 +3,10 @@
 //!
 //! - **A function called instead of named.** The keys that take a function (`retry_if`,
 //!   `retry_after`, `recover`, the `…_into` conversions) take its path; a call of a path with no
-//!   arguments (`retry_if = reattempt::transient()`), or with only the name its argument would
-//!   have (`is_transient(&e)`), calls it once, in the expansion, where it lacks its argument.
+//!   arguments (`retry_if = reattempt::transient()`), with only the name its argument would
+//!   have (`is_transient(&e)`), or with one borrowed value (`is_retryable(&status)`), calls it
+//!   once, in the expansion, where it lacks its argument. A call that builds a predicate
+//!   (`reattempt::tonic::codes(&[Code::Aborted])`, `status_in(&RETRYABLE)`) is left alone.
 //!   Otherwise rustc reports two errors, the first at the attribute.
 //! - **A duration written as a number** (`timeout = 2.5`, `hedge_after = 50ms`): the unit goes
 //!   in a string, and the number keeps its digits (`timeout = "2.5s"`, `"50ms"`), an exponent
@@ -58,7 +60,38 @@ fn stands_for_the_argument(arg: &Expr) -> bool {
     }
 }
 
-/// `key = path()` (or `path(&e)`): the function is called instead of named.
+/// The keys whose function takes one argument, the error (or the `Ok` value): a closure that
+/// calls the written function is one of them.
+const ONE_ARGUMENT_KEYS: &[&str] = &["retry_if", "retry_if_ok", "retry_after"];
+
+/// `is_retryable(&status)`, `is_transient(&E)`, `check(&resp.status)`: one argument that
+/// borrows a value, which is what a predicate is called with, and not what builds one. A
+/// builder's borrowed argument is a list or a constant (`codes(&[Code::Aborted])`,
+/// `status_in(&RETRYABLE)`, `&Self::CODES`), not flagged.
+fn borrows_the_argument(key: &str, args: &[&Expr]) -> bool {
+    if !matches!(
+        key,
+        "retry_if" | "retry_if_ok" | "retry_after" | "delay_for" | "on_retry"
+    ) {
+        return false;
+    }
+    let [Expr::Reference(r)] = args else {
+        return false;
+    };
+    match &*r.expr {
+        Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some_and(|i| {
+            let name = i.to_string();
+            // `RETRYABLE` is a constant; `E`, `e`, `status`, `Status` stand for a value.
+            let constant = name.len() > 1
+                && !name.chars().any(|c| c.is_ascii_lowercase());
+            !constant
+        }),
+        Expr::Field(_) | Expr::MethodCall(_) | Expr::Unary(_) | Expr::Paren(_) => true,
+        _ => false,
+    }
+}
+
+/// `key = path()` (or `path(&e)`, `path(&status)`): the function is called instead of named.
 pub(crate) fn called_fn(key: &str, value: &Expr) -> Option<String> {
     if !FN_KEYS.contains(&key) {
         return None;
@@ -67,14 +100,22 @@ pub(crate) fn called_fn(key: &str, value: &Expr) -> Option<String> {
     let Expr::Path(f) = &*call.func else {
         return None;
     };
-    if !call.args.iter().all(stands_for_the_argument) {
+    let args: Vec<&Expr> = call.args.iter().collect();
+    if !(args.iter().all(|a| stands_for_the_argument(a)) || borrows_the_argument(key, &args)) {
         return None;
     }
     let path = render(&f.path);
     let written = render(value);
+    let param = if key == "retry_if_ok" { "v" } else { "e" };
+    let closure = if ONE_ARGUMENT_KEYS.contains(&key) && !args.is_empty() {
+        format!(", or write a closure: `{key} = |{param}| {path}({param})`")
+    } else {
+        String::new()
+    };
     Some(format!(
-        "`{key} = {written}` calls the function; name the function, do not call it: write \
-         `{key} = {path}` (the retry calls it with each {what})",
+        "`{key} = {written}` calls the function once, where there is no {what} yet; name the \
+         function, do not call it: write `{key} = {path}` (the retry calls it with each \
+         {what}){closure}",
         what = match key {
             "retry_if_ok" => "`Ok` value",
             "recover" => "final error",
@@ -281,10 +322,34 @@ mod tests {
             ("retry_if", "transient_for(&e, 3)"),
             ("retry_if", "reattempt::transient"),
             ("retry_if", "|e| transient(e)"),
+            ("retry_if", "reattempt::tonic::codes(&[Code::Aborted])"),
+            ("retry_if", "status_in(&RETRYABLE)"),
+            ("retry_if", "status_in(&Self::CODES)"),
+            ("retry_if", "status_in(&[502, 503])"),
+            ("recover", "fallback(&cache)"),
             ("circuit_breaker", "breaker()"),
             ("policy", "policy()"),
         ] {
             assert_eq!(called_fn(key, &expr(value)), None, "{key} = {value}");
+        }
+    }
+
+    /// A predicate called with any borrowed value (`&status`, `&E`, `&resp.status`) is told to
+    /// be named, or wrapped in a closure.
+    #[test]
+    fn a_predicate_called_with_a_borrowed_value_is_told_to_be_named() {
+        for (key, value, fix) in [
+            ("retry_if", "is_retryable(&status)", "`retry_if = is_retryable`"),
+            ("retry_if", "is_transient(&E)", "`retry_if = |e| is_transient(e)`"),
+            ("retry_if", "errors::is_transient(&failure)", "`retry_if = errors::is_transient`"),
+            ("retry_if", "check(&resp.status)", "`retry_if = check`"),
+            ("retry_if_ok", "is_pending(&job)", "`retry_if_ok = |v| is_pending(v)`"),
+            ("retry_after", "hint_of(&reply)", "`retry_after = hint_of`"),
+            ("on_retry", "log_attempt(&ctx)", "`on_retry = log_attempt`"),
+            ("delay_for", "backoff_for(&Failure)", "`delay_for = backoff_for`"),
+        ] {
+            let m = called_fn(key, &expr(value)).unwrap_or_else(|| panic!("{value}"));
+            assert!(m.contains(fix) && m.contains("do not call it"), "{m}");
         }
     }
 
