@@ -423,6 +423,18 @@ fn parse_duration(
     // mistyped (a capital `M`, a unit written twice).
     match retry_rules::parse_duration(&lit.value()) {
         Ok(d) => Some(d),
+        // `timeout = "PT2S"` (Java's `Duration`, ISO-8601): the same duration as written here.
+        Err(_) if crate::value_rules::iso_duration(&lit.value()).is_some() => {
+            let text = crate::value_rules::iso_duration(&lit.value()).unwrap_or_default();
+            errors.push(syn::Error::new(
+                lit.span(),
+                format!(
+                    "{:?} is an ISO-8601 duration, which `{key}` does not read: write `{key} = \"{text}\"`",
+                    lit.value()
+                ),
+            ));
+            None
+        }
         Err(e) => {
             let e = e.to_string();
             // Its advice, where it gives one; otherwise the forms to write.
@@ -1040,6 +1052,12 @@ fn word_for_string(key: &str, value: &Expr) -> Option<String> {
             ))
         }
         "one_layer" | "idempotent" => bool_fix(key, lit?),
+        // `max_attempts = "5s"`, `max_attempts = 5s`: a time where a count goes.
+        "max_attempts" if lit.is_some_and(reads_as_a_duration) => Some(format!(
+            "`max_attempts` is a count of attempts (the first included), not a time: write \
+             `max_attempts = 3`; a time limit on the whole call is `max_elapsed = \"{}\"`",
+            lit.and_then(duration_text).unwrap_or_else(|| "30s".to_owned())
+        )),
         "max_attempts" | "multiplier" => match lit {
             Some(Lit::Str(s)) if s.value().trim().parse::<f64>().is_ok() => Some(format!(
                 "`{key}` takes a number, not a string: write `{key} = {}`",
@@ -1049,6 +1067,33 @@ fn word_for_string(key: &str, value: &Expr) -> Option<String> {
         },
         _ => None,
     }
+}
+
+/// The duration a literal written for a count means, as the runtime's parser reads it: a string
+/// that is a duration (`"5s"`, `"PT5S"`) or a number with a unit suffix (`5s`).
+fn duration_text(lit: &Lit) -> Option<String> {
+    let text = match lit {
+        Lit::Str(s) => s.value(),
+        Lit::Int(i) if !i.suffix().is_empty() => format!("{}{}", i.base10_digits(), i.suffix()),
+        Lit::Float(f) if !f.suffix().is_empty() => {
+            format!("{}{}", f.base10_digits(), f.suffix())
+        }
+        _ => return None,
+    };
+    let text = text.trim();
+    // A bare number (`"5"`) is a count; `5u32` a typed one.
+    if text.parse::<f64>().is_ok() {
+        return None;
+    }
+    crate::value_rules::iso_duration(text).or_else(|| {
+        retry_rules::parse_duration(text)
+            .is_ok()
+            .then(|| text.to_owned())
+    })
+}
+
+fn reads_as_a_duration(lit: &Lit) -> bool {
+    duration_text(lit).is_some()
 }
 
 /// `idempotent = "yes"`, `one_layer = 1`: a bool key takes `true` or `false`, bare; `None` for a
@@ -1279,6 +1324,25 @@ mod tests {
     use quote::quote;
 
     /// The parse's errors: those of the shapes, else those of the values it could not read.
+    /// A time where a count goes is told the count and where a time limit goes; an ISO-8601
+    /// duration is told as the runtime reads it.
+    #[test]
+    fn a_time_for_a_count_and_an_iso_duration_are_told_their_fix() {
+        for (args, says) in [
+            (quote!(max_attempts = "5s"), "`max_elapsed = \"5s\"`"),
+            (quote!(max_attempts = "500ms"), "`max_elapsed = \"500ms\"`"),
+            (quote!(max_attempts = 5s), "`max_elapsed = \"5s\"`"),
+            (quote!(max_attempts = "PT5S"), "`max_elapsed = \"5s\"`"),
+            (quote!(timeout = "PT2S"), "write `timeout = \"2s\"`"),
+            (quote!(max_elapsed = "PT1M30S"), "write `max_elapsed = \"1m 30s\"`"),
+            (quote!(delay = "pt0.5s"), "write `delay = \"0.5s\"`"),
+        ] {
+            let errs = errors_of(args.clone());
+            assert!(errs.len() == 1 && errs[0].contains(says), "{args}: {errs:?}");
+        }
+        assert!(errors_of(quote!(max_attempts = 5)).is_empty());
+    }
+
     pub(super) fn errors_of(args: TokenStream) -> Vec<String> {
         match parse(args) {
             Ok(parsed) => parsed

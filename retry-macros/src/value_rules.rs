@@ -217,6 +217,38 @@ pub(crate) fn number_duration(key: &str, lit: &Lit) -> Option<String> {
     ))
 }
 
+/// An ISO-8601 duration (`PT2S`, `PT1M30S`, `PT0.5S`, `P1D`, Java's `Duration.toString()`),
+/// as the runtime's parser reads it (`"2s"`, `"1m 30s"`); `None` when `text` is not one, or
+/// has years, months or weeks (of no fixed length).
+pub(crate) fn iso_duration(text: &str) -> Option<String> {
+    let upper = text.trim().to_ascii_uppercase();
+    let rest = upper.strip_prefix('P')?;
+    let (days, time) = match rest.split_once('T') {
+        Some((d, t)) => (d, t),
+        None => (rest, ""),
+    };
+    let mut parts = Vec::new();
+    let mut take = |mut s: &str, units: &[(char, &str)]| -> Option<()> {
+        for (letter, unit) in units {
+            if let Some((n, after)) = s.split_once(*letter) {
+                let n = plain_decimal(n).filter(|n| !n.is_empty() && n.parse::<f64>().is_ok())?;
+                if n.parse::<f64>().ok()? != 0.0 {
+                    parts.push(format!("{n}{unit}"));
+                }
+                s = after;
+            }
+        }
+        s.is_empty().then_some(())
+    };
+    take(days, &[('D', "d")])?;
+    take(time, &[('H', "h"), ('M', "m"), ('S', "s")])?;
+    if parts.is_empty() {
+        return None;
+    }
+    let out = parts.join(" ");
+    reads(&out).then_some(out)
+}
+
 /// Envoy's `retry_on` conditions (and its gRPC ones), each a kind of failure of an HTTP or
 /// gRPC exchange rather than a pattern of the function's error type.
 const ENVOY_CONDITIONS: &[&str] = &[
@@ -430,6 +462,29 @@ mod tests {
         assert!(retry_conditions("retry_on", "UNAVAILABLE").unwrap().contains("tonic::codes"));
         for text in ["ApiError::Timeout", "timeout", "5xx,ApiError::Timeout", ""] {
             assert_eq!(retry_conditions("retry_on", text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_iso_duration_is_told_as_the_runtime_reads_it() {
+        for (iso, want) in [
+            ("PT2S", "2s"),
+            ("PT1M30S", "1m 30s"),
+            ("PT0.5S", "0.5s"),
+            ("pt100ms", ""),
+            ("PT1H", "1h"),
+            ("P1DT2H", "1d 2h"),
+            ("P1M", ""),
+            ("2s", ""),
+            ("PT", ""),
+        ] {
+            let got = iso_duration(iso);
+            if want.is_empty() {
+                assert_eq!(got, None, "{iso}");
+            } else {
+                assert_eq!(got.as_deref(), Some(want), "{iso}");
+                assert!(reads(want), "{want}");
+            }
         }
     }
 }
