@@ -497,10 +497,18 @@ fn expr_kind(key: &str) -> Option<&'static str> {
         "retry_after" => "a path or closure, `Fn(&E) -> Option<Duration>`",
         "delay_for" => "a path or closure, `Fn(&E, u32, Duration) -> Option<Duration>`",
         "on_retry" => "a path or closure, `Fn(&E, &reattempt::RetryContext, Duration)`",
-        "circuit_breaker" => "a `CircuitBreaker` the call borrows (a `static`, `self.breaker`, an `Arc<CircuitBreaker>`)",
-        "budget" => "a `RetryBudget` the call borrows (a `static`, `self.budget`, an `Arc<RetryBudget>`)",
-        "throttle" => "an `AdaptiveThrottle` the call borrows (a `static`, `self.throttle`, an `Arc<AdaptiveThrottle>`)",
-        "bulkhead" => "a `Bulkhead` the call borrows (a `static`, `self.bulkhead`, an `Arc<Bulkhead>`)",
+        "circuit_breaker" => {
+            "a `CircuitBreaker` the call borrows (a `static`, `self.breaker`, an `Arc<CircuitBreaker>`)"
+        }
+        "budget" => {
+            "a `RetryBudget` the call borrows (a `static`, `self.budget`, an `Arc<RetryBudget>`)"
+        }
+        "throttle" => {
+            "an `AdaptiveThrottle` the call borrows (a `static`, `self.throttle`, an `Arc<AdaptiveThrottle>`)"
+        }
+        "bulkhead" => {
+            "a `Bulkhead` the call borrows (a `static`, `self.bulkhead`, an `Arc<Bulkhead>`)"
+        }
         "policy" => "a `RetryPolicy` the call borrows (a `static`, a `LazyLock`, `self.policy`)",
         "recover" => "the path of a #[recover] fn (`fallback`, `Self::fallback`)",
         "timeout_into" => {
@@ -1053,11 +1061,7 @@ fn word_for_string(key: &str, value: &Expr) -> Option<String> {
         }
         "one_layer" | "idempotent" => bool_fix(key, lit?),
         // `max_attempts = "5s"`, `max_attempts = 5s`: a time where a count goes.
-        "max_attempts" if lit.is_some_and(reads_as_a_duration) => Some(format!(
-            "`max_attempts` is a count of attempts (the first included), not a time: write \
-             `max_attempts = 3`; a time limit on the whole call is `max_elapsed = \"{}\"`",
-            lit.and_then(duration_text).unwrap_or_else(|| "30s".to_owned())
-        )),
+        "max_attempts" if lit.is_some_and(|l| duration_text(l).is_some()) => time_for_a_count(lit?),
         "max_attempts" | "multiplier" => match lit {
             Some(Lit::Str(s)) if s.value().trim().parse::<f64>().is_ok() => Some(format!(
                 "`{key}` takes a number, not a string: write `{key} = {}`",
@@ -1092,8 +1096,13 @@ fn duration_text(lit: &Lit) -> Option<String> {
     })
 }
 
-fn reads_as_a_duration(lit: &Lit) -> bool {
-    duration_text(lit).is_some()
+/// `max_attempts = "5s"`: the count, and where a time limit goes.
+fn time_for_a_count(lit: &Lit) -> Option<String> {
+    Some(format!(
+        "`max_attempts` is a count of attempts (the first included), not a time: write \
+         `max_attempts = 3`; a time limit on the whole call is `max_elapsed = \"{}\"`",
+        duration_text(lit)?
+    ))
 }
 
 /// `idempotent = "yes"`, `one_layer = 1`: a bool key takes `true` or `false`, bare; `None` for a
@@ -1334,11 +1343,17 @@ mod tests {
             (quote!(max_attempts = 5s), "`max_elapsed = \"5s\"`"),
             (quote!(max_attempts = "PT5S"), "`max_elapsed = \"5s\"`"),
             (quote!(timeout = "PT2S"), "write `timeout = \"2s\"`"),
-            (quote!(max_elapsed = "PT1M30S"), "write `max_elapsed = \"1m 30s\"`"),
+            (
+                quote!(max_elapsed = "PT1M30S"),
+                "write `max_elapsed = \"1m 30s\"`",
+            ),
             (quote!(delay = "pt0.5s"), "write `delay = \"0.5s\"`"),
         ] {
             let errs = errors_of(args.clone());
-            assert!(errs.len() == 1 && errs[0].contains(says), "{args}: {errs:?}");
+            assert!(
+                errs.len() == 1 && errs[0].contains(says),
+                "{args}: {errs:?}"
+            );
         }
         assert!(errors_of(quote!(max_attempts = 5)).is_empty());
     }

@@ -643,14 +643,53 @@ mod tests {
     #[test]
     fn the_wrong_item_is_told_where_the_attribute_goes() {
         for (item, says) in [
-            (quote!(impl Client { async fn get(&self) -> Result<u8, E> { Ok(1) } }), "method inside"),
-            (quote!(impl<T> Api for Client<T> {}), "method inside"),
-            (quote!(trait Api { async fn get(&self) -> Result<u8, E>; }), "`impl` of the trait"),
-            (quote!(endpoint! { get_user }), "cannot see inside a macro call (`endpoint!`)"),
+            (
+                quote!(impl Client { async fn get(&self) -> Result<u8, E> { Ok(1) } }),
+                "method inside",
+            ),
+            (
+                quote!(
+                    impl<T> Api for Client<T> {}
+                ),
+                "method inside",
+            ),
+            (
+                quote!(
+                    trait Api {
+                        async fn get(&self) -> Result<u8, E>;
+                    }
+                ),
+                "`impl` of the trait",
+            ),
+            (
+                quote!(endpoint! { get_user }),
+                "cannot see inside a macro call (`endpoint!`)",
+            ),
             (quote!(api::handlers!(fetch);), "`api::handlers!`"),
-            (quote!(struct Client { url: String }), "not to a `struct`"),
-            (quote!(pub mod client { fn f() {} }), "not to a module"),
-            (quote!(enum E { A }), "not to an `enum`"),
+            (
+                quote!(
+                    struct Client {
+                        url: String,
+                    }
+                ),
+                "not to a `struct`",
+            ),
+            (
+                quote!(
+                    pub mod client {
+                        fn f() {}
+                    }
+                ),
+                "not to a module",
+            ),
+            (
+                quote!(
+                    enum E {
+                        A,
+                    }
+                ),
+                "not to an `enum`",
+            ),
         ] {
             let e = not_a_function(item.clone()).to_string();
             assert!(e.contains(says), "{item}: {e}");

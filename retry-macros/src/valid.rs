@@ -763,7 +763,10 @@ mod tests {
             }
         ));
         let m = super::item(&inner, Some(2)).unwrap_err().to_string();
-        assert!(m.contains("(2 × 7 = 14 attempts)") && !m.contains("3 × 5"), "{m}");
+        assert!(
+            m.contains("(2 × 7 = 14 attempts)") && !m.contains("3 × 5"),
+            "{m}"
+        );
         let bare = f(quote!(
             #[retryable]
             fn f() -> Result<(), E> {

@@ -79,13 +79,15 @@ fn borrows_the_argument(key: &str, args: &[&Expr]) -> bool {
         return false;
     };
     match &*r.expr {
-        Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some_and(|i| {
-            let name = i.to_string();
-            // `RETRYABLE` is a constant; `E`, `e`, `status`, `Status` stand for a value.
-            let constant = name.len() > 1
-                && !name.chars().any(|c| c.is_ascii_lowercase());
-            !constant
-        }),
+        Expr::Path(p) => {
+            p.qself.is_none()
+                && p.path.get_ident().is_some_and(|i| {
+                    let name = i.to_string();
+                    // `RETRYABLE` is a constant; `E`, `e`, `status`, `Status` stand for a value.
+                    let constant = name.len() > 1 && !name.chars().any(|c| c.is_ascii_lowercase());
+                    !constant
+                })
+        }
         Expr::Field(_) | Expr::MethodCall(_) | Expr::Unary(_) | Expr::Paren(_) => true,
         _ => false,
     }
@@ -113,7 +115,7 @@ pub(crate) fn called_fn(key: &str, value: &Expr) -> Option<String> {
         String::new()
     };
     Some(format!(
-        "`{key} = {written}` calls the function once, where there is no {what} yet; name the \
+        "`{key} = {written}` calls the function; name the \
          function, do not call it: write `{key} = {path}` (the retry calls it with each \
          {what}){closure}",
         what = match key {
@@ -164,7 +166,8 @@ pub(crate) fn number_duration(key: &str, lit: &Lit) -> Option<String> {
             String::new()
         };
         return Some(format!(
-            "`{key}` is a duration and cannot be negative: write a positive one with its unit,              such as `{key} = \"1s\"`{none}"
+            "`{key}` is a duration and cannot be negative: write a positive one with its unit, \
+             such as `{key} = \"1s\"`{none}"
         ));
     }
     let written = format!("{digits}{suffix}");
@@ -174,11 +177,13 @@ pub(crate) fn number_duration(key: &str, lit: &Lit) -> Option<String> {
         let text = format!("{plain}{suffix}");
         return Some(if reads(&text) {
             format!(
-                "`{key}` takes a duration string: the unit goes inside the quotes, write                  `{key} = \"{text}\"`"
+                "`{key}` takes a duration string: the unit goes inside the quotes: write \
+                 `{key} = \"{text}\"`"
             )
         } else {
             format!(
-                "`{written}` is not a duration the runtime reads: write a string with a unit of                  ns, us, ms, s, m or h, such as `{key} = \"{plain}ms\"`"
+                "`{written}` is not a duration the runtime reads: write a string with a unit of \
+                 ns, us, ms, s, m or h, such as `{key} = \"{plain}ms\"`"
             )
         });
     }
@@ -311,7 +316,7 @@ pub(crate) fn retry_conditions(key: &str, text: &str) -> Option<String> {
         ""
     };
     Some(format!(
-        "`{text:?}` is a list of retry conditions (Envoy's or gRPC's); `{key}` takes patterns of \
+        "`{text:?}` names retry conditions (Envoy's or gRPC's); `{key}` takes patterns of \
          the function's error type, as in `{key} = [ApiError::Unavailable]`. HTTP statuses go \
          in `retry_if = reattempt::transient` over an `http::StatusCode` error (or the tower \
          `.http()` layer){grpc}"
@@ -371,14 +376,34 @@ mod tests {
     #[test]
     fn a_predicate_called_with_a_borrowed_value_is_told_to_be_named() {
         for (key, value, fix) in [
-            ("retry_if", "is_retryable(&status)", "`retry_if = is_retryable`"),
-            ("retry_if", "is_transient(&E)", "`retry_if = |e| is_transient(e)`"),
-            ("retry_if", "errors::is_transient(&failure)", "`retry_if = errors::is_transient`"),
+            (
+                "retry_if",
+                "is_retryable(&status)",
+                "`retry_if = is_retryable`",
+            ),
+            (
+                "retry_if",
+                "is_transient(&E)",
+                "`retry_if = |e| is_transient(e)`",
+            ),
+            (
+                "retry_if",
+                "errors::is_transient(&failure)",
+                "`retry_if = errors::is_transient`",
+            ),
             ("retry_if", "check(&resp.status)", "`retry_if = check`"),
-            ("retry_if_ok", "is_pending(&job)", "`retry_if_ok = |v| is_pending(v)`"),
+            (
+                "retry_if_ok",
+                "is_pending(&job)",
+                "`retry_if_ok = |v| is_pending(v)`",
+            ),
             ("retry_after", "hint_of(&reply)", "`retry_after = hint_of`"),
             ("on_retry", "log_attempt(&ctx)", "`on_retry = log_attempt`"),
-            ("delay_for", "backoff_for(&Failure)", "`delay_for = backoff_for`"),
+            (
+                "delay_for",
+                "backoff_for(&Failure)",
+                "`delay_for = backoff_for`",
+            ),
         ] {
             let m = called_fn(key, &expr(value)).unwrap_or_else(|| panic!("{value}"));
             assert!(m.contains(fix) && m.contains("do not call it"), "{m}");
@@ -439,7 +464,10 @@ mod tests {
         let m = number_duration("delay", &syn::parse_str("2.5ms").unwrap()).unwrap();
         assert!(!m.contains("2500ms") && !m.contains("2.5s"), "{m}");
         let m = number_duration("timeout", &syn::parse_str("-1").unwrap()).unwrap();
-        assert!(m.contains("cannot be negative") && !m.contains("-1ms"), "{m}");
+        assert!(
+            m.contains("cannot be negative") && !m.contains("-1ms"),
+            "{m}"
+        );
         let m = number_duration("timeout", &syn::parse_str("18446744073709551615").unwrap());
         assert!(m.unwrap().contains("longer than any duration"));
         let m = number_duration("timeout", &syn::parse_str("5M").unwrap()).unwrap();
@@ -457,9 +485,17 @@ mod tests {
             "502,503,504",
         ] {
             let m = retry_conditions("retry_on", text).unwrap_or_else(|| panic!("{text}"));
-            assert!(m.contains("retry_if = reattempt::transient") && m.contains("[ApiError::Unavailable]"), "{m}");
+            assert!(
+                m.contains("retry_if = reattempt::transient")
+                    && m.contains("[ApiError::Unavailable]"),
+                "{m}"
+            );
         }
-        assert!(retry_conditions("retry_on", "UNAVAILABLE").unwrap().contains("tonic::codes"));
+        assert!(
+            retry_conditions("retry_on", "UNAVAILABLE")
+                .unwrap()
+                .contains("tonic::codes")
+        );
         for text in ["ApiError::Timeout", "timeout", "5xx,ApiError::Timeout", ""] {
             assert_eq!(retry_conditions("retry_on", text), None, "{text}");
         }

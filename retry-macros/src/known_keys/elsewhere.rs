@@ -269,7 +269,12 @@ pub(super) const SETTINGS: &[Setting] = &[
         ),
     ),
     s(
-        &["ConsecutiveBreaker", "consecutiveBreaker", "SamplingBreaker", "samplingBreaker"],
+        &[
+            "ConsecutiveBreaker",
+            "consecutiveBreaker",
+            "SamplingBreaker",
+            "samplingBreaker",
+        ],
         "cockatiel's breaker kinds",
         Owner::Breaker,
         Method::Nearest(

@@ -851,11 +851,7 @@ pub(super) const TABLE: &[Known] = &[
         "the ceiling of one delay, before jitter",
     ),
     k(
-        &[
-            "maxRetryTime",
-            "max_retry_time",
-            "TotalRequestTimeout",
-        ],
+        &["maxRetryTime", "max_retry_time", "TotalRequestTimeout"],
         "a name from p-retry, .NET's HTTP client resilience or failsafe-go",
         Here::Key("max_elapsed"),
         "the limit of all attempts and sleeps together",
@@ -908,12 +904,7 @@ pub(super) const TABLE: &[Known] = &[
         Here::Key("on_retry"),
         "a hook called before each sleep, `Fn(&E, &reattempt::RetryContext, Duration)`",
     ),
-    k(
-        &["total"],
-        "urllib3's `Retry(total=…)`",
-        Here::Retries,
-        "",
-    ),
+    k(&["total"], "urllib3's `Retry(total=…)`", Here::Retries, ""),
     k(
         &["connect", "read", "other", "status"],
         "urllib3's `Retry`, a count of retries for one kind of failure",
@@ -922,7 +913,12 @@ pub(super) const TABLE: &[Known] = &[
          errors are retried is `retry_on = [E::Connect]` (patterns) or `retry_if = |e| …`",
     ),
     k(
-        &["status_forcelist", "retry_on_status_codes", "statusCodes", "retryStatusCodes"],
+        &[
+            "status_forcelist",
+            "retry_on_status_codes",
+            "statusCodes",
+            "retryStatusCodes",
+        ],
         "a name from urllib3 or other HTTP clients",
         Here::Explain,
         "the HTTP statuses to retry are a predicate: `retry_if = reattempt::transient` over an \

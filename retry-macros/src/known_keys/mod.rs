@@ -826,7 +826,10 @@ mod tests {
             ("ShouldRetryAfterHeader", "`retry_after`"),
         ] {
             let m = unknown_key(key, None);
-            assert!(m.contains(says) && !m.contains("the keys are"), "{key}: {m}");
+            assert!(
+                m.contains(says) && !m.contains("the keys are"),
+                "{key}: {m}"
+            );
         }
     }
 }
