@@ -328,6 +328,9 @@ fn not_bracketed(key: &syn::Ident, input: ParseStream<'_>) -> syn::Error {
         Ok(s) => s.value(),
         Err(_) => crate::known_keys::render(&value),
     };
+    if let Some(message) = crate::value_rules::retry_conditions(&key.to_string(), &text) {
+        return syn::Error::new(span, message);
+    }
     let fix = match syn::parse2::<Expr>(value) {
         Ok(Expr::Closure(_)) => format!("for a predicate, write `retry_if = {text}`"),
         Ok(Expr::Path(p)) if p.path.get_ident().is_some_and(is_lowercase) => {
@@ -362,6 +365,11 @@ fn catch_all(key: &syn::Ident, pat: &Pat) -> Option<syn::Error> {
         "to retry nothing, write `max_attempts = 1`"
     };
     match pat {
+        // `retry_on = ["5xx", "reset"]`: Envoy's conditions, not the error's patterns.
+        Pat::Lit(syn::PatLit {
+            lit: Lit::Str(s), ..
+        }) => crate::value_rules::retry_conditions(&key.to_string(), &s.value())
+            .map(|m| syn::Error::new(s.span(), m)),
         Pat::Wild(w) => Some(syn::Error::new(
             w.underscore_token.span,
             format!("`_` in `{key}` matches every error; {every}"),
@@ -415,6 +423,18 @@ fn parse_duration(
     // mistyped (a capital `M`, a unit written twice).
     match retry_rules::parse_duration(&lit.value()) {
         Ok(d) => Some(d),
+        // `timeout = "PT2S"` (Java's `Duration`, ISO-8601): the same duration as written here.
+        Err(_) if crate::value_rules::iso_duration(&lit.value()).is_some() => {
+            let text = crate::value_rules::iso_duration(&lit.value()).unwrap_or_default();
+            errors.push(syn::Error::new(
+                lit.span(),
+                format!(
+                    "{:?} is an ISO-8601 duration, which `{key}` does not read: write `{key} = \"{text}\"`",
+                    lit.value()
+                ),
+            ));
+            None
+        }
         Err(e) => {
             let e = e.to_string();
             // Its advice, where it gives one; otherwise the forms to write.
@@ -711,13 +731,7 @@ fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
 /// integer's digits with either unit, a decimal's in seconds and milliseconds), a
 /// `Duration::from_millis(200)` its string, anything else an example.
 fn duration_message(key: &str, value: &Expr, lit: Option<&Lit>) -> String {
-    if let Some(Lit::Int(i)) = lit {
-        return format!(
-            "`{key}` takes a duration string, not a bare number: write it with its unit, such as `{key} = \"{n}ms\"` or `{key} = \"{n}s\"`",
-            n = i.base10_digits()
-        );
-    }
-    if let Some(message) = lit.and_then(|l| crate::value_rules::decimal_duration(key, l)) {
+    if let Some(message) = lit.and_then(|l| crate::value_rules::number_duration(key, l)) {
         return message;
     }
     crate::known_keys::duration_fix(key, value, None).map_or_else(
@@ -1046,6 +1060,8 @@ fn word_for_string(key: &str, value: &Expr) -> Option<String> {
             ))
         }
         "one_layer" | "idempotent" => bool_fix(key, lit?),
+        // `max_attempts = "5s"`, `max_attempts = 5s`: a time where a count goes.
+        "max_attempts" if lit.is_some_and(|l| duration_text(l).is_some()) => time_for_a_count(lit?),
         "max_attempts" | "multiplier" => match lit {
             Some(Lit::Str(s)) if s.value().trim().parse::<f64>().is_ok() => Some(format!(
                 "`{key}` takes a number, not a string: write `{key} = {}`",
@@ -1055,6 +1071,38 @@ fn word_for_string(key: &str, value: &Expr) -> Option<String> {
         },
         _ => None,
     }
+}
+
+/// The duration a literal written for a count means, as the runtime's parser reads it: a string
+/// that is a duration (`"5s"`, `"PT5S"`) or a number with a unit suffix (`5s`).
+fn duration_text(lit: &Lit) -> Option<String> {
+    let text = match lit {
+        Lit::Str(s) => s.value(),
+        Lit::Int(i) if !i.suffix().is_empty() => format!("{}{}", i.base10_digits(), i.suffix()),
+        Lit::Float(f) if !f.suffix().is_empty() => {
+            format!("{}{}", f.base10_digits(), f.suffix())
+        }
+        _ => return None,
+    };
+    let text = text.trim();
+    // A bare number (`"5"`) is a count; `5u32` a typed one.
+    if text.parse::<f64>().is_ok() {
+        return None;
+    }
+    crate::value_rules::iso_duration(text).or_else(|| {
+        retry_rules::parse_duration(text)
+            .is_ok()
+            .then(|| text.to_owned())
+    })
+}
+
+/// `max_attempts = "5s"`: the count, and where a time limit goes.
+fn time_for_a_count(lit: &Lit) -> Option<String> {
+    Some(format!(
+        "`max_attempts` is a count of attempts (the first included), not a time: write \
+         `max_attempts = 3`; a time limit on the whole call is `max_elapsed = \"{}\"`",
+        duration_text(lit)?
+    ))
 }
 
 /// `idempotent = "yes"`, `one_layer = 1`: a bool key takes `true` or `false`, bare; `None` for a
@@ -1285,6 +1333,31 @@ mod tests {
     use quote::quote;
 
     /// The parse's errors: those of the shapes, else those of the values it could not read.
+    /// A time where a count goes is told the count and where a time limit goes; an ISO-8601
+    /// duration is told as the runtime reads it.
+    #[test]
+    fn a_time_for_a_count_and_an_iso_duration_are_told_their_fix() {
+        for (args, says) in [
+            (quote!(max_attempts = "5s"), "`max_elapsed = \"5s\"`"),
+            (quote!(max_attempts = "500ms"), "`max_elapsed = \"500ms\"`"),
+            (quote!(max_attempts = 5s), "`max_elapsed = \"5s\"`"),
+            (quote!(max_attempts = "PT5S"), "`max_elapsed = \"5s\"`"),
+            (quote!(timeout = "PT2S"), "write `timeout = \"2s\"`"),
+            (
+                quote!(max_elapsed = "PT1M30S"),
+                "write `max_elapsed = \"1m 30s\"`",
+            ),
+            (quote!(delay = "pt0.5s"), "write `delay = \"0.5s\"`"),
+        ] {
+            let errs = errors_of(args.clone());
+            assert!(
+                errs.len() == 1 && errs[0].contains(says),
+                "{args}: {errs:?}"
+            );
+        }
+        assert!(errors_of(quote!(max_attempts = 5)).is_empty());
+    }
+
     pub(super) fn errors_of(args: TokenStream) -> Vec<String> {
         match parse(args) {
             Ok(parsed) => parsed

@@ -21,7 +21,9 @@ use crate::valid;
 pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
     let checked_args =
         args::parse(args).and_then(|parsed| valid::args(&parsed).map(|()| parsed.args));
-    let checked_fn = item::parse(item.clone()).and_then(|f| valid::item(&f).map(|()| f));
+    // The attempts this attribute makes, for the message of a second #[retryable] beneath it.
+    let attempts = checked_args.as_ref().ok().map(valid::attempts);
+    let checked_fn = item::parse(item.clone()).and_then(|f| valid::item(&f, attempts).map(|()| f));
     match (checked_args, checked_fn) {
         (Ok(args), Ok(f)) => match valid::together(&args, &f)
             .and_then(|()| lent_keys(&args, &f))

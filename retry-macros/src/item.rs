@@ -497,6 +497,9 @@ fn not_a_function(item: TokenStream) -> syn::Error {
             ),
         );
     }
+    if let Some(e) = wrong_item(item.clone()) {
+        return e;
+    }
     let span = item
         .into_iter()
         .next()
@@ -505,6 +508,50 @@ fn not_a_function(item: TokenStream) -> syn::Error {
         span,
         "#[retryable] applies to functions (`async fn` or `fn`) that return `Result`",
     )
+}
+
+/// An item that is not a function, told where the attribute goes instead, at its keyword: an
+/// `impl` or a `trait` block (on the method inside), a macro call (the attribute sees only the
+/// call's tokens), a type, a module or another item (a function).
+fn wrong_item(item: TokenStream) -> Option<syn::Error> {
+    use syn::spanned::Spanned;
+    let fns = "#[retryable] applies to functions (`async fn` or `fn`) that return `Result`";
+    let (span, message) = match syn::parse2::<syn::Item>(item).ok()? {
+        syn::Item::Impl(i) => (
+            i.impl_token.span,
+            "#[retryable] goes on a method, not on an `impl` block: put `#[retryable]` on the \
+             method inside (each method it retries)"
+                .to_owned(),
+        ),
+        syn::Item::Trait(t) => (
+            t.trait_token.span,
+            "#[retryable] goes on a method with a body, not on a `trait` block: put \
+             `#[retryable]` on the method in the `impl` of the trait (or on a default method's \
+             body)"
+                .to_owned(),
+        ),
+        syn::Item::Macro(m) => (
+            m.mac.path.span(),
+            format!(
+                "#[retryable] cannot see inside a macro call (`{}!`): put it on the function the \
+                 macro defines, inside the macro's input or its definition, or write the function \
+                 by hand",
+                crate::known_keys::render(&m.mac.path)
+            ),
+        ),
+        syn::Item::Struct(i) => (i.struct_token.span, format!("{fns}, not to a `struct`")),
+        syn::Item::Enum(i) => (i.enum_token.span, format!("{fns}, not to an `enum`")),
+        syn::Item::Mod(i) => (
+            i.mod_token.span,
+            format!("{fns}, not to a module: put it on each function inside that retries"),
+        ),
+        syn::Item::Const(i) => (i.const_token.span, format!("{fns}, not to a `const`")),
+        syn::Item::Static(i) => (i.static_token.span, format!("{fns}, not to a `static`")),
+        syn::Item::Type(i) => (i.type_token.span, format!("{fns}, not to a type alias")),
+        syn::Item::Use(i) => (i.use_token.span, format!("{fns}, not to a `use`")),
+        _ => return None,
+    };
+    Some(syn::Error::new(span, message))
 }
 
 #[cfg(test)]
@@ -589,5 +636,63 @@ mod tests {
         assert_eq!(quote!(#(#stmts)*).to_string(), quote!(#(#got)*).to_string());
         assert_eq!(f.attrs.len(), 1);
         assert_eq!(f.inner_attrs.len(), 1);
+    }
+
+    /// An `impl` or `trait` block, a macro call, a struct or a module is told where the
+    /// attribute goes, at its keyword.
+    #[test]
+    fn the_wrong_item_is_told_where_the_attribute_goes() {
+        for (item, says) in [
+            (
+                quote!(impl Client { async fn get(&self) -> Result<u8, E> { Ok(1) } }),
+                "method inside",
+            ),
+            (
+                quote!(
+                    impl<T> Api for Client<T> {}
+                ),
+                "method inside",
+            ),
+            (
+                quote!(
+                    trait Api {
+                        async fn get(&self) -> Result<u8, E>;
+                    }
+                ),
+                "`impl` of the trait",
+            ),
+            (
+                quote!(endpoint! { get_user }),
+                "cannot see inside a macro call (`endpoint!`)",
+            ),
+            (quote!(api::handlers!(fetch);), "`api::handlers!`"),
+            (
+                quote!(
+                    struct Client {
+                        url: String,
+                    }
+                ),
+                "not to a `struct`",
+            ),
+            (
+                quote!(
+                    pub mod client {
+                        fn f() {}
+                    }
+                ),
+                "not to a module",
+            ),
+            (
+                quote!(
+                    enum E {
+                        A,
+                    }
+                ),
+                "not to an `enum`",
+            ),
+        ] {
+            let e = not_a_function(item.clone()).to_string();
+            assert!(e.contains(says), "{item}: {e}");
+        }
     }
 }

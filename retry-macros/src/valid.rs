@@ -37,7 +37,7 @@ pub(crate) fn args(parsed: &Parsed) -> syn::Result<()> {
 }
 
 /// Checks the function's shape; reports the first mistake found.
-pub(crate) fn item(f: &RetryFn) -> syn::Result<()> {
+pub(crate) fn item(f: &RetryFn, attempts: Option<u32>) -> syn::Result<()> {
     let item = &f.item;
     if let Some(constness) = &item.sig.constness {
         return Err(syn::Error::new(
@@ -55,7 +55,7 @@ pub(crate) fn item(f: &RetryFn) -> syn::Result<()> {
             "#[retryable] cannot keep `#[track_caller]`: each attempt runs the body in a closure or an async block, which cannot forward the caller's location on stable Rust; remove `#[track_caller]`",
         ));
     }
-    check_single(item)?;
+    check_single(item, attempts)?;
     check_reserved_names(f)?;
     if f.boxed.is_some() {
         checked_result(&f.output)
@@ -367,16 +367,40 @@ fn is_retryable(attr: &syn::Attribute) -> bool {
         .is_some_and(|s| s.ident == "retryable")
 }
 
-/// Rejects a second `#[retryable]` on the function.
-fn check_single(item: &ItemFn) -> syn::Result<()> {
-    if let Some(second) = item.attrs.iter().find(|a| is_retryable(a)) {
-        return Err(syn::Error::new_spanned(
-            second,
+/// The attempts an attribute's settings make (the default when `max_attempts` is not set).
+pub(crate) fn attempts(args: &RetryArgs) -> u32 {
+    args.schedule
+        .settings
+        .max_attempts
+        .unwrap_or(retry_rules::PolicySettings::DEFAULT_MAX_ATTEMPTS)
+}
+
+/// Rejects a second `#[retryable]` on the function. `outer` is the attempts of the attribute
+/// being expanded, when its arguments were read: the message multiplies the real counts.
+fn check_single(item: &ItemFn, outer: Option<u32>) -> syn::Result<()> {
+    let Some(second) = item.attrs.iter().find(|a| is_retryable(a)) else {
+        return Ok(());
+    };
+    let inner = match &second.meta {
+        syn::Meta::Path(_) => Some(retry_rules::PolicySettings::DEFAULT_MAX_ATTEMPTS),
+        syn::Meta::List(l) => crate::args::parse(l.tokens.clone())
+            .ok()
+            .map(|p| attempts(&p.args)),
+        syn::Meta::NameValue(_) => None,
+    };
+    let product = match (outer, inner) {
+        (Some(a), Some(b)) if a < u32::MAX && b < u32::MAX => {
+            format!(" ({a} × {b} = {} attempts)", u64::from(a) * u64::from(b))
+        }
+        _ => String::new(),
+    };
+    Err(syn::Error::new_spanned(
+        second,
+        format!(
             "a second #[retryable] on the same function would nest two retry loops and multiply \
-             the attempts (3 × 5 = 15); keep one #[retryable] with all the keys in it",
-        ));
-    }
-    Ok(())
+             the attempts{product}; keep one #[retryable] with all the keys in it"
+        ),
+    ))
 }
 
 /// Rejects an argument named like the expansion's own items and locals (`__reattempt_name`,
@@ -596,7 +620,7 @@ mod tests {
     /// The function's first mistake, or `""`.
     fn err(item: proc_macro2::TokenStream) -> String {
         let f = crate::item::parse(item).unwrap_or_else(|e| panic!("{e}"));
-        super::item(&f)
+        super::item(&f, Some(4))
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default()
@@ -725,6 +749,34 @@ mod tests {
                 .starts_with("`recover` cannot be given the arguments")
         );
         assert!(together_err(quote!(max_attempts = 2), blocking).is_empty());
+    }
+
+    /// The message multiplies the real counts: the outer attribute's and the inner one's (its
+    /// default when it sets none).
+    #[test]
+    fn second_retryable_multiplies_the_real_attempts() {
+        let f = |item| crate::item::parse(item).unwrap_or_else(|e| panic!("{e}"));
+        let inner = f(quote!(
+            #[retryable(max_attempts = 7)]
+            fn f() -> Result<(), E> {
+                Ok(())
+            }
+        ));
+        let m = super::item(&inner, Some(2)).unwrap_err().to_string();
+        assert!(
+            m.contains("(2 × 7 = 14 attempts)") && !m.contains("3 × 5"),
+            "{m}"
+        );
+        let bare = f(quote!(
+            #[retryable]
+            fn f() -> Result<(), E> {
+                Ok(())
+            }
+        ));
+        let m = super::item(&bare, Some(4)).unwrap_err().to_string();
+        assert!(m.contains("(4 × 3 = 12 attempts)"), "{m}");
+        let m = super::item(&inner, None).unwrap_err().to_string();
+        assert!(m.contains("multiply the attempts;"), "{m}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Names other retry libraries give the retry's own settings (Spring Retry, Resilience4j,
-//! tenacity, backon, tokio-retry, Polly, Failsafe, gRPC's service config, the AWS SDKs, Envoy,
-//! Hystrix) and common generic names, each mapped to what it is here: a key, a count of retries,
+//! tenacity, backon, tokio-retry, Polly, Failsafe, failsafe-go, cockatiel, p-retry, axios-retry,
+//! urllib3, Finagle, gRPC's service config, the AWS SDKs, Envoy, Hystrix, .NET's HTTP client
+//! resilience) and common generic names, each mapped to what it is here: a key, a count of retries,
 //! or an explanation. Settings of other objects (a breaker's threshold) are `elsewhere`'s.
 
 /// What a foreign key is here.
@@ -813,6 +814,174 @@ pub(super) const TABLE: &[Known] = &[
         "a common name",
         Here::Key("timeout"),
         "the limit of one attempt (`max_elapsed` limits the whole call)",
+    ),
+    // failsafe-go, cockatiel, p-retry, axios-retry, urllib3's `Retry`, Finagle, Envoy and .NET's
+    // HTTP client resilience, beyond the names above (a builder's `With…` prefix is dropped).
+    k(
+        &[
+            "jitter_factor",
+            "jitterFactor",
+            "jitter_type",
+            "jitterType",
+            "jitter_mode",
+            "jitter_strategy",
+            "backoff_jitter",
+        ],
+        "a name from failsafe-go, urllib3 or other backoff libraries",
+        Here::Key("jitter"),
+        "a kind (`\"none\"`, `\"full\"`, `\"equal\"`, `\"decorrelated\"`) or a factor f in (0, 1] \
+         (each delay times 1 ± f)",
+    ),
+    k(
+        &["exponent"],
+        "cockatiel's name",
+        Here::Key("multiplier"),
+        "the growth factor of exponential backoff",
+    ),
+    k(
+        &["minTimeout", "min_timeout", "backoff_factor"],
+        "a name from p-retry or urllib3",
+        Here::Key("delay"),
+        "the first delay between attempts (`backoff` and `multiplier` make it grow)",
+    ),
+    k(
+        &["maxTimeout", "max_timeout", "backoff_max"],
+        "a name from p-retry or urllib3",
+        Here::Key("max_delay"),
+        "the ceiling of one delay, before jitter",
+    ),
+    k(
+        &["maxRetryTime", "max_retry_time", "TotalRequestTimeout"],
+        "a name from p-retry, .NET's HTTP client resilience or failsafe-go",
+        Here::Key("max_elapsed"),
+        "the limit of all attempts and sleeps together",
+    ),
+    k(
+        &[
+            "retryCondition",
+            "shouldRetry",
+            "should_retry",
+            "handleAll",
+            "handleType",
+            "handleWhen",
+            "HandleErrors",
+            "HandleErrorTypes",
+            "classifier",
+            "responseClassifier",
+            "retryable",
+            "isRetryable",
+        ],
+        "a name from axios-retry, p-retry, cockatiel, failsafe-go or Finagle",
+        Here::Key("retry_if"),
+        "a predicate on the error, `Fn(&E) -> bool`",
+    ),
+    k(
+        &[
+            "handleResultType",
+            "handleWhenResult",
+            "HandleResult",
+            "validateResponse",
+        ],
+        "a name from cockatiel, failsafe-go or axios-retry",
+        Here::Key("retry_if_ok"),
+        "a predicate on the `Ok` value, `Fn(&T) -> bool`",
+    ),
+    k(
+        &["AbortOnErrors", "AbortOnResult"],
+        "failsafe-go's name",
+        Here::Key("no_retry_on"),
+        "the errors never to retry, as patterns of your error type",
+    ),
+    k(
+        &["onMaxRetryTimesExceeded"],
+        "axios-retry's name",
+        Here::Key("recover"),
+        "the path of a #[recover] fn, called with the final error",
+    ),
+    k(
+        &["OnRetryScheduled", "RequestLogHook", "onFailedAttemptAsync"],
+        "a name from failsafe-go, go-retryablehttp or p-retry",
+        Here::Key("on_retry"),
+        "a hook called before each sleep, `Fn(&E, &reattempt::RetryContext, Duration)`",
+    ),
+    k(&["total"], "urllib3's `Retry(total=…)`", Here::Retries, ""),
+    k(
+        &["connect", "read", "other", "status"],
+        "urllib3's `Retry`, a count of retries for one kind of failure",
+        Here::Explain,
+        "one count covers every failure, `max_attempts` (the first attempt included); which \
+         errors are retried is `retry_on = [E::Connect]` (patterns) or `retry_if = |e| …`",
+    ),
+    k(
+        &[
+            "status_forcelist",
+            "retry_on_status_codes",
+            "statusCodes",
+            "retryStatusCodes",
+        ],
+        "a name from urllib3 or other HTTP clients",
+        Here::Explain,
+        "the HTTP statuses to retry are a predicate: `retry_if = reattempt::transient` over an \
+         `http::StatusCode` error (429, 502, 503, 504), or the tower `.http()` layer",
+    ),
+    k(
+        &[
+            "allowed_methods",
+            "method_whitelist",
+            "DisableForUnsafeHttpMethods",
+            "DisableFor",
+            "retryNonIdempotent",
+        ],
+        "a name from urllib3 or .NET's HTTP client resilience",
+        Here::Explain,
+        "the attribute sees a function, not a method: whether a call is safe to repeat is \
+         `idempotent = true` or `false` on it (the tower `.http()` layer reads the method itself)",
+    ),
+    k(
+        &[
+            "respect_retry_after_header",
+            "ShouldRetryAfterHeader",
+            "retry_after_header",
+            "honorRetryAfter",
+        ],
+        "a name from urllib3 or .NET's HTTP client resilience",
+        Here::Key("retry_after"),
+        "a fn reading the server's hint from the error, `Fn(&E) -> Option<Duration>`",
+    ),
+    k(
+        &["raise_on_status", "raise_on_redirect", "ReturnLastFailure"],
+        "a name from urllib3 or failsafe-go",
+        Here::Explain,
+        "the call returns the last error once its attempts are spent, always; to turn it into \
+         another, use `recover = fallback`",
+    ),
+    k(
+        &["shouldResetTimeout", "should_reset_timeout"],
+        "axios-retry's name",
+        Here::Explain,
+        "`timeout` limits each attempt, restarting with each one; `max_elapsed` limits the whole \
+         call",
+    ),
+    k(
+        &["requeues", "requeue", "max_requeues"],
+        "Finagle's name",
+        Here::Explain,
+        "every attempt counts in `max_attempts`, one that never reached a server (Finagle's \
+         requeue) included, and a refused connection is retried as any error `retry_on` or \
+         `retry_if` accepts",
+    ),
+    k(
+        &[
+            "retry_host_predicate",
+            "retryHostPredicate",
+            "host_selection_retry_max_attempts",
+            "retry_priority",
+            "retryPriority",
+        ],
+        "Envoy's name, which picks another host for a retry",
+        Here::Explain,
+        "a retry calls the function again, and which host it reaches is the client's \
+         choice (a load-balanced tower service or tonic channel), not the retry's",
     ),
     k(
         &["label", "id", "metric_name"],

@@ -115,7 +115,19 @@ pub(crate) fn duration_fix(key: &str, value: &Expr, unit: Option<&str>) -> Optio
         }) => Some(format!("{key} = {:?}", s.value())),
         Expr::Lit(syn::ExprLit {
             lit: Lit::Int(i), ..
-        }) => unit.map(|u| format!("{key} = \"{}{u}\"", i.base10_digits())),
+        }) => unit
+            .map(|u| format!("{}{u}", i.base10_digits()))
+            // `timeout_ms = 18446744073709551615`: no suggestion the runtime would reject.
+            .filter(|text| retry_rules::parse_duration(text).is_ok())
+            .map(|text| format!("{key} = \"{text}\"")),
+        // urllib3's `backoff_factor = 0.5` (seconds); an exponent written out.
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Float(f), ..
+        }) if f.suffix().is_empty() => unit
+            .zip(f.base10_digits().parse::<f64>().ok())
+            .map(|(u, n)| format!("{n}{u}"))
+            .filter(|text| retry_rules::parse_duration(text).is_ok())
+            .map(|text| format!("{key} = \"{text}\"")),
         _ => None,
     }
 }
@@ -343,27 +355,54 @@ fn key_fix(here: &str, unit: Option<&str>, value: Option<&Expr>) -> String {
                     match v {
                         Expr::Lit(syn::ExprLit {
                             lit: Lit::Int(i), ..
-                        }) => i.base10_digits().to_owned(),
+                        }) if retry_rules::parse_duration(&format!("{}ms", i.base10_digits()))
+                            .is_ok() =>
+                        {
+                            i.base10_digits().to_owned()
+                        }
                         _ => "200".to_owned(),
                     }
+                )
+                .replace(
+                    "200ms",
+                    &match v {
+                        // `backoff_factor = 0.5`: a decimal is most likely seconds.
+                        Expr::Lit(syn::ExprLit {
+                            lit: Lit::Float(f), ..
+                        }) => crate::value_rules::plain_decimal(f.base10_digits())
+                            .map(|n| format!("{n}s"))
+                            .filter(|t| retry_rules::parse_duration(t).is_ok())
+                            .unwrap_or_else(|| "200ms".to_owned()),
+                        _ => "200ms".to_owned(),
+                    },
                 )
             },
             |fix| format!("`{fix}`"),
         )
     } else if matches!(here, "retry_on" | "no_retry_on") {
         match v {
+            // `retryOn = "5xx,reset"` (Envoy): conditions of an exchange, not patterns.
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Str(s), ..
+            }) if crate::value_rules::retry_conditions(here, &s.value()).is_some() => format!(
+                "`retry_if = reattempt::transient` over an `http::StatusCode` error for HTTP \
+                 statuses ({:?} are Envoy's or gRPC's conditions; `{here}` takes the error's \
+                 patterns, as in `{here} = [ApiError::Unavailable]`)",
+                s.value()
+            ),
             Expr::Array(_) => format!("`{here} = {}`", render(v)),
             _ => format!("`{here} = [{}]`", render(v)),
         }
     } else if let (
-        false,
+        true,
         Expr::Lit(syn::ExprLit {
             lit: Lit::Str(text),
             ..
         }),
-    ) = (here == "name", v)
+    ) = (crate::value_rules::FN_KEYS.contains(&here), v)
     {
-        // `fallbackMethod = "cached"`: here the fn is named by its path.
+        // `fallbackMethod = "cached"`: here the fn is named by its path. Every other key that
+        // takes a string (`backoff`, `jitter`, `hedge_after`, `name`) keeps the quotes.
         format!("`{here} = {}`", text.value())
     } else {
         format!("`{here} = {}`", render(v))
@@ -709,5 +748,88 @@ mod tests {
         assert!(unknown_key("maxElapsed", None).contains("`max_elapsed`"));
         assert!(unknown_key("max_atempts", None).contains("`max_attempts`"));
         assert!(unknown_key("zzz", None).contains("the keys are"));
+    }
+
+    /// The value of a `key = value` fix, as written in the message.
+    fn fix_value(fix: &str) -> String {
+        let inner = fix.trim_matches('`');
+        inner.split_once(" = ").unwrap().1.to_owned()
+    }
+
+    #[test]
+    fn a_string_value_stays_a_string_where_the_key_takes_one() {
+        for (key, value, want) in [
+            ("hedge_after", "\"50ms\"", "\"50ms\""),
+            ("hedge_after", "\"p95\"", "\"p95\""),
+            ("backoff", "\"exponential\"", "\"exponential\""),
+            ("jitter", "\"full\"", "\"full\""),
+            ("name", "\"fetch\"", "\"fetch\""),
+            ("recover", "\"cached\"", "cached"),
+            ("retry_if", "\"is_transient\"", "is_transient"),
+        ] {
+            let v: Expr = syn::parse_str(value).unwrap();
+            let fix = key_fix(key, None, Some(&v));
+            assert_eq!(fix_value(&fix), want, "{key} = {value}: {fix}");
+            assert!(syn::parse_str::<Expr>(&fix_value(&fix)).is_ok(), "{fix}");
+        }
+    }
+
+    /// The names of the families users bring habits from (cockatiel, opossum, failsafe-go,
+    /// Finagle, Envoy, Polly v8, go-retryablehttp, axios-retry, p-retry, urllib3, .NET's HTTP
+    /// client resilience) are each told what they are, not the list of keys.
+    #[test]
+    fn the_families_names_are_told_by_meaning() {
+        for (key, says) in [
+            ("retry_host_predicate", "which host"),
+            ("retryPriority", "which host"),
+            ("requeues", "max_attempts"),
+            ("WithJitterFactor", "`jitter`"),
+            ("WithMaxDuration", "`max_elapsed`"),
+            ("HandleErrors", "`retry_if`"),
+            ("halfOpenAfter", "reset_timeout"),
+            ("ConsecutiveBreaker", "failure_threshold"),
+            ("exponent", "`multiplier`"),
+            ("handleWhen", "`retry_if`"),
+            ("volumeThreshold", "minimum_calls"),
+            ("errorFilter", "breaker counts"),
+            ("rollingCountTimeout", "sliding_window"),
+            ("capacity", "max_concurrent"),
+            ("jitter_type", "`jitter`"),
+            ("ShouldHandle", "`retry_if`"),
+            ("MaxRetryAttempts", "max_attempts"),
+            ("UseJitter", "jitter"),
+            ("BackoffType", "backoff"),
+            ("RetryWaitMin", "`delay`"),
+            ("RetryWaitMax", "`max_delay`"),
+            ("retries", "max_attempts"),
+            ("retryDelay", "`delay`"),
+            ("retryCondition", "`retry_if`"),
+            ("shouldResetTimeout", "`timeout`"),
+            ("minTimeout", "`delay`"),
+            ("maxTimeout", "`max_delay`"),
+            ("factor", "`multiplier`"),
+            ("onFailedAttempt", "`on_retry`"),
+            ("shouldRetry", "`retry_if`"),
+            ("maxRetryTime", "`max_elapsed`"),
+            ("total", "max_attempts"),
+            ("connect", "max_attempts"),
+            ("backoff_factor", "`delay`"),
+            ("backoff_max", "`max_delay`"),
+            ("status_forcelist", "StatusCode"),
+            ("allowed_methods", "idempotent"),
+            ("respect_retry_after_header", "`retry_after`"),
+            ("raise_on_status", "last error"),
+            ("redirect", "HTTP client"),
+            ("TotalRequestTimeout", "`max_elapsed`"),
+            ("AttemptTimeout", "`timeout`"),
+            ("DisableForUnsafeHttpMethods", "idempotent"),
+            ("ShouldRetryAfterHeader", "`retry_after`"),
+        ] {
+            let m = unknown_key(key, None);
+            assert!(
+                m.contains(says) && !m.contains("the keys are"),
+                "{key}: {m}"
+            );
+        }
     }
 }

@@ -1,0 +1,10 @@
+use reattempt::retryable;
+
+#[retryable(timeout = 1e-3)]
+fn fetch() -> Result<u32, String> {
+    Ok(1)
+}
+
+fn main() {
+    let _ = fetch();
+}
