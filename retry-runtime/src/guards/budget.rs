@@ -198,12 +198,24 @@ impl RetryBudget {
         }
     }
 
-    /// A call's first attempt ended in a failure: the ratio kind counts the request (as a
-    /// first-try success does through [`deposit`](Self::deposit)); the bucket earns nothing.
+    /// A call's first attempt ended, whatever its outcome (a success, a failure, a retry the
+    /// hooks refused, a copy cancelled by a hedge's answer): the ratio kind counts the request.
+    /// The engine calls it once per call (`steps::first_attempt_ended`); the bucket earns
+    /// nothing here (a first-try success deposits through
+    /// [`first_try_succeeded`](Self::first_try_succeeded)).
     #[inline]
-    pub(crate) fn first_attempt_failed(&self) {
+    pub(crate) fn request_made(&self) {
         if let Some(ratio) = &self.ratio {
             ratio.deposit();
+        }
+    }
+
+    /// A call succeeded on its first attempt: the bucket gets `success_deposit` back (AWS); the
+    /// ratio kind has counted the request already ([`request_made`](Self::request_made)).
+    #[inline]
+    pub(crate) fn first_try_succeeded(&self) {
+        if self.ratio.is_none() {
+            self.put(self.success_deposit);
         }
     }
 
