@@ -213,6 +213,8 @@ where
                     // throttle hears them as accepted (not refused). Each was an attempt made
                     // (it reached the dependency): the attempts metric counts it.
                     for loser in hedged.copies.drain(..) {
+                        // A first attempt cancelled by a later copy's answer ended too.
+                        steps::first_attempt_ended(&*call.engine, budget, loser.number);
                         crate::engine::events::attempt_made(call.name);
                         #[cfg(feature = "testing")]
                         if let Some(kind) = loser.injected {

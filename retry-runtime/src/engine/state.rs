@@ -498,7 +498,7 @@ impl<'p> Engine<'p> {
     #[inline]
     pub fn succeeded(&self, budget: &RetryBudget) {
         match self.paid() {
-            0 => budget.deposit(),
+            0 => budget.first_try_succeeded(),
             PAID_HEDGE => {}
             paid => budget.settle_retried_success(class_paid(paid)),
         }
@@ -812,12 +812,6 @@ impl<'p> Engine<'p> {
         may_linger: bool,
     ) -> Decision<GiveUpReason> {
         self.start_or(|| now);
-        if self.attempt() == 1
-            && let Some(budget) = budget
-        {
-            // The ratio kind counts every call, not only those that succeed at once.
-            budget.first_attempt_failed();
-        }
         if !retryable {
             return Decision::Stop(GiveUpReason::NotRetryable);
         }
@@ -1375,10 +1369,13 @@ mod tests {
         for _ in 0..4 {
             let mut e = Engine::started(&p, || now);
             e.begin_attempt();
+            // What `decide` does when an attempt ends, before the engine's rules.
+            crate::engine::steps::first_attempt_ended(&e, Some(&budget), 0);
             let first = e.after_failure_within(true, None, now, None, Some(&budget));
             retried.push(matches!(first, Decision::Retry(_)));
             if retried[retried.len() - 1] {
                 e.begin_attempt();
+                crate::engine::steps::first_attempt_ended(&e, Some(&budget), 0);
                 assert_eq!(
                     e.after_failure_within(true, None, now, None, Some(&budget)),
                     Decision::Stop(GiveUpReason::BudgetExhausted),
@@ -1389,9 +1386,9 @@ mod tests {
         assert_eq!(retried, [false, true, false, true]);
         // A call that succeeds after its retry keeps it paid for (the bucket would refund it).
         budget.deposit();
-        budget.deposit();
         let mut e = Engine::started(&p, || now);
         e.begin_attempt();
+        crate::engine::steps::first_attempt_ended(&e, Some(&budget), 0);
         assert!(matches!(
             e.after_failure_within(true, None, now, None, Some(&budget)),
             Decision::Retry(_)

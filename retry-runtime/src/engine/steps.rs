@@ -442,6 +442,7 @@ fn decide_inner<T, E: Debug>(
     if let Some(kind) = engine.take_injected() {
         events::fault_injected(name.name(), engine.attempt(), kind);
     }
+    first_attempt_ended(engine, guards.budget_ref(), number);
     // The success path, kept small so that it inlines into the caller's loop.
     match outcome {
         // Written out here rather than calling `accepted` (which a hedged copy's decision uses):
@@ -496,6 +497,24 @@ fn decide_inner<T, E: Debug>(
             )
         }
         Err(error) => after_error(engine, name.name(), hooks, error, guards, last, number),
+    }
+}
+
+/// The call's first attempt (attempt `number`; 0: the engine's current one) ended, whatever its
+/// outcome: the ratio budget counts the call's request, here and nowhere else, so that every
+/// call whose first attempt ends deposits once (an attempt a guard turned away was not made,
+/// and a call dropped during its first attempt made no request that ended).
+#[inline]
+pub(crate) fn first_attempt_ended(engine: &Engine<'_>, budget: Option<&RetryBudget>, number: u32) {
+    let number = if number == 0 {
+        engine.attempt()
+    } else {
+        number
+    };
+    if number == 1
+        && let Some(budget) = budget
+    {
+        budget.request_made();
     }
 }
 
@@ -910,6 +929,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
             engine, name, hooks, outcome, guards, last, number,
         ));
     }
+    first_attempt_ended(engine, guards.budget_ref(), number);
     // A failure that leads to a retry (or waits for one) is the call's last real outcome, which
     // a retry the breaker or the throttle turns away ends the call with (`decide_keeping`), and
     // which a later outcome that is not the dependency's doing (`Hooks::counts_as_failure`)

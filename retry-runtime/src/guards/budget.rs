@@ -134,7 +134,9 @@ impl RetryBudget {
     /// (default 0). Every call deposits `ratio` of a retry when its first attempt ends, whatever
     /// its result; every retry (and hedge) withdraws one, whatever its error's class; nothing
     /// is refunded when a retried call succeeds (the retry did load the dependency), only when
-    /// a paid attempt is not made. Its bound is a share of the traffic, so it does not grow
+    /// a paid attempt is not made, and only while a withdrawal is still in the `ttl` window (a
+    /// refund never outlives what it returns: after a sleep longer than `ttl` it gives nothing
+    /// back). An attempt a guard turned away was not made, and deposits nothing. Its bound is a share of the traffic, so it does not grow
     /// with the number of instances: the fleet's retries stay near `ratio` of its requests
     /// plus N × the floor. It plugs in wherever a [`RetryBudget`] does.
     ///
@@ -198,12 +200,24 @@ impl RetryBudget {
         }
     }
 
-    /// A call's first attempt ended in a failure: the ratio kind counts the request (as a
-    /// first-try success does through [`deposit`](Self::deposit)); the bucket earns nothing.
+    /// A call's first attempt ended, whatever its outcome (a success, a failure, a retry the
+    /// hooks refused, a copy cancelled by a hedge's answer): the ratio kind counts the request.
+    /// The engine calls it once per call (`steps::first_attempt_ended`); the bucket earns
+    /// nothing here (a first-try success deposits through
+    /// [`first_try_succeeded`](Self::first_try_succeeded)).
     #[inline]
-    pub(crate) fn first_attempt_failed(&self) {
+    pub(crate) fn request_made(&self) {
         if let Some(ratio) = &self.ratio {
             ratio.deposit();
+        }
+    }
+
+    /// A call succeeded on its first attempt: the bucket gets `success_deposit` back (AWS); the
+    /// ratio kind has counted the request already ([`request_made`](Self::request_made)).
+    #[inline]
+    pub(crate) fn first_try_succeeded(&self) {
+        if self.ratio.is_none() {
+            self.put(self.success_deposit);
         }
     }
 
@@ -278,7 +292,8 @@ impl RetryBudget {
     }
 
     /// Gives back what [`try_withdraw_for(class)`](Self::try_withdraw_for) took, up to
-    /// `max_tokens`.
+    /// `max_tokens`. The ratio kind undoes the oldest withdrawal still in its `ttl` window, and
+    /// gives nothing back when none is left there.
     ///
     /// ```
     /// use reattempt::{ErrorClass, RetryBudget};

@@ -75,8 +75,10 @@ const BUCKETS_U32: u32 = BUCKETS as u32;
 /// formula's. While the dependency accepts nothing, or accepts only now and then, nothing is
 /// forgotten and the formula holds as the book gives it; in an overload, where it keeps
 /// accepting a share, a 16th of the window without an accept is rare (and the throttle
-/// still waits for the window after an overload). BENCHMARKS.md ("At fleet scale") gives the
-/// extra rejection a 30 s outage costs at 10, 200 and 2,000 instances.
+/// still waits for the window after an overload, or after a failure of most but not all
+/// requests). BENCHMARKS.md ("At fleet scale") gives the extra rejection a complete 30 s outage
+/// costs at 10, 200 and 2,000 instances: 2 to 5 s (7 s for a fleet autoscaling from 50 to 200),
+/// against 16 s to more than two minutes for the book's throttle.
 ///
 /// ```
 /// use reattempt::AdaptiveThrottle;
@@ -567,7 +569,7 @@ impl AdaptiveThrottleBuilder {
     /// few a second (a fleet of many small instances) holds only a few hundred in two minutes,
     /// and shorter windows make its estimate noisy (a 10 s window at 1 request a second holds
     /// 10). Keep the default and [`forget_outage`](Self::forget_outage), which ends the
-    /// rejection after an outage within seconds; shorten the window (to 10–30 s) when
+    /// rejection after a complete outage within seconds (not after a partial one); shorten the window (to 10–30 s) when
     /// overloads, rather than outages, should end faster, at the price of a noisier estimate.
     pub fn window(mut self, window: Duration) -> Self {
         self.window = window;
