@@ -468,7 +468,7 @@ mod tests {
             ("empty value", vec![("retry-after-ms", "")], None),
             // The AWS SDKs' 2026 vectors (botocore `test_standard_retry_v2_1.py`
             // `test_x_amz_retry_after_header_is_honored`, aws-sdk-go-v2 `retry2026_test.go`):
-            // `invalid` and `-100` are ignored; an overflowing value too (issue 37).
+            // `invalid` and `-100` are ignored; an overflowing value too (as aws-sdk-go-v2 does).
             (
                 "x-amz-retry-after invalid",
                 vec![("x-amz-retry-after", "invalid")],
