@@ -606,8 +606,9 @@ impl AdaptiveThrottleBuilder {
 
     /// Whether two accepts in a row after an accept-free stretch of at least a 16th of the
     /// window (7.5 s at the default two minutes) and two of its buckets forget the refusals
-    /// counted in it (default `true`; see the type's documentation, "After an outage"). `false` is the SRE book's throttle as written: after an outage it rejects
-    /// until the outage's refusals leave the window.
+    /// counted in it (default `true`; see the type's documentation, "After an outage").
+    /// `false` is the SRE book's throttle as written: after an outage it rejects until the
+    /// outage's refusals leave the window.
     ///
     /// ```
     /// use std::time::Duration;
@@ -632,9 +633,11 @@ impl AdaptiveThrottleBuilder {
     ///         tokio::time::advance(Duration::from_millis(333)).await;
     ///     }
     ///     assert!(t.rejection_probability() > 0.1, "the outage is shed");
-    ///     // The dependency is back: one request gets through and is accepted.
-    ///     while t.try_acquire().is_err() {}
-    ///     t.record(true);
+    ///     // The dependency is back: two requests in a row get through and are accepted.
+    ///     for _ in 0..2 {
+    ///         while t.try_acquire().is_err() {}
+    ///         t.record(true);
+    ///     }
     /// }
     /// assert_eq!(throttles[0].rejection_probability(), 0.0, "the outage is forgotten");
     /// assert!(throttles[1].rejection_probability() > 0.1, "the book's throttle still sheds");
