@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::duration::parse_duration;
 
 /// How a call's wait is made of the schedule's (jittered) delay `t` and a server's hint `h`
-/// (`Retry-After`, `x-amz-retry-after`, gRPC's pushback): set with retry-runtime's
+/// (`Retry-After`, `x-amz-retry-after`, gRPC's pushback): set with
 /// `RetryPolicyBuilder::hint_mode`, or in a config file as `hint_mode = "floor"` or
 /// `hint_mode = "clamp 5s"`.
 ///
