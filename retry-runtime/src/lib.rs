@@ -24,7 +24,7 @@
 
 // docs.rs (`--cfg docsrs`): feature badges, but none for the loom model build (a test build).
 #![cfg_attr(docsrs, feature(doc_cfg), doc(auto_cfg(hide(loom))))]
-#![deny(unsafe_code)] // Three exceptions: `context()`'s thread-local pointer (engine/context.rs), a lent call's `Ok` given the lent lifetime (drivers/lent.rs, higher-ranked: see there), and the tower layer's view of a boxed error without `'static` (clients/tower.rs).
+#![deny(unsafe_code)] // Three exceptions: `context()`'s thread-local pointer (engine/context.rs), a lent call's `Ok` given the lent lifetime (drivers/lent.rs, higher-ranked: see there), and the tower layer's view of a boxed error without `'static` (clients/tower/http.rs).
 
 // The layers, lowest first: a module uses only the ones before it, never one that uses it back
 // (tests/module_layers.rs checks it, and that schedule < engine < drivers).

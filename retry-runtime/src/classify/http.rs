@@ -28,7 +28,7 @@ pub use crate::classify::hints::{
     ServerHint, retried_response, retry_after, retry_after_at, server_hint, server_hint_at,
 };
 
-// Request bodies recorded up to a cap and replayed to each attempt (clients/replay_body.rs).
+// Request bodies recorded up to a cap and replayed to each attempt (clients/replay_body/).
 pub use crate::clients::replay_body::{BodyNotReplayable, DEFAULT_REPLAY_CAP, ReplayBody};
 
 // Retrying at one layer across HTTP: the header and its server side (clients/outer.rs).
