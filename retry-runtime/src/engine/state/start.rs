@@ -16,7 +16,7 @@ pub enum Start {
     /// remains before the deadline).
     Run(Option<Duration>),
     /// No time remains before the deadline: the attempt is not made, and the call ends
-    /// ([`GiveUpReason::DeadlineReached`]).
+    /// ([`GiveUpReason::DeadlineReached`](crate::GiveUpReason::DeadlineReached)).
     NotMade,
 }
 
