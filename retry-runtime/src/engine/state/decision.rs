@@ -21,7 +21,7 @@ pub enum Decision<R> {
     Stop(R),
 }
 
-impl<'p> Engine<'p> {
+impl Engine<'_> {
     /// Notes that the circuit breaker rejected the next attempt (the call ends without it). A
     /// call whose first attempt was rejected starts its clock here when the policy has
     /// `max_elapsed`, as that attempt would have: what runs after it in the call's context (the

@@ -21,7 +21,7 @@ pub(crate) struct Fault {
     pub(crate) error: bool,
 }
 
-impl<'p> Engine<'p> {
+impl Engine<'_> {
     /// Draws the fault of the attempt just begun from the policy's fault injection (feature
     /// `testing`), and notes it for the decision that counts it. `None` (at once, without
     /// `testing`, or without the setting: one branch) when the attempt runs untouched.

@@ -5,7 +5,7 @@ use super::word::{PAID_HEDGE, class_paid};
 use crate::ErrorClass;
 use crate::guards::budget::RetryBudget;
 
-impl<'p> Engine<'p> {
+impl Engine<'_> {
     /// Settles a call that succeeded with its budget, as the AWS SDKs' retry quota does: a call
     /// that retried gets its last retry's cost back; a first-try success deposits
     /// `success_deposit` (see [`after_failure_within`](Self::after_failure_within)).

@@ -20,7 +20,7 @@ pub enum Start {
     NotMade,
 }
 
-impl<'p> Engine<'p> {
+impl Engine<'_> {
     /// Starts the next attempt, as the rules say: the call's clock starts with its first attempt
     /// when the policy has `max_elapsed`; a `timed` attempt gets the policy's `timeout`, clipped
     /// to what remains before the earlier of the call's deadline and `inherited_deadline` (the
