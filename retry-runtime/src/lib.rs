@@ -39,8 +39,8 @@
 //   closure API) < call (the driver of generated code, which also recovers after a closure-API
 //   call) < lent.
 // - error, convert and classify (`ErrorClass`, `Transient`) below all of these; classify's http,
-//   sqlx and tonic, clients, config and testing above or beside them (the test lists the cycles
-//   left among classify::http, clients and testing::http).
+//   sqlx and tonic, clients, config and testing above or beside them (no cycle is left: the
+//   test fails on any).
 mod classify;
 mod clients;
 #[cfg(feature = "serde")]

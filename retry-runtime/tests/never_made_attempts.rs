@@ -255,7 +255,7 @@ async fn a_spent_deadline_does_not_consume_a_half_open_probe_closure_api() {
 // --------------------------------------------------------------------------------------------
 
 /// The engine packs the attempt number into 26 bits and saturates at `RetryPolicy::MAX_ATTEMPTS`
-/// (2^26 − 1, engine/state.rs), so a larger `max_attempts` would never be reached (the call would
+/// (2^26 − 1, engine/state/word.rs), so a larger `max_attempts` would never be reached (the call would
 /// retry forever instead of giving up with `Exhausted`): the builder refuses it.
 #[test]
 fn max_attempts_beyond_what_the_engine_counts_is_refused() {

@@ -3,9 +3,8 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::sync::{Arc, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::extract::connect_info::Connected;
@@ -13,37 +12,8 @@ use axum::serve::{IncomingStream, Listener};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
+use super::kill::Kill;
 use super::state::Shared;
-
-/// A switch that makes a connection fail: its pending and later reads and writes return
-/// `ConnectionReset`, and its socket is closed with `SO_LINGER` 0, which sends a TCP RST.
-#[derive(Debug, Default)]
-pub(super) struct Kill {
-    killed: AtomicBool,
-    wakers: Mutex<Vec<Waker>>,
-}
-
-impl Kill {
-    pub(super) fn kill(&self) {
-        self.killed.store(true, SeqCst);
-        let wakers =
-            std::mem::take(&mut *self.wakers.lock().unwrap_or_else(PoisonError::into_inner));
-        for w in wakers {
-            w.wake();
-        }
-    }
-
-    /// Whether the connection is killed; if not, `cx` is woken when it is.
-    fn check(&self, cx: &Context<'_>) -> bool {
-        if !self.killed.load(SeqCst) {
-            let mut wakers = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
-            if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
-                wakers.push(cx.waker().clone());
-            }
-        }
-        self.killed.load(SeqCst)
-    }
-}
 
 /// The connection a request came on (axum's `ConnectInfo`), so that a handler can reset it.
 #[derive(Debug, Clone)]

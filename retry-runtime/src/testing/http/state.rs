@@ -9,7 +9,7 @@ use axum::body::Bytes;
 use axum::http::StatusCode;
 use tokio::sync::watch;
 
-use super::conn::Kill;
+use super::kill::Kill;
 use super::{Fault, Route, Seen};
 
 /// An answer kept for replay under an idempotency key.
