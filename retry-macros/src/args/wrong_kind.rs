@@ -22,63 +22,7 @@ pub(super) fn word_for_string(key: &str, value: &Expr) -> Option<String> {
     };
     let lit = lit_expr(value);
     match key {
-        "backoff" | "jitter" => {
-            match lit {
-                Some(Lit::Str(_)) => return None,
-                Some(Lit::Int(_) | Lit::Float(_)) if key == "jitter" => return None,
-                _ => {}
-            }
-            if let Some(Lit::Bool(b)) = lit {
-                let v = if b.value { "full" } else { "none" };
-                return Some(format!(
-                    "`{key}` takes a name in a string: write `{key} = \"{v}\"`"
-                ));
-            }
-            let Some(word) = word.map(|w| w.to_lowercase()) else {
-                // `backoff = ExponentialBackoff::from_millis(10)` (tokio-retry)
-                let delay = match value {
-                    Expr::Call(c) => crate::known_keys::duration_call(value).or_else(|| {
-                        let Expr::Path(f) = &*c.func else { return None };
-                        let ty = f.path.segments.first()?.ident.to_string().to_lowercase();
-                        ty.contains("exponential").then(String::new)
-                    }),
-                    _ => None,
-                };
-                return Some(match (key, delay) {
-                    ("backoff", Some(d)) if !d.is_empty() => format!(
-                        "`backoff` takes the shape's name in a string; the first delay is `delay`: \
-                         write `backoff = \"exponential\", delay = {d}`"
-                    ),
-                    _ => format!(
-                        "`{key}` takes one of {} in a string, as in `{key} = {}`",
-                        if key == "backoff" {
-                            "\"fixed\", \"linear\", \"exponential\""
-                        } else {
-                            "\"none\", \"full\", \"equal\", \"decorrelated\", or a factor in (0, 1]"
-                        },
-                        example(key)
-                    ),
-                });
-            };
-            let known: &[&str] = if key == "backoff" {
-                &["fixed", "linear", "exponential"]
-            } else {
-                &["none", "full", "equal", "decorrelated"]
-            };
-            Some(if known.contains(&word.as_str()) {
-                format!("`{key}` takes a string: write `{key} = \"{word}\"`")
-            } else {
-                format!(
-                    "`{key}` takes one of {} in a string, as in `{key} = {}`",
-                    known
-                        .iter()
-                        .map(|k| format!("\"{k}\""))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    example(key)
-                )
-            })
-        }
+        "backoff" | "jitter" => shape_word(key, value, word, lit),
         "log_error" => match (lit, word) {
             (Some(Lit::Str(_)), _) => None,
             // `log_error = debug`, `log_error = LogError::Debug`
@@ -118,6 +62,66 @@ pub(super) fn word_for_string(key: &str, value: &Expr) -> Option<String> {
         },
         _ => None,
     }
+}
+
+/// `backoff` or `jitter` written as a bare word, a bool or a call (`backoff = exponential`,
+/// `jitter = true`, `backoff = ExponentialBackoff::from_millis(10)`): the name in a string.
+fn shape_word(key: &str, value: &Expr, word: Option<String>, lit: Option<&Lit>) -> Option<String> {
+    match lit {
+        Some(Lit::Str(_)) => return None,
+        Some(Lit::Int(_) | Lit::Float(_)) if key == "jitter" => return None,
+        _ => {}
+    }
+    if let Some(Lit::Bool(b)) = lit {
+        let v = if b.value { "full" } else { "none" };
+        return Some(format!(
+            "`{key}` takes a name in a string: write `{key} = \"{v}\"`"
+        ));
+    }
+    let Some(word) = word.map(|w| w.to_lowercase()) else {
+        // `backoff = ExponentialBackoff::from_millis(10)` (tokio-retry)
+        let delay = match value {
+            Expr::Call(c) => crate::known_keys::duration_call(value).or_else(|| {
+                let Expr::Path(f) = &*c.func else { return None };
+                let ty = f.path.segments.first()?.ident.to_string().to_lowercase();
+                ty.contains("exponential").then(String::new)
+            }),
+            _ => None,
+        };
+        return Some(match (key, delay) {
+            ("backoff", Some(d)) if !d.is_empty() => format!(
+                "`backoff` takes the shape's name in a string; the first delay is `delay`: \
+                     write `backoff = \"exponential\", delay = {d}`"
+            ),
+            _ => format!(
+                "`{key}` takes one of {} in a string, as in `{key} = {}`",
+                if key == "backoff" {
+                    "\"fixed\", \"linear\", \"exponential\""
+                } else {
+                    "\"none\", \"full\", \"equal\", \"decorrelated\", or a factor in (0, 1]"
+                },
+                example(key)
+            ),
+        });
+    };
+    let known: &[&str] = if key == "backoff" {
+        &["fixed", "linear", "exponential"]
+    } else {
+        &["none", "full", "equal", "decorrelated"]
+    };
+    Some(if known.contains(&word.as_str()) {
+        format!("`{key}` takes a string: write `{key} = \"{word}\"`")
+    } else {
+        format!(
+            "`{key}` takes one of {} in a string, as in `{key} = {}`",
+            known
+                .iter()
+                .map(|k| format!("\"{k}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
+            example(key)
+        )
+    })
 }
 
 /// The duration a literal written for a count means, as the runtime's parser reads it: a string

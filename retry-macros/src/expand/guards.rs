@@ -33,7 +33,6 @@ pub(super) struct Guarded {
 /// it is used (before and after each attempt). The throttle follows the breaker; the bulkhead's
 /// slot is taken before the loop (an expression naming what the attempts borrow mutably cannot
 /// name a bulkhead: its slot borrows it for the whole call).
-#[allow(clippy::too_many_lines, reason = "one guard after another")]
 pub(super) fn guarded(
     args: &RetryArgs,
     run: TokenStream,
@@ -44,39 +43,15 @@ pub(super) fn guarded(
 ) -> Guarded {
     let permit = format_ident!("__reattempt_permit", span = Span::mixed_site());
     let call = format_ident!("__reattempt_call", span = Span::mixed_site());
-    let breaker_ident = format_ident!("__reattempt_breaker", span = Span::mixed_site());
     let budget_ident = format_ident!("__reattempt_budget", span = Span::mixed_site());
-    let per_use = |e: &syn::Expr| mutably.iter().any(|n| item::mentions(quote!(#e), n));
     let mut guards = quote!(#p::Guards::NONE);
     let mut bind = quote!();
-    let none = quote!(::core::option::Option::None);
     // Each guard's rejection as the function's error, spanned at its key's expression, so that
     // a missing `From` is reported there.
     let mut rejections = Vec::new();
-    let breaker = if let Some(b) = &args.circuit_breaker {
-        // Spanned at the expression, so that a wrong type is reported there.
-        let breaker = if per_use(b) {
-            quote_spanned!(b.span()=> #p::breaker_ref(&#b))
-        } else {
-            bind.extend(quote_spanned!(b.span()=> let #breaker_ident: &#p::CircuitBreaker = &#b;));
-            quote!(#breaker_ident)
-        };
-        let into = conversion(
-            args.into.breaker_open.as_ref(),
-            quote!(#p::from_breaker_open),
-            args.key_span("circuit_breaker"),
-            p,
-        );
-        rejections.push((
-            quote!(BreakerOpen),
-            quote!(#p::convert(#p::BreakerOpen::new(), #into)),
-        ));
-        quote!(::core::option::Option::Some(#breaker))
-    } else {
-        none.clone()
-    };
+    let breaker = breaker(args, p, mutably, &mut bind, &mut rejections);
     if let Some(g) = &args.budget {
-        let budget = if per_use(g) {
+        let budget = if per_use(mutably, g) {
             quote_spanned!(g.span()=> #p::budget_ref(&#g))
         } else {
             bind.extend(quote_spanned!(g.span()=> let #budget_ident: &#p::RetryBudget = &#g;));
@@ -84,66 +59,8 @@ pub(super) fn guarded(
         };
         guards = quote!(#p::Guards::budget(#guards, #budget));
     }
-    let throttle = if let Some(t) = &args.throttle {
-        let throttle_ident = format_ident!("__reattempt_throttle", span = Span::mixed_site());
-        let throttle = if per_use(t) {
-            quote_spanned!(t.span()=> #p::throttle_ref(&#t))
-        } else {
-            bind.extend(
-                quote_spanned!(t.span()=> let #throttle_ident: &#p::AdaptiveThrottle = &#t;),
-            );
-            quote!(#throttle_ident)
-        };
-        let into = conversion(
-            args.into.throttled.as_ref(),
-            quote!(#p::from_throttled),
-            args.key_span("throttle"),
-            p,
-        );
-        rejections.push((
-            quote!(Throttled),
-            quote!(#p::convert(#p::Throttled::new(), #into)),
-        ));
-        quote!(::core::option::Option::Some(#throttle))
-    } else {
-        none.clone()
-    };
-    // The bulkhead's slot is taken once, before the first attempt, and held to the call's end
-    // (an async function waits for one up to its `max_wait`, as `steps::poll_slot` does).
-    // The wait ends by the call's deadline (its own `max_elapsed`, an enclosing call's): then,
-    // if the attempt can no longer be made, the call holds no slot and ends as
-    // `DeadlineReached` (`Call::slot_or_deadline`), as the other drivers' `steps::poll_slot`.
-    let mut take_slot = quote!();
-    let mut release = quote!();
-    let full = if let Some(b) = &args.bulkhead {
-        let slot = format_ident!("__reattempt_slot", span = Span::mixed_site());
-        release = quote!(::core::mem::drop(#slot););
-        let bulkhead = format_ident!("__reattempt_bulkhead", span = Span::mixed_site());
-        // The expression evaluated once: the slot's wait and what its end means both read it.
-        take_slot.extend(quote_spanned!(b.span()=> let #bulkhead = #p::bulkhead_ref(&#b);));
-        let acquire = if is_async {
-            quote!(#p::Call::acquire_slot(&#call, #bulkhead).await)
-        } else {
-            quote!(#p::Bulkhead::try_acquire(#bulkhead))
-        };
-        take_slot.extend(quote! {
-            let #slot = #acquire;
-            let #slot = #p::Call::slot_or_deadline(&#call, #bulkhead, #slot, #timed);
-        });
-        let into = conversion(
-            args.into.bulkhead_full.as_ref(),
-            quote!(#p::from_bulkhead_full),
-            args.key_span("bulkhead"),
-            p,
-        );
-        rejections.push((
-            quote!(BulkheadFull),
-            quote!(#p::convert(#p::BulkheadFull::new(), #into)),
-        ));
-        quote!(::core::result::Result::is_err(&#slot))
-    } else {
-        quote!(false)
-    };
+    let throttle = throttle(args, p, mutably, &mut bind, &mut rejections);
+    let (take_slot, release, full) = bulkhead(args, p, timed, is_async, &mut rejections);
     if rejections.is_empty() {
         return Guarded {
             bind,
@@ -181,4 +98,126 @@ pub(super) fn guarded(
         slot: take_slot,
         release,
     }
+}
+
+/// Whether `e` names what the attempts borrow mutably: then it is evaluated at each use.
+fn per_use(mutably: &[String], e: &syn::Expr) -> bool {
+    mutably.iter().any(|n| item::mentions(quote!(#e), n))
+}
+
+/// A guard's rejection: the `GiveUpReason` variant, and the function's error it becomes.
+type Rejection = (TokenStream, TokenStream);
+
+/// The breaker as `admit` takes it (`None` without one), bound in `bind` unless it is evaluated
+/// at each use.
+fn breaker(
+    args: &RetryArgs,
+    p: &TokenStream,
+    mutably: &[String],
+    bind: &mut TokenStream,
+    rejections: &mut Vec<Rejection>,
+) -> TokenStream {
+    let breaker_ident = format_ident!("__reattempt_breaker", span = Span::mixed_site());
+    let Some(b) = &args.circuit_breaker else {
+        return quote!(::core::option::Option::None);
+    };
+    // Spanned at the expression, so that a wrong type is reported there.
+    let breaker = if per_use(mutably, b) {
+        quote_spanned!(b.span()=> #p::breaker_ref(&#b))
+    } else {
+        bind.extend(quote_spanned!(b.span()=> let #breaker_ident: &#p::CircuitBreaker = &#b;));
+        quote!(#breaker_ident)
+    };
+    let into = conversion(
+        args.into.breaker_open.as_ref(),
+        quote!(#p::from_breaker_open),
+        args.key_span("circuit_breaker"),
+        p,
+    );
+    rejections.push((
+        quote!(BreakerOpen),
+        quote!(#p::convert(#p::BreakerOpen::new(), #into)),
+    ));
+    quote!(::core::option::Option::Some(#breaker))
+}
+
+/// The throttle as `admit` takes it (`None` without one), as the breaker.
+fn throttle(
+    args: &RetryArgs,
+    p: &TokenStream,
+    mutably: &[String],
+    bind: &mut TokenStream,
+    rejections: &mut Vec<Rejection>,
+) -> TokenStream {
+    let Some(t) = &args.throttle else {
+        return quote!(::core::option::Option::None);
+    };
+    let throttle_ident = format_ident!("__reattempt_throttle", span = Span::mixed_site());
+    let throttle = if per_use(mutably, t) {
+        quote_spanned!(t.span()=> #p::throttle_ref(&#t))
+    } else {
+        bind.extend(quote_spanned!(t.span()=> let #throttle_ident: &#p::AdaptiveThrottle = &#t;));
+        quote!(#throttle_ident)
+    };
+    let into = conversion(
+        args.into.throttled.as_ref(),
+        quote!(#p::from_throttled),
+        args.key_span("throttle"),
+        p,
+    );
+    rejections.push((
+        quote!(Throttled),
+        quote!(#p::convert(#p::Throttled::new(), #into)),
+    ));
+    quote!(::core::option::Option::Some(#throttle))
+}
+
+/// The bulkhead's slot: the statements taking it, the one freeing it, and whether it is full
+/// (`false` without a bulkhead).
+///
+/// The slot is taken once, before the first attempt, and held to the call's end (an async
+/// function waits for one up to its `max_wait`, as `steps::poll_slot` does). The wait ends by
+/// the call's deadline (its own `max_elapsed`, an enclosing call's): then, if the attempt can no
+/// longer be made, the call holds no slot and ends as `DeadlineReached`
+/// (`Call::slot_or_deadline`), as the other drivers' `steps::poll_slot`.
+fn bulkhead(
+    args: &RetryArgs,
+    p: &TokenStream,
+    timed: bool,
+    is_async: bool,
+    rejections: &mut Vec<Rejection>,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let Some(b) = &args.bulkhead else {
+        return (quote!(), quote!(), quote!(false));
+    };
+    let call = format_ident!("__reattempt_call", span = Span::mixed_site());
+    let slot = format_ident!("__reattempt_slot", span = Span::mixed_site());
+    let release = quote!(::core::mem::drop(#slot););
+    let bulkhead = format_ident!("__reattempt_bulkhead", span = Span::mixed_site());
+    // The expression evaluated once: the slot's wait and what its end means both read it.
+    let mut take_slot = quote_spanned!(b.span()=> let #bulkhead = #p::bulkhead_ref(&#b););
+    let acquire = if is_async {
+        quote!(#p::Call::acquire_slot(&#call, #bulkhead).await)
+    } else {
+        quote!(#p::Bulkhead::try_acquire(#bulkhead))
+    };
+    take_slot.extend(quote! {
+        let #slot = #acquire;
+        let #slot = #p::Call::slot_or_deadline(&#call, #bulkhead, #slot, #timed);
+    });
+    let into = conversion(
+        args.into.bulkhead_full.as_ref(),
+        quote!(#p::from_bulkhead_full),
+        args.key_span("bulkhead"),
+        p,
+    );
+    rejections.push((
+        quote!(BulkheadFull),
+        quote!(#p::convert(#p::BulkheadFull::new(), #into)),
+    ));
+    (
+        take_slot,
+        release,
+        quote!(::core::result::Result::is_err(&#slot)),
+    )
 }

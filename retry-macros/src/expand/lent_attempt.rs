@@ -27,31 +27,7 @@ pub(super) fn lent_attempt(
     let err = format_ident!("__reattempt_err", span = Span::mixed_site());
     let taken = format_ident!("__reattempt_taken", span = Span::mixed_site());
     let back = format_ident!("__reattempt_back", span = Span::mixed_site());
-    let (param, named) = match &lending.arg {
-        None => {
-            let span = f.receiver.map_or_else(Span::call_site, |(_, s)| s);
-            let name = if uses_self {
-                quote_spanned!(span=> __self)
-            } else {
-                quote!(_)
-            };
-            (name, None)
-        }
-        Some(a) => {
-            let lent = f
-                .params
-                .iter()
-                .find(|p| matches!(p, Param::Borrowed { ident, .. } if ident == a));
-            let used = lent.is_some_and(|p| named_by(p, body));
-            let mutable = matches!(lent, Some(Param::Borrowed { mutable: true, .. }));
-            let name = match (used, mutable) {
-                (false, _) => quote!(_),
-                (true, true) => quote!(mut #a),
-                (true, false) => quote!(#a),
-            };
-            (name, Some(a.to_string()))
-        }
-    };
+    let (param, named) = lent_param(f, lending, uses_self, body);
     let others = || {
         f.params
             .iter()
@@ -127,6 +103,41 @@ pub(super) fn lent_attempt(
             }
         }
     }}
+}
+
+/// The attempt closure's parameter for the lent input (`__self`, the argument's name, or `_` when
+/// the body does not name it), and the name of the lent argument (`None` for the receiver).
+fn lent_param(
+    f: &RetryFn,
+    lending: &crate::lent::Lending,
+    uses_self: bool,
+    body: &TokenStream,
+) -> (TokenStream, Option<String>) {
+    match &lending.arg {
+        None => {
+            let span = f.receiver.map_or_else(Span::call_site, |(_, s)| s);
+            let name = if uses_self {
+                quote_spanned!(span=> __self)
+            } else {
+                quote!(_)
+            };
+            (name, None)
+        }
+        Some(a) => {
+            let lent = f
+                .params
+                .iter()
+                .find(|p| matches!(p, Param::Borrowed { ident, .. } if ident == a));
+            let used = lent.is_some_and(|p| named_by(p, body));
+            let mutable = matches!(lent, Some(Param::Borrowed { mutable: true, .. }));
+            let name = match (used, mutable) {
+                (false, _) => quote!(_),
+                (true, true) => quote!(mut #a),
+                (true, false) => quote!(#a),
+            };
+            (name, Some(a.to_string()))
+        }
+    }
 }
 
 /// One value a lent call's attempt takes in its `Captures`: how it is made for the attempt, and
