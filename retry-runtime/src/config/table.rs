@@ -193,7 +193,7 @@ pub(super) struct RawBudget {
     pub(super) ttl: Option<Duration>,
 }
 
-/// One reader per key, each a named [`Setting`]; `null` reads as a missing key.
+/// One reader per key, each a named `Setting`; `null` reads as a missing key.
 mod key {
     use std::time::Duration;
 
