@@ -251,7 +251,6 @@ fn preset<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Preset>, D::Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::{RetryBudget, RetryPolicy};
 
     fn policy(json: &str) -> Result<RetryPolicy, String> {
@@ -275,7 +274,7 @@ mod tests {
             .unwrap();
         let f = p.fault_injection().unwrap();
         assert_eq!((f.rate(), f.latency_rate(), f.seed()), (0.1, 0.2, 7));
-        assert_eq!(f.latency(), Some(Duration::from_millis(50)));
+        assert_eq!(f.latency(), Some(std::time::Duration::from_millis(50)));
         let err = policy(r#"{ "inject_faults": { "ratio": 0.1 } }"#).unwrap_err();
         assert!(err.contains("unknown field `ratio`"), "{err}");
         let err = policy(r#"{ "inject_faults": { "latency": 50 } }"#).unwrap_err();
