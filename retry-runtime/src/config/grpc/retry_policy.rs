@@ -74,7 +74,8 @@ impl GrpcRetryPolicy {
     }
 
     /// The policy with another cap on `max_attempts` (A6's default is 5), as
-    /// [`ServiceConfig::with_max_attempts_cap`] sets it for a whole config.
+    /// [`ServiceConfig::with_max_attempts_cap`](super::ServiceConfig::with_max_attempts_cap) sets
+    /// it for a whole config.
     ///
     /// ```
     /// use std::time::Duration;
