@@ -124,11 +124,17 @@ macro_rules! forward_hooks {
                 $crate::engine::hooks_forward::ForwardHooks::<$t, $e>::retries_ok(self)
             }
             #[inline]
-            fn retry_after(&mut self, error: &$e) -> ::core::option::Option<::core::time::Duration> {
+            fn retry_after(
+                &mut self,
+                error: &$e,
+            ) -> ::core::option::Option<::core::time::Duration> {
                 $crate::engine::hooks_forward::ForwardHooks::<$t, $e>::retry_after(self, error)
             }
             #[inline]
-            fn retry_after_ok(&mut self, value: &$t) -> ::core::option::Option<::core::time::Duration> {
+            fn retry_after_ok(
+                &mut self,
+                value: &$t,
+            ) -> ::core::option::Option<::core::time::Duration> {
                 $crate::engine::hooks_forward::ForwardHooks::<$t, $e>::retry_after_ok(self, value)
             }
             #[inline]
@@ -198,7 +204,9 @@ macro_rules! forward_hooks {
             }
             #[inline]
             fn counts_as_failure(&mut self, error: &$e) -> bool {
-                $crate::engine::hooks_forward::ForwardHooks::<$t, $e>::counts_as_failure(self, error)
+                $crate::engine::hooks_forward::ForwardHooks::<$t, $e>::counts_as_failure(
+                    self, error,
+                )
             }
         }
     };

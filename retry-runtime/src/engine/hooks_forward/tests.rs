@@ -83,11 +83,9 @@ fn every_hook_is_forwarded() {
 #[test]
 fn the_check_finds_a_hook_left_out() {
     let header = "pub trait Hooks<T, E> {";
-    let added = HOOKS.replacen(
-        header,
-        &format!("{header}\n    /// Doc: fn not_this() {{}}\n    fn new_hook(&mut self) -> bool {{ false }}\n"),
-        1,
-    );
+    // A documented hook, whose doc example holds a `fn` that is no hook.
+    let hook = "    /// Doc: fn not_this() {}\n    fn new_hook(&mut self) -> bool { false }\n";
+    let added = HOOKS.replacen(header, &format!("{header}\n{hook}"), 1);
     assert_eq!(
         missing_forwards(&added, FORWARD),
         ["new_hook (ForwardHooks)", "new_hook (forward_hooks!)"]
