@@ -2,9 +2,21 @@
 
 use super::error::{ServiceConfigError, invalid};
 
-/// A6's default cap on `maxAttempts`, which a client may raise
-/// ([`ServiceConfig::with_max_attempts_cap`](super::ServiceConfig::with_max_attempts_cap)).
-const DEFAULT_MAX_ATTEMPTS_CAP: u32 = 5;
+// One constant for the config's policies and the gRPC layer (which re-exports it).
+/// A6's default cap on `maxAttempts`: a service config asking for more gets 5, unless the
+/// client raises the cap ([`GrpcRetryLayer::max_attempts_cap`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use reattempt::tonic::{DEFAULT_MAX_ATTEMPTS_CAP, HedgingPolicy};
+///
+/// let policy = HedgingPolicy::new(9, Duration::ZERO, &[])?;
+/// assert_eq!(policy.max_attempts(), DEFAULT_MAX_ATTEMPTS_CAP);
+/// # Ok::<(), reattempt::tonic::ServiceConfigError>(())
+/// ```
+///
+/// [`GrpcRetryLayer::max_attempts_cap`]: crate::tonic::GrpcRetryLayer::max_attempts_cap
+pub const DEFAULT_MAX_ATTEMPTS_CAP: u32 = 5;
 
 /// A policy's `maxAttempts` as configured, with the cap it is read under: one piece of code for
 /// the retry and the hedging policy, whose attempts A6 caps alike.

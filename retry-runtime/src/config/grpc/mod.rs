@@ -29,6 +29,7 @@ use serde::de::{self, Deserializer};
 
 use crate::guards::retry_throttle::RetryThrottle;
 
+pub use attempts::DEFAULT_MAX_ATTEMPTS_CAP;
 pub use codes::Codes;
 pub use error::ServiceConfigError;
 pub use hedging_policy::HedgingPolicy;
