@@ -31,8 +31,8 @@
 // - schedule: rng, jitter, hedge < policy (the settings) < delays (the sleeps a policy gives) <
 //   preset.
 // - engine: give_up (why a call ended), deadline (instant arithmetic), key, instant_slot < events
-//   < state (one call's rules, over the schedule and the budget) < context < hooks < steps (the
-//   rules applied for a driver, with the guards).
+//   < state (one call's rules, over the schedule and the budget) < context < hooks <
+//   hooks_forward (wrappers of hooks) < steps (the rules applied for a driver, with the guards).
 // - guards: between the engine's lower modules, which they report through (give_up, events, state),
 //   and its steps, which ask them.
 // - drivers: timed, timeout (a timeout into the call's error), kept < hedged < closure (the
