@@ -14,10 +14,11 @@ pub(crate) mod deadline;
 pub(crate) mod events;
 pub(crate) mod give_up;
 pub(crate) mod hooks;
-// Used by the client wrappers that hold hooks (`tonic`'s, `reqwest-middleware`'s); compiled in
-// every build so that its check that every hook is forwarded runs in every test pass.
+// Used by the client wrappers that hold hooks (the tower layer's, so `tonic`'s too, and
+// `reqwest-middleware`'s); compiled in every build so that its check that every hook is
+// forwarded runs in every test pass.
 #[cfg_attr(
-    not(any(feature = "tonic", feature = "reqwest-middleware")),
+    not(any(feature = "tower", feature = "reqwest-middleware")),
     allow(dead_code, unused_imports, unused_macros)
 )]
 pub(crate) mod hooks_forward;
