@@ -215,3 +215,54 @@ fn a_wrapper_passes_on_every_answer_it_does_not_change() {
     h.on_retry(&503, &RetryContext::of(&engine), second);
     assert_eq!(hooks.0.retries.get(), 1);
 }
+
+/// Every `Hooks` impl of the runtime over hooks it holds (an impl generic over `H: Hooks<…>`) goes
+/// through this module: a wrapper that forwarded by hand could drop a hook added later.
+#[test]
+fn every_wrapper_of_hooks_forwards_through_this_module() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).expect("readable dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("readable file");
+                out.push((path.display().to_string(), text));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut by_hand = Vec::new();
+    let mut wrappers = 0;
+    for (path, text) in &files {
+        // Doc examples and comments aside: only code lines.
+        let code = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        // `impl<…> Hooks<…>` headers (possibly over several lines), up to the opening brace.
+        for (at, _) in code.match_indices("impl<") {
+            let header = &code[at..at + code[at..].find('{').unwrap_or(0)];
+            let over_hooks = header.contains(": Hooks<");
+            let names_hooks = header.contains("> Hooks<") || header.contains("\n    Hooks<");
+            if over_hooks && names_hooks && !header.contains("ForwardHooks<") {
+                by_hand.push(format!("{path}: {}", header.lines().next().unwrap_or("")));
+            }
+        }
+        wrappers += code.matches("forward_hooks!(impl[").count();
+    }
+    assert!(
+        by_hand.is_empty(),
+        "wrappers that implement Hooks by hand (use ForwardHooks and forward_hooks!): {by_hand:#?}"
+    );
+    // The macro's own definition and this file's test wrapper aside, the three clients' wrappers.
+    assert!(
+        wrappers >= 3,
+        "found {wrappers} uses of forward_hooks!: is the scan reading the sources?"
+    );
+}
