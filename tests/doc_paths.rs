@@ -186,3 +186,72 @@ fn the_checker_reads_citations_and_definitions() {
     assert!(!defines(source, "f"));
     assert!(!defines(source, "b_"));
 }
+
+/// The crates whose rooms `docs/ARCHITECTURE.md` lists, by their source roots.
+const ROOMS_OF: &[&str] = &[
+    "retry-runtime/src",
+    "retry-runtime/rules/src",
+    "retry-macros/src",
+];
+
+/// `docs/ARCHITECTURE.md` shows the rooms as they are: every folder of the crates' sources has a
+/// row of its own (its path, backticked, first in the row), and the row names each file of the
+/// folder (`mod.rs`, `lib.rs` and `tests.rs` aside) by its stem, backticked. A room added,
+/// renamed or moved without the note fails here; so does a row for a folder that is gone.
+#[test]
+fn the_architecture_note_lists_every_room() {
+    let root = workspace();
+    let note = fs::read_to_string(root.join("docs/ARCHITECTURE.md")).expect("the note");
+    let rows: Vec<&str> = note.lines().filter(|l| l.starts_with("| `")).collect();
+    let mut problems = Vec::new();
+    let mut folders = Vec::new();
+    for crate_root in ROOMS_OF {
+        let mut files = Vec::new();
+        sources(&root.join(crate_root), &root, &mut files);
+        let mut by_folder: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for f in files {
+            let (dir, file) = f.rsplit_once('/').expect("a path under a root");
+            let stem = file.trim_end_matches(".rs").to_owned();
+            let entry = by_folder.entry(format!("{dir}/")).or_default();
+            if !matches!(stem.as_str(), "mod" | "lib" | "tests") {
+                entry.push(stem);
+            }
+        }
+        for (folder, stems) in by_folder {
+            folders.push(folder.clone());
+            if stems.is_empty() {
+                continue; // a folder for a file's tests alone: part of its parent's room
+            }
+            let head = format!("| `{folder}` |");
+            let Some(row) = rows.iter().find(|r| r.starts_with(&head)) else {
+                problems.push(format!("no row for `{folder}`"));
+                continue;
+            };
+            for stem in stems {
+                if !row.contains(&format!("`{stem}`")) {
+                    problems.push(format!("`{folder}`'s row does not name `{stem}`"));
+                }
+            }
+        }
+    }
+    // A row for a folder of these crates that no longer exists.
+    for row in &rows {
+        let path = row
+            .trim_start_matches("| `")
+            .split('`')
+            .next()
+            .unwrap_or("");
+        let ours = ROOMS_OF.iter().any(|r| path.starts_with(r));
+        if ours && path.ends_with('/') && !folders.iter().any(|f| f == path) {
+            problems.push(format!(
+                "a row for `{path}`, which is no folder of the sources"
+            ));
+        }
+    }
+    assert!(folders.len() > 20, "found only {} folders", folders.len());
+    assert!(
+        problems.is_empty(),
+        "docs/ARCHITECTURE.md's rooms are out of date:\n{}",
+        problems.join("\n")
+    );
+}
