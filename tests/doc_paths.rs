@@ -6,6 +6,7 @@
 //! function name may hold `*` (a family of tests: `a_panic_*`) or list alternatives in braces
 //! (`{a,b}`).
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -208,7 +209,7 @@ fn the_architecture_note_lists_every_room() {
     for crate_root in ROOMS_OF {
         let mut files = Vec::new();
         sources(&root.join(crate_root), &root, &mut files);
-        let mut by_folder: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        let mut by_folder: BTreeMap<String, Vec<String>> = BTreeMap::default();
         for f in files {
             let (dir, file) = f.rsplit_once('/').expect("a path under a root");
             let stem = file.trim_end_matches(".rs").to_owned();
