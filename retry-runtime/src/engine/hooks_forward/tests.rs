@@ -49,18 +49,69 @@ fn fns_in_block(source: &str, header: &str) -> Vec<String> {
     names
 }
 
+/// The body of `fn name` inside the block that opens at the first `header` of `source` (empty
+/// when there is none), comments left out.
+fn body_of(source: &str, header: &str, name: &str) -> String {
+    let code: String = source
+        .lines()
+        .map(|line| line.find("//").map_or(line, |i| &line[..i]))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let Some(start) = code.find(header) else {
+        return String::new();
+    };
+    let code = &code[start..];
+    let Some(at) = code.find(&format!("fn {name}(")) else {
+        return String::new();
+    };
+    let open = at + code[at..].find('{').unwrap_or(0);
+    let mut depth = 0;
+    for (i, c) in code[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            return code[open..=open + i].to_owned();
+        }
+    }
+    String::new()
+}
+
+/// `text` without whitespace (rustfmt breaks long calls over lines).
+fn squeezed(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
 /// Each method of `Hooks` (in `hooks`) that `ForwardHooks` or the macro (in `forward`) leaves
-/// out, with where it is missing.
+/// out, or has and does not pass on (`ForwardHooks`'s default must ask the held hooks' method of
+/// the same name; the macro's, `ForwardHooks`'s), with where it is missing.
 fn missing_forwards(hooks: &str, forward: &str) -> Vec<String> {
-    let trait_methods = fns_in_block(forward, "pub(crate) trait ForwardHooks<T, E> {");
-    let macro_methods = fns_in_block(forward, "macro_rules! forward_hooks {");
+    let trait_header = "pub(crate) trait ForwardHooks<T, E> {";
+    let macro_header = "macro_rules! forward_hooks {";
+    let trait_methods = fns_in_block(forward, trait_header);
+    let macro_methods = fns_in_block(forward, macro_header);
     let mut missing = Vec::new();
     for method in fns_in_block(hooks, "pub trait Hooks<T, E> {") {
-        if !trait_methods.contains(&method) {
+        if trait_methods.contains(&method) {
+            let body = squeezed(&body_of(forward, trait_header, &method));
+            let asks = [
+                format!("Hooks::{method}(self.inner()"),
+                format!("Hooks::{method}(self.inner_ref()"),
+            ];
+            if !asks.iter().any(|a| body.contains(a.as_str())) {
+                missing.push(format!("{method} (ForwardHooks: does not pass on)"));
+            }
+        } else {
             missing.push(format!("{method} (ForwardHooks)"));
         }
         if !macro_methods.contains(&method) {
             missing.push(format!("{method} (forward_hooks!)"));
+        } else if !squeezed(&body_of(forward, macro_header, &method))
+            .contains(&format!("ForwardHooks::<$t,$e>::{method}(self"))
+        {
+            missing.push(format!("{method} (forward_hooks!: does not pass on)"));
         }
     }
     missing
@@ -101,6 +152,21 @@ fn the_check_finds_a_hook_left_out() {
     assert_eq!(
         missing_forwards(HOOKS, &forward),
         ["on_retry (forward_hooks!)"]
+    );
+    // A default that answers by itself (the trait's default copied in) drops the hook as surely.
+    let forwarding = "Hooks::on_retry(self.inner(), error, context, delay);";
+    assert!(FORWARD.contains(forwarding));
+    let forward = FORWARD.replacen(forwarding, "let _ = (error, context, delay);", 1);
+    assert_eq!(
+        missing_forwards(HOOKS, &forward),
+        ["on_retry (ForwardHooks: does not pass on)"]
+    );
+    let forwarding = "ForwardHooks::<$t, $e>::class(self, error)";
+    assert!(FORWARD.contains(forwarding));
+    let forward = FORWARD.replacen(forwarding, "$crate::ErrorClass::default()", 1);
+    assert_eq!(
+        missing_forwards(HOOKS, &forward),
+        ["class (forward_hooks!: does not pass on)"]
     );
 }
 
@@ -216,8 +282,146 @@ fn a_wrapper_passes_on_every_answer_it_does_not_change() {
     assert_eq!(hooks.0.retries.get(), 1);
 }
 
-/// Every `Hooks` impl of the runtime over hooks it holds (an impl generic over `H: Hooks<…>`) goes
-/// through this module: a wrapper that forwarded by hand could drop a hook added later.
+/// The runtime's own `Hooks` impls that hold no hooks of the user's (closures, settings, rules):
+/// every other type implementing `Hooks` in `src/` wraps hooks, and must do it through this
+/// module (`forward_hooks!`). A new impl of `Hooks` is added here only if it holds no hooks.
+const NOT_WRAPPERS: &[&str] = &[
+    "FnHooks",           // engine/hooks.rs: the closures a call was given
+    "Classify",          // clients/tower/hooks.rs: the layer's closures
+    "GrpcHooks",         // clients/grpc/hooks.rs: A6's rules, no user hooks
+    "TransientStatuses", // clients/grpc/hooks.rs: the policy's status codes
+    "HttpClassify",      // clients/reqwest_middleware.rs: HTTP's rules
+];
+
+/// `source` without comments, string literals and char literals (whose text could look like
+/// code), each replaced by a space.
+fn code_only(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut chars = source.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'/') => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+                out.push(' ');
+            }
+            // A char literal (`'x'`, `'\n'`), not a lifetime (`'a`).
+            '\'' if {
+                let mut ahead = chars.clone();
+                matches!(
+                    (ahead.next(), ahead.next()),
+                    (Some('\\'), _) | (Some(_), Some('\''))
+                )
+            } =>
+            {
+                if chars.next() == Some('\\') {
+                    chars.next();
+                }
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The types `code` implements `Hooks` for by an `impl` item (not through `forward_hooks!`, whose
+/// call reads `impl[`), with the header: any generics, bounds or path before `Hooks<`.
+fn hooks_impls(code: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("impl") {
+        let before = code[..at].chars().next_back();
+        let after = code[at + 4..].chars().next();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            || !matches!(after, Some('<' | ' ' | '\n'))
+        {
+            continue;
+        }
+        let end = code[at..].find(['{', ';']).map_or(code.len(), |e| at + e);
+        let header = &code[at..end];
+        // After `impl` and its generics (balanced `<…>`) comes the trait, then ` for ` and the
+        // type, at depth 0.
+        let mut rest = header[4..].trim_start();
+        if rest.starts_with('<') {
+            let mut depth = 0;
+            let mut close = rest.len();
+            for (i, c) in rest.char_indices() {
+                match c {
+                    '<' => depth += 1,
+                    '>' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = i + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            rest = rest[close..].trim_start();
+        }
+        let mut depth = 0;
+        let mut for_at = None;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '<' => depth += 1,
+                '>' => depth -= 1,
+                _ if depth == 0 && rest[i..].starts_with(" for ") => {
+                    for_at = Some(i);
+                    break;
+                }
+                _ if depth == 0
+                    && rest[i..].starts_with('\n')
+                    && rest[i..].trim_start().starts_with("for ") =>
+                {
+                    for_at = Some(i);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(for_at) = for_at else {
+            continue;
+        };
+        let trait_path = rest[..for_at].trim();
+        let last = trait_path.rsplit("::").next().unwrap_or(trait_path);
+        if !last.starts_with("Hooks<") {
+            continue;
+        }
+        let ty: String = rest[for_at..]
+            .trim_start()
+            .trim_start_matches("for")
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        found.push((ty, header.split_whitespace().collect::<Vec<_>>().join(" ")));
+    }
+    found
+}
+
+/// Every `Hooks` impl in the runtime's sources is either one of `NOT_WRAPPERS` or written by
+/// `forward_hooks!`: a wrapper that forwarded by hand could drop a hook added later.
 #[test]
 fn every_wrapper_of_hooks_forwards_through_this_module() {
     fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
@@ -237,32 +441,76 @@ fn every_wrapper_of_hooks_forwards_through_this_module() {
         &mut files,
     );
     let mut by_hand = Vec::new();
+    let mut impls = 0;
     let mut wrappers = 0;
     for (path, text) in &files {
-        // Doc examples and comments aside: only code lines.
-        let code = text
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("//"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        // `impl<…> Hooks<…>` headers (possibly over several lines), up to the opening brace.
-        for (at, _) in code.match_indices("impl<") {
-            let header = &code[at..at + code[at..].find('{').unwrap_or(0)];
-            let over_hooks = header.contains(": Hooks<");
-            let names_hooks = header.contains("> Hooks<") || header.contains("\n    Hooks<");
-            if over_hooks && names_hooks && !header.contains("ForwardHooks<") {
-                by_hand.push(format!("{path}: {}", header.lines().next().unwrap_or("")));
+        // This file's own test hooks are no wrappers of the runtime.
+        if path.ends_with("hooks_forward/tests.rs") {
+            continue;
+        }
+        let code = code_only(text);
+        for (ty, header) in hooks_impls(&code) {
+            if header.contains("for $wrapper") {
+                continue; // the impl `forward_hooks!` writes
+            }
+            impls += 1;
+            if !NOT_WRAPPERS.contains(&ty.as_str()) {
+                by_hand.push(format!("{path}: {header}"));
             }
         }
         wrappers += code.matches("forward_hooks!(impl[").count();
     }
     assert!(
         by_hand.is_empty(),
-        "wrappers that implement Hooks by hand (use ForwardHooks and forward_hooks!): {by_hand:#?}"
+        "types that implement Hooks by hand: if one holds hooks, implement ForwardHooks and \
+         write its Hooks impl with forward_hooks!; if it holds none, add it to NOT_WRAPPERS: \
+         {by_hand:#?}"
     );
-    // The macro's own definition and this file's test wrapper aside, the three clients' wrappers.
-    assert!(
-        wrappers >= 3,
-        "found {wrappers} uses of forward_hooks!: is the scan reading the sources?"
+    assert_eq!(
+        impls,
+        NOT_WRAPPERS.len(),
+        "the scan finds each impl it allows"
     );
+    assert_eq!(
+        wrappers, 3,
+        "the three clients' wrappers use forward_hooks!"
+    );
+}
+
+/// The scan sees every way to write a wrapper by hand: not generic (the gRPC layer's
+/// `BoxedHooks` over a boxed trait object), with other bounds, with a path to the trait, over
+/// a borrowed trait object; and it reads no comment or string as code.
+#[test]
+fn the_wrapper_scan_sees_every_way_to_write_a_wrapper() {
+    let by_hand = [
+        (
+            "BoxedHooks",
+            "impl Hooks<Response<Body>, Status> for BoxedHooks {}",
+        ),
+        ("W", "impl<H: Send + Hooks<T, E>> Hooks<T, E> for W<H> {}"),
+        ("W", "impl<H: Hooks<T, E>> crate::Hooks<T, E> for W<H> {}"),
+        ("W", "impl<'a, T, E> Hooks<T, E> for W<'a, T, E> {}"),
+        (
+            "W",
+            "impl<T, E, H>\n    crate::engine::hooks::Hooks<T, E>\n    for W<H>\nwhere H: Hooks<T, E> {}",
+        ),
+    ];
+    for (ty, source) in by_hand {
+        let found = hooks_impls(&code_only(source));
+        assert_eq!(found.len(), 1, "{source}");
+        assert_eq!(found[0].0, ty, "{source}");
+    }
+    for not_an_impl in [
+        "// impl Hooks<T, E> for W {}",
+        "let s = \"impl Hooks<T, E> for W {}\";",
+        "impl<T, E> ForwardHooks<T, E> for W {}",
+        "forward_hooks!(impl[H: Hooks<T, E>] Hooks<T, E> for W<H>);",
+        "impl<H: Hooks<T, E> + Clone> ObjectHooks for H {}",
+        "fn simple_impl() { let c = 'x'; }",
+    ] {
+        assert!(
+            hooks_impls(&code_only(not_an_impl)).is_empty(),
+            "{not_an_impl}"
+        );
+    }
 }
