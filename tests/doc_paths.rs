@@ -1,8 +1,9 @@
-//! Every source file the guide, the README and the architecture notes name (`` `tests/foo.rs` ``,
+//! Every source file the guide, the README, BENCHMARKS.md and the architecture notes name (`` `tests/foo.rs` ``,
 //! `` `guards/breaker.rs::a_test` ``, `` `send.rs` ``) exists, and every function named after
 //! `::` is in it: when code moves to another room, the docs that point at it move too.
 //!
-//! A path is matched by its end (`guards/breaker.rs` is `retry-runtime/src/guards/breaker.rs`); a
+//! A path is matched by its end (`guards/breaker.rs` is `retry-runtime/src/guards/breaker.rs`),
+//! and must name one file only; a
 //! function name may hold `*` (a family of tests: `a_panic_*`) or list alternatives in braces
 //! (`{a,b}`).
 
@@ -11,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The documents held to their citations.
-const DOCS: &[&str] = &["README.md", "docs"];
+const DOCS: &[&str] = &["README.md", "BENCHMARKS.md", "docs"];
 
 /// Paths the docs name that are the reader's own files, not ours ("copy it into `src/main.rs`").
 const USERS_FILES: &[&str] = &["src/main.rs"];
@@ -137,12 +138,28 @@ fn every_cited_file_and_function_exists() {
                 continue;
             }
             checked += 1;
-            let matches: Vec<&String> = files
-                .iter()
-                .filter(|f| *f == &path || f.ends_with(&format!("/{path}")))
-                .collect();
+            // A file's generic name cited alone (`mod.rs`) names the kind of file, not one.
+            if matches!(path.as_str(), "mod.rs" | "tests.rs" | "lib.rs" | "main.rs") {
+                continue;
+            }
+            // The path from the workspace's root if it is one, else the files it ends.
+            let exact: Vec<&String> = files.iter().filter(|f| *f == &path).collect();
+            let matches: Vec<&String> = if exact.is_empty() {
+                files
+                    .iter()
+                    .filter(|f| f.ends_with(&format!("/{path}")))
+                    .collect()
+            } else {
+                exact
+            };
             if matches.is_empty() {
                 missing.push(format!("{doc_name}: `{path}` is no file of the workspace"));
+                continue;
+            }
+            if matches.len() > 1 {
+                missing.push(format!(
+                    "{doc_name}: `{path}` could be any of {matches:?}: cite more of its path"
+                ));
                 continue;
             }
             for name in names {
