@@ -11,7 +11,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{FnArg, ItemFn, LitStr, Path};
 
-/// `#[recover(fetch)]`: the link is written on the #[retryable] side.
+/// `#[recover(fetch)]`: the link is written on the `#[retryable]` side.
 fn linked_from_recover_side(metas: &[NestedMeta], item: &TokenStream) -> Option<syn::Error> {
     let other = metas.iter().find(
         |m| !matches!(m, NestedMeta::Meta(syn::Meta::NameValue(nv)) if nv.path.is_ident("crate")),
