@@ -21,7 +21,7 @@ pub(super) fn jitter_range(key: &str, value: &Expr) -> Option<String> {
         _ => return None,
     };
     // A range as written, without the spaces tokens print around `..` and `..=`.
-    let written = crate::known_keys::render(value)
+    let written = crate::render::render(value)
         .replace(" ..= ", "..=")
         .replace("..= ", "..=")
         .replace(" .. ", "..");

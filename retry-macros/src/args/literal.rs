@@ -41,7 +41,7 @@ pub(super) fn not_a_literal(key: &str, value: &Expr) -> Option<String> {
                 format!(
                     "`max_attempts = {}`: for \"retry until the deadline\", write `max_attempts = u32::MAX` \
                      (with `max_elapsed`, or an enclosing call's deadline, to end it)",
-                    crate::known_keys::render(value)
+                    crate::render::render(value)
                 )
             } else if crate::known_keys::DURATION_KEYS.contains(&key) {
                 format!("`{key}` has no limit unless it is set: for no limit, leave `{key}` out")
@@ -62,14 +62,14 @@ pub(super) fn not_a_literal(key: &str, value: &Expr) -> Option<String> {
         Expr::Field(_) => "a field",
         Expr::MethodCall(_) => "a method call",
         // `Duration::from_millis(200)`: `duration_fix` gives the string.
-        Expr::Call(_) if crate::known_keys::duration_call(value).is_some() => return None,
+        Expr::Call(_) if crate::value_rules::duration_call(value).is_some() => return None,
         Expr::Call(_) => "a call",
         Expr::Binary(_) => "arithmetic",
         Expr::Macro(_) => "a macro call",
         Expr::Index(_) => "an index",
         _ => return None,
     };
-    let written = crate::known_keys::render(value);
+    let written = crate::render::render(value);
     let example = example(key);
     if key == "name" {
         return Some(format!(

@@ -115,7 +115,7 @@ fn not_bracketed(key: &syn::Ident, input: ParseStream<'_>) -> syn::Error {
     let value = rest_of_item(input);
     let text = match syn::parse2::<LitStr>(value.clone()) {
         Ok(s) => s.value(),
-        Err(_) => crate::known_keys::render(&value),
+        Err(_) => crate::render::render(&value),
     };
     if let Some(message) = crate::value_rules::retry_conditions(&key.to_string(), &text) {
         return syn::Error::new(span, message);

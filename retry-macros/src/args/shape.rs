@@ -33,7 +33,7 @@ fn backoff_group(key: &str, inner: TokenStream, at: &dyn quote::ToTokens) -> syn
                 Some(Lit::Int(i)) if here != "multiplier" => {
                     format!("{here} = \"{}ms\"", i.base10_digits())
                 }
-                _ => format!("{here} = {}", crate::known_keys::render(&nv.value)),
+                _ => format!("{here} = {}", crate::render::render(&nv.value)),
             };
             parts.push(text);
         }
@@ -57,7 +57,8 @@ fn backoff_group(key: &str, inner: TokenStream, at: &dyn quote::ToTokens) -> syn
 /// that darling never parses a string as an expression (`circuit_breaker = "payments"`).
 /// Returns the items that passed.
 pub(super) fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) -> Vec<NestedMeta> {
-    use crate::known_keys::{KEYS, render, unknown_key};
+    use crate::known_keys::{KEYS, unknown_key};
+    use crate::render::render;
     let mut kept = Vec::new();
     for item in items {
         let error = match &item {
@@ -112,7 +113,8 @@ pub(super) fn check_items(items: Vec<NestedMeta>, errors: &mut Vec<syn::Error>) 
 
 /// The shape of one `key = value` item (see [`check_items`]).
 fn check_meta(meta: &syn::Meta) -> Option<syn::Error> {
-    use crate::known_keys::{DURATION_KEYS, KEYS, render, unknown_key};
+    use crate::known_keys::{DURATION_KEYS, KEYS, unknown_key};
+    use crate::render::render;
     let path = meta.path();
     // A key is one word (rendered only when it is not, for the message).
     let key = path

@@ -36,14 +36,14 @@ pub(super) fn word_for_string(key: &str, value: &Expr) -> Option<String> {
         },
         "name" => {
             let text = match value {
-                Expr::Path(p) => crate::known_keys::render(&p.path),
+                Expr::Path(p) => crate::render::render(&p.path),
                 _ => return None,
             };
             Some(format!("`name` takes a string: write `name = \"{text}\"`"))
         }
         "crate" => {
             let text = match value {
-                Expr::Path(p) => crate::known_keys::render(&p.path),
+                Expr::Path(p) => crate::render::render(&p.path),
                 _ => return None,
             };
             Some(format!(
@@ -81,7 +81,7 @@ fn shape_word(key: &str, value: &Expr, word: Option<String>, lit: Option<&Lit>) 
     let Some(word) = word.map(|w| w.to_lowercase()) else {
         // `backoff = ExponentialBackoff::from_millis(10)` (tokio-retry)
         let delay = match value {
-            Expr::Call(c) => crate::known_keys::duration_call(value).or_else(|| {
+            Expr::Call(c) => crate::value_rules::duration_call(value).or_else(|| {
                 let Expr::Path(f) = &*c.func else { return None };
                 let ty = f.path.segments.first()?.ident.to_string().to_lowercase();
                 ty.contains("exponential").then(String::new)

@@ -15,7 +15,7 @@ fn fallback_name(path: &Path) -> String {
 /// Text as written, for a diagnostic message: `#[async_trait]`'s lifetimes removed, and braces
 /// doubled (a message is a format string).
 fn shown(tokens: &impl quote::ToTokens) -> String {
-    let mut text = crate::known_keys::render(tokens);
+    let mut text = crate::render::render(tokens);
     for generated in ["'async_trait"]
         .into_iter()
         .map(str::to_owned)
