@@ -23,8 +23,9 @@
 # Each crate has its own copy of its checkout's Cargo.lock (cargo trims what it does not use), so
 # the crates they share (tokio, syn, quote...) are the same versions, all from the local registry
 # (`--offline`). Each run is `cargo build` (debug) from an empty target dir; the crates alternate
-# (A B A B ...) so that a change in the machine's load falls on all of them alike. It prints the
-# median seconds of each, its ratio to backon's, and the load (`uptime`) before and after.
+# (A B A B ...) so that a change in the machine's load falls on all of them alike. It prints, for
+# each, the median wall seconds and CPU seconds (user + system, of cargo and its rustcs) and their
+# ratios to backon's, and the load (`uptime`) before and after; each run's figures go to stderr.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 n=${N:-5}
@@ -117,30 +118,35 @@ EOF
 # --- measure ----------------------------------------------------------------------------------
 log=$work/build.log
 : >"$log"
-now() { date +%s.%N; }
-# build CRATE [ARGS...]: seconds of a debug `cargo build` from an empty target dir.
+# build CRATE [ARGS...]: "WALL CPU" seconds of a debug `cargo build` from an empty target dir (CPU:
+# user + system time of cargo and every rustc it ran, which other processes' load changes less
+# than the wall time on a shared machine).
 build() {
-    local dir=$work/$1 t0 t1
+    local dir=$work/$1 t TIMEFORMAT='%R %U %S'
     rm -rf "$dir/target"
-    t0=$(now)
-    (cd "$dir" && CARGO_TARGET_DIR="$dir/target" cargo build --offline --quiet "${@:2}") \
-        >>"$log" 2>&1 || {
+    t=$( {
+        # The redirection inside the parentheses: on the `time` pipeline, it would take the report.
+        time (cd "$dir" && CARGO_TARGET_DIR="$dir/target" cargo build --offline --quiet "${@:2}" \
+            >>"$log" 2>&1)
+    } 2>&1) || {
         tail -30 "$log" >&2
         exit 1
     }
-    t1=$(now)
-    echo "$t1 - $t0" | bc -l
+    awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' <<<"$t"
 }
 median() { # numbers...: the middle one (the mean of the two middle ones for an even count)
     sort -g | awk '{ v[NR] = $1 } END { m = int((NR + 1) / 2); printf "%.2f", (NR % 2) ? v[m] : (v[m] + v[m + 1]) / 2 }'
 }
 
 load_before=$(uptime)
-declare -A times
+declare -A wall cpu
 for c in "${crates[@]}"; do build "$c" >/dev/null; done # warm the registry's unpacked sources
-for ((r = 0; r < n; r++)); do
+for ((r = 1; r <= n; r++)); do
     for c in "${crates[@]}"; do
-        times[$c]+="$(build "$c") "
+        read -r w u < <(build "$c")
+        wall[$c]+="$w "
+        cpu[$c]+="$u "
+        echo "run $r/$n: ${label[$c]}: ${w} s wall, ${u} s CPU ($(uptime | sed 's/.*load average/load/'))" >&2
     done
 done
 load_after=$(uptime)
@@ -150,8 +156,7 @@ if [[ -n "${TIMINGS:-}" ]]; then
     mkdir -p "$timings"
     for c in "${crates[@]}"; do
         build "$c" --timings >/dev/null
-        cp "$work/$c/target/cargo-timings/cargo-timing.html" \
-            "$timings/$c.html"
+        cp "$work/$c/target/cargo-timings/cargo-timing.html" "$timings/$c.html"
     done
 fi
 
@@ -160,13 +165,17 @@ echo "clean debug build of a one-function crate (+ tokio rt, macros, time); seco
 echo "load before: ${load_before#*load average}"
 echo "load after:  ${load_after#*load average}"
 echo
-echo '| crate | median | runs | ratio to backon |'
-echo '|---|---|---|---|'
-base=$(tr ' ' '\n' <<<"${times[backon]}" | grep . | median)
+echo '| crate | wall, median | wall, each run | ratio to backon | CPU (user + sys), median | ratio to backon |'
+echo '|---|---|---|---|---|---|'
+med() { tr ' ' '\n' <<<"$1" | grep . | median; }
+base_wall=$(med "${wall[backon]}")
+base_cpu=$(med "${cpu[backon]}")
 for c in "${crates[@]}"; do
-    m=$(tr ' ' '\n' <<<"${times[$c]}" | grep . | median)
-    runs=$(for t in ${times[$c]}; do printf '%.1f ' "$t"; done)
-    printf '| %s | %s | %s| %.2f× |\n' "${label[$c]}" "$m" "$runs" "$(echo "$m / $base" | bc -l)"
+    w=$(med "${wall[$c]}")
+    u=$(med "${cpu[$c]}")
+    runs=$(for t in ${wall[$c]}; do printf '%.1f ' "$t"; done)
+    printf '| %s | %s | %s| %.2f× | %s | %.2f× |\n' "${label[$c]}" "$w" "$runs" \
+        "$(echo "$w / $base_wall" | bc -l)" "$u" "$(echo "$u / $base_cpu" | bc -l)"
 done
 if [[ -n "${TIMINGS:-}" ]]; then
     echo
