@@ -66,30 +66,29 @@ pub struct Permit {
     /// One word, shaped as the state word: through a closed breaker, the word of that epoch,
     /// closed, with nothing counted (`pack(epoch, CLOSED)`): a success finds the breaker as it
     /// left it when the state word equals the permit; a half-open probe's is
-    /// `pack(epoch, HALF_OPEN)` with the probe's number (from 1) in `PROBE`.
+    /// `pack(epoch, HALF_OPEN)` with the probe's number (from 1) where `full` and `low` are.
     word: u64,
 }
 
 impl Permit {
     /// What [`Admission::Rejected`](crate::__private::Admission::Rejected) holds: no permit
     /// has the phase 3, which no state word has either.
-    pub(crate) const REJECTED: Permit = Permit {
-        word: 3 << PHASE_SHIFT,
-    };
+    pub(crate) const REJECTED: Permit = Permit { word: 3 };
 
     /// What [`Admission::NotAsked`](crate::__private::Admission::NotAsked) holds.
-    pub(crate) const NOT_ASKED: Permit = Permit {
-        word: (3 << PHASE_SHIFT) | 1,
-    };
+    pub(crate) const NOT_ASKED: Permit = Permit { word: 3 | FULL };
 
     /// Whether this is a permit the breaker gave (not `REJECTED` or `NOT_ASKED`).
     pub(crate) fn is_permit(self) -> bool {
         phase(self.word) != 3
     }
 
+    /// The permit of a closed `word`: its epoch and phase, without `full` and `low` (below
+    /// `FULL` all: one `and` with a 32-bit immediate).
     fn closed(word: u64) -> Self {
+        debug_assert_eq!(phase(word), CLOSED);
         Permit {
-            word: pack(epoch(word), CLOSED),
+            word: word & (FULL - 1),
         }
     }
 
@@ -98,40 +97,57 @@ impl Permit {
     }
 
     fn probe(self) -> u64 {
-        self.word & PROBE
+        self.word >> PROBE_SHIFT
     }
 }
 
 /// Parts per million: a failure rate is compared exactly, in integers.
 const PPM: u64 = 1_000_000;
 
-// The state word: | epoch: 29 bits | phase: 2 bits | full: 1 bit | low: 32 bits |. While closed,
+// The state word: | low: 32 bits | full: 1 bit | epoch: 29 bits | phase: 2 bits |. While closed,
 // `low` is the count of failures in a row (consecutive mode) or the next slot of the window plus
 // one (rate mode: never 0, so that a rate-mode word never equals a closed permit, and `record`'s
 // common case needs no test of the mode), and `full` says the window has gone round once (rate
 // mode). Only a thread holding the mutex changes the epoch or the phase; without it, only `low`
 // and `full` of a closed word change. A probe's permit carries its number where `full` and `low`
-// are (`PROBE`), which a half-open word leaves at 0.
-const LOW: u64 = u32::MAX as u64;
-const FULL: u64 = 1 << 32;
-const PROBE: u64 = FULL | LOW;
-const PHASE_SHIFT: u32 = 33;
-const EPOCH_SHIFT: u32 = 35;
+// are (from `PROBE_SHIFT` up), which a half-open word leaves at 0. The phase sits lowest and the
+// epoch below `full`, so that the common case takes no 64-bit constant: the closed test is a
+// test of the low byte, and a closed permit the word's low 31 bits.
+const LOW_SHIFT: u32 = 32;
+const LOW: u64 = (u32::MAX as u64) << LOW_SHIFT;
+const FULL: u64 = 1 << 31;
+const PROBE_SHIFT: u32 = 31;
+/// The largest probe number: a permit holds it in the 33 bits from `PROBE_SHIFT`.
+const PROBE_MAX: u64 = (1 << 33) - 1;
+const PHASE_MASK: u64 = 0b11;
+const EPOCH_SHIFT: u32 = 2;
 const EPOCH_MASK: u64 = (1 << 29) - 1;
 const CLOSED: u64 = 0;
 const OPEN: u64 = 1;
 const HALF_OPEN: u64 = 2;
+/// A count of failures in `Window::failures` (its low half).
+const COUNT: u64 = u32::MAX as u64;
 
 fn phase(word: u64) -> u64 {
-    (word >> PHASE_SHIFT) & 0b11
+    word & PHASE_MASK
 }
 
 fn epoch(word: u64) -> u64 {
-    word >> EPOCH_SHIFT
+    (word >> EPOCH_SHIFT) & EPOCH_MASK
 }
 
 fn pack(epoch: u64, phase: u64) -> u64 {
-    (epoch << EPOCH_SHIFT) | (phase << PHASE_SHIFT)
+    (epoch << EPOCH_SHIFT) | phase
+}
+
+/// `low` of a state word.
+fn low(word: u64) -> u64 {
+    word >> LOW_SHIFT
+}
+
+/// `word` with `low` set to `n` (below 2^32).
+fn with_low(word: u64, n: u64) -> u64 {
+    (word & !LOW) | (n << LOW_SHIFT)
 }
 
 fn state_of(word: u64) -> BreakerState {
@@ -193,7 +209,7 @@ impl Window {
 impl std::fmt::Debug for Window {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Window")
-            .field("failures", &(self.failures.load(Ordering::Relaxed) & LOW))
+            .field("failures", &(self.failures.load(Ordering::Relaxed) & COUNT))
             .finish_non_exhaustive()
     }
 }
@@ -333,7 +349,7 @@ impl CircuitBreaker {
             // Numbered from 1 within the phase, modulo 2^33 (a permit carries the number in 33
             // bits): after a wrap, a number still out is skipped, so the probes out stay distinct.
             let probe = loop {
-                slow.last_probe = slow.last_probe % PROBE + 1;
+                slow.last_probe = slow.last_probe % PROBE_MAX + 1;
                 let n = slow.last_probe;
                 if !slow.out.iter().any(|(out, _)| *out == n) {
                     break n;
@@ -341,7 +357,7 @@ impl CircuitBreaker {
             };
             slow.out.push((probe, now.checked_add(self.reset_timeout)));
             Ok(Permit {
-                word: pack(epoch(word), HALF_OPEN) | probe,
+                word: pack(epoch(word), HALF_OPEN) | (probe << PROBE_SHIFT),
             })
         } else {
             Err(BreakerOpen::new())
@@ -375,7 +391,7 @@ impl CircuitBreaker {
         match phase(word) {
             CLOSED => match self.trip {
                 // The common case: a success with no failure to forget reads one word, no more.
-                Trip::Consecutive(_) if succeeded && word & LOW == 0 => {}
+                Trip::Consecutive(_) if succeeded && low(word) == 0 => {}
                 Trip::Consecutive(threshold) => {
                     self.count_in_a_row(word, threshold, succeeded);
                 }
@@ -390,16 +406,16 @@ impl CircuitBreaker {
     fn count_in_a_row(&self, mut word: u64, threshold: u32, succeeded: bool) {
         let admitted = epoch(word);
         loop {
-            let failures = word & LOW;
+            let failures = low(word);
             let counted = match (succeeded, failures) {
                 (true, 0) => return,
                 (true, _) => 0,
-                (false, LOW) => LOW,
+                (false, COUNT) => COUNT,
                 (false, n) => n + 1,
             };
             match self.state.compare_exchange(
                 word,
-                (word & !LOW) | counted,
+                with_low(word, counted),
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
@@ -436,11 +452,11 @@ impl CircuitBreaker {
         // hold this phase's outcomes; before, whatever they hold is not counted).
         let (slot, was_full) = loop {
             // `low` is the next slot plus one.
-            let slot = (word & LOW) - 1;
+            let slot = low(word) - 1;
             let next = if slot + 1 == u64::from(window) {
-                (word & !LOW) | FULL | 1
+                with_low(word, 1) | FULL
             } else {
-                (word & !LOW) | (slot + 2)
+                with_low(word, slot + 2)
             };
             match self
                 .state
@@ -483,11 +499,11 @@ impl CircuitBreaker {
                 return; // the breaker left this phase: the count is a new one's
             }
             let failures = match (failed, evicted) {
-                (true, false) => ((count & LOW) + 1).min(u64::from(window)),
-                (false, true) => (count & LOW).saturating_sub(1),
-                _ => count & LOW,
+                (true, false) => ((count & COUNT) + 1).min(u64::from(window)),
+                (false, true) => (count & COUNT).saturating_sub(1),
+                _ => count & COUNT,
             };
-            let counted = (count & !LOW) | failures;
+            let counted = (count & !COUNT) | failures;
             match outcomes.failures.compare_exchange(
                 count,
                 counted,
@@ -508,9 +524,10 @@ impl CircuitBreaker {
         let filled = if word & FULL != 0 {
             u64::from(window)
         } else {
-            (word & LOW) - 1
+            low(word) - 1
         };
-        if filled >= u64::from(minimum_calls) && (count & LOW) * PPM >= u64::from(rate_ppm) * filled
+        if filled >= u64::from(minimum_calls)
+            && (count & COUNT) * PPM >= u64::from(rate_ppm) * filled
         {
             self.trip(admitted);
         }
@@ -609,7 +626,7 @@ impl CircuitBreaker {
             // Before the state word: a call admitted under the new epoch finds its count ready.
             outcomes.failures.swap(next << 32, Ordering::AcqRel);
         }
-        let new = pack(next, to) | self.fresh_low(to);
+        let new = with_low(pack(next, to), self.fresh_low(to));
         // A swap rather than a store: the same on the hardware for this rare write, and loom 0.7
         // models a plain store among compare-and-swaps wrongly (tokio-rs/loom#282), which made
         // `tests/loom.rs` see a transition undone.
@@ -800,7 +817,10 @@ impl CircuitBreakerBuilder {
                 field: "half_open_probes",
             });
         }
-        let state = pack(0, CLOSED) | u64::from(matches!(trip, Trip::Rate { .. }));
+        let state = with_low(
+            pack(0, CLOSED),
+            u64::from(matches!(trip, Trip::Rate { .. })),
+        );
         Ok(CircuitBreaker {
             name: self.name,
             trip,
@@ -826,6 +846,36 @@ mod tests {
         if let Ok(p) = b.try_acquire() {
             b.record(p, true);
         }
+    }
+
+    #[test]
+    fn the_state_word_keeps_its_parts_apart() {
+        // Every part at its largest: none spills into another.
+        let word = with_low(pack(EPOCH_MASK, CLOSED), COUNT) | FULL;
+        assert_eq!(
+            (epoch(word), phase(word), low(word)),
+            (EPOCH_MASK, CLOSED, COUNT)
+        );
+        assert_eq!(Permit::closed(word).word, pack(EPOCH_MASK, CLOSED));
+        assert_eq!(low(with_low(word, 1)), 1);
+        assert_eq!(with_low(word, 1) & !LOW, word & !LOW);
+        // A closed permit is the closed word with nothing counted; a rate-mode word (`low` ≥ 1)
+        // never equals one.
+        assert_eq!(Permit::closed(pack(5, CLOSED)).word, pack(5, CLOSED));
+        assert_ne!(
+            with_low(pack(5, CLOSED), 1),
+            Permit::closed(pack(5, CLOSED)).word
+        );
+        let probe = Permit {
+            word: pack(EPOCH_MASK, HALF_OPEN) | (PROBE_MAX << PROBE_SHIFT),
+        };
+        assert_eq!(
+            (probe.probe(), probe.epoch(), phase(probe.word)),
+            (PROBE_MAX, EPOCH_MASK, HALF_OPEN)
+        );
+        assert!(probe.is_permit());
+        assert!(!Permit::REJECTED.is_permit() && !Permit::NOT_ASKED.is_permit());
+        assert_ne!(Permit::REJECTED, Permit::NOT_ASKED);
     }
 
     #[tokio::test(start_paused = true)]
