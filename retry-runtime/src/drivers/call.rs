@@ -422,6 +422,42 @@ impl<'p> Call<'p> {
         steps::decide_keeping(&mut self.engine, name, hooks, outcome, guards, last)
     }
 
+    /// What a call does with an attempt a guard turned away before it began (its
+    /// [`Admitted::rejection`] is `Some`; `error` is the rejection converted): it ends, with the
+    /// rejection or the last outcome kept in `last` (see
+    /// [`decide_rejected`](crate::__private::decide_rejected)). A driver that calls it where the
+    /// rejection is found, rather than passing the rejection to
+    /// [`decide_keeping`](Self::decide_keeping), keeps the hooks and the sleep off the path of a
+    /// call that succeeds.
+    ///
+    /// # Errors
+    /// The call's error: the rejection, or the last attempt's error kept in `last`.
+    ///
+    /// ```
+    /// use reattempt::{CircuitBreaker, RetryPolicy};
+    /// use retry_runtime::__private::{Call, Guards};
+    ///
+    /// static POLICY: RetryPolicy = match RetryPolicy::builder().build() { Ok(p) => p, Err(_) => panic!() };
+    /// let breaker = CircuitBreaker::builder().failure_threshold(1).build().unwrap();
+    /// breaker.record(breaker.try_acquire().unwrap(), false);
+    /// let mut call = Call::new(&POLICY);
+    /// let admitted = call.admit(Some(&breaker), None, false, false);
+    /// assert!(admitted.rejection().is_some());
+    /// let guards = Guards::NONE.admitted(Some(&breaker), None, admitted);
+    /// let out: Result<(), &str> = call.decide_rejected("demo", "open", guards, &mut None);
+    /// assert_eq!(out, Err("open"));
+    /// ```
+    #[inline]
+    pub fn decide_rejected<T, E: LoggedError>(
+        &mut self,
+        name: impl CallName,
+        error: E,
+        guards: Guards<'_>,
+        last: &mut Option<Result<T, E>>,
+    ) -> Result<T, E> {
+        steps::decide_rejected(&mut self.engine, name, error, guards, last)
+    }
+
     /// How long a call that gave up waits before it returns: `Some` only when its policy is
     /// long-polling and the budget alone refused its retry (see
     /// [`Engine::linger`](crate::__private::Engine::linger)); sleep it as a retry's delay is
