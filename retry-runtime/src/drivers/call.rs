@@ -404,7 +404,9 @@ impl<'p> Call<'p> {
         outcome: Result<T, E>,
         guards: Guards<'_>,
     ) -> Decision<Result<T, E>> {
-        steps::decide(&mut self.engine, name, hooks, outcome, guards)
+        let decision = steps::decide(&mut self.engine, name, hooks, outcome, guards);
+        self.retrying(&decision);
+        decision
     }
 
     /// As [`decide`](Self::decide), for a call with a breaker or a throttle: a retry either
@@ -419,7 +421,21 @@ impl<'p> Call<'p> {
         guards: Guards<'_>,
         last: &mut Option<Result<T, E>>,
     ) -> Decision<Result<T, E>> {
-        steps::decide_keeping(&mut self.engine, name, hooks, outcome, guards, last)
+        let decision = steps::decide_keeping(&mut self.engine, name, hooks, outcome, guards, last);
+        self.retrying(&decision);
+        decision
+    }
+
+    /// After a `Retry`, forgets the flags of the attempt that ended (its class, whether it was
+    /// made), which a timed attempt's begin forgets too: an untimed one
+    /// (`begin_untimed_started`) then begins with one addition, on the success path of every
+    /// call, where this costs nothing (a success is a `Stop`).
+    #[inline]
+    fn retrying<O>(&self, decision: &Decision<O>) {
+        if let Decision::Retry(_) = decision {
+            self.engine.forget_class();
+            self.engine.forget_not_made();
+        }
     }
 
     /// What a call does with an attempt a guard turned away before it began (its
