@@ -49,7 +49,7 @@
 //! errors, schedules, deadlines, guards, hedging, HTTP, gRPC, configuration, observability,
 //! testing, migrating); [`macro@retryable`] lists every key. Optional integrations are features:
 //! `http` (default), `reqwest`, `reqwest-middleware`, `tower`, `tonic`, `sqlx`, `serde`,
-//! `metrics`, `testing`; an item that needs one says so.
+//! `metrics`, `testing`, `testing-http`; an item that needs one says so.
 
 #![forbid(unsafe_code)]
 // docs.rs (`--cfg docsrs`): feature badges, but none for the runtime's loom model build (a test

@@ -1,16 +1,18 @@
-//! Every source file the guide, the README and the architecture notes name (`` `tests/foo.rs` ``,
+//! Every source file the guide, the README, BENCHMARKS.md and the architecture notes name (`` `tests/foo.rs` ``,
 //! `` `guards/breaker.rs::a_test` ``, `` `send.rs` ``) exists, and every function named after
 //! `::` is in it: when code moves to another room, the docs that point at it move too.
 //!
-//! A path is matched by its end (`guards/breaker.rs` is `retry-runtime/src/guards/breaker.rs`); a
+//! A path is matched by its end (`guards/breaker.rs` is `retry-runtime/src/guards/breaker.rs`),
+//! and must name one file only; a
 //! function name may hold `*` (a family of tests: `a_panic_*`) or list alternatives in braces
 //! (`{a,b}`).
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The documents held to their citations.
-const DOCS: &[&str] = &["README.md", "docs"];
+const DOCS: &[&str] = &["README.md", "BENCHMARKS.md", "docs"];
 
 /// Paths the docs name that are the reader's own files, not ours ("copy it into `src/main.rs`").
 const USERS_FILES: &[&str] = &["src/main.rs"];
@@ -136,12 +138,28 @@ fn every_cited_file_and_function_exists() {
                 continue;
             }
             checked += 1;
-            let matches: Vec<&String> = files
-                .iter()
-                .filter(|f| *f == &path || f.ends_with(&format!("/{path}")))
-                .collect();
+            // A file's generic name cited alone (`mod.rs`) names the kind of file, not one.
+            if matches!(path.as_str(), "mod.rs" | "tests.rs" | "lib.rs" | "main.rs") {
+                continue;
+            }
+            // The path from the workspace's root if it is one, else the files it ends.
+            let exact: Vec<&String> = files.iter().filter(|f| *f == &path).collect();
+            let matches: Vec<&String> = if exact.is_empty() {
+                files
+                    .iter()
+                    .filter(|f| f.ends_with(&format!("/{path}")))
+                    .collect()
+            } else {
+                exact
+            };
             if matches.is_empty() {
                 missing.push(format!("{doc_name}: `{path}` is no file of the workspace"));
+                continue;
+            }
+            if matches.len() > 1 {
+                missing.push(format!(
+                    "{doc_name}: `{path}` could be any of {matches:?}: cite more of its path"
+                ));
                 continue;
             }
             for name in names {
@@ -185,4 +203,73 @@ fn the_checker_reads_citations_and_definitions() {
     assert!(defines(source, "e"));
     assert!(!defines(source, "f"));
     assert!(!defines(source, "b_"));
+}
+
+/// The crates whose rooms `docs/ARCHITECTURE.md` lists, by their source roots.
+const ROOMS_OF: &[&str] = &[
+    "retry-runtime/src",
+    "retry-runtime/rules/src",
+    "retry-macros/src",
+];
+
+/// `docs/ARCHITECTURE.md` shows the rooms as they are: every folder of the crates' sources has a
+/// row of its own (its path, backticked, first in the row), and the row names each file of the
+/// folder (`mod.rs`, `lib.rs` and `tests.rs` aside) by its stem, backticked. A room added,
+/// renamed or moved without the note fails here; so does a row for a folder that is gone.
+#[test]
+fn the_architecture_note_lists_every_room() {
+    let root = workspace();
+    let note = fs::read_to_string(root.join("docs/ARCHITECTURE.md")).expect("the note");
+    let rows: Vec<&str> = note.lines().filter(|l| l.starts_with("| `")).collect();
+    let mut problems = Vec::new();
+    let mut folders = Vec::new();
+    for crate_root in ROOMS_OF {
+        let mut files = Vec::new();
+        sources(&root.join(crate_root), &root, &mut files);
+        let mut by_folder: BTreeMap<String, Vec<String>> = BTreeMap::default();
+        for f in files {
+            let (dir, file) = f.rsplit_once('/').expect("a path under a root");
+            let stem = file.trim_end_matches(".rs").to_owned();
+            let entry = by_folder.entry(format!("{dir}/")).or_default();
+            if !matches!(stem.as_str(), "mod" | "lib" | "tests") {
+                entry.push(stem);
+            }
+        }
+        for (folder, stems) in by_folder {
+            folders.push(folder.clone());
+            if stems.is_empty() {
+                continue; // a folder for a file's tests alone: part of its parent's room
+            }
+            let head = format!("| `{folder}` |");
+            let Some(row) = rows.iter().find(|r| r.starts_with(&head)) else {
+                problems.push(format!("no row for `{folder}`"));
+                continue;
+            };
+            for stem in stems {
+                if !row.contains(&format!("`{stem}`")) {
+                    problems.push(format!("`{folder}`'s row does not name `{stem}`"));
+                }
+            }
+        }
+    }
+    // A row for a folder of these crates that no longer exists.
+    for row in &rows {
+        let path = row
+            .trim_start_matches("| `")
+            .split('`')
+            .next()
+            .unwrap_or("");
+        let ours = ROOMS_OF.iter().any(|r| path.starts_with(r));
+        if ours && path.ends_with('/') && !folders.iter().any(|f| f == path) {
+            problems.push(format!(
+                "a row for `{path}`, which is no folder of the sources"
+            ));
+        }
+    }
+    assert!(folders.len() > 20, "found only {} folders", folders.len());
+    assert!(
+        problems.is_empty(),
+        "docs/ARCHITECTURE.md's rooms are out of date:\n{}",
+        problems.join("\n")
+    );
 }

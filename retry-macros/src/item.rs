@@ -536,7 +536,7 @@ fn wrong_item(item: TokenStream) -> Option<syn::Error> {
                 "#[retryable] cannot see inside a macro call (`{}!`): put it on the function the \
                  macro defines, inside the macro's input or its definition, or write the function \
                  by hand",
-                crate::known_keys::render(&m.mac.path)
+                crate::render::render(&m.mac.path)
             ),
         ),
         syn::Item::Struct(i) => (i.struct_token.span, format!("{fns}, not to a `struct`")),

@@ -31,7 +31,7 @@ pub(crate) fn colon_for_equals(input: ParseStream<'_>) -> syn::Result<()> {
     }
     let colon: Token![:] = fork.parse()?;
     let value = rest_of_item(&fork);
-    let value = crate::known_keys::render(&value);
+    let value = crate::render::render(&value);
     Err(syn::Error::new(
         colon.span,
         format!("#[retryable] takes `key = value`, with `=`: write `{key} = {value}`"),
@@ -68,7 +68,8 @@ pub(crate) fn kebab_case_key(input: ParseStream<'_>) -> syn::Result<()> {
 /// (`"max_attempts" = 3`, JSON's and YAML's). Rust reads neither as a key. Told the key itself:
 /// the last part of a dotted key, looked up as any unknown key is when it is not one.
 pub(crate) fn config_file_key(input: ParseStream<'_>) -> syn::Result<()> {
-    use crate::known_keys::{KEYS, render, unknown_key};
+    use crate::known_keys::{KEYS, unknown_key};
+    use crate::render::render;
     let fork = input.fork();
     let (span, written, last) = if let Ok(quoted) = fork.parse::<LitStr>() {
         (

@@ -12,8 +12,9 @@
 //!
 //! `recover` is `#[recover]`, which marks fallbacks. Beside the passes: `known_keys` (what an
 //! unknown key is, by meaning, for messages), `key_shapes` (a key in another syntax, as a config
-//! file writes it), `value_rules` (a known key's value written by
-//! another habit), `patterns` (`retry_on`'s matches), `rename` (`self` in the body), `util`.
+//! file writes it), `value_rules` (a known key's value written by another habit), `patterns`
+//! (`retry_on`'s matches), `rename` (`self` in the body), `render` (code as it reads in a
+//! message, below every other module), `util`.
 
 #![forbid(unsafe_code)]
 
@@ -33,6 +34,7 @@ mod no_effect;
 mod patterns;
 mod recover;
 mod rename;
+mod render;
 mod rewrite;
 mod util;
 mod valid;

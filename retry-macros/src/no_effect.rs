@@ -18,7 +18,7 @@ use retry_rules::DeadSetting;
 use syn::Expr;
 
 use crate::args::RetryArgs;
-use crate::known_keys::render;
+use crate::render::render;
 
 /// The keys whose only effect is on retries (or hedges): dead with `max_attempts = 1`. Not the
 /// classification (`retry_on`, `no_retry_on`, `retry_if`, `retry_if_ok`), which still decides

@@ -57,7 +57,7 @@ pub(crate) fn matches(e: &Ident, pats: &[Pat], p: &TokenStream) -> (TokenStream,
 ///   what such an error's accessor returns (`ErrorKind::TimedOut`, `Code::Unavailable`): the
 ///   way is `retry_if` with a method call.
 pub(crate) fn shape_errors(key: &str, pats: &[Pat], error: Option<&syn::Type>) -> Vec<syn::Error> {
-    let shown_error = error.map(crate::known_keys::render);
+    let shown_error = error.map(crate::render::render);
     let mut errors = vec![];
     for pat in pats {
         if let Some(message) = wrapped_in_result(key, pat) {
@@ -91,7 +91,7 @@ fn wrapped_in_result(key: &str, pat: &Pat) -> Option<String> {
         return None;
     };
     let last = p.path.segments.last()?.ident.to_string();
-    let inner = p.elems.first().map(crate::known_keys::render);
+    let inner = p.elems.first().map(crate::render::render);
     match (last.as_str(), inner) {
         ("Err", Some(inner)) if p.elems.len() == 1 => Some(format!(
             "`{key}` patterns match the error itself, not the `Result`: write `{key} = [{inner}]`"
@@ -146,7 +146,7 @@ fn opaque_error(key: &str, pat: &Pat, error: Option<&str>) -> Option<String> {
         .map(|s| s.ident.to_string());
     let error_last = error.map(|e| e.rsplit("::").next().unwrap_or(e).to_owned());
     let shown = error.unwrap_or("E");
-    let written = crate::known_keys::render(pat);
+    let written = crate::render::render(pat);
     let accessor_type = pat_type.as_deref().filter(|t| accessor_of(t).is_some());
     let Some((what, accessor)) = error.and_then(opaque) else {
         // A pattern of an accessor's type on an error of another type, when both are sure: the

@@ -11,7 +11,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{FnArg, ItemFn, LitStr, Path};
 
-/// `#[recover(fetch)]`: the link is written on the #[retryable] side.
+/// `#[recover(fetch)]`: the link is written on the `#[retryable]` side.
 fn linked_from_recover_side(metas: &[NestedMeta], item: &TokenStream) -> Option<syn::Error> {
     let other = metas.iter().find(
         |m| !matches!(m, NestedMeta::Meta(syn::Meta::NameValue(nv)) if nv.path.is_ident("crate")),
@@ -32,7 +32,7 @@ fn linked_from_recover_side(metas: &[NestedMeta], item: &TokenStream) -> Option<
         name
     };
     let target = match other {
-        NestedMeta::Meta(syn::Meta::Path(p)) => format!("`{}`", crate::known_keys::render(p)),
+        NestedMeta::Meta(syn::Meta::Path(p)) => format!("`{}`", crate::render::render(p)),
         _ => "the #[retryable] fn".to_owned(),
     };
     Some(syn::Error::new_spanned(
@@ -88,10 +88,10 @@ fn no_error_parameter(f: &ItemFn) -> Refused {
         syn::ReturnType::Default => None,
     }
     .unwrap_or_else(|| "E".to_owned());
-    let mut params: Vec<String> = sig.inputs.iter().map(crate::known_keys::render).collect();
+    let mut params: Vec<String> = sig.inputs.iter().map(crate::render::render).collect();
     params.push(format!("err: {error}"));
     let output = match &sig.output {
-        syn::ReturnType::Type(_, ty) => format!(" -> {}", crate::known_keys::render(ty)),
+        syn::ReturnType::Type(_, ty) => format!(" -> {}", crate::render::render(ty)),
         syn::ReturnType::Default => String::new(),
     };
     let written = format!(
@@ -124,7 +124,7 @@ fn result_error(ty: &syn::Type) -> Option<String> {
         return None;
     };
     match (last.ident == "Result", args.args.len(), args.args.last()) {
-        (true, 2, Some(syn::GenericArgument::Type(e))) => Some(crate::known_keys::render(e)),
+        (true, 2, Some(syn::GenericArgument::Type(e))) => Some(crate::render::render(e)),
         _ => None,
     }
 }

@@ -461,8 +461,8 @@ fn check_not_a_future(item: &ItemFn) -> syn::Result<()> {
         && let Some(output) = future_output(&item.sig.output)
     {
         let sig = &item.sig;
-        let args = crate::known_keys::render(&sig.inputs);
-        let output = crate::known_keys::render(&output);
+        let args = crate::render::render(&sig.inputs);
+        let output = crate::render::render(&output);
         let span: &dyn quote::ToTokens = match &sig.output {
             ReturnType::Type(_, ty) => ty,
             ReturnType::Default => &sig.ident,

@@ -11,10 +11,14 @@
 //! - **A duration written as a number** (`timeout = 2.5`, `hedge_after = 50ms`): the unit goes
 //!   in a string, and the number keeps its digits (`timeout = "2.5s"`, `"50ms"`), an exponent
 //!   written out; every suggestion is one the runtime's parser reads.
+//!
+//! Beside them, `duration_call` reads a duration written as a `Duration` call
+//! (`Duration::from_millis(200)`) as the string it stands for, for these messages and those of
+//! `known_keys`.
 
 use syn::{Expr, Lit};
 
-use crate::known_keys::render;
+use crate::render::render;
 
 /// The keys whose value is a function (or a closure), named by its path.
 pub(crate) const FN_KEYS: &[&str] = &[
@@ -321,6 +325,28 @@ pub(crate) fn retry_conditions(key: &str, text: &str) -> Option<String> {
          in `retry_if = reattempt::transient` over an `http::StatusCode` error (or the tower \
          `.http()` layer){grpc}"
     ))
+}
+
+/// `Duration::from_millis(200)` → `"200ms"`, when the value is written that way.
+pub(crate) fn duration_call(expr: &Expr) -> Option<String> {
+    let Expr::Call(call) = expr else { return None };
+    let Expr::Path(f) = &*call.func else {
+        return None;
+    };
+    let unit = match f.path.segments.last()?.ident.to_string().as_str() {
+        "from_millis" => "ms",
+        "from_secs" => "s",
+        "from_micros" => "us",
+        "from_nanos" => "ns",
+        "from_mins" => "m",
+        _ => return None,
+    };
+    match call.args.first()? {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        }) if call.args.len() == 1 => Some(format!("\"{}{unit}\"", i.base10_digits())),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -27,12 +27,12 @@
 #![deny(unsafe_code)] // Three exceptions: `context()`'s thread-local pointer (engine/context.rs), a lent call's `Ok` given the lent lifetime (drivers/lent.rs, higher-ranked: see there), and the tower layer's view of a boxed error without `'static` (clients/tower/http.rs).
 
 // The layers, lowest first: a module uses only the ones before it, never one that uses it back
-// (tests/module_layers.rs checks it, and that schedule < engine < drivers).
+// (tests/module_layers/ checks it, in every crate, and that schedule < engine < drivers).
 // - schedule: rng, jitter, hedge < policy (the settings) < delays (the sleeps a policy gives) <
 //   preset.
 // - engine: give_up (why a call ended), deadline (instant arithmetic), key, instant_slot < events
-//   < state (one call's rules, over the schedule and the budget) < context < hooks < steps (the
-//   rules applied for a driver, with the guards).
+//   < state (one call's rules, over the schedule and the budget) < context < hooks <
+//   hooks_forward (wrappers of hooks) < steps (the rules applied for a driver, with the guards).
 // - guards: between the engine's lower modules, which they report through (give_up, events, state),
 //   and its steps, which ask them.
 // - drivers: timed, timeout (a timeout into the call's error), kept < hedged < closure (the

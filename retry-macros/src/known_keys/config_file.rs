@@ -8,7 +8,8 @@
 
 use syn::{Expr, Lit};
 
-use super::render;
+use super::spelling::normalise;
+use crate::render::render;
 
 /// The presets' names in a config file and their variants (`retry-runtime`'s `Preset`).
 const PRESETS: &[(&str, &str)] = &[
@@ -95,7 +96,7 @@ pub(crate) fn explain(key: &str, value: Option<&Expr>) -> Option<String> {
     {
         return Some(file_message(key, &s.value()));
     }
-    let text = super::normalise(key);
+    let text = normalise(key);
     if text == "preset" {
         let head = "`preset` is a key of the config file's policy table, not of #[retryable]";
         return Some(match preset_variant(value) {
@@ -146,7 +147,7 @@ pub(crate) fn explain(key: &str, value: Option<&Expr>) -> Option<String> {
             call_bare = call.trim_matches('`'),
         ));
     }
-    if READERS.iter().any(|r| super::normalise(r) == text) {
+    if READERS.iter().any(|r| normalise(r) == text) {
         return Some(format!(
             "`{key}` is not a key of #[retryable], which reads no configuration: it checks its \
              values when it expands, before any file or environment is there. To configure the \

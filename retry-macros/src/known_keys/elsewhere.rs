@@ -16,7 +16,8 @@
 
 use syn::{Expr, Lit};
 
-use super::{normalise, render, spellings};
+use super::spelling::{normalise, spellings};
+use crate::render::render;
 
 /// The object a setting belongs to.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -536,7 +537,7 @@ fn duration_code(value: Option<&Expr>, unit: Option<&str>) -> String {
                 _ => None,
             }
         }
-        Some(call @ Expr::Call(_)) if super::duration_call(call).is_some() => {
+        Some(call @ Expr::Call(_)) if crate::value_rules::duration_call(call).is_some() => {
             return render(call);
         }
         _ => None,

@@ -17,12 +17,15 @@
 mod config_file;
 mod elsewhere;
 mod libraries;
+mod spelling;
 
-use quote::ToTokens;
 use syn::{Expr, Lit};
 
+use crate::render::render;
+use crate::value_rules::duration_call;
 pub(crate) use config_file::{file_message, names_a_file};
 use libraries::{Here, Known, MAX_ATTEMPTS_WHY, TABLE};
+use spelling::{UNIT_SUFFIXES, normalise, unit_of};
 
 /// The keys `#[retryable]` accepts.
 pub(crate) const KEYS: &[&str] = &[
@@ -69,40 +72,6 @@ pub(crate) const DURATION_KEYS: &[&str] = &[
     "max_elapsed",
 ];
 
-/// The unit a foreign key's name gives its integer value, if any (`timeout_ms`).
-fn unit_of(key: &str) -> Option<&'static str> {
-    let lower = key.to_ascii_lowercase();
-    if lower.ends_with("ms") || lower.ends_with("millis") || lower.ends_with("milliseconds") {
-        Some("ms")
-    } else if lower.ends_with("secs") || lower.ends_with("_s") || lower.ends_with("seconds") {
-        Some("s")
-    } else {
-        None
-    }
-}
-
-/// `Duration::from_millis(200)` → `"200ms"`, when the value is written that way.
-pub(crate) fn duration_call(expr: &Expr) -> Option<String> {
-    let Expr::Call(call) = expr else { return None };
-    let Expr::Path(f) = &*call.func else {
-        return None;
-    };
-    let unit = match f.path.segments.last()?.ident.to_string().as_str() {
-        "from_millis" => "ms",
-        "from_secs" => "s",
-        "from_micros" => "us",
-        "from_nanos" => "ns",
-        "from_mins" => "m",
-        _ => return None,
-    };
-    match call.args.first()? {
-        Expr::Lit(syn::ExprLit {
-            lit: Lit::Int(i), ..
-        }) if call.args.len() == 1 => Some(format!("\"{}{unit}\"", i.base10_digits())),
-        _ => None,
-    }
-}
-
 /// The corrected `key = value` for a duration key given `value`, or `None` when the value's
 /// unit cannot be known (then the message says "such as").
 pub(crate) fn duration_fix(key: &str, value: &Expr, unit: Option<&str>) -> Option<String> {
@@ -131,75 +100,6 @@ pub(crate) fn duration_fix(key: &str, value: &Expr, unit: Option<&str>) -> Optio
         _ => None,
     }
 }
-
-/// A value as the user would write it (token spacing tidied: `E::A(1)`, not `E :: A (1)`).
-pub(crate) fn render(value: &impl ToTokens) -> String {
-    tidy(&value.to_token_stream().to_string())
-}
-
-/// Removes the spaces `TokenStream`'s `Display` puts around punctuation.
-pub(crate) fn tidy(text: &str) -> String {
-    // Every replacement below removes a space: a text without one (a key) is tidy already.
-    if !text.contains(' ') {
-        return text.to_owned();
-    }
-    let mut s = text.to_owned();
-    for (from, to) in [
-        (" :: ", "::"),
-        (":: ", "::"),
-        (" ::", "::"),
-        (" ,", ","),
-        ("( ", "("),
-        (" )", ")"),
-        ("[ ", "["),
-        (" ]", "]"),
-        (" (", "("),
-        ("& ", "&"),
-        (" .", "."),
-        (". ", "."),
-        ("! ", "!"),
-        ("| e |", "|e|"),
-        (" ;", ";"),
-        (" : ", ": "),
-        (" <", "<"),
-        ("< ", "<"),
-        (" >", ">"),
-        ("& mut", "&mut"),
-    ] {
-        s = s.replace(from, to);
-    }
-    s
-}
-
-/// A key reduced to its letters and digits, lower case: every case style of one name
-/// (`maxRetryAttempts`, `MaxRetryAttempts`, `max_retry_attempts`, `MAX_RETRY_ATTEMPTS`) is the
-/// same text, `maxretryattempts`.
-pub(crate) fn normalise(key: &str) -> String {
-    key.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
-
-/// Unit suffixes a name may carry, normalised (`timeoutMs`, `delay_seconds`,
-/// `MaxDelayInMilliseconds`), longest first, with the unit they give an integer value.
-const UNIT_SUFFIXES: &[(&str, &str)] = &[
-    ("inmilliseconds", "ms"),
-    ("milliseconds", "ms"),
-    ("inmillis", "ms"),
-    ("millis", "ms"),
-    ("inms", "ms"),
-    ("msec", "ms"),
-    ("ms", "ms"),
-    ("inseconds", "s"),
-    ("seconds", "s"),
-    ("insecs", "s"),
-    ("secs", "s"),
-    ("sec", "s"),
-    ("inminutes", "m"),
-    ("minutes", "m"),
-    ("mins", "m"),
-];
 
 /// What an unknown key is, found by its spelling.
 #[derive(Clone, Copy)]
@@ -239,26 +139,6 @@ fn lookup(key: &str) -> Option<(Found, Option<&'static str>)> {
         .into_iter()
         .flatten()
         .find_map(|name| lookup_spelling(name, &find))
-}
-
-/// The normalised spellings a foreign name is looked up by, most exact first, each with the unit
-/// its name gives an integer value: the name; the name after a builder's prefix (`with_`,
-/// `set`); each without a unit suffix (`sleepWindowInMilliseconds`).
-pub(super) fn spellings(key: &str) -> Vec<(String, Option<&'static str>)> {
-    let lower = key.to_ascii_lowercase();
-    let unprefixed = ["with_", "with", "set_", "set"]
-        .iter()
-        .find_map(|p| lower.strip_prefix(p).filter(|rest| rest.len() > 2));
-    let mut out = Vec::new();
-    for name in [Some(key), unprefixed].into_iter().flatten() {
-        let text = normalise(name);
-        out.push((text.clone(), unit_of(name)));
-        out.extend(UNIT_SUFFIXES.iter().filter_map(|(suffix, unit)| {
-            let stem = text.strip_suffix(suffix)?;
-            (!stem.is_empty()).then(|| (stem.to_owned(), Some(*unit)))
-        }));
-    }
-    out
 }
 
 /// [`lookup`] of one spelling: as it is, then without a unit suffix.

@@ -24,10 +24,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! One feature, off by default and never turned on by the proc macro: `serde`, `Deserialize` for
-//! [`Backoff`], [`Jitter`], [`LogError`], [`HedgeAfter`] and [`HintMode`]. No random draw is made here (the
-//! runtime's `SampleJitter` draws a jittered delay), so that the crate builds once in a user's
-//! build, for the macro and the runtime alike, unless `serde` is on.
+//! One feature, off by default: `serde`, `Deserialize` for [`Backoff`], [`Jitter`], [`LogError`],
+//! [`HedgeAfter`] and [`HintMode`]. `reattempt`'s `serde` turns it on for the proc macro and the
+//! runtime alike, and no random draw is made here (the runtime's `SampleJitter` draws a jittered
+//! delay), so that the crate builds once in a user's build, for the macro and the runtime.
 
 #![forbid(unsafe_code)]
 

@@ -82,12 +82,12 @@ use http::Extensions;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next, Result};
 
-use crate::ErrorClass;
 use crate::classify::Transient;
 use crate::classify::http::{Attempts, SafetyRule, Verdict, never_sent, not_processed};
 use crate::clients::replay_body::{DEFAULT_REPLAY_CAP, ReplayBody};
 use crate::engine::context::RetryContext;
 use crate::engine::hooks::Hooks;
+use crate::engine::hooks_forward::{ForwardHooks, forward_hooks};
 use crate::error::Elapsed;
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::budget::RetryBudget;
@@ -497,7 +497,19 @@ impl<H> RequestAware<'_, H> {
     }
 }
 
-impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
+/// HTTP's safety rule and the request-aware hook over the held hooks' classification; every other
+/// answer is the held hooks' ([`forward_hooks!`] writes the `Hooks` impl).
+impl<H: Hooks<Response, Error>> ForwardHooks<Response, Error> for RequestAware<'_, H> {
+    type Inner = H;
+
+    fn inner(&mut self) -> &mut H {
+        &mut self.hooks
+    }
+
+    fn inner_ref(&self) -> &H {
+        &self.hooks
+    }
+
     fn retry_if(&mut self, error: &Error) -> bool {
         // HTTP's safety rule decides about repeating from the request (`decide`): the
         // classification says only whether the failure is transient.
@@ -542,8 +554,11 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
         })
     }
 
-    fn counts_as_failure(&mut self, error: &Error) -> bool {
-        self.hooks.counts_as_failure(error)
+    /// Always `true` (as before this wrapper used the delegation): the request-aware hook
+    /// ([`RetryMiddleware::retry_request`]) may retry any response, so the engine asks about
+    /// each, whatever the held hooks say of theirs.
+    fn retries_ok(&self) -> bool {
+        true
     }
 
     fn retry_if_ok(&mut self, response: &Response) -> bool {
@@ -552,48 +567,9 @@ impl<H: Hooks<Response, Error>> Hooks<Response, Error> for RequestAware<'_, H> {
         let retryable = crate::classify::effect::classify_only(|| self.hooks.retry_if_ok(response));
         self.decide(Ok(response), retryable)
     }
-
-    fn retry_after(&mut self, error: &Error) -> Option<Duration> {
-        self.hooks.retry_after(error)
-    }
-
-    fn retry_after_ok(&mut self, response: &Response) -> Option<Duration> {
-        self.hooks.retry_after_ok(response)
-    }
-
-    fn delay_for(&mut self, error: &Error, attempt: u32, computed: Duration) -> Option<Duration> {
-        self.hooks.delay_for(error, attempt, computed)
-    }
-
-    fn is_timeout(&mut self, error: &Error) -> bool {
-        self.hooks.is_timeout(error)
-    }
-
-    fn class(&mut self, error: &Error) -> ErrorClass {
-        self.hooks.class(error)
-    }
-
-    fn class_ok(&mut self, response: &Response) -> ErrorClass {
-        self.hooks.class_ok(response)
-    }
-
-    fn ok_failed(&mut self, response: &Response) -> bool {
-        self.hooks.ok_failed(response)
-    }
-
-    fn delay_for_ok(
-        &mut self,
-        response: &Response,
-        attempt: u32,
-        computed: Duration,
-    ) -> Option<Duration> {
-        self.hooks.delay_for_ok(response, attempt, computed)
-    }
-
-    fn on_retry(&mut self, error: &Error, context: &RetryContext, delay: Duration) {
-        self.hooks.on_retry(error, context, delay);
-    }
 }
+
+forward_hooks!(impl[H: Hooks<Response, Error>] Hooks<Response, Error> for RequestAware<'_, H>);
 
 impl Hooks<Response, Error> for HttpClassify {
     fn retry_if(&mut self, error: &Error) -> bool {

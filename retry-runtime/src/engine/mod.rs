@@ -6,12 +6,22 @@
 //!   the inherited deadline of the enclosing call ([`context`]) and the [`events`] each step emits.
 //! - [`context`]: what an attempt can learn about its call (`context()`); [`key`]: the call's
 //!   idempotency key.
+//! - [`hooks_forward`]: one delegation for the clients' hooks that wrap other hooks, so that none
+//!   drops a hook.
 
 pub(crate) mod context;
 pub(crate) mod deadline;
 pub(crate) mod events;
 pub(crate) mod give_up;
 pub(crate) mod hooks;
+// Used by the client wrappers that hold hooks (the tower layer's, so `tonic`'s too, and
+// `reqwest-middleware`'s); compiled in every build so that its check that every hook is
+// forwarded runs in every test pass.
+#[cfg_attr(
+    not(any(feature = "tower", feature = "reqwest-middleware")),
+    allow(dead_code, unused_imports, unused_macros)
+)]
+pub(crate) mod hooks_forward;
 pub(crate) mod instant_slot;
 pub(crate) mod key;
 pub(crate) mod state;

@@ -11,12 +11,12 @@
 //! - [`FaultInjection`]: a policy setting that injects errors and latency into a share of the
 //!   attempts, drawn from a seed, to rehearse an outage through the production code path
 //!   ([`faults`]).
-//! - `http` (with feature `http`): a fault-injecting HTTP service on loopback, for clients'
+//! - `http` (feature `testing-http`): a fault-injecting HTTP service on loopback, for clients'
 //!   tests.
 
 pub(crate) mod clock;
 pub mod faults;
-#[cfg(feature = "http")]
+#[cfg(feature = "testing-http")]
 pub mod http;
 mod script;
 mod trace;

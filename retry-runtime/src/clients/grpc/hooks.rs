@@ -14,6 +14,7 @@ use super::attempt::AttemptRequest;
 use crate::classify::tonic::{Codes, RetryThrottle};
 use crate::clients::tower::{Replay, RetryRequest};
 use crate::engine::hooks::Hooks;
+use crate::engine::hooks_forward::{ForwardHooks, forward_hooks};
 use crate::schedule::jitter::SampleJitter;
 use crate::schedule::preset::A6_JITTER;
 use crate::schedule::rng::with_jitter_rng;
@@ -315,7 +316,7 @@ impl std::fmt::Debug for BoxedHooks {
 }
 
 /// [`Hooks`] that can be cloned behind a `Box`.
-trait ObjectHooks: Hooks<Response<Body>, Status> + Send + Sync {
+pub(crate) trait ObjectHooks: Hooks<Response<Body>, Status> + Send + Sync {
     fn clone_box(&self) -> Box<dyn ObjectHooks>;
 }
 
@@ -344,28 +345,29 @@ fn left_behind(status: &Status) -> bool {
 /// not carry the body) is the client's own doing, not a server's outcome. It never reaches the
 /// held hooks (a user's `retry_if` could not tell it from a server's `UNAVAILABLE`), never ends
 /// the call (retried, and so refused by the cap: the copy holding the body answers), and never
-/// counts for the breaker, the throttle or the adaptive throttle.
-impl Hooks<Response<Body>, Status> for BoxedHooks {
+/// counts for the breaker, the throttle or the adaptive throttle. Every other answer is the held
+/// hooks' ([`forward_hooks!`] writes the `Hooks` impl).
+impl ForwardHooks<Response<Body>, Status> for BoxedHooks {
+    type Inner = dyn ObjectHooks;
+
+    fn inner(&mut self) -> &mut Self::Inner {
+        &mut *self.0
+    }
+    fn inner_ref(&self) -> &Self::Inner {
+        &*self.0
+    }
+
     fn retry_if(&mut self, error: &Status) -> bool {
         // The error is always a `Status`, whose class the crate knows: hooks of the user's that
         // state none take it (RESOURCE_EXHAUSTED is throttling), as after `transient`.
         crate::classify::effect::note_class(error, || crate::error_class(error));
         left_behind(error) || self.0.retry_if(error)
     }
-    fn retry_if_ok(&mut self, value: &Response<Body>) -> bool {
-        self.0.retry_if_ok(value)
-    }
-    fn retries_ok(&self) -> bool {
-        self.0.retries_ok()
-    }
     fn retry_after(&mut self, error: &Status) -> Option<Duration> {
         if left_behind(error) {
             return None;
         }
         self.0.retry_after(error)
-    }
-    fn retry_after_ok(&mut self, value: &Response<Body>) -> Option<Duration> {
-        self.0.retry_after_ok(value)
     }
     fn delay_for(&mut self, error: &Status, attempt: u32, computed: Duration) -> Option<Duration> {
         if left_behind(error) {
@@ -387,36 +389,15 @@ impl Hooks<Response<Body>, Status> for BoxedHooks {
         }
         self.0.class(error)
     }
-    fn class_ok(&mut self, value: &Response<Body>) -> ErrorClass {
-        self.0.class_ok(value)
-    }
-    fn ok_failed(&mut self, value: &Response<Body>) -> bool {
-        self.0.ok_failed(value)
-    }
     fn error_failed(&mut self, error: &Status) -> bool {
         !left_behind(error) && self.0.error_failed(error)
-    }
-    fn hedge_allowed(&mut self) -> bool {
-        self.0.hedge_allowed()
-    }
-    fn idempotent(&mut self) -> Option<bool> {
-        self.0.idempotent()
-    }
-    fn delay_for_ok(
-        &mut self,
-        value: &Response<Body>,
-        attempt: u32,
-        computed: Duration,
-    ) -> Option<Duration> {
-        self.0.delay_for_ok(value, attempt, computed)
-    }
-    fn retry_refused(&mut self) -> Option<GiveUpReason> {
-        self.0.retry_refused()
     }
     fn counts_as_failure(&mut self, error: &Status) -> bool {
         !left_behind(error) && self.0.counts_as_failure(error)
     }
 }
+
+forward_hooks!(impl[] Hooks<Response<Body>, Status> for BoxedHooks);
 
 /// Copies the request for each attempt (its recorded body, [`ReplayBody`]), with
 /// `grpc-previous-rpc-attempts` on every retry and hedge; refuses a retry or a hedge once the

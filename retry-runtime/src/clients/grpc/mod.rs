@@ -44,9 +44,8 @@ use crate::{
     RetryPolicy,
 };
 
-/// A6's default cap on `maxAttempts`: a service config asking for more gets 5, unless the
-/// client raises the cap ([`GrpcRetryLayer::max_attempts_cap`]).
-pub const DEFAULT_MAX_ATTEMPTS_CAP: u32 = 5;
+// A6's default cap on `maxAttempts`, the one the service config's policies start from.
+pub use crate::config::grpc::DEFAULT_MAX_ATTEMPTS_CAP;
 
 /// The longest pushback a server can ask for (`i32::MAX` ms, about 24.8 days): the engine's
 /// `max_delay` under the layer, so that a pushback is waited exactly.

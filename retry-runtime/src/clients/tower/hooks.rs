@@ -10,6 +10,7 @@ use super::replay::RetryRequest;
 use crate::ErrorClass;
 use crate::engine::context::RetryContext;
 use crate::engine::hooks::{ClassHook, DelayHook, ErrorHook, Hooks, OkHook, OnRetryHook, Unset};
+use crate::engine::hooks_forward::{ForwardHooks, forward_hooks};
 
 /// The layer's hooks, one slot per hook, each [`Unset`] (the attribute's default) until given:
 /// what [`RetryLayer::retry_if`] and its siblings fill. Unlike [`FnHooks`](crate::FnHooks) it
@@ -141,9 +142,26 @@ impl<H, Req, R> ReadyAware<'_, H, Req, R> {
     }
 }
 
-impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
+// The answers the request changes are written out below; every other hook reaches the user's
+// hooks through `ForwardHooks` (so that a hook added to `Hooks` later cannot be dropped here).
+impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> ForwardHooks<T, E>
     for ReadyAware<'_, H, Req, R>
 {
+    type Inner = H;
+
+    fn inner(&mut self) -> &mut H {
+        self.hooks
+    }
+
+    fn inner_ref(&self) -> &H {
+        self.hooks
+    }
+
+    /// Always `true`: the request's rule judges every response, whatever the user's hooks say.
+    fn retries_ok(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn retry_if(&mut self, error: &E) -> bool {
         if self.failed() {
@@ -219,11 +237,6 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
     }
 
     #[inline]
-    fn retry_after_ok(&mut self, value: &T) -> Option<Duration> {
-        self.hooks.retry_after_ok(value)
-    }
-
-    #[inline]
     fn on_retry(&mut self, error: &E, context: &RetryContext, delay: Duration) {
         if !self.left_behind(error) {
             self.hooks.on_retry(error, context, delay);
@@ -247,25 +260,12 @@ impl<T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>> Hooks<T, E>
     }
 
     #[inline]
-    fn class_ok(&mut self, value: &T) -> ErrorClass {
-        self.hooks.class_ok(value)
-    }
-
-    #[inline]
     fn delay_for(&mut self, error: &E, attempt: u32, computed: Duration) -> Option<Duration> {
         if self.left_behind(error) {
             return None;
         }
         self.hooks.delay_for(error, attempt, computed)
     }
-
-    #[inline]
-    fn delay_for_ok(&mut self, value: &T, attempt: u32, computed: Duration) -> Option<Duration> {
-        self.hooks.delay_for_ok(value, attempt, computed)
-    }
-
-    #[inline]
-    fn ok_failed(&mut self, value: &T) -> bool {
-        self.hooks.ok_failed(value)
-    }
 }
+
+forward_hooks!(impl[T, E, H: Hooks<T, E>, Req, R: RetryRequest<Req, T, E>] Hooks<T, E> for ReadyAware<'_, H, Req, R>);

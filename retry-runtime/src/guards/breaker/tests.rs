@@ -153,16 +153,20 @@ fn half_open_admits_exactly_the_probes_under_concurrent_callers() {
         .unwrap();
     // The breaker's clock is tokio's: open it and let reset_timeout pass on the paused clock,
     // take the first probe there, then race eight threads for the other two (reading the
-    // clock outside the runtime is fine: half-open was entered inside it).
+    // clock outside the runtime is fine: half-open was entered inside it). Outside the
+    // runtime the clock is the real one, which must not reach the first probe's expiry
+    // (`reset_timeout` after it was taken) while the threads run: an hour, not a second,
+    // so that a slow machine (or Miri, a thousand times slower) frees no probe slot.
+    let hour = Duration::from_secs(3600);
     let b = runtime.block_on(async {
         let b = CircuitBreaker::builder()
             .failure_threshold(1)
-            .reset_timeout(Duration::from_secs(1))
+            .reset_timeout(hour)
             .half_open_probes(3)
             .build()
             .unwrap();
         fail(&b);
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        tokio::time::sleep(hour).await;
         assert_eq!(b.state(), BreakerState::HalfOpen);
         // Reading the state changes nothing; the first probe enters half-open.
         let _first = b.try_acquire().unwrap();
@@ -172,7 +176,8 @@ fn half_open_admits_exactly_the_probes_under_concurrent_callers() {
     std::thread::scope(|s| {
         for _ in 0..8 {
             s.spawn(|| {
-                for _ in 0..1000 {
+                // Fewer rounds under Miri, which runs this a thousand times slower.
+                for _ in 0..if cfg!(miri) { 20 } else { 1000 } {
                     if b.try_acquire().is_ok() {
                         admitted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }

@@ -1,4 +1,4 @@
-//! A fault-injecting HTTP service on loopback (features `testing` and `http`): a real axum
+//! A fault-injecting HTTP service on loopback (feature `testing-http`): a real axum
 //! server on `127.0.0.1`, port 0, started by the test that uses it, whose requests meet the
 //! faults a script says — scripted statuses, `429` with `Retry-After` (seconds or an HTTP-date),
 //! a hang, a response lost after the side effect was applied, a reset connection, a slow answer,
