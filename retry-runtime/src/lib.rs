@@ -194,7 +194,8 @@ pub mod __private {
     pub use crate::engine::hooks::judged_class;
     pub use crate::engine::state::{Decision, Detached, Engine, Start};
     pub use crate::engine::steps::{
-        CopyDecision, admit, begin, decide, decide_copy, decide_keeping, poll_slot, start_alongside,
+        CopyDecision, admit, begin, decide, decide_copy, decide_keeping, decide_rejected,
+        poll_slot, start_alongside,
     };
     pub use crate::guards::bulkhead::CallSlot;
     pub use crate::guards::{Admission, Admitted, Guards, ThrottleAdmission};

@@ -485,3 +485,25 @@ async fn the_limit_counts_from_the_attempts_start_not_from_arming_its_timer() {
     assert!(is_elapsed(&out.unwrap_err()));
     assert_eq!(t0.elapsed(), 1000 * MS);
 }
+
+/// An untimed attempt begins without clearing the last attempt's flags (one addition): a
+/// `Retry` from `Call::decide` must forget them, or a timeout's class would stick to the next
+/// attempt, which the budget would then charge `timeout_cost` instead of `retry_cost`.
+#[tokio::test(start_paused = true)]
+async fn the_class_of_a_retried_attempt_is_not_the_next_ones() {
+    use retry_runtime::{ErrorClass, RetryBudget};
+    let policy = exact(RetryPolicy::builder().max_attempts(3));
+    let budget = RetryBudget::builder().build().unwrap();
+    let before = budget.available();
+    let mut call = Call::new(&policy);
+    for class in [ErrorClass::Timeout, ErrorClass::Transient] {
+        let res: Result<(), ErrorClass> = call.attempt(async { Err(class) }).await;
+        let mut hooks = FnHooks::of(&res).error_class(|class: &ErrorClass| *class);
+        match call.decide("demo", &mut hooks, res, Guards::NONE.budget(&budget)) {
+            Decision::Retry(delay) => call.sleep(delay).await,
+            Decision::Stop(res) => panic!("stopped with {res:?}"),
+        }
+    }
+    // A timeout's retry (10), then a transient error's (5).
+    assert_eq!(before - budget.available(), 15);
+}

@@ -404,7 +404,9 @@ impl<'p> Call<'p> {
         outcome: Result<T, E>,
         guards: Guards<'_>,
     ) -> Decision<Result<T, E>> {
-        steps::decide(&mut self.engine, name, hooks, outcome, guards)
+        let decision = steps::decide(&mut self.engine, name, hooks, outcome, guards);
+        self.retrying(&decision);
+        decision
     }
 
     /// As [`decide`](Self::decide), for a call with a breaker or a throttle: a retry either
@@ -419,7 +421,57 @@ impl<'p> Call<'p> {
         guards: Guards<'_>,
         last: &mut Option<Result<T, E>>,
     ) -> Decision<Result<T, E>> {
-        steps::decide_keeping(&mut self.engine, name, hooks, outcome, guards, last)
+        let decision = steps::decide_keeping(&mut self.engine, name, hooks, outcome, guards, last);
+        self.retrying(&decision);
+        decision
+    }
+
+    /// After a `Retry`, forgets the flags of the attempt that ended (its class, whether it was
+    /// made), which a timed attempt's begin forgets too: an untimed one
+    /// (`begin_untimed_started`) then begins with one addition, on the success path of every
+    /// call, where this costs nothing (a success is a `Stop`).
+    #[inline]
+    fn retrying<O>(&self, decision: &Decision<O>) {
+        if let Decision::Retry(_) = decision {
+            self.engine.forget_class();
+            self.engine.forget_not_made();
+        }
+    }
+
+    /// What a call does with an attempt a guard turned away before it began (its
+    /// [`Admitted::rejection`] is `Some`; `error` is the rejection converted): it ends, with the
+    /// rejection or the last outcome kept in `last` (see
+    /// [`decide_rejected`](crate::__private::decide_rejected)). A driver that calls it where the
+    /// rejection is found, rather than passing the rejection to
+    /// [`decide_keeping`](Self::decide_keeping), keeps the hooks and the sleep off the path of a
+    /// call that succeeds.
+    ///
+    /// # Errors
+    /// The call's error: the rejection, or the last attempt's error kept in `last`.
+    ///
+    /// ```
+    /// use reattempt::{CircuitBreaker, RetryPolicy};
+    /// use retry_runtime::__private::{Call, Guards};
+    ///
+    /// static POLICY: RetryPolicy = match RetryPolicy::builder().build() { Ok(p) => p, Err(_) => panic!() };
+    /// let breaker = CircuitBreaker::builder().failure_threshold(1).build().unwrap();
+    /// breaker.record(breaker.try_acquire().unwrap(), false);
+    /// let mut call = Call::new(&POLICY);
+    /// let admitted = call.admit(Some(&breaker), None, false, false);
+    /// assert!(admitted.rejection().is_some());
+    /// let guards = Guards::NONE.admitted(Some(&breaker), None, admitted);
+    /// let out: Result<(), &str> = call.decide_rejected("demo", "open", guards, &mut None);
+    /// assert_eq!(out, Err("open"));
+    /// ```
+    #[inline]
+    pub fn decide_rejected<T, E: LoggedError>(
+        &mut self,
+        name: impl CallName,
+        error: E,
+        guards: Guards<'_>,
+        last: &mut Option<Result<T, E>>,
+    ) -> Result<T, E> {
+        steps::decide_rejected(&mut self.engine, name, error, guards, last)
     }
 
     /// How long a call that gave up waits before it returns: `Some` only when its policy is

@@ -66,30 +66,29 @@ pub struct Permit {
     /// One word, shaped as the state word: through a closed breaker, the word of that epoch,
     /// closed, with nothing counted (`pack(epoch, CLOSED)`): a success finds the breaker as it
     /// left it when the state word equals the permit; a half-open probe's is
-    /// `pack(epoch, HALF_OPEN)` with the probe's number (from 1) in `PROBE`.
+    /// `pack(epoch, HALF_OPEN)` with the probe's number (from 1) where `full` and `low` are.
     word: u64,
 }
 
 impl Permit {
     /// What [`Admission::Rejected`](crate::__private::Admission::Rejected) holds: no permit
     /// has the phase 3, which no state word has either.
-    pub(crate) const REJECTED: Permit = Permit {
-        word: 3 << PHASE_SHIFT,
-    };
+    pub(crate) const REJECTED: Permit = Permit { word: 3 };
 
     /// What [`Admission::NotAsked`](crate::__private::Admission::NotAsked) holds.
-    pub(crate) const NOT_ASKED: Permit = Permit {
-        word: (3 << PHASE_SHIFT) | 1,
-    };
+    pub(crate) const NOT_ASKED: Permit = Permit { word: 3 | FULL };
 
     /// Whether this is a permit the breaker gave (not `REJECTED` or `NOT_ASKED`).
     pub(crate) fn is_permit(self) -> bool {
         phase(self.word) != 3
     }
 
+    /// The permit of a closed `word`: its epoch and phase, without `full` and `low` (below
+    /// `FULL` all: one `and` with a 32-bit immediate).
     fn closed(word: u64) -> Self {
+        debug_assert_eq!(phase(word), CLOSED);
         Permit {
-            word: pack(epoch(word), CLOSED),
+            word: word & (FULL - 1),
         }
     }
 
@@ -98,40 +97,57 @@ impl Permit {
     }
 
     fn probe(self) -> u64 {
-        self.word & PROBE
+        self.word >> PROBE_SHIFT
     }
 }
 
 /// Parts per million: a failure rate is compared exactly, in integers.
 const PPM: u64 = 1_000_000;
 
-// The state word: | epoch: 29 bits | phase: 2 bits | full: 1 bit | low: 32 bits |. While closed,
+// The state word: | low: 32 bits | full: 1 bit | epoch: 29 bits | phase: 2 bits |. While closed,
 // `low` is the count of failures in a row (consecutive mode) or the next slot of the window plus
 // one (rate mode: never 0, so that a rate-mode word never equals a closed permit, and `record`'s
 // common case needs no test of the mode), and `full` says the window has gone round once (rate
 // mode). Only a thread holding the mutex changes the epoch or the phase; without it, only `low`
 // and `full` of a closed word change. A probe's permit carries its number where `full` and `low`
-// are (`PROBE`), which a half-open word leaves at 0.
-const LOW: u64 = u32::MAX as u64;
-const FULL: u64 = 1 << 32;
-const PROBE: u64 = FULL | LOW;
-const PHASE_SHIFT: u32 = 33;
-const EPOCH_SHIFT: u32 = 35;
+// are (from `PROBE_SHIFT` up), which a half-open word leaves at 0. The phase sits lowest and the
+// epoch below `full`, so that the common case takes no 64-bit constant: the closed test is a
+// test of the low byte, and a closed permit the word's low 31 bits.
+const LOW_SHIFT: u32 = 32;
+const LOW: u64 = (u32::MAX as u64) << LOW_SHIFT;
+const FULL: u64 = 1 << 31;
+const PROBE_SHIFT: u32 = 31;
+/// The largest probe number: a permit holds it in the 33 bits from `PROBE_SHIFT`.
+const PROBE_MAX: u64 = (1 << 33) - 1;
+const PHASE_MASK: u64 = 0b11;
+const EPOCH_SHIFT: u32 = 2;
 const EPOCH_MASK: u64 = (1 << 29) - 1;
 const CLOSED: u64 = 0;
 const OPEN: u64 = 1;
 const HALF_OPEN: u64 = 2;
+/// A count of failures in `Window::failures` (its low half).
+const COUNT: u64 = u32::MAX as u64;
 
 fn phase(word: u64) -> u64 {
-    (word >> PHASE_SHIFT) & 0b11
+    word & PHASE_MASK
 }
 
 fn epoch(word: u64) -> u64 {
-    word >> EPOCH_SHIFT
+    (word >> EPOCH_SHIFT) & EPOCH_MASK
 }
 
 fn pack(epoch: u64, phase: u64) -> u64 {
-    (epoch << EPOCH_SHIFT) | (phase << PHASE_SHIFT)
+    (epoch << EPOCH_SHIFT) | phase
+}
+
+/// `low` of a state word.
+fn low(word: u64) -> u64 {
+    word >> LOW_SHIFT
+}
+
+/// `word` with `low` set to `n` (below 2^32).
+fn with_low(word: u64, n: u64) -> u64 {
+    (word & !LOW) | (n << LOW_SHIFT)
 }
 
 fn state_of(word: u64) -> BreakerState {
@@ -193,7 +209,7 @@ impl Window {
 impl std::fmt::Debug for Window {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Window")
-            .field("failures", &(self.failures.load(Ordering::Relaxed) & LOW))
+            .field("failures", &(self.failures.load(Ordering::Relaxed) & COUNT))
             .finish_non_exhaustive()
     }
 }
@@ -333,7 +349,7 @@ impl CircuitBreaker {
             // Numbered from 1 within the phase, modulo 2^33 (a permit carries the number in 33
             // bits): after a wrap, a number still out is skipped, so the probes out stay distinct.
             let probe = loop {
-                slow.last_probe = slow.last_probe % PROBE + 1;
+                slow.last_probe = slow.last_probe % PROBE_MAX + 1;
                 let n = slow.last_probe;
                 if !slow.out.iter().any(|(out, _)| *out == n) {
                     break n;
@@ -341,7 +357,7 @@ impl CircuitBreaker {
             };
             slow.out.push((probe, now.checked_add(self.reset_timeout)));
             Ok(Permit {
-                word: pack(epoch(word), HALF_OPEN) | probe,
+                word: pack(epoch(word), HALF_OPEN) | (probe << PROBE_SHIFT),
             })
         } else {
             Err(BreakerOpen::new())
@@ -375,7 +391,7 @@ impl CircuitBreaker {
         match phase(word) {
             CLOSED => match self.trip {
                 // The common case: a success with no failure to forget reads one word, no more.
-                Trip::Consecutive(_) if succeeded && word & LOW == 0 => {}
+                Trip::Consecutive(_) if succeeded && low(word) == 0 => {}
                 Trip::Consecutive(threshold) => {
                     self.count_in_a_row(word, threshold, succeeded);
                 }
@@ -390,16 +406,16 @@ impl CircuitBreaker {
     fn count_in_a_row(&self, mut word: u64, threshold: u32, succeeded: bool) {
         let admitted = epoch(word);
         loop {
-            let failures = word & LOW;
+            let failures = low(word);
             let counted = match (succeeded, failures) {
                 (true, 0) => return,
                 (true, _) => 0,
-                (false, LOW) => LOW,
+                (false, COUNT) => COUNT,
                 (false, n) => n + 1,
             };
             match self.state.compare_exchange(
                 word,
-                (word & !LOW) | counted,
+                with_low(word, counted),
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
@@ -436,11 +452,11 @@ impl CircuitBreaker {
         // hold this phase's outcomes; before, whatever they hold is not counted).
         let (slot, was_full) = loop {
             // `low` is the next slot plus one.
-            let slot = (word & LOW) - 1;
+            let slot = low(word) - 1;
             let next = if slot + 1 == u64::from(window) {
-                (word & !LOW) | FULL | 1
+                with_low(word, 1) | FULL
             } else {
-                (word & !LOW) | (slot + 2)
+                with_low(word, slot + 2)
             };
             match self
                 .state
@@ -483,11 +499,11 @@ impl CircuitBreaker {
                 return; // the breaker left this phase: the count is a new one's
             }
             let failures = match (failed, evicted) {
-                (true, false) => ((count & LOW) + 1).min(u64::from(window)),
-                (false, true) => (count & LOW).saturating_sub(1),
-                _ => count & LOW,
+                (true, false) => ((count & COUNT) + 1).min(u64::from(window)),
+                (false, true) => (count & COUNT).saturating_sub(1),
+                _ => count & COUNT,
             };
-            let counted = (count & !LOW) | failures;
+            let counted = (count & !COUNT) | failures;
             match outcomes.failures.compare_exchange(
                 count,
                 counted,
@@ -508,9 +524,10 @@ impl CircuitBreaker {
         let filled = if word & FULL != 0 {
             u64::from(window)
         } else {
-            (word & LOW) - 1
+            low(word) - 1
         };
-        if filled >= u64::from(minimum_calls) && (count & LOW) * PPM >= u64::from(rate_ppm) * filled
+        if filled >= u64::from(minimum_calls)
+            && (count & COUNT) * PPM >= u64::from(rate_ppm) * filled
         {
             self.trip(admitted);
         }
@@ -609,7 +626,7 @@ impl CircuitBreaker {
             // Before the state word: a call admitted under the new epoch finds its count ready.
             outcomes.failures.swap(next << 32, Ordering::AcqRel);
         }
-        let new = pack(next, to) | self.fresh_low(to);
+        let new = with_low(pack(next, to), self.fresh_low(to));
         // A swap rather than a store: the same on the hardware for this rare write, and loom 0.7
         // models a plain store among compare-and-swaps wrongly (tokio-rs/loom#282), which made
         // `tests/loom.rs` see a transition undone.
@@ -800,7 +817,10 @@ impl CircuitBreakerBuilder {
                 field: "half_open_probes",
             });
         }
-        let state = pack(0, CLOSED) | u64::from(matches!(trip, Trip::Rate { .. }));
+        let state = with_low(
+            pack(0, CLOSED),
+            u64::from(matches!(trip, Trip::Rate { .. })),
+        );
         Ok(CircuitBreaker {
             name: self.name,
             trip,
@@ -813,189 +833,4 @@ impl CircuitBreakerBuilder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fail(b: &CircuitBreaker) {
-        if let Ok(p) = b.try_acquire() {
-            b.record(p, false);
-        }
-    }
-
-    fn succeed(b: &CircuitBreaker) {
-        if let Ok(p) = b.try_acquire() {
-            b.record(p, true);
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn opens_at_the_threshold_and_a_success_resets_the_count() {
-        let b = CircuitBreaker::builder()
-            .failure_threshold(3)
-            .build()
-            .unwrap();
-        fail(&b);
-        fail(&b);
-        succeed(&b);
-        fail(&b);
-        fail(&b);
-        assert_eq!(b.state(), BreakerState::Closed);
-        fail(&b);
-        assert_eq!(b.state(), BreakerState::Open);
-        assert!(b.try_acquire().is_err());
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn half_open_admits_exactly_the_probes_and_closes_when_all_succeed() {
-        let b = CircuitBreaker::builder()
-            .failure_threshold(1)
-            .reset_timeout(Duration::from_secs(10))
-            .half_open_probes(3)
-            .build()
-            .unwrap();
-        fail(&b);
-        tokio::time::sleep(Duration::from_secs(9)).await;
-        assert_eq!(b.state(), BreakerState::Open);
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let probes: Vec<_> = (0..5).filter_map(|_| b.try_acquire().ok()).collect();
-        assert_eq!(probes.len(), 3);
-        b.record(probes[0], true);
-        b.record(probes[1], true);
-        assert_eq!(b.state(), BreakerState::HalfOpen);
-        b.record(probes[2], true);
-        assert_eq!(b.state(), BreakerState::Closed);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_failed_probe_reopens_and_late_outcomes_are_ignored() {
-        let b = CircuitBreaker::builder()
-            .failure_threshold(1)
-            .half_open_probes(2)
-            .build()
-            .unwrap();
-        let before_trip = b.try_acquire().unwrap();
-        fail(&b);
-        b.record(before_trip, true); // from the old epoch: ignored
-        assert_eq!(b.state(), BreakerState::Open);
-        tokio::time::sleep(Duration::from_secs(30)).await;
-        let probe = b.try_acquire().unwrap();
-        b.record(probe, false);
-        assert_eq!(b.state(), BreakerState::Open);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_probe_that_never_reports_frees_its_slot_after_reset_timeout() {
-        let b = CircuitBreaker::builder()
-            .failure_threshold(1)
-            .reset_timeout(Duration::from_secs(5))
-            .build()
-            .unwrap();
-        fail(&b);
-        tokio::time::sleep(Duration::from_secs(5)).await;
-        let lost = b.try_acquire().unwrap(); // its call is cancelled: never recorded
-        assert!(b.try_acquire().is_err());
-        tokio::time::sleep(Duration::from_secs(5)).await;
-        let probe = b.try_acquire().unwrap();
-        assert!(b.try_acquire().is_err(), "the new probe holds the slot");
-        b.record(lost, true); // late, but the breaker is still half-open: it counts
-        assert_eq!(b.state(), BreakerState::Closed);
-        b.record(probe, false); // from before the transition: ignored
-        assert_eq!(b.state(), BreakerState::Closed);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn the_rate_mode_waits_for_minimum_calls_and_slides() {
-        let b = CircuitBreaker::builder()
-            .failure_rate(0.5)
-            .sliding_window(4)
-            .minimum_calls(4)
-            .build()
-            .unwrap();
-        fail(&b);
-        fail(&b);
-        fail(&b);
-        assert_eq!(b.state(), BreakerState::Closed, "3 calls < minimum 4");
-        let b = CircuitBreaker::builder()
-            .failure_rate(0.5)
-            .sliding_window(4)
-            .minimum_calls(2)
-            .build()
-            .unwrap();
-        for _ in 0..10 {
-            succeed(&b);
-        }
-        fail(&b); // window: s s s f → 25 %
-        assert_eq!(b.state(), BreakerState::Closed);
-        fail(&b); // s s f f → 50 %
-        assert_eq!(b.state(), BreakerState::Open);
-    }
-
-    #[test]
-    fn half_open_admits_exactly_the_probes_under_concurrent_callers() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .unwrap();
-        // The breaker's clock is tokio's: open it and let reset_timeout pass on the paused clock,
-        // take the first probe there, then race eight threads for the other two (reading the
-        // clock outside the runtime is fine: half-open was entered inside it). Outside the
-        // runtime the clock is the real one, which must not reach the first probe's expiry
-        // (`reset_timeout` after it was taken) while the threads run: an hour, not a second,
-        // so that a slow machine (or Miri, a thousand times slower) frees no probe slot.
-        let hour = Duration::from_secs(3600);
-        let b = runtime.block_on(async {
-            let b = CircuitBreaker::builder()
-                .failure_threshold(1)
-                .reset_timeout(hour)
-                .half_open_probes(3)
-                .build()
-                .unwrap();
-            fail(&b);
-            tokio::time::sleep(hour).await;
-            assert_eq!(b.state(), BreakerState::HalfOpen);
-            // Reading the state changes nothing; the first probe enters half-open.
-            let _first = b.try_acquire().unwrap();
-            b
-        });
-        let admitted = std::sync::atomic::AtomicU32::new(1);
-        std::thread::scope(|s| {
-            for _ in 0..8 {
-                s.spawn(|| {
-                    // Fewer rounds under Miri, which runs this a thousand times slower.
-                    for _ in 0..if cfg!(miri) { 20 } else { 1000 } {
-                        if b.try_acquire().is_ok() {
-                            admitted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        }
-                    }
-                });
-            }
-        });
-        assert_eq!(admitted.load(std::sync::atomic::Ordering::Relaxed), 3);
-    }
-
-    #[test]
-    fn bad_settings_name_their_field() {
-        let field = |b: CircuitBreakerBuilder| b.build().unwrap_err().field();
-        let b = CircuitBreaker::builder();
-        assert_eq!(field(b.failure_threshold(0)), "failure_threshold");
-        assert_eq!(field(b.reset_timeout(Duration::ZERO)), "reset_timeout");
-        assert_eq!(field(b.half_open_probes(0)), "half_open_probes");
-        assert_eq!(field(b.failure_rate(0.0)), "failure_rate");
-        assert_eq!(field(b.failure_rate(1.5)), "failure_rate");
-        assert_eq!(field(b.failure_rate(f64::NAN)), "failure_rate");
-        assert_eq!(
-            field(b.failure_rate(0.5).sliding_window(0)),
-            "sliding_window"
-        );
-        assert_eq!(
-            field(b.failure_rate(0.5).sliding_window(5).minimum_calls(6)),
-            "minimum_calls"
-        );
-        assert_eq!(
-            field(b.failure_rate(0.5).failure_threshold(3)),
-            "failure_rate"
-        );
-        assert_eq!(field(b.sliding_window(10)), "sliding_window");
-    }
-}
+mod tests;

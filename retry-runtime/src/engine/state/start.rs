@@ -121,7 +121,11 @@ impl Engine<'_> {
         // addition needs no test (this runs after the guards' admission, whose out-of-line
         // paths keep the compiler from knowing the counter of a call's first attempt).
         debug_assert!(self.attempt() < RetryPolicy::MAX_ATTEMPTS);
-        let next = (self.attempt.get() & !(CLASS_MASK | NOT_MADE)).wrapping_add(ONE_ATTEMPT);
+        // The flags of the attempt that ended are clear already: these drivers begin an attempt
+        // first on a fresh engine, then only after a `Retry`, which forgets them (see
+        // `Call::decide`). The attempt then begins with one addition to the word where it lies.
+        debug_assert_eq!(self.attempt.get() & (CLASS_MASK | NOT_MADE), 0);
+        let next = self.attempt.get().wrapping_add(ONE_ATTEMPT);
         self.attempt.set(next);
         next >> FLAG_BITS
     }

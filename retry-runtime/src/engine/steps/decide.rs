@@ -17,6 +17,9 @@ use crate::engine::state::{Decision, Engine};
 use crate::guards::Guards;
 use crate::guards::budget::RetryBudget;
 
+#[cfg(test)]
+mod tests;
+
 /// What follows an attempt's outcome, per the engine's rules.
 ///
 /// - `Ok(v)`: returned, unless `hooks.retry_if_ok(&v)` asks for a retry (after the schedule's
@@ -106,6 +109,51 @@ pub fn decide_keeping<T, E: Debug>(
     last: &mut Option<Result<T, E>>,
 ) -> Decision<Result<T, E>> {
     decide_inner(engine, name, hooks, outcome, guards, Some(last), 0)
+}
+
+/// What follows an attempt a guard turned away before it began (its
+/// [`Admitted::rejection`](crate::__private::Admitted::rejection) is `Some`): the call ends, with
+/// what [`decide_keeping`] gives for that attempt's `error` (the rejection, or the last outcome
+/// kept in `last`), but without the hooks and without a [`Decision`], so that a driver that
+/// calls it where the rejection happens shows the compiler that a rejected attempt never sleeps
+/// and never asks the hooks.
+///
+/// # Errors
+/// The call's error: the rejection, or the last attempt's error kept in `last`.
+///
+/// ```
+/// use reattempt::{CircuitBreaker, GiveUpReason, RetryPolicy};
+/// use retry_runtime::__private::{Engine, Guards, admit, decide_rejected};
+///
+/// let policy = RetryPolicy::builder().build().unwrap();
+/// let breaker = CircuitBreaker::builder().failure_threshold(1).build().unwrap();
+/// breaker.record(breaker.try_acquire().unwrap(), false);
+/// let mut engine = Engine::new(&policy);
+/// let mut last: Option<Result<(), &str>> = None;
+/// let admitted = admit(&engine, Some(&breaker), None, false, false);
+/// assert_eq!(admitted.rejection(), Some(GiveUpReason::BreakerOpen));
+/// let guards = Guards::NONE.admitted(Some(&breaker), None, admitted);
+/// assert_eq!(
+///     decide_rejected(&mut engine, "demo", "circuit breaker is open", guards, &mut last),
+///     Err("circuit breaker is open")
+/// );
+/// ```
+#[cold]
+#[inline(never)]
+pub fn decide_rejected<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: impl CallName,
+    error: E,
+    guards: Guards<'_>,
+    last: &mut Option<Result<T, E>>,
+) -> Result<T, E> {
+    // The steps of `decide_inner` for an error, up to the rejection.
+    #[cfg(feature = "testing")]
+    if let Some(kind) = engine.take_injected() {
+        events::fault_injected(name.name(), engine.attempt(), kind);
+    }
+    first_attempt_ended(engine, guards.budget_ref(), 0);
+    unmade(engine, name.name(), error, guards, Some(last)).unwrap_or_else(Err)
 }
 
 /// [`decide_keeping`] when `last` is a place to keep the outcome, [`decide`] when it is `None`:
@@ -408,18 +456,15 @@ fn after_ok_to_retry<T, E>(
     }
 }
 
-/// An error: retried per the hooks and the engine, or returned.
-#[cold]
-#[inline(never)]
-fn after_error<T, E: Debug>(
-    engine: &mut Engine<'_>,
+/// The result of a call whose attempt was not made: no time remained to make it, or a guard
+/// turned it away; `Err(error)` back when the attempt was made.
+fn unmade<T, E: Debug>(
+    engine: &Engine<'_>,
     name: &'static str,
-    hooks: &mut impl Hooks<T, E>,
     error: E,
     guards: Guards<'_>,
     last: Option<&mut Option<Result<T, E>>>,
-    number: u32,
-) -> Decision<Result<T, E>> {
+) -> Result<Result<T, E>, E> {
     if engine.not_made() {
         // No time remained to make the attempt: the call is over. The dependency was not asked,
         // so the breaker hears nothing (a half-open probe slot goes back to other callers), and
@@ -432,14 +477,33 @@ fn after_error<T, E: Debug>(
         let made = engine.attempt().saturating_sub(1);
         let logged = Logged::new(&error, engine.policy().log_error);
         events::giving_up(name, made, GiveUpReason::DeadlineReached, Some(logged));
-        return Decision::Stop(Err(error));
+        return Ok(Err(error));
     }
     if let Some(reason) = guards.rejection() {
         let rejection = rejected(engine, name, error, guards, reason);
         // A turned-away retry ends the call with the last attempt's outcome (kept by the
         // driver), as a budget that cannot pay does: the caller sees why the call failed.
-        return Decision::Stop(last.and_then(Option::take).unwrap_or(Err(rejection)));
+        return Ok(last.and_then(Option::take).unwrap_or(Err(rejection)));
     }
+    Err(error)
+}
+
+/// An error: retried per the hooks and the engine, or returned.
+#[cold]
+#[inline(never)]
+fn after_error<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: &'static str,
+    hooks: &mut impl Hooks<T, E>,
+    error: E,
+    guards: Guards<'_>,
+    mut last: Option<&mut Option<Result<T, E>>>,
+    number: u32,
+) -> Decision<Result<T, E>> {
+    let error = match unmade(engine, name, error, guards, last.as_deref_mut()) {
+        Ok(result) => return Decision::Stop(result),
+        Err(error) => error,
+    };
     events::attempt_made(name);
     let ((retryable, class), verdict) = judge_error(engine, hooks, &error);
     engine.note_class(class);

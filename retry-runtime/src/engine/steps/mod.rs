@@ -29,7 +29,7 @@ pub use begin::begin;
 pub(crate) use begin::{NotMade, begin_timed};
 pub(crate) use copies::decide_copy_pending;
 pub use copies::{CopyDecision, decide_copy, start_alongside};
-pub use decide::{decide, decide_keeping};
+pub use decide::{decide, decide_keeping, decide_rejected};
 pub(crate) use decide::{decide_kept, first_attempt_ended};
 // Drawn by the state; the drivers name it here, beside the steps that plan it.
 #[cfg(feature = "testing")]
