@@ -10,7 +10,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! reattempt = { version = "0.1", features = ["reqwest-middleware", "testing"] }
+//! reattempt = { version = "0.1", features = ["reqwest-middleware", "testing-http"] }
 //! reqwest = "0.13"
 //! reqwest-middleware = "0.5"
 //! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }

@@ -17,7 +17,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! reattempt = { version = "0.1", features = ["testing"] }
+//! reattempt = { version = "0.1", features = ["testing-http"] }
 //! reqwest = { version = "0.13", features = ["json"] }
 //! serde = { version = "1", features = ["derive"] }
 //! tokio = { version = "1", features = ["macros", "rt-multi-thread", "time"] }

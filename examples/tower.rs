@@ -10,7 +10,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! reattempt = { version = "0.1", features = ["tower", "testing"] }
+//! reattempt = { version = "0.1", features = ["tower", "testing-http"] }
 //! bytes = "1"
 //! http = "1"
 //! http-body-util = "0.1"

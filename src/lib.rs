@@ -313,7 +313,7 @@ pub use retry_runtime::api::*;
 /// 7. [At fleet scale](fleet/index.html): which budget and throttle settings for 10 to 2,000
 ///    instances, and why the guards stay per instance.
 /// 8. [Hedging](hedging/index.html): a second copy of a slow call.
-/// 9. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing`): reqwest, tower
+/// 9. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing-http`): reqwest, tower
 ///    and reqwest-middleware, `Retry-After`, HTTP's safety rule.
 /// 10. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
 /// 11. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
@@ -353,7 +353,7 @@ pub mod guide {
         feature = "http",
         feature = "tower",
         feature = "reqwest-middleware",
-        feature = "testing"
+        feature = "testing-http"
     ))]
     #[doc = include_str!("../docs/guide/http.md")]
     pub mod http {}

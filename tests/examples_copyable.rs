@@ -218,3 +218,43 @@ fn path_roots(code: &str) -> Vec<String> {
     }
     roots
 }
+
+/// An example's top comment names the reattempt features a copy needs: each of its
+/// `required-features` in Cargo.toml but the default `http` is in its `reattempt = { … }` line
+/// (a copy that asked for `testing` when the service moved to `testing-http` failed with "could
+/// not find `http` in `testing`").
+#[test]
+fn every_example_copy_asks_for_its_required_features() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
+    let mut offenders = Vec::new();
+    for block in manifest.split("[[example]]").skip(1) {
+        let field = |key: &str| {
+            block
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(|v| v.trim_start_matches([' ', '=']).trim().to_owned())
+        };
+        let (Some(name), Some(features)) = (field("name"), field("required-features")) else {
+            continue;
+        };
+        let name = name.trim_matches('"');
+        let text =
+            std::fs::read_to_string(root.join(format!("examples/{name}.rs"))).expect("the example");
+        let line = text
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .find(|l| l.contains("reattempt = {"))
+            .unwrap_or_default();
+        for feature in features.trim_matches(['[', ']']).split(',') {
+            let feature = feature.trim().trim_matches('"');
+            if feature != "http" && !line.contains(&format!("\"{feature}\"")) {
+                offenders.push(format!(
+                    "examples/{name}.rs: `{feature}` missing from `{}`",
+                    line.trim_start_matches("//! ")
+                ));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}

@@ -26,7 +26,8 @@ pub(super) struct Guarded {
     pub(super) release: TokenStream,
 }
 
-/// The breaker and budget, each evaluated once per call and bound before the loop. Except an
+/// The breaker and budget, each evaluated once per call and bound before the loop (`name` is the
+/// call's name, as `decide` takes it). Except an
 /// expression naming what the attempts borrow mutably (`circuit_breaker = self.breaker` in a
 /// `&mut self` method, `conn.breaker` with `conn: &mut Conn`): each attempt reborrows it
 /// mutably, so no borrow of it can live across attempts; such an expression is evaluated where
@@ -36,6 +37,7 @@ pub(super) struct Guarded {
 pub(super) fn guarded(
     args: &RetryArgs,
     run: TokenStream,
+    name: &TokenStream,
     p: &TokenStream,
     mutably: &[String],
     timed: bool,
@@ -72,7 +74,9 @@ pub(super) fn guarded(
         };
     }
     // The engine asks the guards, in its order (`steps::admit`): the bulkhead, the time left,
-    // the breaker, the throttle; a rejection is the attempt's error, never made.
+    // the breaker, the throttle; a rejection is the attempt's error, never made, and ends the
+    // call where it is found (`decide_rejected`: with the last outcome kept, if there is one),
+    // so that the hooks and the sleep stay off the path of a call that succeeds.
     let reason = format_ident!("__reattempt_reason", span = Span::mixed_site());
     let arms = rejections
         .iter()
@@ -80,16 +84,29 @@ pub(super) fn guarded(
     let admit = quote! {
         let #permit = #p::Call::admit(&#call, #breaker, #throttle, #full, #timed);
     };
+    let guards = quote!(#p::Guards::admitted(#guards, #breaker, #throttle, #permit));
+    // The outcome kept across the sleep, with a breaker or a throttle (see `decision`).
+    let last = if args.circuit_breaker.is_some() || args.throttle.is_some() {
+        let last = format_ident!("__reattempt_last", span = Span::mixed_site());
+        quote!(&mut #last)
+    } else {
+        quote!(&mut ::core::option::Option::None)
+    };
     let run = quote! {
         match #p::Admitted::rejection(&#permit) {
             ::core::option::Option::None => #run,
-            ::core::option::Option::Some(#reason) => ::core::result::Result::Err(match #reason {
-                #(#arms)*
-                _ => ::core::unreachable!("reattempt: a rejection without its guard"),
-            }),
+            ::core::option::Option::Some(#reason) => break #p::Call::decide_rejected(
+                &mut #call,
+                #name,
+                match #reason {
+                    #(#arms)*
+                    _ => ::core::unreachable!("reattempt: a rejection without its guard"),
+                },
+                #guards,
+                #last,
+            ),
         }
     };
-    let guards = quote!(#p::Guards::admitted(#guards, #breaker, #throttle, #permit));
     Guarded {
         bind,
         admit,

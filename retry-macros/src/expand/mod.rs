@@ -241,7 +241,15 @@ fn loop_contents(parts: &Parts<'_>, uses_self: bool, body: &TokenStream) -> Toke
         guards,
         slot,
         release,
-    } = guarded(args, run, p, &parts.mutably, timed(args, f), f.is_async());
+    } = guarded(
+        args,
+        run,
+        &parts.name,
+        p,
+        &parts.mutably,
+        timed(args, f),
+        f.is_async(),
+    );
     // The attempt's outcome is bound first and passed as a name located at the return type, so
     // that a non-`Result` is reported once there, with `check`'s error (rustc drops an error of
     // the same predicate at the same span), not a second time at the attribute.

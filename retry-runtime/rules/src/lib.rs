@@ -25,9 +25,11 @@
 //! ```
 //!
 //! One feature, off by default: `serde`, `Deserialize` for [`Backoff`], [`Jitter`], [`LogError`],
-//! [`HedgeAfter`] and [`HintMode`]. `reattempt`'s `serde` turns it on for the proc macro and the
-//! runtime alike, and no random draw is made here (the runtime's `SampleJitter` draws a jittered
-//! delay), so that the crate builds once in a user's build, for the macro and the runtime.
+//! [`HedgeAfter`] and [`HintMode`]. `reattempt`'s `serde` (and `tonic`, which reads service
+//! configs with it) turns it on for the proc macro and the runtime alike, and no random draw is
+//! made here (the runtime's `SampleJitter` draws a jittered delay), so that a user's debug build
+//! (`cargo build`, `test`, `run`) builds the crate once, for the macro and the runtime. (`cargo
+//! check` and release builds build a proc macro's dependencies apart whatever their features.)
 
 #![forbid(unsafe_code)]
 
