@@ -56,18 +56,32 @@ fn documents() -> Vec<PathBuf> {
     out
 }
 
-/// The backticked citations of a document: `(path, function names)`.
+/// The citations of a document: `(path, function names)`, from backticks (`` `a/b.rs` ``,
+/// `` `a/b.rs::name` ``, `` `a/b.rs:120` ``) and from markdown links (`[text](a/b.rs)`).
 fn citations(text: &str) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
-    for (i, quoted) in text.split('`').enumerate() {
+    let quoted = text
+        .split('`')
+        .enumerate()
         // Odd pieces are inside backticks.
-        if i % 2 == 0 || quoted.contains(char::is_whitespace) {
-            continue;
-        }
-        let (path, names) = match quoted.split_once("::") {
+        .filter(|(i, q)| i % 2 == 1 && !q.contains(char::is_whitespace))
+        .map(|(_, q)| q);
+    let linked = text
+        .split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next());
+    for cited in quoted.chain(linked) {
+        let (path, names) = match cited.split_once("::") {
             Some((p, n)) => (p, Some(n)),
-            None => (quoted, None),
+            None => (cited, None),
         };
+        // A line number after the path (`file.rs:120`) names a place in the file.
+        let path = match path.rsplit_once(':') {
+            Some((p, line)) if line.chars().all(|c| c.is_ascii_digit()) => p,
+            _ => path,
+        };
+        // A link into the repository from docs/ (`../bench/src/x.rs`) is read from the root.
+        let path = path.trim_start_matches("../");
         let is_path = Path::new(path).extension().is_some_and(|e| e == "rs")
             && path
                 .chars()
@@ -188,12 +202,17 @@ fn every_cited_file_and_function_exists() {
 /// The checker finds what it should: a path that moved, a test renamed, and a family by prefix.
 #[test]
 fn the_checker_reads_citations_and_definitions() {
-    let cited = citations("see `tests/a.rs::b_*` and `c/d.rs::{e,f}`, not `x.rs is` or `Vec<u8>`");
+    let cited = citations(
+        "see `tests/a.rs::b_*` and `c/d.rs::{e,f}`, not `x.rs is` or `Vec<u8>`; `g/h.rs:120` \
+         and the [simulator](../bench/src/sim/occ.rs)",
+    );
     assert_eq!(
         cited,
         vec![
             ("tests/a.rs".to_owned(), vec!["b_*".to_owned()]),
             ("c/d.rs".to_owned(), vec!["e".to_owned(), "f".to_owned()]),
+            ("g/h.rs".to_owned(), vec![]),
+            ("bench/src/sim/occ.rs".to_owned(), vec![]),
         ]
     );
     let source = "#[test]\nfn b_one() {}\nasync fn e() {}\nfn full_jitter_mean_is_half() {}";
@@ -212,10 +231,46 @@ const ROOMS_OF: &[&str] = &[
     "retry-macros/src",
 ];
 
+/// Words a room row names in backticks outside parentheses that are not rooms: features.
+const NOT_ROOMS: &[&str] = &["serde", "testing"];
+
+/// The module names (`` `word` `` or `` `word/` ``, lowercase) a room row names outside
+/// parentheses, where it lists rooms; inside them it says what a room holds.
+fn rooms_named(row: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut depth = 0;
+    let mut quoted = None::<String>;
+    for c in row.chars() {
+        match (c, &mut quoted) {
+            ('`', None) => quoted = Some(String::new()),
+            ('`', Some(word)) => {
+                let is_module = word
+                    .trim_end_matches('/')
+                    .chars()
+                    .enumerate()
+                    .all(|(i, c)| {
+                        c.is_ascii_lowercase() || c == '_' || (i > 0 && c.is_ascii_digit())
+                    })
+                    && !word.is_empty();
+                if depth == 0 && is_module {
+                    names.push(word.clone());
+                }
+                quoted = None;
+            }
+            (c, Some(word)) => word.push(c),
+            ('(', None) => depth += 1,
+            (')', None) => depth -= 1,
+            _ => {}
+        }
+    }
+    names
+}
+
 /// `docs/ARCHITECTURE.md` shows the rooms as they are: every folder of the crates' sources has a
 /// row of its own (its path, backticked, first in the row), and the row names each file of the
 /// folder (`mod.rs`, `lib.rs` and `tests.rs` aside) by its stem, backticked. A room added,
-/// renamed or moved without the note fails here; so does a row for a folder that is gone.
+/// renamed or moved without the note fails here; so does a row for a folder that is gone, and a
+/// row naming a room (outside parentheses) its folder does not have.
 #[test]
 fn the_architecture_note_lists_every_room() {
     let root = workspace();
@@ -230,13 +285,16 @@ fn the_architecture_note_lists_every_room() {
         for f in files {
             let (dir, file) = f.rsplit_once('/').expect("a path under a root");
             let stem = file.trim_end_matches(".rs").to_owned();
-            let entry = by_folder.entry(format!("{dir}/")).or_default();
-            if !matches!(stem.as_str(), "mod" | "lib" | "tests") {
-                entry.push(stem);
-            }
+            by_folder.entry(format!("{dir}/")).or_default().push(stem);
         }
-        for (folder, stems) in by_folder {
+        let subfolders: Vec<String> = by_folder.keys().cloned().collect();
+        for (folder, all) in by_folder {
             folders.push(folder.clone());
+            // `mod.rs`, `lib.rs` and `tests.rs` need no naming (a row may name them).
+            let stems: Vec<&String> = all
+                .iter()
+                .filter(|s| !matches!(s.as_str(), "mod" | "lib" | "tests"))
+                .collect();
             if stems.is_empty() {
                 continue; // a folder for a file's tests alone: part of its parent's room
             }
@@ -248,6 +306,15 @@ fn the_architecture_note_lists_every_room() {
             for stem in stems {
                 if !row.contains(&format!("`{stem}`")) {
                     problems.push(format!("`{folder}`'s row does not name `{stem}`"));
+                }
+            }
+            // A room the row names (a module's name outside parentheses) that is not there.
+            for named in rooms_named(&row[head.len()..]) {
+                let here = all.contains(&named)
+                    || subfolders.contains(&format!("{folder}{named}"))
+                    || NOT_ROOMS.contains(&named.as_str());
+                if !here {
+                    problems.push(format!("`{folder}`'s row names `{named}`, no room of it"));
                 }
             }
         }
