@@ -305,19 +305,27 @@ pub(super) fn snake_case(key: &str) -> String {
     out
 }
 
+/// The edit distance between `a` and `b`, a swap of two neighbouring letters counting as one edit
+/// (optimal string alignment): `dealy` is one edit from `delay`, as a dropped or a changed letter
+/// is.
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
+    // Three rows of the table: two back (for swaps), one back, and the one being filled.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut last: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut row = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (last[j - 1] + cost).min(last[j] + 1).min(row[j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
         }
+        before = std::mem::replace(&mut last, row);
     }
-    row[b.len()]
+    last[b.len()]
 }
 
 /// The message for an unknown key: the rules by meaning (see the module's list), then the key's
@@ -711,5 +719,56 @@ mod tests {
                 "{key}: {m}"
             );
         }
+    }
+
+    /// One typo of a key (a letter dropped, doubled, or two neighbours swapped) is answered
+    /// with that key.
+    #[test]
+    fn every_keys_one_typo_names_the_key() {
+        let mut missed = Vec::new();
+        for key in KEYS {
+            let chars: Vec<char> = key.chars().collect();
+            let mut typos = Vec::new();
+            for i in 0..chars.len() {
+                let mut drop = chars.clone();
+                drop.remove(i);
+                typos.push(drop);
+                let mut double = chars.clone();
+                double.insert(i, chars[i]);
+                typos.push(double);
+                if i + 1 < chars.len() && chars[i] != chars[i + 1] {
+                    let mut swap = chars.clone();
+                    swap.swap(i, i + 1);
+                    typos.push(swap);
+                }
+            }
+            for typo in typos {
+                let typo: String = typo.into_iter().collect();
+                if KEYS.contains(&typo.as_str()) || typo.starts_with('_') || typo.ends_with('_') {
+                    continue;
+                }
+                let m = unknown_key(&typo, None);
+                if !m.contains(&format!("`{key}`")) || m.contains("the keys are") {
+                    missed.push(format!("{typo} -> {m}"));
+                }
+            }
+        }
+        assert!(
+            missed.is_empty(),
+            "{} typos without their key:\n{}",
+            missed.len(),
+            missed.join("\n")
+        );
+    }
+
+    #[test]
+    fn a_swap_of_neighbours_is_one_edit() {
+        assert_eq!(edit_distance("dealy", "delay"), 1);
+        assert_eq!(edit_distance("retry_no", "retry_on"), 1);
+        assert_eq!(edit_distance("retry_no", "retry_if"), 2);
+        assert_eq!(edit_distance("delay", "delay"), 0);
+        assert_eq!(edit_distance("", "ab"), 2);
+        assert_eq!(edit_distance("ab", ""), 2);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }
