@@ -212,3 +212,106 @@ fn bad_settings_name_their_field() {
     );
     assert_eq!(field(b.sliding_window(10)), "sliding_window");
 }
+
+mod review3 {
+    use super::*;
+
+    fn at(b: &CircuitBreaker, word: u64) {
+        b.state.store(word, Ordering::SeqCst);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn review3_epoch_wraps_in_consecutive_mode() {
+        let b = CircuitBreaker::builder()
+            .failure_threshold(2)
+            .reset_timeout(Duration::from_secs(1))
+            .build()
+            .unwrap();
+        at(&b, pack(EPOCH_MASK, CLOSED));
+        let old = b.try_acquire().unwrap();
+        fail(&b);
+        fail(&b);
+        assert_eq!(b.state(), BreakerState::Open);
+        assert_eq!(epoch(b.state.load(Ordering::SeqCst)), 0);
+        // An old-epoch permit: ignored (success or failure).
+        b.record(old, true);
+        b.record(old, false);
+        assert_eq!(b.state(), BreakerState::Open);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let probe = b.try_acquire().unwrap();
+        assert_eq!(probe.epoch(), 1);
+        b.record(old, true);
+        assert_eq!(b.state(), BreakerState::HalfOpen);
+        b.record(probe, true);
+        assert_eq!(b.state(), BreakerState::Closed);
+        assert_eq!(b.state.load(Ordering::SeqCst), pack(2, CLOSED));
+        // A count at u32::MAX saturates and stays closed-phase consistent.
+        let b = CircuitBreaker::builder()
+            .failure_threshold(u32::MAX)
+            .build()
+            .unwrap();
+        at(&b, with_low(pack(EPOCH_MASK, CLOSED), COUNT - 1));
+        let p = b.try_acquire().unwrap();
+        assert_eq!(p.word, pack(EPOCH_MASK, CLOSED));
+        b.record(p, false);
+        assert_eq!(b.state(), BreakerState::Open);
+        assert_eq!(b.state.load(Ordering::SeqCst), pack(0, OPEN));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn review3_epoch_wraps_in_rate_mode() {
+        let b = CircuitBreaker::builder()
+            .failure_rate(0.5)
+            .sliding_window(4)
+            .minimum_calls(4)
+            .reset_timeout(Duration::from_secs(1))
+            .build()
+            .unwrap();
+        let Trip::Rate { outcomes, .. } = &b.trip else {
+            panic!()
+        };
+        outcomes.failures.store(EPOCH_MASK << 32, Ordering::SeqCst);
+        at(&b, with_low(pack(EPOCH_MASK, CLOSED), 1));
+        let old = b.try_acquire().unwrap();
+        for _ in 0..4 {
+            fail(&b);
+        }
+        assert_eq!(b.state(), BreakerState::Open);
+        b.record(old, false);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let probe = b.try_acquire().unwrap();
+        b.record(probe, true);
+        assert_eq!(b.state(), BreakerState::Closed);
+        // After the wrap, the window counts afresh: 2 of 4 trip, 1 of 4 does not.
+        succeed(&b);
+        succeed(&b);
+        succeed(&b);
+        fail(&b);
+        assert_eq!(b.state(), BreakerState::Closed);
+        fail(&b);
+        assert_eq!(b.state(), BreakerState::Open);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn review3_probe_numbers_wrap() {
+        let b = CircuitBreaker::builder()
+            .failure_threshold(1)
+            .reset_timeout(Duration::from_secs(1))
+            .half_open_probes(3)
+            .build()
+            .unwrap();
+        fail(&b);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let p1 = b.try_acquire().unwrap();
+        b.lock().last_probe = PROBE_MAX - 1;
+        let p2 = b.try_acquire().unwrap();
+        let p3 = b.try_acquire().unwrap();
+        assert_eq!((p2.probe(), p3.probe()), (PROBE_MAX, 2));
+        assert!(b.try_acquire().is_err());
+        b.record(p2, true);
+        b.record(p3, true);
+        assert_eq!(b.state(), BreakerState::HalfOpen);
+        b.record(p1, true);
+        assert_eq!(b.state(), BreakerState::Closed);
+    }
+}
