@@ -213,7 +213,9 @@ fn bad_settings_name_their_field() {
     assert_eq!(field(b.sliding_window(10)), "sliding_window");
 }
 
-mod review3 {
+/// The state word at its extremes: the epoch wrapping after 2^29 transitions (in both modes), a
+/// count at `u32::MAX`, probe numbers wrapping at 2^33.
+mod extremes {
     use super::*;
 
     fn at(b: &CircuitBreaker, word: u64) {
@@ -221,7 +223,7 @@ mod review3 {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn review3_epoch_wraps_in_consecutive_mode() {
+    async fn epoch_wraps_in_consecutive_mode() {
         let b = CircuitBreaker::builder()
             .failure_threshold(2)
             .reset_timeout(Duration::from_secs(1))
@@ -259,7 +261,7 @@ mod review3 {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn review3_epoch_wraps_in_rate_mode() {
+    async fn epoch_wraps_in_rate_mode() {
         let b = CircuitBreaker::builder()
             .failure_rate(0.5)
             .sliding_window(4)
@@ -293,7 +295,7 @@ mod review3 {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn review3_probe_numbers_wrap() {
+    async fn probe_numbers_wrap() {
         let b = CircuitBreaker::builder()
             .failure_threshold(1)
             .reset_timeout(Duration::from_secs(1))

@@ -1,4 +1,4 @@
-//! Review 3: a guard's rejection decided where it is found (`Call::decide_rejected`) and a
+//! A guard's rejection decided where it is found (`Call::decide_rejected`) and a
 //! `Retry` forgetting the last attempt's flags, through the shapes users write.
 
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
@@ -114,6 +114,8 @@ impl Svc {
         Err(E::Unavailable)
     }
 
+    // A method, as users write `policy = self.policy()` (the shape under test).
+    #[allow(clippy::unused_self)]
     fn policy(&self) -> &'static RetryPolicy {
         static P: std::sync::LazyLock<RetryPolicy> = std::sync::LazyLock::new(|| {
             RetryPolicy::builder()
