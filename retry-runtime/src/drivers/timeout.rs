@@ -7,8 +7,6 @@
 use crate::convert::FromElapsed;
 // Only for the links of the docs below, which name the closure API that sets a conversion: the
 // code needs nothing of it.
-#[cfg(doc)]
-use crate::drivers::closure::Retry;
 use crate::error::Elapsed;
 
 /// Makes a timed-out attempt's error with `E: From<Elapsed>` (the default of a [`Retry`](crate::Retry)).

@@ -1,13 +1,13 @@
 //! What the clones of a [`ReplayBody`] share beside the recording: which clone holds the body
 //! past its cap, which are being sent, which wait for the inner body; and the handles retrying
 //! clients keep ([`Retire`] for an attempt, [`Committed`] in a request's extensions).
+//!
+//! [`ReplayBody`]: super::body::ReplayBody
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 
-#[cfg(doc)]
-use super::body::ReplayBody;
 use super::error::BodyNotReplayable;
 
 /// The state of the attempt a clone was handed to.
@@ -18,6 +18,8 @@ pub(super) struct AttemptFlags {
     pub(super) retired: AtomicBool,
     /// Set while the clone is being sent ([`ReplayBody::poll_send`] let it go, and its attempt
     /// is neither retired nor dropped).
+    ///
+    /// [`ReplayBody::poll_send`]: super::body::ReplayBody::poll_send
     pub(super) sending: AtomicBool,
 }
 
@@ -44,6 +46,8 @@ pub(super) const NO_HOLDER: u64 = u64::MAX;
 impl Copies {
     /// The attempt of `flags` sends its clone no more: a copy waiting in
     /// [`ReplayBody::poll_send`] may go.
+    ///
+    /// [`ReplayBody::poll_send`]: super::body::ReplayBody::poll_send
     pub(super) fn stop_sending(&self, flags: &AttemptFlags) {
         if flags.sending.swap(false, Ordering::AcqRel) {
             self.sending.fetch_sub(1, Ordering::AcqRel);
@@ -102,6 +106,8 @@ impl std::task::Wake for Waiters {
 }
 
 /// Retires the clone it was taken from (see [`ReplayBody::retire_handle`]).
+///
+/// [`ReplayBody::retire_handle`]: super::body::ReplayBody::retire_handle
 #[cfg_attr(
     not(feature = "tonic"),
     allow(dead_code, reason = "used by the gRPC layer")
@@ -135,6 +141,8 @@ impl Retire {
 
 /// A request's mark that its body is a [`ReplayBody`]: whether the body is capped, so the call
 /// committed to one attempt (in the request's extensions; see [`ReplayBody::request`]).
+///
+/// [`ReplayBody::request`]: super::body::ReplayBody::request
 #[derive(Debug, Clone)]
 #[cfg_attr(
     not(feature = "tower"),
@@ -153,6 +161,8 @@ impl Committed {
     }
 
     /// Whether the request behind `extensions` has a capped [`ReplayBody`].
+    ///
+    /// [`ReplayBody`]: super::body::ReplayBody
     pub(crate) fn in_extensions(extensions: &http::Extensions) -> bool {
         extensions
             .get::<Committed>()

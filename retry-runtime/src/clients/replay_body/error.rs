@@ -1,11 +1,10 @@
 //! The errors a [`ReplayBody`] clone yields: [`BodyNotReplayable`] when it cannot replay the
 //! body, [`BodyFailed`] for the inner body's own error.
+//!
+//! [`ReplayBody`]: super::body::ReplayBody
 
 use std::error::Error;
 use std::fmt;
-
-#[cfg(doc)]
-use super::body::ReplayBody;
 
 pub(super) type BoxError = Box<dyn Error + Send + Sync>;
 
@@ -28,6 +27,9 @@ pub(super) type BoxError = Box<dyn Error + Send + Sync>;
 ///     assert!(error.downcast_ref::<BodyNotReplayable>().is_some());
 /// }
 /// ```
+///
+/// [`ReplayBody`]: super::body::ReplayBody
+/// [`ReplayBody::is_capped`]: super::body::ReplayBody::is_capped
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BodyNotReplayable {
     why: Why,

@@ -1,5 +1,7 @@
 //! [`ResponseFuture`], a call of a [`RetryService`]: the attempt loop (the engine's steps, in
 //! order), one attempt's `poll_ready` and `call`, and the hedged call's copies.
+//!
+//! [`RetryService`]: super::service::RetryService
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -35,6 +37,8 @@ use crate::guards::{Admitted, Guards};
 pin_project! {
     /// The future of a [`RetryService`] call. While an attempt runs, `timer` is its time limit
     /// (if any); between attempts it is the backoff sleep.
+    ///
+    /// [`RetryService`]: super::service::RetryService
     #[must_use = "futures do nothing unless awaited"]
     pub struct ResponseFuture<S, Req, H, C, R, B, G, Q, L>
     where

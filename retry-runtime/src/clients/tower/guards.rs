@@ -4,8 +4,6 @@
 
 use std::ops::Deref;
 
-#[cfg(doc)]
-use super::layer::RetryLayer;
 use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
 use crate::drivers::kept::{KeepsOutcome, NotKept};
 use crate::error::{BreakerOpen, BulkheadFull, Throttled};
@@ -238,8 +236,12 @@ impl<E, S: BulkheadFor<E>> BulkheadFor<E> for Option<S> {
 
 /// A guard slot ([`Shared`]) whose rejection `R` becomes the service's error `E` by a given
 /// conversion, rather than by `E`'s own ([`FromBreakerOpen`] and its siblings): what
-/// [`RetryLayer::breaker_open_into`], [`throttled_into`](RetryLayer::throttled_into) and
-/// [`bulkhead_full_into`](RetryLayer::bulkhead_full_into) make of the guard set before them.
+/// [`RetryLayer::breaker_open_into`], [`throttled_into`][RetryLayer::throttled_into] and
+/// [`bulkhead_full_into`][RetryLayer::bulkhead_full_into] make of the guard set before them.
+///
+/// [RetryLayer::throttled_into]: super::layer::RetryLayer::throttled_into
+/// [`RetryLayer::breaker_open_into`]: super::layer::RetryLayer::breaker_open_into
+/// [RetryLayer::bulkhead_full_into]: super::layer::RetryLayer::bulkhead_full_into
 #[derive(Debug)]
 pub struct Converted<S, R, E> {
     pub(super) slot: S,

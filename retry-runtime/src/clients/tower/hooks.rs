@@ -4,8 +4,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-#[cfg(doc)]
-use super::layer::RetryLayer;
 use super::replay::RetryRequest;
 use crate::ErrorClass;
 use crate::engine::context::RetryContext;
@@ -15,6 +13,8 @@ use crate::engine::hooks_forward::{ForwardHooks, forward_hooks};
 /// The layer's hooks, one slot per hook, each [`Unset`] (the attribute's default) until given:
 /// what [`RetryLayer::retry_if`] and its siblings fill. Unlike [`FnHooks`](crate::FnHooks) it
 /// names no outcome type: the closures' argument types say it (`|e: &io::Error| …`).
+///
+/// [`RetryLayer::retry_if`]: super::layer::RetryLayer::retry_if
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Classify<
     RetryIf = Unset,

@@ -9,8 +9,6 @@ use http::{Request, Response};
 use super::hooks::Classify;
 use super::layer::{RetryLayer, Settings};
 use super::replay::{Cloned, Replay, RetryRequest, SaysIdempotent};
-#[cfg(doc)]
-use super::replay_body_layer::ReplayBodyLayer;
 use super::service::RetryService;
 use crate::classify::Transient;
 use crate::classify::http::{
@@ -523,6 +521,8 @@ where
     /// `.http()` may come after other classification settings (`retry_if`, `retry_after`,
     /// `on_retry`, `timeout_if`, `error_class`), which it keeps; it sets the responses'
     /// (`retry_if_ok`, `retry_after_ok`), so settings of those come after it.
+    ///
+    /// [`ReplayBodyLayer`]: super::replay_body_layer::ReplayBodyLayer
     #[allow(
         clippy::type_complexity,
         reason = "the layer's settings, one type parameter each"

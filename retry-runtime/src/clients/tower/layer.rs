@@ -6,16 +6,10 @@ use std::time::Duration;
 
 use super::guards::{Converted, NoGuard, Shared};
 use super::hooks::Classify;
-#[cfg(doc)]
-use super::replay::Replay;
 use super::replay::{Cloned, SaysIdempotent};
 use crate::ErrorClass;
-#[cfg(doc)]
-use crate::convert::FromBreakerOpen;
 use crate::drivers::timeout::{ElapsedInto, NoTimeout};
 use crate::engine::context::RetryContext;
-#[cfg(doc)]
-use crate::engine::hooks::Hooks;
 use crate::engine::hooks::{ClassOf, DelayFor, DelaySlot, TimeoutIf};
 use crate::error::{BreakerOpen, BulkheadFull, Elapsed, Throttled};
 use crate::guards::breaker::CircuitBreaker;
@@ -137,6 +131,8 @@ impl<H, C, R: Clone, P: Clone, G: Clone, Q: Clone, L: Clone>
     ///     .breaker_open_into(|_open| 503_u16);
     /// # let _ = layer;
     /// ```
+    ///
+    /// [`FromBreakerOpen`]: crate::convert::FromBreakerOpen
     pub fn breaker_open_into<E>(
         self,
         f: fn(BreakerOpen) -> E,
@@ -400,6 +396,8 @@ impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, R,
     }
 
     /// Copies each attempt's request with `replay` (see [`Replay`]).
+    ///
+    /// [`Replay`]: super::replay::Replay
     pub fn replay<R2>(self, replay: R2) -> RetryLayer<H, C, R2, B, G, Q, L> {
         self.map_settings(|s| Settings {
             policy: s.policy,
@@ -415,6 +413,8 @@ impl<H, C, R: Clone, B: Clone, G: Clone, Q: Clone, L: Clone> RetryLayer<H, C, R,
     /// All the hooks at once, as one [`Hooks`] value (a classification shared by many layers),
     /// in place of `retry_if`, `retry_if_ok`, `retry_after`, `on_retry` and `timeout_if`. Each
     /// call works on its own clone of it.
+    ///
+    /// [`Hooks`]: crate::engine::hooks::Hooks
     pub fn hooks<H2>(self, hooks: H2) -> RetryLayer<H2, C, R, B, G, Q, L> {
         RetryLayer {
             settings: self.settings,

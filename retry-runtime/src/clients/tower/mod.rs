@@ -48,7 +48,7 @@
 //!   copied does not compile (a streaming body), so a call is never silently sent once; with
 //!   the feature `http`, [`ReplayBodyLayer`] makes a streaming body replayable up to a cap
 //!   (see [`RetryLayer::http`]);
-//! - the service that [`poll_ready`](Service::poll_ready) readied makes the first attempt, and
+//! - the service that [`poll_ready`][Service::poll_ready] readied makes the first attempt, and
 //!   every later attempt asks it `poll_ready` again before calling it (tower's contract, per
 //!   attempt); the layer's own `poll_ready` is the inner service's. A `poll_ready` that
 //!   returns an error means the service has failed (tower's contract): it is not asked again,
@@ -71,6 +71,9 @@
 //! The layer holds its settings behind one `Arc`: a call clones that `Arc`, the hooks and the
 //! inner service (as tower's own retry does), and allocates nothing else (a call that waits
 //! for a bulkhead's slot boxes its wait; a hedged call boxes its copies, as the closure API's).
+//!
+//! [`RetryPolicy`]: crate::schedule::policy::RetryPolicy
+//! [Service::poll_ready]: tower_service::Service::poll_ready
 
 // The rooms, each using only those before it: `replay` (how a request is copied and judged),
 // `guards` (the guard slots), `hooks` (the classification and its request-aware wrapper),
@@ -87,12 +90,6 @@ mod replay;
 #[cfg(feature = "http")]
 mod replay_body_layer;
 mod service;
-
-#[cfg(doc)]
-use tower_service::Service;
-
-#[cfg(doc)]
-use crate::schedule::policy::RetryPolicy;
 
 pub use self::future::ResponseFuture;
 pub use self::guards::{

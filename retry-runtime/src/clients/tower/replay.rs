@@ -1,18 +1,14 @@
 //! How the layer copies a request for each attempt ([`Replay`]) and decides, seeing the
 //! request, whether to send it again ([`RetryRequest`]).
 
-#[cfg(doc)]
-#[cfg(feature = "http")]
-use super::http::HttpRequests;
-#[cfg(doc)]
-use super::layer::RetryLayer;
-
 /// How a request is copied for each attempt.
 ///
 /// [`Cloned`] (the default) copies a `Clone` request; with the feature `http`,
 /// [`HttpRequests`] copies an `http::Request<B>` whose body `B` is `Clone` (a `String`, `Bytes`,
 /// `http_body_util::Full<Bytes>`), and can set an `Idempotency-Key` header. A request that cannot
 /// be copied (a streaming body) does not compile: a retrying layer never sends it once silently.
+///
+/// [`HttpRequests`]: super::http::HttpRequests
 #[diagnostic::on_unimplemented(
     message = "the retry layer cannot copy a `{Req}` for each attempt",
     label = "no copy of `{Req}` per attempt",
@@ -27,6 +23,9 @@ pub trait Replay<Req> {
 /// A layer's replay slot told whether its requests are safe to repeat
 /// ([`RetryLayer::idempotent`]): [`Cloned`] has nothing to change (the policy carries it); with
 /// the feature `http`, [`HttpRequests`] puts it over HTTP's method rule.
+///
+/// [`RetryLayer::idempotent`]: super::layer::RetryLayer::idempotent
+/// [`HttpRequests`]: super::http::HttpRequests
 pub trait SaysIdempotent {
     /// The slot, told.
     #[must_use]
@@ -65,6 +64,9 @@ impl<Req: Clone> Replay<Req> for Cloned {
 /// assert!(Cloned.retry_request(&"request", outcome, true));
 /// assert!(!Cloned.retry_request(&"request", outcome, false));
 /// ```
+///
+/// [`RetryLayer::retry_request`]: super::layer::RetryLayer::retry_request
+/// [`HttpRequests`]: super::http::HttpRequests
 pub trait RetryRequest<Req, T, E> {
     /// Whether to retry after `outcome`, which the classification calls `retryable` or not.
     fn retry_request(&self, request: &Req, outcome: Result<&T, &E>, retryable: bool) -> bool;
@@ -80,8 +82,11 @@ pub trait RetryRequest<Req, T, E> {
     /// Whether `request` says it is safe to repeat after an attempt whose outcome is unknown
     /// (see [`Hooks::idempotent`](crate::Hooks::idempotent)). Default: it does not say (`None`);
     /// with the feature `http`, [`HttpRequests`] answers by the layer's
-    /// [`idempotent`](RetryLayer::idempotent) if given, else by RFC 9110's method rule and the
+    /// [`idempotent`][RetryLayer::idempotent] if given, else by RFC 9110's method rule and the
     /// request's `Idempotency-Key`.
+    ///
+    /// [`HttpRequests`]: super::http::HttpRequests
+    /// [RetryLayer::idempotent]: super::layer::RetryLayer::idempotent
     #[inline]
     fn idempotent(&self, request: &Req) -> Option<bool> {
         let _ = request;
@@ -91,6 +96,8 @@ pub trait RetryRequest<Req, T, E> {
     /// Whether a hedge (a copy sent while an attempt is in flight) of `request` may start.
     /// Default: yes; with the feature `http`, [`HttpRequests`] says no for a request that may
     /// not be sent twice (HTTP's safety rule).
+    ///
+    /// [`HttpRequests`]: super::http::HttpRequests
     #[inline]
     fn hedge_allowed(&self, request: &Req) -> bool {
         let _ = request;
@@ -122,6 +129,8 @@ pub trait RetryRequest<Req, T, E> {
     /// let error = std::io::Error::other("reset");
     /// assert!(!RetryRequest::<_, (), _>::left_behind(&Cloned, &"request", &error));
     /// ```
+    ///
+    /// [`HttpRequests`]: super::http::HttpRequests
     #[inline]
     fn left_behind(&self, request: &Req, error: &E) -> bool {
         let _ = (request, error);
@@ -131,6 +140,8 @@ pub trait RetryRequest<Req, T, E> {
     /// Called once with the call's final outcome and the number of attempts made (with the
     /// feature `http`, [`HttpRequests`] records it in a response's extensions). Default:
     /// nothing.
+    ///
+    /// [`HttpRequests`]: super::http::HttpRequests
     #[inline]
     fn finish(&self, outcome: &mut Result<T, E>, attempts: u32) {
         let _ = (outcome, attempts);

@@ -1,10 +1,10 @@
 //! [`ReplayBodyLayer`] (feature `http`): makes a streaming request body replayable in front of
 //! a [`RetryLayer::http`] layer.
+//!
+//! [`RetryLayer::http`]: super::layer::RetryLayer::http
 
 use http::Request;
 
-#[cfg(doc)]
-use super::layer::RetryLayer;
 use crate::clients::replay_body::{DEFAULT_REPLAY_CAP, ReplayBody};
 
 /// A tower [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html) that makes a streaming request body replayable,
@@ -27,6 +27,8 @@ use crate::clients::replay_body::{DEFAULT_REPLAY_CAP, ReplayBody};
 /// // With tower's `ServiceBuilder`: `.layer(replay).layer(retry).service(client)`.
 /// # let _ = (ReplayBodyLayer::new(2 << 20), retry);
 /// ```
+///
+/// [`RetryLayer::http`]: super::layer::RetryLayer::http
 #[derive(Debug, Clone, Copy)]
 pub struct ReplayBodyLayer {
     cap: usize,

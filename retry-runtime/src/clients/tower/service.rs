@@ -11,16 +11,11 @@ use tower_service::Service;
 use super::future::ResponseFuture;
 use super::guards::{BreakerFor, BudgetSlot, BulkheadFor, NoGuard, ThrottleFor};
 use super::hooks::Classify;
-#[cfg(doc)]
-#[cfg(feature = "http")]
-use super::http::HttpRetryService;
 use super::layer::{RetryLayer, Settings};
 use super::replay::{Cloned, Replay, RetryRequest};
 use crate::drivers::kept::KeepsOutcome;
 use crate::drivers::timeout::{ElapsedInto, TimeoutInto};
 use crate::engine::hooks::Hooks;
-#[cfg(doc)]
-use crate::error::Elapsed;
 
 impl<S, H: Clone, C: Clone, R, B, G, Q, L> Layer<S> for RetryLayer<H, C, R, B, G, Q, L> {
     type Service = RetryService<S, H, C, R, B, G, Q, L>;
@@ -38,7 +33,7 @@ impl<S, H: Clone, C: Clone, R, B, G, Q, L> Layer<S> for RetryLayer<H, C, R, B, G
 /// The service a [`RetryLayer`] makes: each call is retried under the layer's policy.
 ///
 /// `RetryService<S>` names the service of a plain `RetryLayer::new(policy)`, and
-/// [`HttpRetryService<S>`](HttpRetryService) (feature `http`) the one of `.http()`, for a
+/// [`HttpRetryService<S>`][HttpRetryService] (feature `http`) the one of `.http()`, for a
 /// struct's field.
 ///
 /// When the service's error type `E` has no conversion from [`Elapsed`], the layer's service is
@@ -48,6 +43,9 @@ impl<S, H: Clone, C: Clone, R, B, G, Q, L> Layer<S> for RetryLayer<H, C, R, B, G
 /// `impl Service<Req>` gets the full message). The fix: `.timeout_into(|elapsed| …)` or
 /// `.without_timeout()` on the layer, `impl From<reattempt::Elapsed>` for an error type of your
 /// own, or `map_err(tower::BoxError::from)` below the layer.
+///
+/// [HttpRetryService]: super::http::HttpRetryService
+/// [`Elapsed`]: crate::error::Elapsed
 #[derive(Debug)]
 pub struct RetryService<
     S,

@@ -7,11 +7,7 @@ use std::future::Future;
 use super::guard_slot::{AddGuard, Breaker, Conversion, Given};
 use super::retry::Retry;
 // For the docs' links only.
-#[cfg(doc)]
-use crate::convert::{FromBreakerOpen, FromBulkheadFull, FromThrottled};
 use crate::drivers::timeout::NoTimeout;
-#[cfg(doc)]
-use crate::engine::hooks::Hooks;
 use crate::error::{BreakerOpen, Elapsed};
 use crate::error::{BulkheadFull, Throttled};
 use crate::guards::breaker::CircuitBreaker;
@@ -52,6 +48,8 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     ///     assert_eq!(calls, 1);
     /// }
     /// ```
+    ///
+    /// [`Hooks`]: crate::engine::hooks::Hooks
     pub fn hooks<H>(self, hooks: H) -> Retry<'p, Op, H, B, C> {
         self.map_hooks(|_| hooks)
     }
@@ -125,6 +123,8 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     /// [`breaker_open_into`](Self::breaker_open_into), called before, makes. A rejection is never
     /// retried; one that turns away a *retry* ends the call with the last attempt's outcome, as
     /// a budget that cannot pay does.
+    ///
+    /// [`FromBreakerOpen`]: crate::convert::FromBreakerOpen
     pub fn circuit_breaker<E>(
         self,
         breaker: &'p CircuitBreaker,
@@ -165,6 +165,8 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     ///     assert_eq!(out, Err(Foreign("unavailable")));
     /// }
     /// ```
+    ///
+    /// [`FromBreakerOpen`]: crate::convert::FromBreakerOpen
     pub fn breaker_open_into<E>(
         self,
         f: fn(BreakerOpen) -> E,
@@ -201,6 +203,8 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     ///     assert_eq!(throttle.counts(), (1, 1), "one request, accepted");
     /// }
     /// ```
+    ///
+    /// [`FromThrottled`]: crate::convert::FromThrottled
     pub fn throttle<E>(
         self,
         throttle: &'p AdaptiveThrottle,
@@ -265,6 +269,8 @@ impl<'p, Op, K, B, C> Retry<'p, Op, K, B, C> {
     ///     assert_eq!(out.unwrap_err().to_string(), "bulkhead full");
     /// }
     /// ```
+    ///
+    /// [`FromBulkheadFull`]: crate::convert::FromBulkheadFull
     pub fn bulkhead<E>(
         self,
         bulkhead: &'p Bulkhead,

@@ -8,8 +8,6 @@ use super::guard_slot::NoBreaker;
 use crate::drivers::timeout::ElapsedInto;
 // For the docs' links only.
 use crate::engine::hooks::FnHooks;
-#[cfg(doc)]
-use crate::engine::hooks::Hooks;
 use crate::guards::budget::RetryBudget;
 use crate::guards::bulkhead::Bulkhead;
 use crate::schedule::policy::RetryPolicy;
@@ -86,6 +84,8 @@ impl RetryPolicy {
 /// [`on_retry`](Retry::on_retry), [`circuit_breaker`](Retry::circuit_breaker),
 /// [`budget`](Retry::budget), [`name`](Retry::name); or one [`Hooks`] value for all the hooks
 /// ([`hooks`](Retry::hooks)).
+///
+/// [`Hooks`]: crate::engine::hooks::Hooks
 #[must_use = "a retry does nothing until awaited"]
 #[derive(Debug, Clone)]
 pub struct Retry<'p, Op, K, B = NoBreaker, C = ElapsedInto> {

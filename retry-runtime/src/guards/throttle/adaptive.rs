@@ -9,8 +9,6 @@ use super::buckets::{
     BUCKETS, BUCKETS_U32, FORGET_AFTER, bucket_of, bump, count_of, low, older, probability, slot,
 };
 // For the docs' links only: the builder uses the throttle, not the other way round.
-#[cfg(doc)]
-use super::builder::AdaptiveThrottleBuilder;
 use crate::error::Throttled;
 use crate::sync::{AtomicU64, Ordering, now};
 
@@ -32,8 +30,8 @@ use crate::sync::{AtomicU64, Ordering, now};
 /// retry (a success, or an error that is not retried): the same line the circuit breaker draws
 /// between a success and a failure. A retryable error or a timeout is a refusal.
 ///
-/// **The window** is the last [`window`](AdaptiveThrottleBuilder::window) (default 2 minutes,
-/// the SRE book's) *or* the last [`window_requests`](AdaptiveThrottleBuilder::window_requests)
+/// **The window** is the last [`window`][AdaptiveThrottleBuilder::window] (default 2 minutes,
+/// the SRE book's) *or* the last [`window_requests`][AdaptiveThrottleBuilder::window_requests]
 /// requests (default 512), whichever is shorter: the two sliding windows circuit breakers offer
 /// (Resilience4j's count-based "last N calls" and time-based "last N seconds") in one.
 /// A client sending a few requests a second keeps the whole two minutes; one sending thousands a
@@ -60,7 +58,7 @@ use crate::sync::{AtomicU64, Ordering, now};
 /// refusals, and the formula keeps rejecting until they leave it: at a few requests a second,
 /// up to the whole two minutes (after a 30 s outage, 200 instances went on failing calls for
 /// more than two minutes in the fleet simulation). With
-/// [`forget_outage`](AdaptiveThrottleBuilder::forget_outage) (the default), two accepts in a
+/// [`forget_outage`][AdaptiveThrottleBuilder::forget_outage] (the default), two accepts in a
 /// row after at least two whole buckets and two ticks (a 16th of the window) without one
 /// forget the refusals of that stretch (the requests the dependency refused and those shed
 /// here; never a request let through and not yet answered): the dependency has answered
@@ -97,6 +95,10 @@ use crate::sync::{AtomicU64, Ordering, now};
 /// }
 /// assert!(throttle.rejection_probability() > 0.8);
 /// ```
+///
+/// [AdaptiveThrottleBuilder::window]: super::builder::AdaptiveThrottleBuilder::window
+/// [AdaptiveThrottleBuilder::window_requests]: super::builder::AdaptiveThrottleBuilder::window_requests
+/// [AdaptiveThrottleBuilder::forget_outage]: super::builder::AdaptiveThrottleBuilder::forget_outage
 #[derive(Debug)]
 pub struct AdaptiveThrottle {
     pub(super) name: &'static str,
@@ -147,6 +149,8 @@ impl AdaptiveThrottle {
     /// let throttle = AdaptiveThrottle::builder().build().unwrap();
     /// assert_eq!(throttle.window_requests(), u64::from(AdaptiveThrottle::DEFAULT_WINDOW_REQUESTS));
     /// ```
+    ///
+    /// [`AdaptiveThrottleBuilder::window_requests`]: super::builder::AdaptiveThrottleBuilder::window_requests
     pub const DEFAULT_WINDOW_REQUESTS: u32 = 512;
 
     /// The name given to the builder (in events).
@@ -162,11 +166,13 @@ impl AdaptiveThrottle {
     /// Counts a request and decides whether to send it: `Err(Throttled)` with the probability
     /// the window gives (see [`rejection_probability`](Self::rejection_probability)), except the
     /// first request of a tick in which none was let through yet, which is sent as a probe
-    /// (with [`forget_outage`](AdaptiveThrottleBuilder::forget_outage), the default). Call
+    /// (with [`forget_outage`][AdaptiveThrottleBuilder::forget_outage], the default). Call
     /// [`record`](Self::record) with the dependency's answer to a request it let through.
     ///
     /// # Errors
     /// [`Throttled`] when the request is rejected locally.
+    ///
+    /// [AdaptiveThrottleBuilder::forget_outage]: super::builder::AdaptiveThrottleBuilder::forget_outage
     pub fn try_acquire(&self) -> Result<(), Throttled> {
         let (head, tick) = self.current(self.tick());
         let (requests, accepts) = self.totals(head, tick);
