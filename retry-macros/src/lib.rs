@@ -36,6 +36,7 @@ mod recover;
 mod rename;
 mod render;
 mod rewrite;
+mod stream;
 mod util;
 mod valid;
 mod value_rules;

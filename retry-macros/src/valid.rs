@@ -32,6 +32,7 @@ pub(crate) fn args(parsed: &Parsed) -> syn::Result<()> {
         schedule_rules(schedule, &mut errors);
     }
     crate::no_effect::check(&parsed.args, &mut errors);
+    crate::stream::keys(&parsed.args, &mut errors);
     errors.extend(parsed.unread_crate.clone());
     combine(errors).map_or(Ok(()), Err)
 }
@@ -68,6 +69,7 @@ pub(crate) fn item(f: &RetryFn, attempts: Option<u32>) -> syn::Result<()> {
 
 /// Checks the attribute's keys against the function; reports the first mistake found.
 pub(crate) fn together(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
+    crate::stream::check(args, f)?;
     if !f.is_async() && args.schedule.settings.timeout.is_some() {
         return Err(syn::Error::new(
             args.schedule.span_of("timeout"),
@@ -301,7 +303,12 @@ fn fix_hint(e: &retry_rules::PolicyError) -> String {
 
 /// `policy = …` sets the whole schedule at run time: no schedule key may stand beside it.
 fn exclude_schedule_keys(schedule: &Schedule, errors: &mut Vec<syn::Error>) {
-    let mut keys: Vec<_> = schedule.spans.iter().collect();
+    // The stream's own settings are not the schedule's: they stand beside a `policy`.
+    let mut keys: Vec<_> = schedule
+        .spans
+        .iter()
+        .filter(|(key, _)| !matches!(**key, "idle_timeout" | "progress_resets"))
+        .collect();
     keys.sort_by_key(|(key, _)| **key);
     for (key, span) in keys {
         let message = if *key == "idempotent" {

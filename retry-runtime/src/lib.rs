@@ -170,7 +170,9 @@ pub mod api {
         //!   [`RetryPolicyBuilder::from_settings`](crate::RetryPolicyBuilder::from_settings) and
         //!   [`RetryPolicyBuilder::settings`](crate::RetryPolicyBuilder::settings)), what
         //!   its check gives ([`CheckedSettings`], [`DeadSetting`]), and [`Latencies`], the estimate
-        //!   behind a quantile [`HedgeAfter`](crate::HedgeAfter) (read through [`Quantiles`]).
+        //!   behind a quantile [`HedgeAfter`](crate::HedgeAfter) (read through [`Quantiles`]);
+        //!   a retried stream's own settings beside its schedule's ([`StreamSettings`], the rules
+        //!   they break: [`StreamError`]).
 
         pub use crate::{
             AddGuard, Breaker, BreakerSlot, BulkheadPermit, ChooseDelay, ClassHook, ClassOf,
@@ -178,7 +180,7 @@ pub mod api {
             KeepsOutcome, Latencies, NoBreaker, NoTimeout, NotKept, OkClassOf, OkHook, OnRetryHook,
             Permit, PolicySettings, RetryFuture, TimeoutIf, TimeoutInto, Unset, ViaTrait,
         };
-        pub use retry_rules::{CheckedSettings, DeadSetting, Quantiles};
+        pub use retry_rules::{CheckedSettings, DeadSetting, Quantiles, StreamError, StreamSettings};
     }
 }
 

@@ -33,6 +33,10 @@ pub(super) fn example(key: &str) -> &'static str {
         "breaker_open_into" => "|open| Status::unavailable(open.to_string())",
         "throttled_into" => "|shed| Status::unavailable(shed.to_string())",
         "bulkhead_full_into" => "|full| Status::resource_exhausted(full.to_string())",
+        "resume" => "|after, event: &Event| *after = Some(event.seq)",
+        "checkpoint" => "after",
+        "idle_timeout" => "\"30s\"",
+        "progress_resets" => "false",
         _ => "POLICY",
     }
 }
@@ -71,6 +75,10 @@ pub(super) fn expr_kind(key: &str) -> Option<&'static str> {
         "bulkhead_full_into" => {
             "a path or a closure that captures nothing, `fn(reattempt::BulkheadFull) -> E`"
         }
+        "resume" => {
+            "a closure `|after, item: &T| …` naming the argument the stream resumes from, or a path `fn(&mut C, &T)` with `checkpoint = after`"
+        }
+        "checkpoint" => "the name of the argument the stream resumes from, as in `checkpoint = after`",
         _ => return None,
     })
 }

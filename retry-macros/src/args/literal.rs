@@ -22,6 +22,8 @@ const LITERAL_KEYS: &[&str] = &[
     "log_error",
     "one_layer",
     "idempotent",
+    "idle_timeout",
+    "progress_resets",
 ];
 
 /// A named constant, a field, a call or arithmetic where a literal is required (`delay = DELAY`,

@@ -22,7 +22,7 @@ use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 
-pub(crate) use model::{Conversions, RetryArgs, Schedule};
+pub(crate) use model::{Conversions, RetryArgs, Schedule, StreamArgs};
 use raw::RawArgs;
 
 use crate::util::combine;
@@ -68,7 +68,8 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
     if let Some(e) = combine(std::mem::take(&mut errors)) {
         return Err(e);
     }
-    let schedule = values::schedule(&raw, &mut errors);
+    let mut schedule = values::schedule(&raw, &mut errors);
+    let stream = values::stream(&raw, &mut schedule, &mut errors);
     let (krate, unread_crate) = values::crate_path(raw.krate.as_ref());
     let args = RetryArgs {
         schedule,
@@ -93,6 +94,7 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Parsed> {
             throttled: raw.throttled_into,
             bulkhead_full: raw.bulkhead_full_into,
         },
+        stream,
         key_spans,
     };
     Ok(Parsed {

@@ -27,6 +27,8 @@ pub(crate) struct RetryArgs {
     /// How the library's own failures become the function's error, when the error type has no
     /// conversion of its own (another crate's type): see `convert` in the runtime.
     pub(crate) into: Conversions,
+    /// `resume` and the keys only a stream takes: the function returns a stream, resumed.
+    pub(crate) stream: StreamArgs,
     /// Where each key was written (its name), for errors about the key as a whole.
     pub(crate) key_spans: HashMap<String, Span>,
 }
@@ -48,6 +50,17 @@ impl RetryArgs {
             .copied()
             .unwrap_or_else(Span::call_site)
     }
+}
+
+/// `resume = …` (which makes the function a stream's), `checkpoint = …`, and the stream's own
+/// settings (`idle_timeout`, `progress_resets`, their spans in `Schedule::spans`).
+#[derive(Default)]
+pub(crate) struct StreamArgs {
+    /// A closure `|after, item| …` (its first parameter names the checkpoint argument) or a path.
+    pub(crate) resume: Option<Expr>,
+    /// The checkpoint argument's name, beside a `resume` path.
+    pub(crate) checkpoint: Option<Expr>,
+    pub(crate) settings: retry_rules::StreamSettings,
 }
 
 /// The schedule keys that were given, with the span of each value.

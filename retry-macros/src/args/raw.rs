@@ -150,4 +150,8 @@ pub(super) struct RawArgs {
     pub(super) breaker_open_into: Option<Expr>,
     pub(super) throttled_into: Option<Expr>,
     pub(super) bulkhead_full_into: Option<Expr>,
+    pub(super) resume: Option<Expr>,
+    pub(super) checkpoint: Option<Expr>,
+    pub(super) idle_timeout: Option<DurationArg>,
+    pub(super) progress_resets: Option<syn::LitBool>,
 }

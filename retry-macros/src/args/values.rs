@@ -129,6 +129,28 @@ fn read_other_settings(raw: &RawArgs, s: &mut Schedule, errors: &mut Vec<syn::Er
     }
 }
 
+/// `resume`, `checkpoint` and the stream's settings (`idle_timeout`, read as the other
+/// durations; `progress_resets`), their spans beside the schedule's.
+pub(super) fn stream(
+    raw: &RawArgs,
+    s: &mut Schedule,
+    errors: &mut Vec<syn::Error>,
+) -> super::StreamArgs {
+    let mut settings = retry_rules::StreamSettings {
+        idle_timeout: parse_duration(raw.idle_timeout.as_ref(), "idle_timeout", &mut s.spans, errors),
+        ..retry_rules::StreamSettings::default()
+    };
+    if let Some(lit) = &raw.progress_resets {
+        s.spans.insert("progress_resets", lit.span());
+        settings.progress_resets = Some(lit.value);
+    }
+    super::StreamArgs {
+        resume: raw.resume.clone(),
+        checkpoint: raw.checkpoint.clone(),
+        settings,
+    }
+}
+
 /// `crate`'s path (`::reattempt` when it is not given), and the error of one that is not a path.
 pub(super) fn crate_path(lit: Option<&syn::LitStr>) -> (Path, Option<syn::Error>) {
     let mut unread_crate = None;

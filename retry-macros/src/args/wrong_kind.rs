@@ -50,7 +50,7 @@ pub(super) fn word_for_string(key: &str, value: &Expr) -> Option<String> {
                 "`crate` takes the path in a string: write `crate = \"{text}\"`"
             ))
         }
-        "one_layer" | "idempotent" => bool_fix(key, lit?),
+        "one_layer" | "idempotent" | "progress_resets" => bool_fix(key, lit?),
         // `max_attempts = "5s"`, `max_attempts = 5s`: a time where a count goes.
         "max_attempts" if lit.is_some_and(|l| duration_text(l).is_some()) => time_for_a_count(lit?),
         "max_attempts" | "multiplier" => match lit {

@@ -447,7 +447,6 @@ pub(super) const SETTINGS: &[Setting] = &[
             "writeTimeout",
             "pool_idle_timeout",
             "pool_max_idle_per_host",
-            "idle_timeout",
             "tcp_keepalive",
             "keep_alive",
             "keepAlive",

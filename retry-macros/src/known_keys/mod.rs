@@ -61,6 +61,10 @@ pub(crate) const KEYS: &[&str] = &[
     "breaker_open_into",
     "throttled_into",
     "bulkhead_full_into",
+    "resume",
+    "checkpoint",
+    "idle_timeout",
+    "progress_resets",
 ];
 
 /// The keys whose value is a duration string.
@@ -70,6 +74,7 @@ pub(crate) const DURATION_KEYS: &[&str] = &[
     "max_delay",
     "timeout",
     "max_elapsed",
+    "idle_timeout",
 ];
 
 /// The corrected `key = value` for a duration key given `value`, or `None` when the value's

@@ -43,6 +43,7 @@ mod hint;
 mod jitter;
 mod log;
 mod settings;
+mod stream;
 
 pub use backoff::{Backoff, ParseBackoffError};
 pub use dead::DeadSetting;
@@ -52,6 +53,7 @@ pub use hint::{HintMode, ParseHintModeError};
 pub use jitter::{Jitter, ParseJitterError};
 pub use log::{LogError, ParseLogError};
 pub use settings::{CheckedSettings, PolicyError, PolicySettings};
+pub use stream::{StreamError, StreamSettings};
 
 /// What the runtime's delays share with [`Backoff`] and [`Jitter`]: not part of the documented
 /// API, and not bound by semver.
