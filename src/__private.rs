@@ -129,6 +129,13 @@ pub fn result_type<R: IsResult>() -> TypeOf<R> {
     TypeOf(core::marker::PhantomData)
 }
 
+/// The hooks of a stream whose function returns `R` (`Result<impl Stream, E>`): outcome `()`,
+/// since a stream's hooks judge only its failures (an item delivered is never retried).
+#[inline]
+pub fn stream_hooks<R: IsResult>(_: TypeOf<R>) -> FnHooks<(), R::Err> {
+    FnHooks::new()
+}
+
 /// The hooks of a call whose function returns `R`, every hook at its default: the attribute's
 /// keys then set theirs, with their closures' parameter types known.
 #[inline]

@@ -31,6 +31,11 @@ pub(crate) fn rewrite(f: &RetryFn) -> Rewritten {
     }
 }
 
+/// `bind_by_name`, for a signature that keeps its receiver as written.
+pub(crate) fn bind_params(sig: &mut syn::Signature, f: &RetryFn) {
+    bind_by_name(sig, f);
+}
+
 /// Binds each argument by a plain name: a pattern (or `_`) is renamed (each attempt destructures
 /// its own copy), and a binding's `mut` is dropped (the signature's binding is only copied from,
 /// so a `mut` there would be unused; the attempt's own binding carries it instead).

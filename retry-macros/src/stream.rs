@@ -4,7 +4,6 @@
 //! function for them, and `expand::stream` writes the call.
 
 use proc_macro2::Span;
-use syn::spanned::Spanned;
 use syn::{Expr, Ident, Pat};
 
 use crate::args::RetryArgs;
@@ -150,8 +149,8 @@ pub(crate) fn resumed<'a>(args: &'a RetryArgs, f: &'a RetryFn) -> syn::Result<Op
                 },
                 other => crate::render::render(other),
             };
-            return Err(syn::Error::new(
-                ty.span(),
+            return Err(syn::Error::new_spanned(
+                ty,
                 format!(
                     "the checkpoint `{ident}` is a reference, and a stream resumes from a value \
                      of its own: each item advances it, and each open gets a clone of it, long \
@@ -187,8 +186,14 @@ fn checkpoint_name(args: &RetryArgs, advance: &Expr) -> syn::Result<(String, Spa
     match advance {
         Expr::Closure(c) => {
             if c.inputs.len() != 2 {
-                return Err(syn::Error::new(
-                    c.inputs_begin.span.join(c.inputs_end.span).unwrap_or(c.inputs_begin.span),
+                // At the parameters (at `||` when there are none).
+                let at: &dyn quote::ToTokens = if c.inputs.is_empty() {
+                    &c.inputs_begin
+                } else {
+                    &c.inputs
+                };
+                return Err(syn::Error::new_spanned(
+                    at,
                     format!(
                         "`resume` takes a closure of two parameters, the checkpoint argument and \
                          the item delivered, as in `resume = |after, event: &Event| *after = \

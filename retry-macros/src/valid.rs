@@ -100,7 +100,14 @@ pub(crate) fn together(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
 /// needs a timed attempt (an `async fn` with `timeout`, or with `policy`, which may hold one),
 /// and each guard's conversion needs its guard.
 fn conversions_in_use(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
-    let timed = f.is_async() && (args.schedule.settings.timeout.is_some() || args.policy.is_some());
+    // A stream's idle timeout and its deadline (`max_elapsed`, which ends the stream with the
+    // conversion) convert an `Elapsed` too.
+    let stream = &args.stream;
+    let stream_timed = stream.resume.is_some()
+        && (stream.settings.idle_timeout.is_some()
+            || args.schedule.settings.max_elapsed.is_some());
+    let timed = f.is_async()
+        && (args.schedule.settings.timeout.is_some() || args.policy.is_some() || stream_timed);
     let into = &args.into;
     for (key, given, used, needs) in [
         (

@@ -11,14 +11,19 @@ use crate::args::RetryArgs;
 /// The hooks `decide` takes, as one `FnHooks` value: which errors to retry, which `Ok`s to
 /// retry, the server's hint, the callback before a sleep, and (with a breaker or a budget) which
 /// errors say they were a timeout. Each hook the attribute does not set keeps its default.
-pub(super) fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span) -> TokenStream {
+/// A stream's hooks (`stream`) judge only failures: their outcome type is `()`.
+pub(super) fn hooks(args: &RetryArgs, p: &TokenStream, ret: Span, stream: bool) -> TokenStream {
     // Typed by the function's return type (not by borrowing the outcome, which would keep it
     // alive across the sleep's `await` in the eyes of the `Send` analysis). Spanned at the
     // return type, so that a non-`Result` is reported once, there.
     // The return type's marker, under a name located at the return type: rustc blames an unmet
     // bound on the argument, and reports it once when it is where `result_type`'s error is.
     // (Not hygienic: rustc reports at a name of the macro's own context as at the attribute.)
-    let typed = at(quote!(#p::hooks), ret);
+    let typed = if stream {
+        at(quote!(#p::stream_hooks), ret)
+    } else {
+        at(quote!(#p::hooks), ret)
+    };
     let ty = syn::Ident::new("__reattempt_result_type", ret);
     let mut hooks = quote_spanned!(ret=> #typed(#ty));
     if let Some(retry_if) = retry_err(args, p) {

@@ -14,6 +14,7 @@ mod policy;
 mod recover_call;
 mod recover_message;
 mod spans;
+mod stream;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -114,10 +115,17 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     let k = &args.krate;
     let p = quote!(#k::__private);
     let Rewritten {
-        sig,
+        mut sig,
         body: block,
         uses_self,
     } = rewrite::rewrite(f);
+    // A stream's open clones a by-value `self` (`stream`): the signature's binding stays as
+    // written.
+    let resumed = crate::stream::resumed(args, f).ok().flatten();
+    if resumed.is_some() {
+        sig.inputs = f.item.sig.inputs.clone();
+        rewrite::bind_params(&mut sig, f);
+    }
     let body = quote::ToTokens::to_token_stream(&block);
     let mutably = mutably_borrowed(f);
 
@@ -131,7 +139,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     let (name_item, name) = event_name(args, &p);
     let per_attempt = per_attempt_bindings(f, uses_self, &body, &p);
     let ty_at_ret = syn::Ident::new("__reattempt_result_type", ret.span());
-    let hooks = hooks(args, &p, ret.span());
+    let hooks = hooks(args, &p, ret.span(), resumed.is_some());
 
     // Pins a block's output to the function's return type without writing the type (which may
     // mention `impl Trait`), so that `?` in the body knows what to convert into.
@@ -180,7 +188,9 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
         pin,
         as_result,
     };
-    let contents = if hedged {
+    let contents = if let Some(resumed) = &resumed {
+        stream::stream_contents(&parts, resumed, uses_self, &body)
+    } else if hedged {
         hedged_contents(&parts)
     } else {
         loop_contents(&parts, uses_self, &body)

@@ -1,0 +1,270 @@
+//! A function that returns a stream, resumed (`resume = …`): its body becomes the stream's open
+//! (a closure the runtime calls with a clone of the checkpoint, for the first open and for each
+//! resume), and the function returns the runtime's `RetryStream`, opened:
+//! `policy.retry_stream(open).resume(after, advance)…opened().await`. Every decision (which
+//! failure is retried, when, what a resume costs) is the runtime's.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::Type;
+
+use super::Parts;
+use super::bindings::{named_by, per_attempt_binding};
+use super::conversions::{conversion, timeout_into};
+use super::recover_call::recover_trait;
+use super::spans::{at, respan};
+use crate::item::{self, Param, Receiver, RetryFn};
+use crate::stream::Resumed;
+
+/// The function's contents: the open, then the stream set up, opened and returned.
+pub(super) fn stream_contents(
+    parts: &Parts<'_>,
+    resumed: &Resumed<'_>,
+    uses_self: bool,
+    body: &TokenStream,
+) -> TokenStream {
+    let Parts { args, f, p, .. } = parts;
+    let ty = format_ident!("__reattempt_ty", span = Span::mixed_site());
+    let err = format_ident!("__reattempt_err", span = Span::mixed_site());
+    let open = format_ident!("__reattempt_open", span = Span::mixed_site());
+    let opened = format_ident!("__reattempt_opened", span = Span::mixed_site());
+    let open_fn = open_closure(parts, resumed, uses_self, body, &err);
+    let checkpoint = resumed.ident;
+    let advance = resumed.advance;
+    let policy_ref = &parts.policy_ref;
+    let name = args
+        .name
+        .as_ref()
+        .map_or_else(|| { let n = &parts.name; quote!((#n)()) }, |lit| quote!(#lit));
+    let hooks = &parts.hooks;
+    let settings = settings(parts);
+    let recover = args
+        .recover
+        .as_ref()
+        .map(|path| recover_setting(path, f, resumed, p));
+    let kept = recover.as_ref().map(|(kept, _)| kept);
+    let recover = recover.as_ref().map(|(_, setting)| setting);
+    let from_result = at(quote!(#p::IsResult::from_result), parts.ret);
+    let declared = declared_stream(f, &opened);
+    let head = &parts.head;
+    quote! {
+        #head
+        let #err = #p::error_of(#ty);
+        #kept
+        let #open = #open_fn;
+        let #opened = #p::RetryPolicy::retry_stream(#policy_ref, #open)
+            .resume(#checkpoint, #advance)
+            .hooks(#hooks)
+            .name(#name)
+            #settings
+            #recover
+            .opened()
+            .await;
+        #from_result(#declared)
+    }
+}
+
+/// The open: a closure of the checkpoint (a clone of the current one, for each open) that binds
+/// what the body names, as each attempt does (a copy of `&self`, a clone of a by-value argument
+/// or of a by-value `self`), and runs the body in an `async move` block whose error is the
+/// function's (so that `?` converts into it).
+fn open_closure(
+    parts: &Parts<'_>,
+    resumed: &Resumed<'_>,
+    uses_self: bool,
+    body: &TokenStream,
+    err: &syn::Ident,
+) -> TokenStream {
+    let Parts { f, p, stmts, .. } = parts;
+    let checkpoint = &f.params[resumed.index];
+    let Param::Owned {
+        ident, mutable, ty, ..
+    } = checkpoint
+    else {
+        unreachable!("reattempt: the checkpoint is an owned argument (`stream::resumed`)")
+    };
+    // Not named by the body (an open that ignores where it resumes from): `_`, not an unused
+    // binding.
+    let param = if named_by(checkpoint, body) {
+        let mutability = mutable.then(|| quote!(mut));
+        quote!(#mutability #ident: #ty)
+    } else {
+        quote!(_: #ty)
+    };
+    let receiver = f.receiver.filter(|_| uses_self).map(|(r, span)| {
+        let this = quote_spanned!(span=> __self);
+        let slf = quote_spanned!(span=> self);
+        match r {
+            // A copy of `&self`: the stream borrows it for its life.
+            Receiver::Shared => quote!(let #this = #slf;),
+            // Each open gets its own clone (the stream owns `self`).
+            _ => quote_spanned!(span=> let #this = #p::clone_arg(&#slf);),
+        }
+    });
+    let others = f
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| *i != resumed.index && named_by(a, body))
+        .filter_map(|(_, a)| per_attempt_binding(a, p));
+    quote! {
+        move |#param| {
+            #receiver
+            #(#others)*
+            async move {
+                if #p::NEVER {
+                    return ::core::result::Result::Err(#p::ErrorOf::value(#err));
+                }
+                #(#stmts)*
+            }
+        }
+    }
+}
+
+/// The stream's settings beside its hooks and name: the idle timeout, progress, idempotence, the
+/// guards and the timeout of each open, each with its conversion into the function's error.
+fn settings(parts: &Parts<'_>) -> TokenStream {
+    let Parts { args, p, .. } = parts;
+    let mut out = TokenStream::new();
+    let duration = |d: std::time::Duration| {
+        let (secs, nanos) = (d.as_secs(), d.subsec_nanos());
+        quote!(#p::Duration::new(#secs, #nanos))
+    };
+    let stream = &args.stream.settings;
+    if let Some(idle) = stream.idle_timeout {
+        let d = duration(idle);
+        let into = conversion(
+            args.into.timeout.as_ref(),
+            quote!(#p::from_elapsed),
+            args.schedule.span_of("idle_timeout"),
+            p,
+        );
+        out.extend(quote!(.idle_timeout_into(#d, #p::timeout_fn(#into))));
+    }
+    if let Some(resets) = stream.progress_resets {
+        out.extend(quote!(.progress_resets(#resets)));
+    }
+    if let Some(idempotent) = args.schedule.settings.idempotent {
+        out.extend(quote!(.idempotent(#idempotent)));
+    }
+    if let Some(b) = &args.circuit_breaker {
+        let into = conversion(
+            args.into.breaker_open.as_ref(),
+            quote!(#p::from_breaker_open),
+            args.key_span("circuit_breaker"),
+            p,
+        );
+        let breaker = quote_spanned!(syn::spanned::Spanned::span(b)=> #p::breaker_ref(&#b));
+        out.extend(quote!(.breaker_open_into(#breaker, #into)));
+    }
+    if let Some(g) = &args.budget {
+        let budget = quote_spanned!(syn::spanned::Spanned::span(g)=> #p::budget_ref(&#g));
+        out.extend(quote!(.budget(#budget)));
+    }
+    // The policy's `timeout` bounds each open (until the open's future resolves).
+    out.extend(timeout_into(args, p).map_or_else(
+        || quote!(.without_timeout()),
+        |into| quote!(.timeout_into(#p::timeout_fn(#into))),
+    ));
+    out
+}
+
+/// `recover`: the fallback gets the error, the receiver and the arguments with the checkpoint
+/// argument set to the checkpoint of the last item delivered, through the trait `recover_call`
+/// declares (its message writes the signatures that fit); its stream continues the consumer's.
+/// Gives the statements keeping a copy of what the fallback takes (the open owns the rest), and
+/// the setting.
+fn recover_setting(
+    path: &syn::Path,
+    f: &RetryFn,
+    resumed: &Resumed<'_>,
+    p: &TokenStream,
+) -> (TokenStream, TokenStream) {
+    let span = syn::spanned::Spanned::span(path);
+    let name_span = path.segments.last().map_or(span, |s| s.ident.span());
+    let error = syn::Ident::new("__reattempt_error", span.resolved_at(Span::mixed_site()));
+    let at_checkpoint = format_ident!("__reattempt_checkpoint", span = Span::mixed_site());
+    let mut kept = TokenStream::new();
+    let mut passed = Vec::new();
+    for (i, a) in f.params.iter().enumerate() {
+        if i == resumed.index {
+            passed.push(quote!(#at_checkpoint));
+            continue;
+        }
+        let original = a.original();
+        let copy = format_ident!("__reattempt_kept{}", i, span = Span::mixed_site());
+        let lints = a.lints().iter().filter(|l| item::is_cfg(l));
+        let value = match item::ungroup(a.ty()) {
+            // Copied (a shared reference) or, for `&mut`, refused by `stream::resumed`.
+            Type::Reference(_) => quote!(#original),
+            _ => quote_spanned!(syn::spanned::Spanned::span(a.ty())=> #p::clone_arg(&#original)),
+        };
+        kept.extend(quote!(#(#lints)* let #copy = #value;));
+        passed.push(quote!(#copy));
+    }
+    let recv = f.receiver.map(|(r, span)| {
+        let slf = quote_spanned!(span=> self);
+        let copy = format_ident!("__reattempt_kept_self", span = Span::mixed_site());
+        let value = match r {
+            Receiver::Shared => quote!(#slf),
+            _ => quote_spanned!(span=> #p::clone_arg(&#slf)),
+        };
+        kept.extend(quote!(let #copy = #value;));
+        quote!(#copy,)
+    });
+    let tr = format_ident!("__ReattemptRecover");
+    let declare = recover_trait(&tr, path, f, p);
+    let fallback = syn::Ident::new("__reattempt_fallback", name_span);
+    let method = at(quote!(#tr::call), name_span);
+    // Its output is the fallback's own (another stream than this function's): inferred.
+    let any_result = respan(quote!(#p::result_type()), name_span);
+    let invoke = quote_spanned!(name_span=>
+        #method(#any_result, (#(#passed,)*), #recv #error, #fallback)
+    );
+    let setting = quote! {
+        .recover(move |#error, #at_checkpoint| {
+            let #fallback = #path;
+            #declare
+            #invoke
+        })
+    };
+    (kept, setting)
+}
+
+/// The opened stream as the declared return type's `Ok`: as it is under `impl Stream` (and an
+/// alias, which the compiler checks), boxed and pinned for `Pin<Box<dyn Stream …>>`,
+/// `BoxStream` and `LocalBoxStream`, boxed for `Box<dyn Stream …>`, else converted (`Into`).
+fn declared_stream(f: &RetryFn, opened: &syn::Ident) -> TokenStream {
+    let declared = declared_ok(&f.output);
+    let Some(declared) = declared else {
+        return quote!(#opened);
+    };
+    let wrap = match item::ungroup(declared) {
+        Type::ImplTrait(_) => return quote!(#opened),
+        Type::Path(tp) => match tp.path.segments.last() {
+            Some(s) if s.ident == "Pin" || s.ident == "BoxStream" || s.ident == "LocalBoxStream" => {
+                quote!(::std::boxed::Box::pin(__reattempt_s))
+            }
+            Some(s) if s.ident == "Box" => quote!(::std::boxed::Box::new(__reattempt_s)),
+            _ => quote!(::core::convert::Into::into(__reattempt_s)),
+        },
+        _ => return quote!(#opened),
+    };
+    quote! {
+        ::core::result::Result::map(#opened, |__reattempt_s| -> #declared { #wrap })
+    }
+}
+
+/// `T` of the return type `Result<T, E>`, as written.
+fn declared_ok(output: &Type) -> Option<&Type> {
+    if let Type::Path(tp) = item::ungroup(output)
+        && let Some(last) = tp.path.segments.last()
+        && last.ident == "Result"
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && let Some(syn::GenericArgument::Type(t)) = args.args.first()
+    {
+        Some(t)
+    } else {
+        None
+    }
+}

@@ -1,0 +1,23 @@
+use reattempt::retryable;
+
+struct Event {
+    seq: u64,
+}
+
+/// What the open returns (the attribute is refused before its type matters).
+struct Events(Vec<Event>);
+
+struct Client;
+
+impl Client {
+    #[retryable(idle_timeout = "30s")]
+    async fn events(&self, after: Option<u64>) -> Result<Events, String> {
+        Ok(Events(vec![Event { seq: after.unwrap_or(0) }]))
+    }
+}
+
+fn main() {
+    drop(Client.events(None));
+    let _ = |e: Event| e.seq;
+    let _ = |e: Events| e.0.len();
+}
