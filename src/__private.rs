@@ -130,10 +130,20 @@ pub fn result_type<R: IsResult>() -> TypeOf<R> {
 }
 
 /// The hooks of a stream whose function returns `R` (`Result<impl Stream, E>`): outcome `()`,
-/// since a stream's hooks judge only its failures (an item delivered is never retried).
+/// since a stream's hooks judge only its failures (an item delivered is never retried); and
+/// idempotent, as `RetryStream`'s own default (a resume repeats a read from the checkpoint).
+///
+/// ```
+/// use reattempt::__private::{TypeOf, result_type, stream_hooks};
+/// use reattempt::Hooks;
+///
+/// let ty: TypeOf<Result<Vec<u8>, String>> = result_type();
+/// let mut hooks = stream_hooks(ty);
+/// assert_eq!(Hooks::<(), String>::idempotent(&mut hooks), Some(true));
+/// ```
 #[inline]
 pub fn stream_hooks<R: IsResult>(_: TypeOf<R>) -> FnHooks<(), R::Err> {
-    FnHooks::new()
+    FnHooks::new().idempotent(true)
 }
 
 /// The hooks of a call whose function returns `R`, every hook at its default: the attribute's

@@ -161,8 +161,18 @@ fn settings(parts: &Parts<'_>) -> TokenStream {
         let budget = quote_spanned!(syn::spanned::Spanned::span(g)=> #p::budget_ref(&#g));
         out.extend(quote!(.budget(#budget)));
     }
-    // The policy's `timeout` bounds each open (until the open's future resolves).
-    out.extend(timeout_into(args, p).map_or_else(
+    // The policy's `timeout` bounds each open (until the open's future resolves); with a
+    // conversion, `max_elapsed` ends a stream that is delivering too (with its error), where
+    // without one it would only end the sleeps: so a deadline is always given one.
+    let deadline = args.schedule.settings.max_elapsed.map(|_| {
+        conversion(
+            args.into.timeout.as_ref(),
+            quote!(#p::from_elapsed),
+            args.schedule.span_of("max_elapsed"),
+            p,
+        )
+    });
+    out.extend(timeout_into(args, p).or(deadline).map_or_else(
         || quote!(.without_timeout()),
         |into| quote!(.timeout_into(#p::timeout_fn(#into))),
     ));
