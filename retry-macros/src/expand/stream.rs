@@ -241,9 +241,9 @@ fn recover_setting(
     (kept, setting)
 }
 
-/// The opened stream as the declared return type's `Ok`: as it is under `impl Stream` (and an
-/// alias, which the compiler checks), boxed and pinned for `Pin<Box<dyn Stream …>>`,
-/// `BoxStream` and `LocalBoxStream`, boxed for `Box<dyn Stream …>`, else converted (`Into`).
+/// The opened stream as the declared return type's `Ok`: as it is under `impl Stream` (or when
+/// the return type is an alias of the whole `Result`), boxed for `Box<dyn Stream …>`, and boxed
+/// and pinned for any other type (`Pin<Box<dyn Stream …>>`, `BoxStream`, an alias of one).
 fn declared_stream(f: &RetryFn, opened: &syn::Ident) -> TokenStream {
     let declared = declared_ok(&f.output);
     let Some(declared) = declared else {
@@ -251,16 +251,18 @@ fn declared_stream(f: &RetryFn, opened: &syn::Ident) -> TokenStream {
     };
     let wrap = match item::ungroup(declared) {
         Type::ImplTrait(_) => return quote!(#opened),
-        Type::Path(tp) => match tp.path.segments.last() {
-            Some(s) if s.ident == "Pin" || s.ident == "BoxStream" || s.ident == "LocalBoxStream" => {
-                quote!(::std::boxed::Box::pin(__reattempt_s))
-            }
-            Some(s) if s.ident == "Box" => quote!(::std::boxed::Box::new(__reattempt_s)),
-            _ => quote!(::core::convert::Into::into(__reattempt_s)),
-        },
+        // `Box<dyn Stream …>`; any other name is taken for a pinned box (`Pin<Box<dyn Stream
+        // …>>`, `BoxStream`, `LocalBoxStream`, a crate's alias of one), coerced to it.
+        Type::Path(tp) if tp.path.segments.last().is_some_and(|s| s.ident == "Box") => {
+            quote!(::std::boxed::Box::new(__reattempt_s))
+        }
+        Type::Path(_) => quote!(::std::boxed::Box::pin(__reattempt_s)),
         _ => return quote!(#opened),
     };
-    quote! {
+    // At the declared type, so that a stream that cannot be it (a `'static` box of a stream
+    // that borrows `&self`) is reported there.
+    let at = syn::spanned::Spanned::span(declared);
+    quote_spanned! {at=>
         ::core::result::Result::map(#opened, |__reattempt_s| -> #declared { #wrap })
     }
 }
