@@ -123,8 +123,10 @@ impl Feed {
         self.opens.lock().unwrap().iter().map(|(_, t)| *t).collect()
     }
 
-    /// The source: what the next open of the script gives.
+    /// The source: what the next open of the script gives (after a turn of the executor, as a
+    /// request's would).
     async fn open(&self, after: Option<u64>) -> Result<Events<'static>, Error> {
+        tokio::task::yield_now().await;
         self.opens
             .lock()
             .unwrap()

@@ -11,7 +11,7 @@ pub(super) fn example(key: &str) -> &'static str {
         "throttling_delay" => "\"2s\"",
         "jitter" => "\"full\"",
         "timeout" => "\"1s\"",
-        "max_elapsed" => "\"30s\"",
+        "max_elapsed" | "idle_timeout" => "\"30s\"",
         "log_error" => "\"debug\"",
         "hedge_after" => "\"50ms\"",
         "retry_on" => "[MyError::Unavailable]",
@@ -35,7 +35,6 @@ pub(super) fn example(key: &str) -> &'static str {
         "bulkhead_full_into" => "|full| Status::resource_exhausted(full.to_string())",
         "resume" => "|after, event: &Event| *after = Some(event.seq)",
         "checkpoint" => "after",
-        "idle_timeout" => "\"30s\"",
         "progress_resets" => "false",
         _ => "POLICY",
     }

@@ -123,7 +123,7 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     // written.
     let resumed = crate::stream::resumed(args, f).ok().flatten();
     if resumed.is_some() {
-        sig.inputs = f.item.sig.inputs.clone();
+        sig.inputs.clone_from(&f.item.sig.inputs);
         rewrite::bind_params(&mut sig, f);
     }
     let body = quote::ToTokens::to_token_stream(&block);

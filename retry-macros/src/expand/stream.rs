@@ -47,8 +47,16 @@ pub(super) fn stream_contents(
     let from_result = at(quote!(#p::IsResult::from_result), parts.ret);
     let declared = declared_stream(f, &opened);
     let head = &parts.head;
+    // Under `#[async_trait]` the body is an async block (boxed), whose output nothing pins
+    // before the hooks' closures are checked: the output type, as written, pins it (no `impl
+    // Trait` can be written there).
+    let boxed_output = f.boxed.as_ref().map(|_| {
+        let output = &f.output;
+        quote!(let #ty: #p::TypeOf<#output> = #ty;)
+    });
     quote! {
         #head
+        #boxed_output
         let #err = #p::error_of(#ty);
         #kept
         let #open = #open_fn;
@@ -94,11 +102,12 @@ fn open_closure(
     let receiver = f.receiver.filter(|_| uses_self).map(|(r, span)| {
         let this = quote_spanned!(span=> __self);
         let slf = quote_spanned!(span=> self);
-        match r {
+        if r == Receiver::Shared {
             // A copy of `&self`: the stream borrows it for its life.
-            Receiver::Shared => quote!(let #this = #slf;),
+            quote!(let #this = #slf;)
+        } else {
             // Each open gets its own clone (the stream owns `self`).
-            _ => quote_spanned!(span=> let #this = #p::clone_arg(&#slf);),
+            quote_spanned!(span=> let #this = #p::clone_arg(&#slf);)
         }
     });
     let others = f
@@ -204,10 +213,11 @@ fn recover_setting(
         let original = a.original();
         let copy = format_ident!("__reattempt_kept{}", i, span = Span::mixed_site());
         let lints = a.lints().iter().filter(|l| item::is_cfg(l));
-        let value = match item::ungroup(a.ty()) {
-            // Copied (a shared reference) or, for `&mut`, refused by `stream::resumed`.
-            Type::Reference(_) => quote!(#original),
-            _ => quote_spanned!(syn::spanned::Spanned::span(a.ty())=> #p::clone_arg(&#original)),
+        // Copied (a shared reference; a `&mut` is refused by `stream::resumed`), else cloned.
+        let value = if let Type::Reference(_) = item::ungroup(a.ty()) {
+            quote!(#original)
+        } else {
+            quote_spanned!(syn::spanned::Spanned::span(a.ty())=> #p::clone_arg(&#original))
         };
         kept.extend(quote!(#(#lints)* let #copy = #value;));
         passed.push(quote!(#copy));
@@ -215,9 +225,10 @@ fn recover_setting(
     let recv = f.receiver.map(|(r, span)| {
         let slf = quote_spanned!(span=> self);
         let copy = format_ident!("__reattempt_kept_self", span = Span::mixed_site());
-        let value = match r {
-            Receiver::Shared => quote!(#slf),
-            _ => quote_spanned!(span=> #p::clone_arg(&#slf)),
+        let value = if r == Receiver::Shared {
+            quote!(#slf)
+        } else {
+            quote_spanned!(span=> #p::clone_arg(&#slf))
         };
         kept.extend(quote!(let #copy = #value;));
         quote!(#copy,)
@@ -250,7 +261,6 @@ fn declared_stream(f: &RetryFn, opened: &syn::Ident) -> TokenStream {
         return quote!(#opened);
     };
     let wrap = match item::ungroup(declared) {
-        Type::ImplTrait(_) => return quote!(#opened),
         // `Box<dyn Stream …>`; any other name is taken for a pinned box (`Pin<Box<dyn Stream
         // …>>`, `BoxStream`, `LocalBoxStream`, a crate's alias of one), coerced to it.
         Type::Path(tp) if tp.path.segments.last().is_some_and(|s| s.ident == "Box") => {
