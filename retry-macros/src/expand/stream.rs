@@ -29,6 +29,8 @@ pub(super) fn stream_contents(
     let open = format_ident!("__reattempt_open", span = Span::mixed_site());
     let opened = format_ident!("__reattempt_opened", span = Span::mixed_site());
     let open_fn = open_closure(parts, resumed, uses_self, body, &err);
+    // The argument's own name: a checkpoint that is not `Clone` (`resume`'s bound) is reported
+    // at it.
     let checkpoint = resumed.ident;
     let advance = resumed.advance;
     let policy_ref = &parts.policy_ref;
@@ -288,5 +290,79 @@ fn declared_ok(output: &Type) -> Option<&Type> {
         Some(t)
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The expansion of `#[retryable(ARGS)]` on `ITEM`, as text.
+    fn expansion(args: &str, item: &str) -> String {
+        let args = args.parse().unwrap_or_else(|e| panic!("{e}"));
+        let item = item.parse().unwrap_or_else(|e| panic!("{e}"));
+        super::super::retryable(args, item).to_string()
+    }
+
+    const RESUME: &str = "resume = |after, e: &Event| *after = Some(e.seq)";
+    const EVENTS: &str = "async fn events(&self, after: Option<u64>, tag: String) \
+        -> Result<impl Stream<Item = Result<Event, E>>, E> { open(&self.url, after, &tag).await }";
+
+    #[test]
+    fn the_body_becomes_the_open_of_a_resumed_stream() {
+        let out = expansion(RESUME, EVENTS);
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains(":: reattempt :: __private :: RetryPolicy :: retry_stream (& __REATTEMPT_POLICY , __reattempt_open)"),
+            "{out}"
+        );
+        // The checkpoint is the open's parameter; the other argument is cloned for each open.
+        assert!(out.contains("move | after : Option < u64 > |"), "{out}");
+        assert!(out.contains("let tag = :: reattempt :: __private :: clone_arg (& tag) ;"), "{out}");
+        assert!(out.contains(". resume (after , | after , e : & Event | * after = Some (e . seq))"), "{out}");
+        assert!(out.contains("stream_hooks"), "{out}");
+        assert!(out.contains(". opened () . await"), "{out}");
+        // Moved into the open, not consumed after a loop; no timeout, no conversion needed.
+        assert!(!out.contains("consume"), "{out}");
+        assert!(out.contains(". without_timeout ()"), "{out}");
+        assert!(!out.contains("Box :: pin"), "{out}");
+    }
+
+    /// Each conversion is asked only where a failure can need it: `timeout` (each open), the
+    /// idle timeout, and `max_elapsed`, which ends a stream still delivering with it.
+    #[test]
+    fn an_elapsed_is_converted_where_one_can_happen() {
+        for (args, says) in [
+            ("timeout = \"1s\"", ". timeout_into (:: reattempt :: __private :: timeout_fn"),
+            ("max_elapsed = \"1m\"", ". timeout_into (:: reattempt :: __private :: timeout_fn"),
+            ("idle_timeout = \"30s\"", ". idle_timeout_into (:: reattempt :: __private :: Duration :: new (30u64 , 0u32)"),
+            ("progress_resets = false", ". progress_resets (false)"),
+            ("idempotent = false", ". idempotent (false)"),
+            ("budget = BUDGET", ". budget (:: reattempt :: __private :: budget_ref (& BUDGET))"),
+            ("circuit_breaker = BREAKER", ". breaker_open_into (:: reattempt :: __private :: breaker_ref (& BREAKER) , :: reattempt :: __private :: from_breaker_open)"),
+        ] {
+            let out = expansion(&format!("{RESUME}, {args}"), EVENTS);
+            assert!(out.contains(says), "{args}: {out}");
+        }
+    }
+
+    #[test]
+    fn a_declared_box_is_boxed_and_an_unread_checkpoint_unbound() {
+        let out = expansion(
+            RESUME,
+            "async fn events(after: Option<u64>) -> Result<BoxStream<'static, Result<Event, E>>, E> { open().await }",
+        );
+        assert!(out.contains("-> BoxStream < 'static , Result < Event , E > > { :: std :: boxed :: Box :: pin (__reattempt_s) }"), "{out}");
+        assert!(out.contains("move | _ : Option < u64 > |"), "{out}");
+    }
+
+    #[test]
+    fn a_by_value_self_is_cloned_for_each_open_and_the_fallback() {
+        let out = expansion(
+            &format!("{RESUME}, recover = Self::fallback"),
+            "async fn events(self, after: Option<u64>) -> Result<impl Stream<Item = Result<Event, E>>, E> { self.open(after).await }",
+        );
+        assert!(out.contains("let __self = :: reattempt :: __private :: clone_arg (& self) ;"), "{out}");
+        assert!(out.contains("let __reattempt_kept_self = :: reattempt :: __private :: clone_arg (& self) ;"), "{out}");
+        assert!(out.contains("async fn events (self ,"), "the signature's `self` stays: {out}");
+        assert!(out.contains(". recover (move | __reattempt_error , __reattempt_checkpoint |"), "{out}");
     }
 }
