@@ -96,7 +96,7 @@ pub(crate) fn keys(args: &RetryArgs, errors: &mut Vec<syn::Error>) {
 pub(crate) struct Resumed<'a> {
     /// The checkpoint argument's position in `RetryFn::params`.
     pub(crate) index: usize,
-    /// The checkpoint argument's name.
+    /// The checkpoint argument's name in the signature.
     pub(crate) ident: &'a Ident,
     /// `resume`'s value, as written.
     pub(crate) advance: &'a Expr,
@@ -135,33 +135,33 @@ pub(crate) fn resumed<'a>(args: &'a RetryArgs, f: &'a RetryFn) -> syn::Result<Op
     else {
         return Err(not_an_argument(f, &name, at));
     };
+    if let syn::Type::Reference(r) = ungroup(param.ty()) {
+        let owned = match crate::render::render(&r.elem).as_str() {
+            "str" => "String".to_owned(),
+            "Path" => "PathBuf".to_owned(),
+            elem if elem.starts_with('[') && elem.ends_with(']') => {
+                format!("Vec<{}>", &elem[1..elem.len() - 1])
+            }
+            elem => elem.to_owned(),
+        };
+        return Err(syn::Error::new_spanned(
+            param.ty(),
+            format!(
+                "the checkpoint `{name}` is a reference, and a stream resumes from a value of its \
+                 own: each item advances it, and each open gets a clone of it, long after the \
+                 caller's borrow; take it by value (`{name}: {owned}`, owned and `Clone`)"
+            ),
+        ));
+    }
+    // The signature's binding (a `_name` the body reads is renamed there: see `item`).
     let ident = match param {
         Param::Owned { ident, .. } => ident,
-        Param::Borrowed { ident, ty, .. } => {
-            let owned = match ungroup(ty) {
-                syn::Type::Reference(r) => match crate::render::render(&r.elem).as_str() {
-                    "str" => "String".to_owned(),
-                    "Path" => "PathBuf".to_owned(),
-                    elem if elem.starts_with('[') && elem.ends_with(']') => {
-                        format!("Vec<{}>", &elem[1..elem.len() - 1])
-                    }
-                    elem => elem.to_owned(),
-                },
-                other => crate::render::render(other),
-            };
-            return Err(syn::Error::new_spanned(
-                ty,
-                format!(
-                    "the checkpoint `{ident}` is a reference, and a stream resumes from a value \
-                     of its own: each item advances it, and each open gets a clone of it, long \
-                     after the caller's borrow; take it by value (`{ident}: {owned}`, owned and \
-                     `Clone`)"
-                ),
-            ));
-        }
-        Param::Pattern { .. } | Param::Ignored { .. } => {
-            return Err(not_an_argument(f, &name, at));
-        }
+        Param::Pattern {
+            pat: Pat::Ident(_),
+            renamed,
+            ..
+        } => renamed,
+        _ => return Err(not_an_argument(f, &name, at)),
     };
     if let Some(mutable) = f.params.iter().find_map(unique_ref) {
         return Err(syn::Error::new(

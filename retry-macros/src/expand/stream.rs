@@ -87,19 +87,18 @@ fn open_closure(
 ) -> TokenStream {
     let Parts { f, p, stmts, .. } = parts;
     let checkpoint = &f.params[resumed.index];
-    let Param::Owned {
-        ident, mutable, ty, ..
-    } = checkpoint
-    else {
-        unreachable!("reattempt: the checkpoint is an owned argument (`stream::resumed`)")
-    };
+    let ty = checkpoint.ty();
     // Not named by the body (an open that ignores where it resumes from): `_`, not an unused
     // binding.
-    let param = if named_by(checkpoint, body) {
-        let mutability = mutable.then(|| quote!(mut));
-        quote!(#mutability #ident: #ty)
-    } else {
-        quote!(_: #ty)
+    let param = match checkpoint {
+        _ if !named_by(checkpoint, body) => quote!(_: #ty),
+        Param::Owned { ident, mutable, .. } => {
+            let mutability = mutable.then(|| quote!(mut));
+            quote!(#mutability #ident: #ty)
+        }
+        // `_after` (renamed in the signature), bound by its own name in the open.
+        Param::Pattern { pat, .. } => quote!(#pat: #ty),
+        _ => unreachable!("reattempt: the checkpoint is owned (`stream::resumed`)"),
     };
     let receiver = f.receiver.filter(|_| uses_self).map(|(r, span)| {
         let this = quote_spanned!(span=> __self);
@@ -364,5 +363,18 @@ mod tests {
         assert!(out.contains("let __reattempt_kept_self = :: reattempt :: __private :: clone_arg (& self) ;"), "{out}");
         assert!(out.contains("async fn events (self ,"), "the signature's `self` stays: {out}");
         assert!(out.contains(". recover (move | __reattempt_error , __reattempt_checkpoint |"), "{out}");
+    }
+
+    /// `_after` read by the body is renamed in the signature (see `item`): the open binds it by
+    /// its own name, and the stream starts from the renamed argument.
+    #[test]
+    fn an_underscored_checkpoint_is_bound_by_its_own_name_in_the_open() {
+        let out = expansion(
+            "resume = |_after, e: &Event| *_after = Some(e.seq)",
+            "async fn events(_after: Option<u64>) -> Result<impl Stream<Item = Result<Event, E>>, E> { open(_after).await }",
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(out.contains("move | _after : Option < u64 > |"), "{out}");
+        assert!(out.contains(". resume (__reattempt_arg0 ,"), "{out}");
     }
 }
