@@ -163,52 +163,79 @@ impl Feed {
 
     #[retryable(max_attempts = 3, delay = "100ms", jitter = "none",
                 resume = |after, event: &Event| *after = Some(event.seq))]
-    async fn events(&self, after: Option<u64>) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    async fn events(
+        &self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
         self.open(after).await
     }
 
     #[retryable(max_attempts = 3, delay = "100ms", jitter = "none", progress_resets = false,
                 resume = |after, event: &Event| *after = Some(event.seq))]
-    async fn events_without_reset(&self, after: Option<u64>) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    async fn events_without_reset(
+        &self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
         self.open(after).await
     }
 
     #[retryable(max_attempts = 3, delay = "100ms", jitter = "none", idle_timeout = "1s",
                 resume = |after, event: &Event| *after = Some(event.seq))]
-    async fn events_idle(&self, after: Option<u64>) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    async fn events_idle(
+        &self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
         self.open(after).await
     }
 
     #[retryable(max_attempts = 3, delay = "100ms", jitter = "none", max_elapsed = "2s",
                 resume = |after, event: &Event| *after = Some(event.seq))]
-    async fn events_by_deadline(&self, after: Option<u64>) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    async fn events_by_deadline(
+        &self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
         self.open(after).await
     }
 
     #[retryable(max_attempts = 10, delay = "100ms", jitter = "none", budget = self.budget,
                 resume = |after, event: &Event| *after = Some(event.seq))]
-    async fn events_on_budget(&self, after: Option<u64>) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    async fn events_on_budget(
+        &self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
         self.open(after).await
     }
 
     #[retryable(max_attempts = 10, delay = "100ms", jitter = "none", circuit_breaker = self.breaker,
                 resume = |after, event: &Event| *after = Some(event.seq))]
-    async fn events_behind_breaker(&self, after: Option<u64>) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    async fn events_behind_breaker(
+        &self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
         self.open(after).await
     }
 
     #[retryable(max_attempts = 3, delay = "100ms", jitter = "none", retry_on = [Error::Reset],
                 recover = Self::replayed, resume = |after, event: &Event| *after = Some(event.seq))]
-    async fn events_recovered(&self, after: Option<u64>) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    async fn events_recovered(
+        &self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
         self.open(after).await
     }
 
     /// The fallback: a replica's events after the checkpoint, marked `+ 100`.
     #[recover]
-    async fn replayed(&self, err: Error, after: Option<u64>) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    async fn replayed(
+        &self,
+        err: Error,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
         assert_eq!(err, Error::Fatal);
         let first = after.map_or(1, |a| a + 1);
-        Ok(stream::iter((first..=self.last).map(|seq| Ok(Event { seq: seq + 100 }))))
+        Ok(stream::iter(
+            (first..=self.last).map(|seq| Ok(Event { seq: seq + 100 })),
+        ))
     }
 
     /// A path for `resume`, naming the argument with `checkpoint`.
@@ -256,7 +283,14 @@ async fn a_failed_open_is_retried_and_its_last_error_returned_up_front() {
     assert_eq!(feed.opens(), [Some(1); 3]);
     assert_eq!(feed.open_times(), [ms(0), ms(100), ms(300)]);
 
-    let feed = Feed::new(3, [Refuse(Error::Reset), Refuse(Error::Reset), Refuse(Error::Fatal)]);
+    let feed = Feed::new(
+        3,
+        [
+            Refuse(Error::Reset),
+            Refuse(Error::Reset),
+            Refuse(Error::Fatal),
+        ],
+    );
     let Err(err) = feed.events(None).await else {
         panic!("three refusals of three attempts");
     };
@@ -279,13 +313,22 @@ async fn progress_resets_the_backoff_and_the_attempts() {
     );
 
     let feed = Feed::new(6, (0..5).map(|_| reset_after(1)));
-    let items: Vec<_> = feed.events_without_reset(None).await.unwrap().collect().await;
+    let items: Vec<_> = feed
+        .events_without_reset(None)
+        .await
+        .unwrap()
+        .collect()
+        .await;
     assert_eq!(
         seqs(&items),
         [Ok(1), Ok(2), Ok(3), Err(Error::Reset)],
         "the third failure is the last of 3 attempts"
     );
-    assert_eq!(feed.open_times(), [ms(0), ms(100), ms(300)], "100 ms, then 200 ms");
+    assert_eq!(
+        feed.open_times(),
+        [ms(0), ms(100), ms(300)],
+        "100 ms, then 200 ms"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -311,14 +354,25 @@ async fn max_elapsed_bounds_the_whole_stream() {
     let items: Vec<_> = feed.events_by_deadline(None).await.unwrap().collect().await;
     assert!(t0.elapsed() <= Duration::from_secs(2), "{:?}", t0.elapsed());
     let opens = feed.opens().len();
-    assert!((19..=21).contains(&opens), "one open per 100 ms for 2 s: {opens}");
-    assert_eq!(items.len(), opens + 1, "an event per open, and the end's error");
+    assert!(
+        (19..=21).contains(&opens),
+        "one open per 100 ms for 2 s: {opens}"
+    );
+    assert_eq!(
+        items.len(),
+        opens + 1,
+        "an event per open, and the end's error"
+    );
     assert!(items.last().unwrap().is_err(), "{:?}", items.last());
 
     let feed = Feed::new(1000, [Deliver(3, Then::Stall)]);
     let t0 = Instant::now();
     let items: Vec<_> = feed.events_by_deadline(None).await.unwrap().collect().await;
-    assert_eq!(t0.elapsed(), Duration::from_secs(2), "ended at the deadline");
+    assert_eq!(
+        t0.elapsed(),
+        Duration::from_secs(2),
+        "ended at the deadline"
+    );
     assert_eq!(
         seqs(&items),
         [Ok(1), Ok(2), Ok(3), Err(Error::Elapsed)],
@@ -329,7 +383,10 @@ async fn max_elapsed_bounds_the_whole_stream() {
 #[tokio::test(start_paused = true)]
 async fn the_budget_pays_for_each_resume_across_the_stream() {
     // 10 tokens at 5 a resume, no item pays back (a refused open): the third resume is refused.
-    let feed = Feed::new(6, [reset_after(1), Refuse(Error::Reset), Refuse(Error::Reset)]);
+    let feed = Feed::new(
+        6,
+        [reset_after(1), Refuse(Error::Reset), Refuse(Error::Reset)],
+    );
     let items: Vec<_> = feed.events_on_budget(None).await.unwrap().collect().await;
     assert_eq!(seqs(&items), [Ok(1), Err(Error::Reset)]);
     assert_eq!(feed.opens(), [None, Some(1), Some(1)]);
@@ -338,8 +395,16 @@ async fn the_budget_pays_for_each_resume_across_the_stream() {
 
 #[tokio::test(start_paused = true)]
 async fn the_breaker_hears_every_resume_and_turns_the_next_call_away() {
-    let feed = Feed::new(6, [reset_after(1), Refuse(Error::Reset), Refuse(Error::Reset)]);
-    let items: Vec<_> = feed.events_behind_breaker(None).await.unwrap().collect().await;
+    let feed = Feed::new(
+        6,
+        [reset_after(1), Refuse(Error::Reset), Refuse(Error::Reset)],
+    );
+    let items: Vec<_> = feed
+        .events_behind_breaker(None)
+        .await
+        .unwrap()
+        .collect()
+        .await;
     assert_eq!(
         seqs(&items),
         [Ok(1), Err(Error::Reset)],
@@ -361,7 +426,12 @@ async fn the_fallback_continues_the_stream_from_its_checkpoint() {
     assert_eq!(seqs(&items), [Ok(1), Ok(2), Ok(103), Ok(104)]);
     // At the first open: the function returns the fallback's stream.
     let feed = Feed::new(4, [Refuse(Error::Fatal)]);
-    let items: Vec<_> = feed.events_recovered(Some(1)).await.unwrap().collect().await;
+    let items: Vec<_> = feed
+        .events_recovered(Some(1))
+        .await
+        .unwrap()
+        .collect()
+        .await;
     assert_eq!(seqs(&items), [Ok(102), Ok(103), Ok(104)]);
     assert_eq!(feed.opens(), [Some(1)]);
 }
@@ -395,7 +465,10 @@ struct Handle(Arc<Feed>);
 impl Handle {
     #[retryable(max_attempts = 3, delay = "100ms",
                 resume = |after, event: &Event| *after = Some(event.seq))]
-    async fn events(self, after: Option<u64>) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    async fn events(
+        self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
         self.0.open(after).await
     }
 }
@@ -429,7 +502,11 @@ async fn by_value_self_generic_fns_and_send_streams() {
     assert_eq!(handle.0.opens(), [None, Some(2)]);
 
     let handle = Handle(Arc::new(Feed::new(5, [reset_after(4)])));
-    let stream = is_send(is_send(generic_events(handle.clone(), Some(1))).await.unwrap());
+    let stream = is_send(
+        is_send(generic_events(handle.clone(), Some(1)))
+            .await
+            .unwrap(),
+    );
     let items: Vec<_> = stream.collect().await;
     assert_eq!(seqs(&items), ok(2..=5));
     assert_eq!(handle.0.opens(), [Some(1), Some(5)]);

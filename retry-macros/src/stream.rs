@@ -319,7 +319,6 @@ pub(crate) fn check(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
     resumed(args, f).map(|_| ())
 }
 
-
 #[cfg(test)]
 mod tests {
     use proc_macro2::TokenStream;
@@ -371,7 +370,10 @@ mod tests {
         let resumed = super::resumed(&parsed.args, &f)
             .unwrap_or_else(|e| panic!("{e}"))
             .unwrap_or_else(|| panic!("a stream"));
-        assert_eq!((resumed.index, resumed.ident.to_string()), (0, "after".into()));
+        assert_eq!(
+            (resumed.index, resumed.ident.to_string()),
+            (0, "after".into())
+        );
         // A path names it with `checkpoint`.
         let parsed = crate::args::parse(quote!(resume = Self::advance, checkpoint = after))
             .unwrap_or_else(|e| panic!("{e}"));
@@ -402,10 +404,7 @@ mod tests {
                 quote!(resume = |after| ()),
                 "`resume` takes a closure of two parameters",
             ),
-            (
-                quote!(resume = |after, e, n| ()),
-                "this one has 3",
-            ),
+            (quote!(resume = |after, e, n| ()), "this one has 3"),
             (
                 quote!(resume = |(a, b), e| ()),
                 "write its name (`after`, or `after: &mut Option<u64>`), not `(a, b)`",
@@ -434,7 +433,10 @@ mod tests {
             let m = shape_error(resume.clone(), events(receiver, args));
             assert!(m.contains("a stream cannot borrow `self` mutably"), "{m}");
         }
-        let m = shape_error(resume.clone(), events(quote!(&self,), quote!(buf: &mut Vec<u8>)));
+        let m = shape_error(
+            resume.clone(),
+            events(quote!(&self,), quote!(buf: &mut Vec<u8>)),
+        );
         assert!(m.contains("a stream cannot borrow `buf` mutably"), "{m}");
         for receiver in [quote!(&self,), quote!(self,), quote!()] {
             let m = shape_error(resume.clone(), events(receiver.clone(), quote!(n: u32)));
@@ -454,20 +456,29 @@ mod tests {
         let m = key_errors(quote!(idle_timeout = "30s", progress_resets = false));
         assert_eq!(m.len(), 2, "{m:?}");
         assert!(
-            m.iter().all(|m| m.contains("applies to a stream")
-                && m.contains("add `resume`")),
+            m.iter()
+                .all(|m| m.contains("applies to a stream") && m.contains("add `resume`")),
             "{m:?}"
         );
         let m = key_errors(quote!(checkpoint = after));
-        assert!(m[0].starts_with("`checkpoint` applies to a stream"), "{m:?}");
+        assert!(
+            m[0].starts_with("`checkpoint` applies to a stream"),
+            "{m:?}"
+        );
     }
 
     #[test]
     fn keys_without_meaning_for_a_stream_are_refused_with_why() {
         let resume = quote!(resume = |after, e: &Event| *after = Some(e.seq));
         for (key, says) in [
-            (quote!(retry_if_ok = |v| v.is_empty()), "cannot be taken back"),
-            (quote!(throttle = THROTTLE), "`throttle` has no meaning for a stream"),
+            (
+                quote!(retry_if_ok = |v| v.is_empty()),
+                "cannot be taken back",
+            ),
+            (
+                quote!(throttle = THROTTLE),
+                "`throttle` has no meaning for a stream",
+            ),
             (quote!(bulkhead = BULKHEAD), "would starve every other call"),
             (
                 quote!(hedge_after = "50ms", idempotent = true),
@@ -478,13 +489,21 @@ mod tests {
                 quote!(idle_timeout = "1m", max_elapsed = "30s"),
                 "must be shorter than `max_elapsed`",
             ),
-            (quote!(checkpoint = after), "the closure's first parameter names the argument already"),
+            (
+                quote!(checkpoint = after),
+                "the closure's first parameter names the argument already",
+            ),
         ] {
             let m = key_errors(quote!(#resume, #key));
             assert!(m.len() == 1 && m[0].contains(says), "{key}: {m:?}");
         }
         // Beside a run-time policy, the stream's own settings still stand.
-        assert!(key_errors(quote!(#resume, policy = POLICY, idle_timeout = "30s", progress_resets = false)).is_empty());
+        assert!(
+            key_errors(
+                quote!(#resume, policy = POLICY, idle_timeout = "30s", progress_resets = false)
+            )
+            .is_empty()
+        );
         assert!(key_errors(quote!(#resume, max_attempts = 5, delay = "100ms", max_elapsed = "1h", timeout = "2s", circuit_breaker = BREAKER, budget = BUDGET, idempotent = false, retry_on = [E::Busy])).is_empty());
     }
 }

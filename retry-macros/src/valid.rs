@@ -104,8 +104,7 @@ fn conversions_in_use(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
     // conversion) convert an `Elapsed` too.
     let stream = &args.stream;
     let stream_timed = stream.resume.is_some()
-        && (stream.settings.idle_timeout.is_some()
-            || args.schedule.settings.max_elapsed.is_some());
+        && (stream.settings.idle_timeout.is_some() || args.schedule.settings.max_elapsed.is_some());
     let timed = f.is_async()
         && (args.schedule.settings.timeout.is_some() || args.policy.is_some() || stream_timed);
     let into = &args.into;

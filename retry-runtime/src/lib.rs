@@ -182,7 +182,9 @@ pub mod api {
             OnRetryHook, Opened, Permit, PolicySettings, RecoverStream, RetryFuture, TimeoutIf,
             TimeoutInto, Unset, ViaTrait,
         };
-        pub use retry_rules::{CheckedSettings, DeadSetting, Quantiles, StreamError, StreamSettings};
+        pub use retry_rules::{
+            CheckedSettings, DeadSetting, Quantiles, StreamError, StreamSettings,
+        };
     }
 }
 

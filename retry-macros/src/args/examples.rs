@@ -77,7 +77,9 @@ pub(super) fn expr_kind(key: &str) -> Option<&'static str> {
         "resume" => {
             "a closure `|after, item: &T| …` naming the argument the stream resumes from, or a path `fn(&mut C, &T)` with `checkpoint = after`"
         }
-        "checkpoint" => "the name of the argument the stream resumes from, as in `checkpoint = after`",
+        "checkpoint" => {
+            "the name of the argument the stream resumes from, as in `checkpoint = after`"
+        }
         _ => return None,
     })
 }

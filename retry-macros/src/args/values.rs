@@ -137,7 +137,12 @@ pub(super) fn stream(
     errors: &mut Vec<syn::Error>,
 ) -> super::StreamArgs {
     let mut settings = retry_rules::StreamSettings {
-        idle_timeout: parse_duration(raw.idle_timeout.as_ref(), "idle_timeout", &mut s.spans, errors),
+        idle_timeout: parse_duration(
+            raw.idle_timeout.as_ref(),
+            "idle_timeout",
+            &mut s.spans,
+            errors,
+        ),
         ..retry_rules::StreamSettings::default()
     };
     if let Some(lit) = &raw.progress_resets {

@@ -75,7 +75,12 @@ pub(super) fn recover_call(
 /// The trait the fallback is called through, declared for this call site only, with its impls
 /// for the two shapes of fallback (and, for a function without arguments, one that never
 /// applies in place of the second).
-pub(super) fn recover_trait(tr: &syn::Ident, path: &Path, f: &RetryFn, p: &TokenStream) -> TokenStream {
+pub(super) fn recover_trait(
+    tr: &syn::Ident,
+    path: &Path,
+    f: &RetryFn,
+    p: &TokenStream,
+) -> TokenStream {
     let message = Literal::string(&recover_message(path, f));
     let label = Literal::string(&recover_label(f));
     let note = Literal::string(&recover_note(f));

@@ -34,10 +34,13 @@ pub(super) fn stream_contents(
     let checkpoint = resumed.ident;
     let advance = resumed.advance;
     let policy_ref = &parts.policy_ref;
-    let name = args
-        .name
-        .as_ref()
-        .map_or_else(|| { let n = &parts.name; quote!((#n)()) }, |lit| quote!(#lit));
+    let name = args.name.as_ref().map_or_else(
+        || {
+            let n = &parts.name;
+            quote!((#n)())
+        },
+        |lit| quote!(#lit),
+    );
     let hooks = &parts.hooks;
     let settings = settings(parts);
     let recover = args
@@ -315,8 +318,14 @@ mod tests {
         );
         // The checkpoint is the open's parameter; the other argument is cloned for each open.
         assert!(out.contains("move | after : Option < u64 > |"), "{out}");
-        assert!(out.contains("let tag = :: reattempt :: __private :: clone_arg (& tag) ;"), "{out}");
-        assert!(out.contains(". resume (after , | after , e : & Event | * after = Some (e . seq))"), "{out}");
+        assert!(
+            out.contains("let tag = :: reattempt :: __private :: clone_arg (& tag) ;"),
+            "{out}"
+        );
+        assert!(
+            out.contains(". resume (after , | after , e : & Event | * after = Some (e . seq))"),
+            "{out}"
+        );
         assert!(out.contains("stream_hooks"), "{out}");
         assert!(out.contains(". opened () . await"), "{out}");
         // Moved into the open, not consumed after a loop; no timeout, no conversion needed.
@@ -330,13 +339,28 @@ mod tests {
     #[test]
     fn an_elapsed_is_converted_where_one_can_happen() {
         for (args, says) in [
-            ("timeout = \"1s\"", ". timeout_into (:: reattempt :: __private :: timeout_fn"),
-            ("max_elapsed = \"1m\"", ". timeout_into (:: reattempt :: __private :: timeout_fn"),
-            ("idle_timeout = \"30s\"", ". idle_timeout_into (:: reattempt :: __private :: Duration :: new (30u64 , 0u32)"),
+            (
+                "timeout = \"1s\"",
+                ". timeout_into (:: reattempt :: __private :: timeout_fn",
+            ),
+            (
+                "max_elapsed = \"1m\"",
+                ". timeout_into (:: reattempt :: __private :: timeout_fn",
+            ),
+            (
+                "idle_timeout = \"30s\"",
+                ". idle_timeout_into (:: reattempt :: __private :: Duration :: new (30u64 , 0u32)",
+            ),
             ("progress_resets = false", ". progress_resets (false)"),
             ("idempotent = false", ". idempotent (false)"),
-            ("budget = BUDGET", ". budget (:: reattempt :: __private :: budget_ref (& BUDGET))"),
-            ("circuit_breaker = BREAKER", ". breaker_open_into (:: reattempt :: __private :: breaker_ref (& BREAKER) , :: reattempt :: __private :: from_breaker_open)"),
+            (
+                "budget = BUDGET",
+                ". budget (:: reattempt :: __private :: budget_ref (& BUDGET))",
+            ),
+            (
+                "circuit_breaker = BREAKER",
+                ". breaker_open_into (:: reattempt :: __private :: breaker_ref (& BREAKER) , :: reattempt :: __private :: from_breaker_open)",
+            ),
         ] {
             let out = expansion(&format!("{RESUME}, {args}"), EVENTS);
             assert!(out.contains(says), "{args}: {out}");
@@ -359,10 +383,24 @@ mod tests {
             &format!("{RESUME}, recover = Self::fallback"),
             "async fn events(self, after: Option<u64>) -> Result<impl Stream<Item = Result<Event, E>>, E> { self.open(after).await }",
         );
-        assert!(out.contains("let __self = :: reattempt :: __private :: clone_arg (& self) ;"), "{out}");
-        assert!(out.contains("let __reattempt_kept_self = :: reattempt :: __private :: clone_arg (& self) ;"), "{out}");
-        assert!(out.contains("async fn events (self ,"), "the signature's `self` stays: {out}");
-        assert!(out.contains(". recover (move | __reattempt_error , __reattempt_checkpoint |"), "{out}");
+        assert!(
+            out.contains("let __self = :: reattempt :: __private :: clone_arg (& self) ;"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "let __reattempt_kept_self = :: reattempt :: __private :: clone_arg (& self) ;"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("async fn events (self ,"),
+            "the signature's `self` stays: {out}"
+        );
+        assert!(
+            out.contains(". recover (move | __reattempt_error , __reattempt_checkpoint |"),
+            "{out}"
+        );
     }
 
     /// `_after` read by the body is renamed in the signature (see `item`): the open binds it by
