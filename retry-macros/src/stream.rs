@@ -342,7 +342,7 @@ mod tests {
             .unwrap_or_default()
     }
 
-    fn events(receiver: TokenStream, args: TokenStream) -> TokenStream {
+    fn events(receiver: &TokenStream, args: &TokenStream) -> TokenStream {
         quote!(
             async fn events(#receiver after: Option<u64>, #args) -> Result<impl Stream<Item = Result<Event, E>>, E> {
                 Ok(open(after).await?)
@@ -365,7 +365,7 @@ mod tests {
             Some(std::time::Duration::from_secs(30))
         );
         assert!(!settings.progress_resets());
-        let f = crate::item::parse(events(quote!(&self,), quote!(limit: u32)))
+        let f = crate::item::parse(events(&quote!(&self,), &quote!(limit: u32)))
             .unwrap_or_else(|e| panic!("{e}"));
         let resumed = super::resumed(&parsed.args, &f)
             .unwrap_or_else(|e| panic!("{e}"))
@@ -383,7 +383,7 @@ mod tests {
 
     #[test]
     fn a_checkpoint_that_is_no_owned_argument_is_told_which_to_name() {
-        let f = events(quote!(&self,), quote!(limit: u32, tag: &str));
+        let f = events(&quote!(&self,), &quote!(limit: u32, tag: &str));
         for (resume, says) in [
             (
                 quote!(resume = |since, e: &Event| *since = Some(e.seq)),
@@ -430,16 +430,16 @@ mod tests {
             (quote!(&mut self,), quote!(n: u32)),
             (quote!(self: Pin<&mut Self>,), quote!(n: u32)),
         ] {
-            let m = shape_error(resume.clone(), events(receiver, args));
+            let m = shape_error(resume.clone(), events(&receiver, &args));
             assert!(m.contains("a stream cannot borrow `self` mutably"), "{m}");
         }
         let m = shape_error(
             resume.clone(),
-            events(quote!(&self,), quote!(buf: &mut Vec<u8>)),
+            events(&quote!(&self,), &quote!(buf: &mut Vec<u8>)),
         );
         assert!(m.contains("a stream cannot borrow `buf` mutably"), "{m}");
         for receiver in [quote!(&self,), quote!(self,), quote!()] {
-            let m = shape_error(resume.clone(), events(receiver.clone(), quote!(n: u32)));
+            let m = shape_error(resume.clone(), events(&receiver, &quote!(n: u32)));
             assert!(m.is_empty(), "{receiver}: {m}");
         }
         let blocking = quote!(
