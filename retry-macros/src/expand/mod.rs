@@ -189,7 +189,18 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
         as_result,
     };
     let contents = if let Some(resumed) = &resumed {
-        stream::stream_contents(&parts, resumed, uses_self, &body)
+        let streamed = stream::Parts {
+            args,
+            f,
+            p: &parts.p,
+            ret,
+            stmts: parts.stmts,
+            policy_ref: &parts.policy_ref,
+            name: &parts.name,
+            hooks: &parts.hooks,
+            head: &parts.head,
+        };
+        stream::stream_contents(&streamed, resumed, uses_self, &body)
     } else if hedged {
         hedged_contents(&parts)
     } else {

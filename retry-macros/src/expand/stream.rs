@@ -8,13 +8,31 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::Type;
 
-use super::Parts;
 use super::bindings::{named_by, per_attempt_binding};
 use super::conversions::{conversion, timeout_into};
 use super::recover_call::recover_trait;
 use super::spans::{at, respan};
 use crate::item::{self, Param, Receiver, RetryFn};
 use crate::stream::Resumed;
+
+/// What the stream's expansion is written from: the parts every driver shares (see `expand`).
+#[derive(Clone, Copy)]
+pub(super) struct Parts<'a> {
+    pub(super) args: &'a crate::args::RetryArgs,
+    pub(super) f: &'a RetryFn,
+    /// The runtime's hidden module.
+    pub(super) p: &'a TokenStream,
+    /// The return type's span.
+    pub(super) ret: Span,
+    /// The body's statements.
+    pub(super) stmts: &'a [TokenStream],
+    pub(super) policy_ref: &'a TokenStream,
+    /// The event name's expression.
+    pub(super) name: &'a TokenStream,
+    pub(super) hooks: &'a TokenStream,
+    /// The policy's item, the return type's markers and pin.
+    pub(super) head: &'a TokenStream,
+}
 
 /// The function's contents: the open, then the stream set up, opened and returned.
 pub(super) fn stream_contents(
@@ -23,7 +41,7 @@ pub(super) fn stream_contents(
     uses_self: bool,
     body: &TokenStream,
 ) -> TokenStream {
-    let Parts { args, f, p, .. } = parts;
+    let Parts { args, f, p, .. } = *parts;
     let ty = format_ident!("__reattempt_ty", span = Span::mixed_site());
     let err = format_ident!("__reattempt_err", span = Span::mixed_site());
     let open = format_ident!("__reattempt_open", span = Span::mixed_site());
@@ -33,15 +51,15 @@ pub(super) fn stream_contents(
     // at it.
     let checkpoint = resumed.ident;
     let advance = resumed.advance;
-    let policy_ref = &parts.policy_ref;
+    let policy_ref = parts.policy_ref;
     let name = args.name.as_ref().map_or_else(
         || {
-            let n = &parts.name;
+            let n = parts.name;
             quote!((#n)())
         },
         |lit| quote!(#lit),
     );
-    let hooks = &parts.hooks;
+    let hooks = parts.hooks;
     let settings = settings(parts);
     let recover = args
         .recover
@@ -51,7 +69,7 @@ pub(super) fn stream_contents(
     let recover = recover.as_ref().map(|(_, setting)| setting);
     let from_result = at(quote!(#p::IsResult::from_result), parts.ret);
     let declared = declared_stream(f, &opened);
-    let head = &parts.head;
+    let head = parts.head;
     // Under `#[async_trait]` the body is an async block (boxed), whose output nothing pins
     // before the hooks' closures are checked: the output type, as written, pins it (no `impl
     // Trait` can be written there).
@@ -88,7 +106,7 @@ fn open_closure(
     body: &TokenStream,
     err: &syn::Ident,
 ) -> TokenStream {
-    let Parts { f, p, stmts, .. } = parts;
+    let Parts { f, p, stmts, .. } = *parts;
     let checkpoint = &f.params[resumed.index];
     let ty = checkpoint.ty();
     // Not named by the body (an open that ignores where it resumes from): `_`, not an unused
@@ -137,7 +155,7 @@ fn open_closure(
 /// The stream's settings beside its hooks and name: the idle timeout, progress, idempotence, the
 /// guards and the timeout of each open, each with its conversion into the function's error.
 fn settings(parts: &Parts<'_>) -> TokenStream {
-    let Parts { args, p, .. } = parts;
+    let Parts { args, p, .. } = *parts;
     let mut out = TokenStream::new();
     let duration = |d: std::time::Duration| {
         let (secs, nanos) = (d.as_secs(), d.subsec_nanos());
