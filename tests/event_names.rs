@@ -194,3 +194,44 @@ fn const_parameters_print_as_underscores() {
         "{text}"
     );
 }
+
+// A function returning a stream (`resume = …`): its resumes are named as its calls' failures.
+impl A {
+    #[retryable(max_attempts = 2, delay = "1ms", jitter = "none",
+                resume = |after, n: &u8| *after = *n)]
+    async fn numbers(
+        &self,
+        after: u8,
+    ) -> Result<impl futures_util::Stream<Item = Result<u8, Fail>>, Fail> {
+        // The first open breaks after one number; the resume gives the rest.
+        let broken = after == 0;
+        let numbers = (after + 1..=3).take(if broken { 1 } else { 3 }).map(Ok);
+        Ok(futures_util::stream::iter(
+            numbers.chain(broken.then_some(Err(Fail))),
+        ))
+    }
+}
+
+#[test]
+fn a_streams_resumes_are_named_by_its_function() {
+    use futures_util::StreamExt;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let text = logged(|| {
+        rt.block_on(async {
+            let numbers = A.numbers(0).await.expect("opened");
+            let got: Vec<_> = numbers.collect().await;
+            assert_eq!(got, [Ok(1), Ok(2), Ok(3)]);
+        });
+    });
+    let resumed = text
+        .lines()
+        .find(|l| l.contains("stream resumed"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        resumed.contains("name=\"event_names::A::numbers\"") && resumed.contains("resumes=1"),
+        "{text}"
+    );
+}
