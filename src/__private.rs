@@ -473,6 +473,51 @@ pub fn from_elapsed<E: retry_runtime::FromElapsed>(elapsed: Elapsed) -> E {
     E::from_elapsed(elapsed)
 }
 
+/// A stream's error type that can say it stalled (`idle_timeout`): its own conversion of an
+/// `Elapsed`, named by the key that needs it.
+#[diagnostic::on_unimplemented(
+    message = "`idle_timeout` cannot turn a stalled stream into `{Self}`",
+    label = "a stream that gives no item for `idle_timeout` fails with `{Self}`",
+    note = "for an error type of your own: add a variant and `impl From<reattempt::Elapsed> for {Self}`",
+    note = "for another crate's type: say how with `timeout_into = |elapsed| …`"
+)]
+pub trait StalledInto: retry_runtime::FromElapsed {}
+
+impl<E: retry_runtime::FromElapsed> StalledInto for E {}
+
+/// A stream's error type that can end it at its deadline (`max_elapsed`).
+#[diagnostic::on_unimplemented(
+    message = "`max_elapsed` cannot end a stream with `{Self}`",
+    label = "a stream still open at `max_elapsed` ends with `{Self}`",
+    note = "for an error type of your own: add a variant and `impl From<reattempt::Elapsed> for {Self}`",
+    note = "for another crate's type: say how with `timeout_into = |elapsed| …`"
+)]
+pub trait DeadlineInto: retry_runtime::FromElapsed {}
+
+impl<E: retry_runtime::FromElapsed> DeadlineInto for E {}
+
+/// The error of a stalled stream (spanned at `idle_timeout`).
+///
+/// ```
+/// let e: String = reattempt::__private::from_stalled(reattempt::Elapsed::new());
+/// assert!(!e.is_empty());
+/// ```
+#[inline]
+pub fn from_stalled<E: StalledInto>(elapsed: Elapsed) -> E {
+    E::from_elapsed(elapsed)
+}
+
+/// The error a stream ends with at its deadline (spanned at `max_elapsed`).
+///
+/// ```
+/// let e: String = reattempt::__private::from_deadline(reattempt::Elapsed::new());
+/// assert!(!e.is_empty());
+/// ```
+#[inline]
+pub fn from_deadline<E: DeadlineInto>(elapsed: Elapsed) -> E {
+    E::from_elapsed(elapsed)
+}
+
 /// The error type's own conversion of a breaker's rejection (named at `circuit_breaker`).
 #[inline]
 pub fn from_breaker_open<E: FromBreakerOpen>(open: BreakerOpen) -> E {

@@ -166,7 +166,7 @@ fn settings(parts: &Parts<'_>) -> TokenStream {
         let d = duration(idle);
         let into = conversion(
             args.into.timeout.as_ref(),
-            quote!(#p::from_elapsed),
+            quote!(#p::from_stalled),
             args.schedule.span_of("idle_timeout"),
             p,
         );
@@ -198,7 +198,7 @@ fn settings(parts: &Parts<'_>) -> TokenStream {
     let deadline = args.schedule.settings.max_elapsed.map(|_| {
         conversion(
             args.into.timeout.as_ref(),
-            quote!(#p::from_elapsed),
+            quote!(#p::from_deadline),
             args.schedule.span_of("max_elapsed"),
             p,
         )
