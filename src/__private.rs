@@ -473,6 +473,30 @@ pub fn from_elapsed<E: retry_runtime::FromElapsed>(elapsed: Elapsed) -> E {
     E::from_elapsed(elapsed)
 }
 
+/// What a stream's `recover` fallback returns: the function's own type, a stream of the same
+/// items (its items continue the consumer's), or the error.
+#[diagnostic::on_unimplemented(
+    message = "the `recover` fallback of a stream must return a stream of its items, `Result<impl Stream<Item = Result<T, E>>, E>` (as the function does), but it returns `{Self}`",
+    label = "the fallback's stream continues the consumer's, after the items delivered",
+    note = "write the fallback with the function's own return type: `async fn fallback(err: E, …the arguments…) -> Result<impl Stream<Item = Result<T, E>>, E>` (the checkpoint argument is the last item's), or `async fn fallback(err: E) -> …`"
+)]
+pub trait StreamFallback<T, E> {}
+
+impl<S, T, E> StreamFallback<T, E> for Result<S, E> where
+    S: retry_runtime::__private::Stream<Item = Result<T, E>>
+{
+}
+
+/// The fallback's future, its output checked to be a stream's (see [`StreamFallback`]).
+#[inline]
+pub fn stream_fallback<F, T, E>(fallback: F) -> F
+where
+    F: core::future::Future,
+    F::Output: StreamFallback<T, E>,
+{
+    fallback
+}
+
 /// A stream's error type that can say it stalled (`idle_timeout`): its own conversion of an
 /// `Elapsed`, named by the key that needs it.
 #[diagnostic::on_unimplemented(

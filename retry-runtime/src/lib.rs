@@ -192,6 +192,7 @@ pub mod api {
 /// the documented API, and not bound by semver.
 #[doc(hidden)]
 pub mod __private {
+    // The trait of a stream's items, for the facade's check of a stream's fallback.
     pub use crate::drivers::call::{
         Attempt, Call, LoggedError, Recover, TimedAttempt, hedge_ignored,
     };
@@ -205,4 +206,5 @@ pub mod __private {
     };
     pub use crate::guards::bulkhead::CallSlot;
     pub use crate::guards::{Admission, Admitted, Guards, ThrottleAdmission};
+    pub use futures_core::Stream;
 }

@@ -261,8 +261,9 @@ fn recover_setting(
     let method = at(quote!(#tr::call), name_span);
     // Its output is the fallback's own (another stream than this function's): inferred.
     let any_result = respan(quote!(#p::result_type()), name_span);
+    let checked = at(quote!(#p::stream_fallback), name_span);
     let invoke = quote_spanned!(name_span=>
-        #method(#any_result, (#(#passed,)*), #recv #error, #fallback)
+        #checked(#method(#any_result, (#(#passed,)*), #recv #error, #fallback))
     );
     let setting = quote! {
         .recover(move |#error, #at_checkpoint| {
