@@ -30,7 +30,7 @@ use super::pb::{CountRequest, Number};
 /// How long a call waits, after its last scripted message, before it ends as scripted: long
 /// enough on loopback for the messages sent to reach the client (h2 drops the frames still
 /// queued on a stream it resets), so that what the client got is what the server counts as sent.
-pub const SETTLE: Duration = Duration::from_millis(30);
+pub const SETTLE: Duration = Duration::from_millis(50);
 
 /// How a call ends after its scripted messages.
 #[derive(Clone, Debug)]
