@@ -12,7 +12,7 @@ use reattempt::tonic::{GrpcRetryLayer, GrpcRetryService, ServiceConfig, StreamSt
 use reattempt::{RetryBudget, RetryPolicy};
 use reattempt_e2e::numbers::pb::numbers_client::NumbersClient;
 use reattempt_e2e::numbers::pb::{CountRequest, Number};
-use reattempt_e2e::numbers::{End, Fate, Script, Seen, TestServer};
+use reattempt_e2e::numbers::server::{End, Fate, Script, Seen, TestServer};
 use tonic::codegen::tokio_stream::{Stream, StreamExt};
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};

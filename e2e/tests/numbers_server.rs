@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use reattempt_e2e::numbers::pb::CountRequest;
 use reattempt_e2e::numbers::pb::numbers_client::NumbersClient;
-use reattempt_e2e::numbers::{End, Fate, Script, TestServer};
+use reattempt_e2e::numbers::server::{End, Fate, Script, TestServer};
 use tonic::codec::Streaming;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
