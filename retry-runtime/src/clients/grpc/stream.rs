@@ -93,13 +93,13 @@ use crate::{Effect, ErrorClass};
 /// }
 /// ```
 #[allow(clippy::type_complexity)]
-pub fn resume_streaming<'p, C, Open, Fut, St, T, Adv>(
-    policy: &'p RetryPolicy,
+pub fn resume_streaming<C, Open, Fut, St, T, Adv>(
+    policy: &RetryPolicy,
     mut open: Open,
     initial: C,
     advance: Adv,
 ) -> RetryStream<
-    'p,
+    '_,
     C,
     impl FnMut(C) -> OpenStream<Fut>,
     Adv,
