@@ -403,6 +403,22 @@ mod tests {
     }
 
     #[test]
+    fn the_stream_is_send_when_its_call_is() {
+        fn send<T: Send>(_: &T) {}
+        let policy = RetryPolicy::default();
+        let numbers = resume_streaming(
+            &policy,
+            |after: u64| async move {
+                let numbers = futures_util::stream::iter([Ok::<_, Status>(after + 1)]);
+                Ok(tonic::Response::new(numbers))
+            },
+            0,
+            |after, n: &u64| *after = *n,
+        );
+        send(&numbers); // so that it can be consumed in a spawned task
+    }
+
+    #[test]
     fn a_layers_codes_are_its_methods() {
         let config = crate::classify::tonic::ServiceConfig::from_json(
             r#"{"methodConfig": [{"name": [{"service": "a.A"}],
