@@ -234,7 +234,6 @@ where
         if let Some(budget) = self.settings.budget {
             self.engine.succeeded(budget);
         }
-        events::attempt_made(self.settings.name);
     }
 
     /// The source ended cleanly: so does the stream.
@@ -242,7 +241,10 @@ where
         if !self.progressed {
             self.first_item();
         }
-        events::call_finished(self.settings.name, self.engine.attempt(), true);
+        // An attempt is counted as it ends: here, or by the decision after a failure.
+        events::attempt_made(self.settings.name);
+        // Retried if it was ever re-opened, whatever the schedule's count.
+        events::call_finished(self.settings.name, self.resumes.saturating_add(1), true);
         self.end()
     }
 
@@ -406,6 +408,23 @@ where
 
 /// The future of [`RetryStream::opened`]: the stream once its first attempt (or its fallback)
 /// gave a stream, or the error it gave up with.
+///
+/// ```
+/// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     use futures_util::stream;
+///     use reattempt::RetryPolicy;
+///     use reattempt::runtime::Opened;
+///
+///     let policy = RetryPolicy::builder().build().unwrap();
+///     let opening: Opened<_> = policy
+///         .retry_stream(|(): ()| async { Ok::<_, std::io::Error>(stream::iter([Ok(1u8)])) })
+///         .resume((), |(), _| {})
+///         .opened();
+///     assert_eq!(opening.await.unwrap().resumes(), 0);
+/// }
+/// ```
 #[must_use = "futures do nothing unless awaited"]
 #[derive(Debug)]
 pub struct Opened<St>(Option<St>);
