@@ -315,8 +315,8 @@ pub use retry_runtime::api::*;
 /// 8. [Hedging](hedging/index.html): a second copy of a slow call.
 /// 9. [Streams](streams/index.html): a watch, a feed or a download resumed from a checkpoint,
 ///    each item once and in order.
-/// 10. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing-http`): reqwest, tower
-///    and reqwest-middleware, `Retry-After`, HTTP's safety rule.
+/// 10. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing-http`): reqwest,
+///     tower and reqwest-middleware, `Retry-After`, HTTP's safety rule.
 /// 11. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
 /// 12. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
 ///     files.

@@ -5,13 +5,11 @@
 use std::fmt::Debug;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
 use std::time::Duration;
 
 use futures_core::Stream;
-use tokio::time::Sleep;
 
-use super::phase::{HeldPermit, Phase};
+use super::phase::{HeldPermit, Phase, Timer};
 use super::recover::{NoRecover, RecoverStream};
 use crate::convert::{FromBreakerOpen, FromElapsed};
 use crate::drivers::timeout::{ElapsedInto, NoTimeout};
@@ -32,10 +30,14 @@ impl RetryPolicy {
     /// consumer once and in order.
     ///
     /// The rules, which the rest of [`RetryStream`]'s docs detail:
-    /// - **One schedule for the whole stream.** `max_attempts` counts the opens that failed
-    ///   without delivering an item since the last failure: a stream that made progress starts
-    ///   its schedule again ([`progress_resets`](RetryStream::progress_resets), on by default),
-    ///   so a long watch survives any number of blips, each with a short delay. The budget pays
+    /// - **One schedule for the whole stream, started again by progress.** A failure after items
+    ///   were delivered (since the last failure) starts the schedule again, that attempt counting
+    ///   as the first ([`progress_resets`](RetryStream::progress_resets), on by default): so
+    ///   `max_attempts` bounds the attempts in a row since the last one that delivered, and a
+    ///   long watch survives any number of blips, each after the first delay. A source that
+    ///   delivers an item and breaks every time is re-opened for as long as it does: it is making
+    ///   progress, which neither the breaker nor the budget counts against it (turn
+    ///   `progress_resets` off to bound such a stream's failures over its life). The budget pays
     ///   for every resume; `max_elapsed` bounds the whole stream.
     /// - **The policy's `timeout` bounds each open** (until `open`'s future gives the stream);
     ///   the gap between items is bounded by [`idle_timeout`](RetryStream::idle_timeout).
@@ -147,12 +149,12 @@ impl<'p, Open> StreamSetup<'p, Open> {
                 budget: None,
             },
             phase: Phase::Idle,
-            timer: None,
-            armed: false,
+            timer: Timer::new(),
             idle_at: None,
             permit: HeldPermit::NONE,
             progressed: false,
             resumes: 0,
+            opened_before: false,
             last: None,
             items: PhantomData,
         }
@@ -249,9 +251,7 @@ pub struct RetryStream<
     pub(super) phase: Phase<Fut, S, R::Fut, R::Stream>,
     /// The open's time limit, the idle limit (or the call's deadline) while streaming, or the
     /// backoff: one timer, reset in place.
-    pub(super) timer: Option<Pin<Box<Sleep>>>,
-    /// Whether the timer counts: it is kept, unarmed, between its uses.
-    pub(super) armed: bool,
+    pub(super) timer: Timer,
     /// When the idle limit of the stream being delivered falls.
     pub(super) idle_at: Option<tokio::time::Instant>,
     /// The breaker's permit of the attempt being opened, until its first item.
@@ -259,6 +259,8 @@ pub struct RetryStream<
     /// The attempt running now delivered an item.
     pub(super) progressed: bool,
     pub(super) resumes: u32,
+    /// An attempt was opened: the next open is a resume.
+    pub(super) opened_before: bool,
     /// The last failure, kept while a resume waits: a breaker that turns the resume away ends
     /// the stream with it.
     pub(super) last: Option<Result<(), E>>,
@@ -554,11 +556,11 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
             settings: self.settings,
             phase: Phase::Idle,
             timer: self.timer,
-            armed: self.armed,
             idle_at: self.idle_at,
             permit: self.permit,
             progressed: self.progressed,
             resumes: self.resumes,
+            opened_before: self.opened_before,
             last: self.last,
             items: PhantomData,
         }
