@@ -177,7 +177,7 @@ pub(super) struct Settings<'p, E> {
     pub(super) budget: Option<&'p RetryBudget>,
 }
 
-/// A stream retried by resuming it from a checkpoint: a `futures` [`Stream`] of the source's
+/// A stream retried by resuming it from a checkpoint: a `futures` [`Stream`](https://docs.rs/futures-core/0.3/futures_core/stream/trait.Stream.html) of the source's
 /// items. Made by [`RetryPolicy::retry_stream`] and [`StreamSetup::resume`]; see there for the
 /// rules. Its settings carry the attribute's names.
 ///
