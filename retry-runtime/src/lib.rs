@@ -36,7 +36,7 @@
 // - guards: between the engine's lower modules, which they report through (give_up, events, state),
 //   and its steps, which ask them.
 // - drivers: timed, timeout (a timeout into the call's error), kept < hedged < closure (the
-//   closure API) < call (the driver of generated code, which also recovers after a closure-API
+//   closure API), stream (resumed streams) < call (the driver of generated code, which also recovers after a closure-API
 //   call) < lent.
 // - error, convert and classify (`ErrorClass`, `Transient`) below all of these; classify's http,
 //   sqlx and tonic, clients, config and testing above or beside them (no cycle is left: the
@@ -105,6 +105,7 @@ pub use drivers::closure::{
     AddGuard, Breaker, BreakerSlot, Conversion, Given, NoBreaker, Retry, RetryFuture, ViaTrait,
 };
 pub use drivers::kept::{Keep, KeepsOutcome, NotKept};
+pub use drivers::stream::{NoRecover, Opened, RecoverStream, RetryStream, StreamSetup};
 pub use drivers::timeout::{ElapsedInto, NoTimeout, TimeoutInto};
 
 pub use convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
@@ -127,8 +128,8 @@ pub mod api {
         ParseBackoffError, ParseDurationError, ParseHedgeAfterError, ParseHintModeError,
         ParseJitterError, ParseLogError, ParsePresetError, PolicyError, Preset, RatioBudgetBuilder,
         Retry, RetryBudget, RetryBudgetBuilder, RetryContext, RetryPolicy, RetryPolicyBuilder,
-        RetryThrottle, SampleJitter, Throttled, Transient, context, error_class, is_timeout,
-        may_repeat, parse_duration, seed_rng, transient,
+        RetryStream, RetryThrottle, SampleJitter, StreamSetup, Throttled, Transient, context,
+        error_class, is_timeout, may_repeat, parse_duration, seed_rng, transient,
     };
 
     #[cfg(feature = "http")]
@@ -175,8 +176,9 @@ pub mod api {
         pub use crate::{
             AddGuard, Breaker, BreakerSlot, BulkheadPermit, ChooseDelay, ClassHook, ClassOf,
             Conversion, DelayFor, DelayHook, DelaySlot, ElapsedInto, ErrorHook, Given, Keep,
-            KeepsOutcome, Latencies, NoBreaker, NoTimeout, NotKept, OkClassOf, OkHook, OnRetryHook,
-            Permit, PolicySettings, RetryFuture, TimeoutIf, TimeoutInto, Unset, ViaTrait,
+            KeepsOutcome, Latencies, NoBreaker, NoRecover, NoTimeout, NotKept, OkClassOf, OkHook,
+            OnRetryHook, Opened, Permit, PolicySettings, RecoverStream, RetryFuture, TimeoutIf,
+            TimeoutInto, Unset, ViaTrait,
         };
         pub use retry_rules::{CheckedSettings, DeadSetting, Quantiles};
     }

@@ -8,5 +8,6 @@ pub(crate) mod closure;
 pub(crate) mod hedged;
 pub(crate) mod kept;
 pub(crate) mod lent;
+pub(crate) mod stream;
 pub(crate) mod timed;
 pub(crate) mod timeout;

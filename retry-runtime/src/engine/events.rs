@@ -174,6 +174,14 @@ pub(crate) fn retrying(
     );
 }
 
+/// A resumed stream re-opens (its `resumes`-th time), as attempt `attempt` of its schedule: a
+/// `DEBUG` event, and the counter `reattempt_stream_resumes_total`.
+pub(crate) fn stream_resumed(name: &'static str, resumes: u32, attempt: u32) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("reattempt_stream_resumes_total", "name" => name).increment(1);
+    tracing::debug!(target: "reattempt", name, resumes, attempt = attempt + 1, "stream resumed");
+}
+
 /// Fault injection made attempt `attempt` of the call into `kind` (counted when its outcome is
 /// decided): a `DEBUG` event with `injected = true`, and the counter
 /// `reattempt_injected_faults_total`.

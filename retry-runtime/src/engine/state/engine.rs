@@ -5,7 +5,7 @@ use std::cell::Cell;
 
 use tokio::time::Instant;
 
-use super::word::{CLASS_MASK, FLAG_BITS, NOT_MADE, PAID_MASK, THROTTLED, TIMED_OUT};
+use super::word::{CLASS_MASK, FLAG_BITS, NOT_MADE, ONE_ATTEMPT, PAID_MASK, THROTTLED, TIMED_OUT};
 use crate::ErrorClass;
 use crate::engine::instant_slot::InstantSlot;
 use crate::engine::key::IdempotencyKey;
@@ -230,6 +230,16 @@ impl<'p> Engine<'p> {
     #[inline]
     pub fn not_made(&self) -> bool {
         self.attempt.get() & NOT_MADE != 0
+    }
+
+    /// Starts the call's schedule again, the attempt that just ended counting as the first: a
+    /// resumed stream that delivered items since its last failure (see
+    /// [`RetryStream::progress_resets`](crate::RetryStream::progress_resets)). The flags of
+    /// that attempt, what the budget was paid, the clock and the key stay.
+    pub(crate) fn restart_schedule(&mut self) {
+        let flags = self.attempt.get() & (ONE_ATTEMPT - 1);
+        self.attempt.set(ONE_ATTEMPT | flags);
+        self.schedule = Schedule::default();
     }
 
     /// When the call's clock started, starting it at `now` if it has not yet.
