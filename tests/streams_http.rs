@@ -477,3 +477,112 @@ async fn a_budget_that_runs_dry_ends_the_stream_with_the_last_failure() {
         "the first resume paid back at its first event? no: it failed"
     );
 }
+
+// ---- A server of the test's own, for what the service does not do ---------------------------
+
+/// A server whose first answer is a 200 of `len` bytes (with `etag`, if any) cut after `cut`
+/// bytes (the body fails: hyper closes the connection), and whose later answers are `resume`'s.
+async fn hand_server(
+    len: usize,
+    cut: usize,
+    etag: Option<&'static str>,
+    resume: fn(&http::HeaderMap) -> axum::response::Response,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&calls);
+    let app = axum::Router::new().route(
+        "/f",
+        axum::routing::get(move |headers: http::HeaderMap| {
+            let first = seen.fetch_add(1, Ordering::SeqCst) == 0;
+            async move {
+                if !first {
+                    return resume(&headers);
+                }
+                // The failure comes after the first piece was sent (hyper flushes it while
+                // the body waits).
+                let first = futures_util::stream::once(async move {
+                    Ok::<_, std::io::Error>(Bytes::from(vec![7u8; cut]))
+                });
+                let then = futures_util::stream::once(async {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    Err(std::io::Error::other("the disk failed"))
+                });
+                let mut response =
+                    axum::response::Response::new(axum::body::Body::from_stream(first.chain(then)));
+                let h = response.headers_mut();
+                h.insert(http::header::CONTENT_LENGTH, len.into());
+                if let Some(etag) = etag {
+                    h.insert(http::header::ETAG, http::HeaderValue::from_static(etag));
+                }
+                response
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/f", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, calls)
+}
+
+#[tokio::test]
+async fn a_partial_answer_from_another_offset_is_bad_range_and_not_resumed() {
+    let (url, calls) = hand_server(1_000, 400, Some("\"v1\""), |_| {
+        let mut response = axum::response::Response::new(axum::body::Body::from(vec![7u8; 1_000]));
+        *response.status_mut() = http::StatusCode::PARTIAL_CONTENT;
+        let h = response.headers_mut();
+        h.insert(http::header::ETAG, http::HeaderValue::from_static("\"v1\""));
+        h.insert(
+            http::header::CONTENT_RANGE,
+            http::HeaderValue::from_static("bytes 0-999/1000"),
+        );
+        response
+    })
+    .await;
+    let policy = policy(3);
+    let client = reqwest::Client::new();
+    let got = drain(download(&policy, &client, &url)).await;
+    assert_eq!(got.len, 400);
+    let Some(DownloadError::BadRange {
+        expected,
+        content_range,
+    }) = got.error
+    else {
+        panic!("not BadRange: {:?}", got.error);
+    };
+    assert_eq!(
+        (expected, content_range.as_deref()),
+        (400, Some("bytes 0-999/1000"))
+    );
+    assert_eq!(
+        calls.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "not retried"
+    );
+}
+
+#[tokio::test]
+async fn bytes_from_an_answer_without_validators_are_not_resumed() {
+    let (url, calls) = hand_server(1_000, 400, None, |_| {
+        axum::response::Response::new(axum::body::Body::from(vec![8u8; 1_000]))
+    })
+    .await;
+    let policy = policy(3);
+    let client = reqwest::Client::new();
+    let got = drain(download(&policy, &client, &url)).await;
+    assert_eq!(got.len, 400);
+    assert!(
+        matches!(
+            got.error,
+            Some(DownloadError::NoValidator { delivered: 400 })
+        ),
+        "{:?}",
+        got.error
+    );
+    assert_eq!(
+        calls.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "no resume that could splice"
+    );
+}

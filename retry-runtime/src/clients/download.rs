@@ -41,16 +41,66 @@ use crate::engine::hooks::FnHooks;
 use crate::error::{BreakerOpen, Elapsed};
 use crate::schedule::policy::RetryPolicy;
 
-/// The future of one open: the request sent and its response checked.
+/// The future of one open: the request sent and its response checked. Named in [`Download`]'s
+/// type, as a field holding a download names it.
+///
+/// ```
+/// use reattempt::http::{Download, DownloadCheckpoint, OpenDownload};
+///
+/// // A download kept in a struct: its closures are named by the generic parameters.
+/// struct Job<'p, Open, Adv> {
+///     chunks: Download<'p, Open, Adv>,
+/// }
+/// fn job<'p, Open, Adv>(chunks: Download<'p, Open, Adv>) -> Job<'p, Open, Adv>
+/// where
+///     Open: FnMut(DownloadCheckpoint) -> OpenDownload,
+///     Adv: FnMut(&mut DownloadCheckpoint, &bytes::Bytes),
+/// {
+///     Job { chunks }
+/// }
+/// let policy = reattempt::RetryPolicy::builder().build().unwrap();
+/// let client = reqwest::Client::new();
+/// let kept = job(reattempt::http::download(&policy, &client, "http://127.0.0.1:9/a"));
+/// assert_eq!(kept.chunks.checkpoint().delivered(), 0);
+/// ```
 pub type OpenDownload = Pin<Box<dyn Future<Output = Result<DownloadChunks, DownloadError>> + Send>>;
 
 /// The hooks a download starts with: resumes after the errors [`Transient`] calls transient
 /// ([`transient`](crate::transient)); `.retry_if(..)` replaces it.
+///
+/// ```
+/// use reattempt::http::DownloadError;
+///
+/// let policy = reattempt::RetryPolicy::builder().build().unwrap();
+/// let client = reqwest::Client::new();
+/// // Resume only after a stall or a 503, not after a reset.
+/// let chunks = reattempt::http::download(&policy, &client, "http://127.0.0.1:9/a").retry_if(
+///     |e: &DownloadError| matches!(e, DownloadError::Timeout(_) | DownloadError::Status { .. }),
+/// );
+/// # drop(chunks);
+/// ```
 pub type DownloadHooks = FnHooks<(), DownloadError, fn(&DownloadError) -> bool>;
 
 /// What [`download`] and [`download_with`] give: a [`RetryStream`] of the body's chunks, whose
 /// settings (`idle_timeout`, `budget`, `circuit_breaker`, `retry_after`, `recover`, …) are a
 /// stream's. `Open` and `Adv` are closures of the download's own.
+///
+/// ```
+/// use std::time::Duration;
+/// use reattempt::{CircuitBreaker, RetryBudget, RetryPolicy};
+/// use reattempt::http::DownloadError;
+///
+/// let policy = RetryPolicy::builder().max_attempts(5).build().unwrap();
+/// let budget = RetryBudget::builder().build().unwrap();
+/// let breaker = CircuitBreaker::builder().build().unwrap();
+/// let client = reqwest::Client::new();
+/// let chunks = reattempt::http::download(&policy, &client, "http://127.0.0.1:9/a")
+///     .idle_timeout(Duration::from_secs(10))
+///     .budget(&budget)
+///     .circuit_breaker(&breaker)
+///     .retry_after(DownloadError::retry_after);
+/// assert_eq!(chunks.resumes(), 0);
+/// ```
 pub type Download<'p, Open, Adv> = RetryStream<
     'p,
     DownloadCheckpoint,
@@ -210,12 +260,22 @@ pub struct DownloadCheckpoint {
 
 impl DownloadCheckpoint {
     /// The bytes handed to the consumer so far.
+    ///
+    /// ```
+    /// let checkpoint = reattempt::http::DownloadCheckpoint::default();
+    /// assert_eq!(checkpoint.delivered(), 0);
+    /// ```
     pub fn delivered(&self) -> u64 {
         self.delivered
     }
 
     /// The validators of the response the bytes delivered came from (`None` before the first
     /// byte).
+    ///
+    /// ```
+    /// let checkpoint = reattempt::http::DownloadCheckpoint::default();
+    /// assert_eq!(checkpoint.validator(), None);
+    /// ```
     pub fn validator(&self) -> Option<&Validator> {
         self.validator.as_ref()
     }
@@ -242,6 +302,12 @@ pub struct Validator {
 
 impl Validator {
     /// The validators in `headers`; `None` when there is neither.
+    ///
+    /// ```
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("etag", "\"v1\"".parse().unwrap());
+    /// assert!(reattempt::http::Validator::of(&headers).is_some());
+    /// ```
     pub fn of(headers: &HeaderMap) -> Option<Validator> {
         let text = |name| {
             headers
@@ -257,16 +323,39 @@ impl Validator {
     }
 
     /// The `ETag`, quotes included (and `W/` for a weak one).
+    ///
+    /// ```
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("etag", "\"v1\"".parse().unwrap());
+    /// let validator = reattempt::http::Validator::of(&headers).unwrap();
+    /// assert_eq!(validator.etag(), Some("\"v1\""));
+    /// ```
     pub fn etag(&self) -> Option<&str> {
         self.etag.as_deref()
     }
 
     /// The `Last-Modified` date, as sent.
+    ///
+    /// ```
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("last-modified", "Thu, 01 Jan 2026 00:00:00 GMT".parse().unwrap());
+    /// let validator = reattempt::http::Validator::of(&headers).unwrap();
+    /// assert_eq!(validator.last_modified(), Some("Thu, 01 Jan 2026 00:00:00 GMT"));
+    /// assert_eq!(validator.etag(), None);
+    /// ```
     pub fn last_modified(&self) -> Option<&str> {
         self.last_modified.as_deref()
     }
 
     /// The `If-Range` value a resume sends: the strong `ETag`, else the `Last-Modified` date.
+    ///
+    /// ```
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("etag", "\"v1\"".parse().unwrap());
+    /// headers.insert("last-modified", "Thu, 01 Jan 2026 00:00:00 GMT".parse().unwrap());
+    /// let validator = reattempt::http::Validator::of(&headers).unwrap();
+    /// assert_eq!(validator.if_range(), Some("\"v1\""));
+    /// ```
     pub fn if_range(&self) -> Option<&str> {
         self.etag
             .as_deref()
@@ -465,7 +554,28 @@ impl FromBreakerOpen for DownloadError {
 }
 
 /// One response's body as a stream of chunks, its first `skip` bytes left out (a server that
-/// ignored `Range`): what each open of a [`Download`] gives.
+/// ignored `Range`): what each open of a [`Download`] gives. Each chunk is handed on as hyper
+/// read it (a skip slices it, without a copy).
+///
+/// ```
+/// use futures_util::StreamExt;
+/// use reattempt::RetryPolicy;
+/// use reattempt::testing::http::Service;
+///
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let service = Service::start().await;
+///     service.put_object("a", 300_000);
+///     let policy = RetryPolicy::builder().build().unwrap();
+///     let client = reqwest::Client::new();
+///     let url = format!("{}/objects/a", service.url());
+///     let sizes: Vec<usize> = reattempt::http::download(&policy, &client, &url)
+///         .map(|chunk| chunk.unwrap().len())
+///         .collect()
+///         .await;
+///     assert_eq!(sizes.iter().sum::<usize>(), 300_000);
+/// }
+/// ```
 #[derive(Debug)]
 pub struct DownloadChunks {
     body: reqwest::Body,
