@@ -195,11 +195,11 @@ pub fn download<'p>(
 ///     assert_eq!(file, v1.range(0..100_000), "only the old version's bytes");
 /// }
 /// ```
-pub fn download_with<'p, F>(
-    policy: &'p RetryPolicy,
+pub fn download_with<F>(
+    policy: &RetryPolicy,
     mut request: F,
 ) -> Download<
-    'p,
+    '_,
     impl FnMut(DownloadCheckpoint) -> OpenDownload + use<F>,
     impl FnMut(&mut DownloadCheckpoint, &Bytes) + use<F>,
 >
@@ -216,7 +216,8 @@ where
     };
     let advance = move |checkpoint: &mut DownloadCheckpoint, chunk: &Bytes| {
         if checkpoint.delivered == 0 && !chunk.is_empty() {
-            checkpoint.validator = seen.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            let first = seen.lock().unwrap_or_else(PoisonError::into_inner);
+            checkpoint.validator.clone_from(&first);
         }
         checkpoint.delivered += chunk.len() as u64;
     };
