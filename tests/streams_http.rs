@@ -586,3 +586,43 @@ async fn bytes_from_an_answer_without_validators_are_not_resumed() {
         "no resume that could splice"
     );
 }
+
+#[tokio::test]
+async fn a_resume_waits_for_the_servers_retry_after() {
+    static RESUMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let (url, calls) = hand_server(1_000, 400, Some("\"v1\""), |headers| {
+        if RESUMES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            let mut busy = axum::response::Response::new(axum::body::Body::empty());
+            *busy.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+            busy.headers_mut().insert(
+                http::header::RETRY_AFTER,
+                http::HeaderValue::from_static("1"),
+            );
+            return busy;
+        }
+        assert_eq!(headers[http::header::RANGE], "bytes=400-");
+        assert_eq!(headers[http::header::IF_RANGE], "\"v1\"");
+        let mut rest = axum::response::Response::new(axum::body::Body::from(vec![7u8; 600]));
+        *rest.status_mut() = http::StatusCode::PARTIAL_CONTENT;
+        let h = rest.headers_mut();
+        h.insert(http::header::ETAG, http::HeaderValue::from_static("\"v1\""));
+        h.insert(
+            http::header::CONTENT_RANGE,
+            http::HeaderValue::from_static("bytes 400-999/1000"),
+        );
+        rest
+    })
+    .await;
+    let policy = policy(3);
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let got = drain(download(&policy, &client, &url)).await;
+    assert!(got.error.is_none(), "{:?}", got.error);
+    assert_eq!(got.len, 1_000);
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 3);
+}

@@ -37,7 +37,7 @@ use http_body::Body as _;
 use crate::classify::{Effect, ErrorClass, Transient, transient};
 use crate::convert::{FromBreakerOpen, FromElapsed};
 use crate::drivers::stream::RetryStream;
-use crate::engine::hooks::FnHooks;
+use crate::engine::hooks::{DelayFor, FnHooks, Unset};
 use crate::error::{BreakerOpen, Elapsed};
 use crate::schedule::policy::RetryPolicy;
 
@@ -66,7 +66,8 @@ use crate::schedule::policy::RetryPolicy;
 pub type OpenDownload = Pin<Box<dyn Future<Output = Result<DownloadChunks, DownloadError>> + Send>>;
 
 /// The hooks a download starts with: resumes after the errors [`Transient`] calls transient
-/// ([`transient`](crate::transient)); `.retry_if(..)` replaces it.
+/// ([`transient`](crate::transient)), and waits at least what a server's `Retry-After` asks
+/// ([`DownloadError::retry_after`]); `.retry_if(..)` and `.retry_after(..)` replace them.
 ///
 /// ```
 /// use reattempt::http::DownloadError;
@@ -79,7 +80,13 @@ pub type OpenDownload = Pin<Box<dyn Future<Output = Result<DownloadChunks, Downl
 /// );
 /// # drop(chunks);
 /// ```
-pub type DownloadHooks = FnHooks<(), DownloadError, fn(&DownloadError) -> bool>;
+pub type DownloadHooks = FnHooks<
+    (),
+    DownloadError,
+    fn(&DownloadError) -> bool,
+    Unset,
+    DelayFor<fn(&DownloadError) -> Option<Duration>, Unset>,
+>;
 
 /// What [`download`] and [`download_with`] give: a [`RetryStream`] of the body's chunks, whose
 /// settings (`idle_timeout`, `budget`, `circuit_breaker`, `retry_after`, `recover`, …) are a
@@ -98,7 +105,7 @@ pub type DownloadHooks = FnHooks<(), DownloadError, fn(&DownloadError) -> bool>;
 ///     .idle_timeout(Duration::from_secs(10))
 ///     .budget(&budget)
 ///     .circuit_breaker(&breaker)
-///     .retry_after(DownloadError::retry_after);
+///     .retry_if(|e: &DownloadError| !matches!(e, DownloadError::Status { .. }));
 /// assert_eq!(chunks.resumes(), 0);
 /// ```
 pub type Download<'p, Open, Adv> = RetryStream<
@@ -161,7 +168,8 @@ pub fn download<'p>(
 /// [`DownloadError::Changed`], a server that ignores `Range` is read past what was delivered.
 /// Each re-open sends `Range: bytes=<delivered>-` and `If-Range` (the strong `ETag`, else the
 /// `Last-Modified` date). The stream resumes after transient errors (a reset, a body cut short,
-/// a 503, an [`idle_timeout`](RetryStream::idle_timeout)) and ends with the others.
+/// a 503, an [`idle_timeout`](RetryStream::idle_timeout)) and ends with the others; a resume
+/// waits at least what the server's `Retry-After` asks.
 ///
 /// ```
 /// use std::time::Duration;
@@ -226,6 +234,7 @@ where
         .resume(DownloadCheckpoint::default(), advance)
         .name("download")
         .retry_if(transient::<DownloadError> as fn(&DownloadError) -> bool)
+        .retry_after(DownloadError::retry_after as fn(&DownloadError) -> Option<Duration>)
 }
 
 /// Where a download stands: the bytes delivered, and the validator of the version they are
@@ -439,7 +448,7 @@ pub enum DownloadError {
 
 impl DownloadError {
     /// The server's requested delay (a 429's or a 503's `Retry-After`), for
-    /// `.retry_after(DownloadError::retry_after)`.
+    /// `.retry_after(..)`; a download waits for it by default.
     ///
     /// ```
     /// use std::time::Duration;
