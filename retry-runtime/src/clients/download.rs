@@ -90,7 +90,9 @@ pub type DownloadHooks = FnHooks<
 
 /// What [`download`] and [`download_with`] give: a [`RetryStream`] of the body's chunks, whose
 /// settings (`idle_timeout`, `budget`, `circuit_breaker`, `retry_after`, `recover`, …) are a
-/// stream's. `Open` and `Adv` are closures of the download's own.
+/// stream's; `.opened().await` returns the first open's error (a 404, after retrying a 503) up
+/// front, as `client.get(..).send().await?` would. `Open` and `Adv` are closures of the
+/// download's own.
 ///
 /// ```
 /// use std::time::Duration;

@@ -12,6 +12,8 @@
 //! | `POST /charges` | `{"order_id": "o-1", "amount_cents": 1250}` | 201 `{"charge_id", "order_id", "amount_cents"}` | a charge, counted per `order_id` |
 //! | `POST /messages` | `{"to": "+15550100", "text": "hi"}` | 202 `{"message_id", "to"}` | a delivery, counted per `to` |
 //! | `GET /prices/{sku}` | — | 200 `{"sku", "price_cents"}` | none |
+//! | `GET /objects/{name}` | — | 200 or 206 (per `Range`, `If-Range`), the object's bytes | none |
+//! | `GET /events?after=N` | — | 200, one JSON line per event after `N` | none |
 //!
 //! A body that does not parse or does not validate (an amount ≤ 0, a phone number that is not
 //! `+` and 8 to 15 digits) is a 400 with `{"error": …}` and no side effect. A request with an
@@ -74,7 +76,9 @@
 //! `Last-Modified`, `Range` and `If-Range` ([`Object`], scripted with [`ObjectFault`]: a reset or
 //! a stall at a byte offset, a `Range` ignored, the object replaced; read back as
 //! [`ObjectRequest`]s), and `GET /events?after=N` a line-delimited event feed ([`event_line`],
-//! [`EventFault`], [`EventRequest`]). Their scripting methods are [`Service`]'s too.
+//! [`EventFault`], [`EventRequest`]). Their scripting methods are [`Service`]'s too; their
+//! requests are logged apart ([`Service::object_requests`], [`Service::event_requests`]), not in
+//! [`Service::seen`], and their faults are their own scripts', not [`Fault`]s.
 //!
 //! Its files, lowest first: `fault`, `seen`, `route`, `object`, `event`, `body` (a body that
 //! trickles) and `kill` (a connection's reset switch) < `drain` (waiting until a socket has sent

@@ -168,13 +168,17 @@ async fn a_stall_keeps_the_connection_open_and_silent() {
     service.script_object("o", [ObjectFault::StallAt(200_000)]);
     let mut answer = get(&service, "/objects/o", &[]).send().await.unwrap();
     let mut got = 0;
-    let stalled = loop {
-        match tokio::time::timeout(Duration::from_millis(300), answer.chunk()).await {
-            Ok(Ok(Some(chunk))) => got += chunk.len(),
-            Ok(other) => panic!("the body went on: {other:?}"),
-            Err(_) => break got,
-        }
-    };
+    while got < 200_000 {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), answer.chunk()).await;
+        got += chunk
+            .expect("the bytes before the stall come")
+            .unwrap()
+            .unwrap()
+            .len();
+    }
+    let after = tokio::time::timeout(Duration::from_millis(300), answer.chunk()).await;
+    assert!(after.is_err(), "silent after the stall: {after:?}");
+    let stalled = got;
     assert_eq!(stalled, 200_000);
     assert_eq!(service.object_requests("o")[0].written, 200_000);
 }
@@ -190,16 +194,20 @@ async fn the_feed_resets_after_k_events_and_resumes_after_n() {
     assert_eq!(String::from_utf8(first).unwrap(), expected);
 
     let mut stalled = get(&service, "/events?after=7", &[]).send().await.unwrap();
+    let expected: String = (8..=10).map(event_line).collect();
     let mut lines = Vec::new();
-    while let Ok(Ok(Some(chunk))) =
-        tokio::time::timeout(Duration::from_millis(200), stalled.chunk()).await
-    {
-        lines.extend_from_slice(&chunk);
+    while lines.len() < expected.len() {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), stalled.chunk()).await;
+        lines.extend_from_slice(
+            &chunk
+                .expect("the events before the stall")
+                .unwrap()
+                .unwrap(),
+        );
     }
-    assert_eq!(
-        String::from_utf8(lines).unwrap(),
-        (8..=10).map(event_line).collect::<String>()
-    );
+    assert_eq!(String::from_utf8(lines).unwrap(), expected);
+    let after = tokio::time::timeout(Duration::from_millis(200), stalled.chunk()).await;
+    assert!(after.is_err(), "silent after the stall: {after:?}");
 
     let (rest, failed) = read(get(&service, "/events?after=10", &[]).send().await.unwrap()).await;
     assert!(!failed);
