@@ -313,8 +313,8 @@ pub use retry_runtime::api::*;
 /// 7. [At fleet scale](fleet/index.html): which budget and throttle settings for 10 to 2,000
 ///    instances, and why the guards stay per instance.
 /// 8. [Hedging](hedging/index.html): a second copy of a slow call.
-/// 9. [Streams](streams/index.html): a watch, a feed or a download resumed from a checkpoint,
-///    each item once and in order.
+/// 9. [Streams](streams/index.html) (`reqwest`, `testing-http`): a watch, a feed or a download
+///    resumed from a checkpoint, each item once and in order.
 /// 10. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing-http`): reqwest,
 ///     tower and reqwest-middleware, `Retry-After`, HTTP's safety rule.
 /// 11. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
@@ -351,6 +351,8 @@ pub mod guide {
     pub mod fleet {}
     #[doc = include_str!("../docs/guide/hedging.md")]
     pub mod hedging {}
+    // Its download example runs against the fault-injecting service, over reqwest.
+    #[cfg(all(feature = "reqwest", feature = "testing-http"))]
     #[doc = include_str!("../docs/guide/streams.md")]
     pub mod streams {}
     #[cfg(all(
