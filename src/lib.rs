@@ -317,17 +317,19 @@ pub use retry_runtime::api::*;
 /// 7. [At fleet scale](fleet/index.html): which budget and throttle settings for 10 to 2,000
 ///    instances, and why the guards stay per instance.
 /// 8. [Hedging](hedging/index.html): a second copy of a slow call.
-/// 9. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing-http`): reqwest, tower
-///    and reqwest-middleware, `Retry-After`, HTTP's safety rule.
-/// 10. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
-/// 11. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
+/// 9. [Streams](streams/index.html) (`reqwest`, `testing-http`): a watch, a feed or a download
+///    resumed from a checkpoint, each item once and in order.
+/// 10. [HTTP](http/index.html) (`http`, `tower`, `reqwest-middleware`, `testing-http`): reqwest,
+///     tower and reqwest-middleware, `Retry-After`, HTTP's safety rule.
+/// 11. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
+/// 12. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
 ///     files.
-/// 12. [Observability](observability/index.html) (`metrics`): events, metrics, hooks.
-/// 13. [Testing](testing/index.html) (`testing`): scripted outcomes, traces, no real waiting.
-/// 14. [Function shapes](shapes/index.html): every shape the attribute takes.
-/// 15. [Migrating](migrating/index.html): from backon, tokio-retry, Spring Retry and
+/// 13. [Observability](observability/index.html) (`metrics`): events, metrics, hooks.
+/// 14. [Testing](testing/index.html) (`testing`): scripted outcomes, traces, no real waiting.
+/// 15. [Function shapes](shapes/index.html): every shape the attribute takes.
+/// 16. [Migrating](migrating/index.html): from backon, tokio-retry, Spring Retry and
 ///     Resilience4j.
-/// 16. [Guarantees](guarantees/index.html): each promise, with the test that holds it.
+/// 17. [Guarantees](guarantees/index.html): each promise, with the test that holds it.
 pub mod guide {
     #[doc = include_str!("../docs/guide/first_retry.md")]
     pub mod first_retry {}
@@ -353,6 +355,10 @@ pub mod guide {
     pub mod fleet {}
     #[doc = include_str!("../docs/guide/hedging.md")]
     pub mod hedging {}
+    // Its download example runs against the fault-injecting service, over reqwest.
+    #[cfg(all(feature = "reqwest", feature = "testing-http"))]
+    #[doc = include_str!("../docs/guide/streams.md")]
+    pub mod streams {}
     #[cfg(all(
         feature = "http",
         feature = "tower",

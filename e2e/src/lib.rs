@@ -1,6 +1,7 @@
 //! reattempt's end-to-end tests and examples whose dependencies are big (tonic, h2, sqlx with
 //! SQLite from source, metrics-util), and the conformance suite: a workspace crate,
-//! `publish = false`, with no code of its own. They live apart from the `reattempt` package so
+//! `publish = false`, whose only code is the `numbers` gRPC service of the stream tests
+//! (feature `tonic`). They live apart from the `reattempt` package so
 //! that its examples (`cargo run --example quickstart`) do not compile them.
 //!
 //! ```text
@@ -8,6 +9,9 @@
 //! cargo run -p reattempt-e2e --example grpc --features tonic
 //! cargo run -p reattempt-e2e --example sqlite --features sqlx
 //! ```
+
+#[cfg(feature = "tonic")]
+pub mod numbers;
 
 // The examples of the README and of the guide's chapters that need this crate's dependencies
 // (tonic-health, sqlx with SQLite, metrics-util) run here as doctests, against `reattempt`: what a

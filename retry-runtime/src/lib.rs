@@ -105,7 +105,7 @@ pub use drivers::closure::{
     AddGuard, Breaker, BreakerSlot, Conversion, Given, NoBreaker, Retry, RetryFuture, ViaTrait,
 };
 pub use drivers::kept::{Keep, KeepsOutcome, NotKept};
-pub use drivers::stream::{NoRecover, Opened, RecoverStream, RetryStream, StreamSetup};
+pub use drivers::stream::{NoRecover, NoStream, Opened, RecoverStream, RetryStream, StreamSetup};
 pub use drivers::timeout::{ElapsedInto, NoTimeout, TimeoutInto};
 
 pub use convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
@@ -158,6 +158,10 @@ pub mod api {
         //!   awaited, it is a [`RetryFuture`]. Named by code that stores a configured call in a field
         //!   or returns one from a function (`Retry<'_, F, FnHooks<…>, NoBreaker, NoTimeout>`), as the
         //!   tower layer's `HttpRetryService<S, NoTimeout>`.
+        //! - **A resumed stream's parts.** [`RetryStream`](crate::RetryStream)'s fallback slot is
+        //!   [`NoRecover`] (whose stream, never made, is [`NoStream`]) or a closure, bound by
+        //!   [`RecoverStream`]; [`RetryStream::opened`](crate::RetryStream::opened) gives an
+        //!   [`Opened`].
         //! - **The traits that bound them** ([`ErrorHook`], [`OkHook`], [`OnRetryHook`],
         //!   [`ClassHook`], [`DelayHook`], [`DelaySlot`], [`ChooseDelay`], [`AddGuard`],
         //!   [`BreakerSlot`], [`Conversion`], [`TimeoutInto`], [`KeepsOutcome`], [`Keep`] with
@@ -178,9 +182,9 @@ pub mod api {
         pub use crate::{
             AddGuard, Breaker, BreakerSlot, BulkheadPermit, ChooseDelay, ClassHook, ClassOf,
             Conversion, DelayFor, DelayHook, DelaySlot, ElapsedInto, ErrorHook, Given, Keep,
-            KeepsOutcome, Latencies, NoBreaker, NoRecover, NoTimeout, NotKept, OkClassOf, OkHook,
-            OnRetryHook, Opened, Permit, PolicySettings, RecoverStream, RetryFuture, TimeoutIf,
-            TimeoutInto, Unset, ViaTrait,
+            KeepsOutcome, Latencies, NoBreaker, NoRecover, NoStream, NoTimeout, NotKept, OkClassOf,
+            OkHook, OnRetryHook, Opened, Permit, PolicySettings, RecoverStream, RetryFuture,
+            TimeoutIf, TimeoutInto, Unset, ViaTrait,
         };
         pub use retry_rules::{
             CheckedSettings, DeadSetting, Quantiles, StreamError, StreamSettings,

@@ -514,3 +514,46 @@ async fn a_hedged_copys_retry_event_names_its_own_attempt() {
     assert_eq!(retries.len(), 1, "{events:#?}");
     assert_eq!(retries[0].field("attempt"), Some("1"), "{events:#?}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn each_resume_of_a_stream_is_an_event() {
+    use futures_util::{StreamExt, stream};
+    let recorder = Recorder::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    // Breaks after each item, up to item 3.
+    let items: Vec<_> = policy()
+        .retry_stream(|after: u64| async move {
+            let next = stream::iter([Ok(after + 1)]);
+            let reset = (after < 2).then(|| Err(io::Error::from(io::ErrorKind::ConnectionReset)));
+            Ok::<_, io::Error>(next.chain(stream::iter(reset)))
+        })
+        .resume(0, |after, item: &u64| *after = *item)
+        .name("feed")
+        .collect()
+        .await;
+    assert_eq!(
+        items.into_iter().map(Result::unwrap).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    let events = recorder.0.lock().unwrap().clone();
+    let resumed: Vec<_> = events
+        .iter()
+        .filter(|e| e.field("message") == Some("stream resumed"))
+        .collect();
+    assert_eq!(resumed.len(), 2, "{events:#?}");
+    for (event, n) in resumed.iter().zip(["1", "2"]) {
+        assert_eq!(event.level, Level::DEBUG);
+        assert_eq!(event.field("name"), Some("feed"));
+        assert_eq!(event.field("resumes"), Some(n));
+        assert_eq!(
+            event.field("attempt"),
+            Some("2"),
+            "progress started the schedule again"
+        );
+    }
+    let retries = events
+        .iter()
+        .filter(|e| e.field("message") == Some("attempt failed; retrying"));
+    assert_eq!(retries.count(), 2);
+}

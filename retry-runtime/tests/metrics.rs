@@ -265,3 +265,54 @@ fn a_rejected_attempt_is_not_counted_as_an_attempt() {
         3
     );
 }
+
+#[test]
+fn resumes_of_a_stream_are_counted() {
+    use futures_util::{StreamExt, stream};
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        runtime.block_on(async {
+            let items: Vec<Result<u64, &str>> = POLICY
+                .retry_stream(|after: u64| async move {
+                    let next = stream::iter([Ok(after + 1)]);
+                    Ok(next.chain(stream::iter((after < 3).then_some(Err("reset")))))
+                })
+                .resume(0, |after, item: &u64| *after = *item)
+                .without_timeout()
+                .name("fetch")
+                .collect()
+                .await;
+            assert_eq!(items, [Ok(1), Ok(2), Ok(3), Ok(4)]);
+        });
+    });
+    let snapshot: Vec<_> = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(k, _, _, v)| (k, v))
+        .collect();
+    assert_eq!(
+        counter(&snapshot, "reattempt_stream_resumes_total", None),
+        3
+    );
+    assert_eq!(
+        counter(&snapshot, "reattempt_attempts_total", None),
+        4,
+        "each open that delivered"
+    );
+    assert_eq!(
+        counter(
+            &snapshot,
+            "reattempt_calls_total",
+            Some("successful_with_retry")
+        ),
+        1,
+        "re-opened: a retried call, though progress restarted its schedule"
+    );
+}

@@ -31,6 +31,13 @@ pub use crate::classify::hints::{
 // Request bodies recorded up to a cap and replayed to each attempt (clients/replay_body/).
 pub use crate::clients::replay_body::{BodyNotReplayable, DEFAULT_REPLAY_CAP, ReplayBody};
 
+// Resumable downloads through reqwest (clients/download.rs).
+#[cfg(feature = "reqwest")]
+pub use crate::clients::download::{
+    Download, DownloadCheckpoint, DownloadChunks, DownloadError, DownloadHooks, OpenDownload,
+    Validator, download, download_with,
+};
+
 // Retrying at one layer across HTTP: the header and its server side (clients/outer.rs).
 pub use crate::clients::outer::{
     OUTER_ATTEMPTS_LEFT, OuterCall, outer_attempts_left, outer_call, outer_header,

@@ -128,6 +128,8 @@ pub use crate::clients::grpc::{
     DEFAULT_MAX_ATTEMPTS_CAP, EnginePolicy, GrpcPolicies, GrpcResponseFuture, GrpcRetryLayer,
     GrpcRetryService, TransientStatuses,
 };
+// A server-streaming call resumed from a checkpoint through a tonic client.
+pub use crate::clients::grpc::stream::{OpenStream, StreamStatuses, resume_streaming};
 
 /// A predicate retrying exactly the statuses whose code is one of `codes`, for
 /// `retry_if = reattempt::tonic::codes(&[…])` and the closure API's

@@ -3,6 +3,8 @@
 //! `retry-outer-attempts-left` header that carries `one_layer` across HTTP (`outer`). What an
 //! outcome *means* (which errors and responses are transient) is decided in `crate::classify`.
 
+#[cfg(feature = "reqwest")]
+pub(crate) mod download;
 #[cfg(feature = "tonic")]
 pub(crate) mod grpc;
 #[cfg(feature = "http")]

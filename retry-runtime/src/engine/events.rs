@@ -30,6 +30,7 @@
 //! | `reattempt_injected_faults_total` | counter, label `kind` | faults injected into attempts (feature `testing`, `testing::FaultInjection`): `error` (an attempt not made, failed) or `latency` (an attempt made late) |
 //! | `reattempt_retry_delay_seconds` | histogram, label `class` | the sleeps before retries, by the class of the failure retried (`transient`, `throttling`, `timeout`) |
 
+use std::cell::Cell;
 use std::fmt::{Debug, Display};
 use std::time::Duration;
 
@@ -174,12 +175,41 @@ pub(crate) fn retrying(
     );
 }
 
-/// A resumed stream re-opens (its `resumes`-th time), as attempt `attempt` of its schedule: a
+thread_local! {
+    /// A resumed stream that was re-opened before is deciding (see [`in_resumed_stream`]).
+    static RESUMED_STREAM: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, a decision of a stream, telling the give-up events in it whether the stream was
+/// `resumed` before: its attempts are numbered within its schedule, which progress restarts
+/// (`Engine::restart_schedule`), so a give-up at attempt 1 of a stream re-opened before ended a
+/// retried call all the same (`failed_with_retry`, a `WARN`).
+pub(crate) fn in_resumed_stream<R>(resumed: bool, f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            RESUMED_STREAM.set(self.0);
+        }
+    }
+    let _restore = Restore(RESUMED_STREAM.replace(resumed));
+    f()
+}
+
+/// The attempts a give-up reports: at least two in a stream that was re-opened before.
+fn counted(attempts: u32) -> u32 {
+    if RESUMED_STREAM.get() {
+        attempts.max(2)
+    } else {
+        attempts
+    }
+}
+
+/// A resumed stream re-opened (its `resumes`-th time), as attempt `attempt` of its schedule: a
 /// `DEBUG` event, and the counter `reattempt_stream_resumes_total`.
 pub(crate) fn stream_resumed(name: &'static str, resumes: u32, attempt: u32) {
     #[cfg(feature = "metrics")]
     metrics::counter!("reattempt_stream_resumes_total", "name" => name).increment(1);
-    tracing::debug!(target: "reattempt", name, resumes, attempt = attempt + 1, "stream resumed");
+    tracing::debug!(target: "reattempt", name, resumes, attempt, "stream resumed");
 }
 
 /// Fault injection made attempt `attempt` of the call into `kind` (counted when its outcome is
@@ -276,12 +306,13 @@ pub(crate) fn giving_up(
     error: Option<Logged<'_>>,
 ) {
     give_up_metric(name, reason);
+    let made = counted(attempt);
     // A give-up is never a success, even with an `Ok` that `retry_if_ok` rejected.
-    call_finished(name, attempt, false);
+    call_finished(name, made, false);
     // WARN means "retries were made and did not cure it". A rejection by an open breaker, or a
     // budget refusal before any retry, is routine while a dependency is down: DEBUG, or every
     // call would warn during an outage.
-    let retried = attempt > 1 && reason != GiveUpReason::BreakerOpen;
+    let retried = made > 1 && reason != GiveUpReason::BreakerOpen;
     // Leaving the retry to an enclosing call is the rule working, not a failure to report.
     let retried = retried && reason != GiveUpReason::OuterRetries;
     match (reason, error) {
@@ -307,7 +338,7 @@ pub(crate) fn giving_up(
 /// the call ends with its error.
 pub(crate) fn rejected(name: &'static str, made: u32, reason: GiveUpReason, error: Logged<'_>) {
     give_up_metric(name, reason);
-    call_finished(name, made, false);
+    call_finished(name, counted(made), false);
     // Routine while a dependency is down: DEBUG, or every call would warn during an outage.
     tracing::debug!(
         target: "reattempt", name, attempt = made.saturating_add(1), %reason,

@@ -21,6 +21,7 @@ const CRATES: &[(&str, usize)] = &[
     ("src", 2),
     ("support/src", 4),
     ("bench/src", 6),
+    ("e2e/src", 4),
 ];
 
 /// The runtime's top-level modules in layer order, lowest first: none of them names one that

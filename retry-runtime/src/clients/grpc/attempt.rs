@@ -348,7 +348,7 @@ pub(crate) fn left_behind_by_the_cap(status: &Status) -> bool {
 
 /// An error and its sources, looking inside an `io::Error` (whose `source()` skips the error it
 /// wraps).
-fn chain<'a>(
+pub(super) fn chain<'a>(
     error: &'a (dyn StdError + 'static),
 ) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
     std::iter::successors(

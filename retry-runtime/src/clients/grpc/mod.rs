@@ -10,6 +10,7 @@
 
 mod attempt;
 mod hooks;
+pub(crate) mod stream;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -34,7 +35,7 @@ use self::hooks::{BoxedHooks, GrpcHooks, GrpcReplay, Mode};
 // A6's pushback, as `Transient for Status` reads it too.
 pub(crate) use self::hooks::{PUSHBACK, Pushback, pushback};
 use crate::classify::tonic::{
-    GrpcRetryPolicy, HedgingPolicy, MethodConfig, RetryThrottle, ServiceConfig,
+    Codes, GrpcRetryPolicy, HedgingPolicy, MethodConfig, RetryThrottle, ServiceConfig,
 };
 use crate::clients::replay_body::{DEFAULT_REPLAY_CAP, ReplayBody};
 use crate::clients::tower::{RetryLayer, Shared as Guard};
@@ -427,6 +428,28 @@ impl<K> GrpcRetryLayer<K> {
     pub fn bulkhead(mut self, bulkhead: Arc<Bulkhead>) -> Self {
         self.shared_mut().bulkhead = Some(Guard(bulkhead));
         self
+    }
+
+    /// The codes the layer retries for the method at `path`: its retry policy's
+    /// `retryableStatusCodes`, or its hedging policy's `nonFatalStatusCodes`; `None` when the
+    /// layer has no gRPC policy for it (a method its service config does not name, or a layer
+    /// made [`from_policy`](GrpcRetryLayer::from_policy), whose classification is the crate's).
+    pub(crate) fn method_codes(&self, path: &str) -> Option<Codes> {
+        match &self.shared.config {
+            Source::Retry(policy) => Some(policy.retryable_status_codes()),
+            Source::Hedge(policy) => Some(policy.non_fatal_status_codes()),
+            Source::Config(config) => config.method_config(path).and_then(|method| {
+                method
+                    .retry_policy()
+                    .map(GrpcRetryPolicy::retryable_status_codes)
+                    .or_else(|| {
+                        method
+                            .hedging_policy()
+                            .map(HedgingPolicy::non_fatal_status_codes)
+                    })
+            }),
+            Source::Engine(..) => None,
+        }
     }
 
     /// The settings, before the layer is shared (each setting makes a fresh layer).

@@ -15,5 +15,5 @@ mod setup;
 mod tests;
 
 pub use poll::Opened;
-pub use recover::{NoRecover, RecoverStream};
+pub use recover::{NoRecover, NoStream, RecoverStream};
 pub use setup::{RetryStream, StreamSetup};

@@ -1,7 +1,12 @@
-//! Where a [`RetryStream`](crate::RetryStream) is ([`Phase`]), and the breaker's permit it
-//! holds while an attempt opens ([`HeldPermit`]).
+//! Where a [`RetryStream`](crate::RetryStream) is ([`Phase`]), its one timer ([`Timer`]), and
+//! the breaker's permit it holds while an attempt opens ([`HeldPermit`]).
 
 use std::pin::Pin;
+use std::task::Context;
+
+use tokio::time::{Instant, Sleep};
+
+use crate::drivers::timed;
 
 use crate::guards::breaker::CircuitBreaker;
 use crate::guards::{Admitted, Guards};
@@ -64,5 +69,60 @@ impl Drop for HeldPermit<'_> {
         Guards::NONE
             .admitted(self.breaker, None, admitted)
             .release();
+    }
+}
+
+/// A stream's one timer: the open's time limit, the idle limit (or the call's deadline) while
+/// streaming, or the backoff; reset in place, kept unarmed between its uses.
+pub(super) struct Timer {
+    sleep: Option<Pin<Box<Sleep>>>,
+    armed: bool,
+    /// Whether the task had cooperative budget left before the open or the source was polled.
+    had_budget: bool,
+}
+
+impl Timer {
+    pub(super) const fn new() -> Self {
+        Timer {
+            sleep: None,
+            armed: false,
+            had_budget: false,
+        }
+    }
+
+    /// Sets the timer to `at`, reusing its allocation.
+    pub(super) fn arm(&mut self, at: Instant) {
+        match &mut self.sleep {
+            Some(sleep) => sleep.as_mut().reset(at),
+            None => self.sleep = Some(Box::pin(tokio::time::sleep_until(at))),
+        }
+        self.armed = true;
+    }
+
+    pub(super) fn disarm(&mut self) {
+        self.armed = false;
+    }
+
+    /// Notes, before the open or the source is polled, whether the task has cooperative budget.
+    pub(super) fn note_budget(&mut self) {
+        self.had_budget = timed::budget_left();
+    }
+
+    /// Whether the armed timer has fired (registering the waker if not); never when unarmed.
+    /// Polled outside the task's cooperative budget when the open or the source polled before it
+    /// spent that budget (a source that filters an always-ready channel): inside it, the timer
+    /// would never fire.
+    pub(super) fn fired(&mut self, cx: &mut Context<'_>) -> bool {
+        let spent = std::mem::take(&mut self.had_budget) && !timed::budget_left();
+        match &mut self.sleep {
+            Some(sleep) if self.armed => {
+                let fired = timed::poll_timer(sleep.as_mut(), spent, cx).is_ready();
+                if fired {
+                    self.armed = false;
+                }
+                fired
+            }
+            _ => false,
+        }
     }
 }

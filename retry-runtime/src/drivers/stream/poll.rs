@@ -86,7 +86,10 @@ where
                         return Poll::Ready(step);
                     }
                 }
-                Phase::Opening(fut) => match enter(&self.engine, || fut.as_mut().poll(cx)) {
+                Phase::Opening(fut) => match enter(&self.engine, || {
+                    self.timer.note_budget();
+                    fut.as_mut().poll(cx)
+                }) {
                     Poll::Ready(Ok(source)) => {
                         self.phase = Phase::Streaming(Box::pin(source));
                         self.arm_streaming(Instant::now());
@@ -98,7 +101,7 @@ where
                         }
                     }
                     Poll::Pending => {
-                        if !self.timer_fired(cx) {
+                        if !self.timer.fired(cx) {
                             return Poll::Pending;
                         }
                         self.engine.mark_timed_out();
@@ -109,12 +112,15 @@ where
                     }
                 },
                 Phase::Streaming(source) => {
-                    match enter(&self.engine, || source.as_mut().poll_next(cx)) {
+                    match enter(&self.engine, || {
+                        self.timer.note_budget();
+                        source.as_mut().poll_next(cx)
+                    }) {
                         Poll::Ready(Some(Ok(item))) => {
                             if !self.progressed {
                                 self.first_item();
                             }
-                            (self.advance)(&mut self.checkpoint, &item);
+                            self.advance_past(&item);
                             self.arm_streaming(Instant::now());
                             return Poll::Ready(Step::Yield(Ok(item)));
                         }
@@ -125,7 +131,7 @@ where
                         }
                         Poll::Ready(None) => return Poll::Ready(self.ended()),
                         Poll::Pending => {
-                            if !self.timer_fired(cx) {
+                            if !self.timer.fired(cx) {
                                 return Poll::Pending;
                             }
                             self.engine.mark_timed_out();
@@ -137,11 +143,9 @@ where
                     }
                 }
                 Phase::Sleeping => {
-                    if !self.timer_fired(cx) {
+                    if !self.timer.fired(cx) {
                         return Poll::Pending;
                     }
-                    self.resumes = self.resumes.saturating_add(1);
-                    events::stream_resumed(self.settings.name, self.resumes, self.engine.attempt());
                     self.phase = Phase::Idle;
                 }
                 Phase::Recovering(fut) => {
@@ -162,7 +166,7 @@ where
                         return Poll::Ready(self.end());
                     };
                     if let Ok(item) = &item {
-                        (self.advance)(&mut self.checkpoint, item);
+                        self.advance_past(item);
                     }
                     return Poll::Ready(Step::Yield(item));
                 }
@@ -182,13 +186,15 @@ where
                 |(_, into)| into,
             );
             let guards = self.guards().admitted(breaker, None, admitted);
-            let out = steps::decide_rejected(
-                &mut self.engine,
-                self.settings.name,
-                into(BreakerOpen::new()),
-                guards,
-                &mut self.last,
-            );
+            let out = events::in_resumed_stream(self.resumes > 0, || {
+                steps::decide_rejected(
+                    &mut self.engine,
+                    self.settings.name,
+                    into(BreakerOpen::new()),
+                    guards,
+                    &mut self.last,
+                )
+            });
             return Some(match out {
                 Err(error) => self.give_up(error)?,
                 Ok(()) => self.end(),
@@ -198,18 +204,25 @@ where
         self.progressed = false;
         if timed {
             match steps::begin_timed(&mut self.engine) {
-                Ok(Some(limit)) => self.arm(limit),
-                Ok(None) => self.armed = false,
+                Ok(Some(limit)) => self.timer.arm(limit),
+                Ok(None) => self.timer.disarm(),
                 Err(steps::NotMade) => {
-                    self.armed = false;
+                    self.timer.disarm();
                     let error = self.timeout.timed_out(Elapsed::new());
                     return self.failed(error);
                 }
             }
         } else {
             steps::begin(&mut self.engine, false);
-            self.armed = false;
+            self.timer.disarm();
         }
+        // A resume is an open after the first one that is made: not one a guard turned away,
+        // nor one no time remained for.
+        if self.opened_before {
+            self.resumes = self.resumes.saturating_add(1);
+            events::stream_resumed(self.settings.name, self.resumes, self.engine.attempt());
+        }
+        self.opened_before = true;
         let checkpoint = self.checkpoint.clone();
         let open = &mut self.open;
         let fut = enter(&self.engine, || open(checkpoint));
@@ -234,7 +247,15 @@ where
         if let Some(budget) = self.settings.budget {
             self.engine.succeeded(budget);
         }
-        events::attempt_made(self.settings.name);
+    }
+
+    /// Moves the checkpoint past `item`. If `advance` panics, the stream is over (its source
+    /// dropped in the unwind): a consumer that catches the panic and polls again gets the end,
+    /// never the item after a lost one.
+    fn advance_past(&mut self, item: &T) {
+        let phase = std::mem::replace(&mut self.phase, Phase::Done);
+        (self.advance)(&mut self.checkpoint, item);
+        self.phase = phase;
     }
 
     /// The source ended cleanly: so does the stream.
@@ -242,12 +263,17 @@ where
         if !self.progressed {
             self.first_item();
         }
-        events::call_finished(self.settings.name, self.engine.attempt(), true);
+        // An attempt is counted as it ends: here, or by the decision after a failure. So is the
+        // request a ratio budget counts, once per schedule.
+        steps::first_attempt_ended(&self.engine, self.settings.budget, 0);
+        events::attempt_made(self.settings.name);
+        // Retried if it was ever re-opened, whatever the schedule's count.
+        events::call_finished(self.settings.name, self.resumes.saturating_add(1), true);
         self.end()
     }
 
     fn end(&mut self) -> Step<T, E> {
-        self.armed = false;
+        self.timer.disarm();
         self.phase = Phase::Done;
         Step::End
     }
@@ -284,15 +310,18 @@ where
             .idle
             .and_then(|(idle, _)| now.checked_add(idle));
         self.idle_at = idle;
-        match earliest(idle, self.streaming_deadline()) {
-            Some(at) => self.arm(at),
-            None => self.armed = false,
+        let limit = earliest(idle, self.streaming_deadline());
+        // What `context().remaining()` says while the source is polled: not the open's limit.
+        self.engine.note_attempt_deadline(limit);
+        match limit {
+            Some(at) => self.timer.arm(at),
+            None => self.timer.disarm(),
         }
     }
 
     /// An attempt failed with `error`: resume after the schedule's delay, or give up.
     fn failed(&mut self, error: E) -> Option<Step<T, E>> {
-        self.armed = false;
+        self.timer.disarm();
         // Dropped now, not after the sleep: the connection is closed while the stream waits.
         self.phase = Phase::Idle;
         let progressed = std::mem::take(&mut self.progressed);
@@ -305,20 +334,24 @@ where
         } else {
             None
         };
-        match steps::decide_kept(
-            &mut self.engine,
-            self.settings.name,
-            &mut self.hooks,
-            Err(error),
-            guards,
-            keep,
-        ) {
+        let resumed = self.resumes > 0;
+        let decision = events::in_resumed_stream(resumed, || {
+            steps::decide_kept(
+                &mut self.engine,
+                self.settings.name,
+                &mut self.hooks,
+                Err(error),
+                guards,
+                keep,
+            )
+        });
+        match decision {
             Decision::Retry(delay) => {
                 self.engine.forget_class();
                 self.engine.forget_not_made();
                 match Instant::now().checked_add(delay) {
-                    Some(at) => self.arm(at),
-                    None => self.armed = false,
+                    Some(at) => self.timer.arm(at),
+                    None => self.timer.disarm(),
                 }
                 self.phase = Phase::Sleeping;
                 None
@@ -330,7 +363,7 @@ where
 
     /// The stream gave up with `error`: its fallback continues it, or `error` is its last item.
     fn give_up(&mut self, error: E) -> Option<Step<T, E>> {
-        self.armed = false;
+        self.timer.disarm();
         let error = match self.recover.take() {
             Some(fallback) => {
                 let checkpoint = self.checkpoint.clone();
@@ -346,29 +379,6 @@ where
         };
         self.phase = Phase::Done;
         Some(Step::Yield(Err(error)))
-    }
-
-    /// Sets the timer to `at`, reusing its allocation.
-    fn arm(&mut self, at: Instant) {
-        match &mut self.timer {
-            Some(timer) => timer.as_mut().reset(at),
-            None => self.timer = Some(Box::pin(tokio::time::sleep_until(at))),
-        }
-        self.armed = true;
-    }
-
-    /// Whether the armed timer has fired (registering the waker if not); never when unarmed.
-    fn timer_fired(&mut self, cx: &mut Context<'_>) -> bool {
-        match &mut self.timer {
-            Some(timer) if self.armed => {
-                let fired = timer.as_mut().poll(cx).is_ready();
-                if fired {
-                    self.armed = false;
-                }
-                fired
-            }
-            _ => false,
-        }
     }
 }
 
@@ -406,6 +416,23 @@ where
 
 /// The future of [`RetryStream::opened`]: the stream once its first attempt (or its fallback)
 /// gave a stream, or the error it gave up with.
+///
+/// ```
+/// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     use futures_util::stream;
+///     use reattempt::RetryPolicy;
+///     use reattempt::runtime::Opened;
+///
+///     let policy = RetryPolicy::builder().build().unwrap();
+///     let opening: Opened<_> = policy
+///         .retry_stream(|(): ()| async { Ok::<_, std::io::Error>(stream::iter([Ok(1u8)])) })
+///         .resume((), |(), _| {})
+///         .opened();
+///     assert_eq!(opening.await.unwrap().resumes(), 0);
+/// }
+/// ```
 #[must_use = "futures do nothing unless awaited"]
 #[derive(Debug)]
 pub struct Opened<St>(Option<St>);
@@ -428,12 +455,20 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let stream = this.0.as_mut().expect("`Opened` polled after completion");
+        // Opened already (or over): nothing to wait for, and no item is taken.
+        if matches!(
+            stream.phase,
+            Phase::Streaming(_) | Phase::Recovered(_) | Phase::Done
+        ) {
+            return Poll::Ready(Ok(this.0.take().expect("taken once")));
+        }
         match ready!(stream.step(cx)) {
             // Before the first open nothing but a give-up is yielded.
             Step::Yield(Err(error)) => {
                 this.0 = None;
                 Poll::Ready(Err(error))
             }
+            // Items come only from an opened stream, which was checked above.
             Step::Yield(Ok(_)) => unreachable!("reattempt: an item before the stream opened"),
             Step::Opened | Step::End => Poll::Ready(Ok(this.0.take().expect("taken once"))),
         }

@@ -32,10 +32,24 @@ pub trait RecoverStream<C, T, E> {
 }
 
 /// No fallback: a stream that gives up ends with its error (the default).
+///
+/// ```
+/// use reattempt::runtime::{NoRecover, RecoverStream};
+///
+/// let given_back = RecoverStream::<u64, u8, &str>::recover(NoRecover, "down", 7);
+/// assert_eq!(given_back.err(), Some("down"));
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoRecover;
 
 /// The stream of [`NoRecover`], which is never made: it ends at once.
+///
+/// ```
+/// use reattempt::runtime::NoStream;
+///
+/// fn a_stream<S: futures_util::Stream<Item = Result<u8, ()>>>() {}
+/// a_stream::<NoStream<u8, ()>>();
+/// ```
 #[derive(Debug)]
 pub struct NoStream<T, E>(std::marker::PhantomData<fn() -> (T, E)>);
 

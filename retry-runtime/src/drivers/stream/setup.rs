@@ -5,13 +5,11 @@
 use std::fmt::Debug;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
 use std::time::Duration;
 
 use futures_core::Stream;
-use tokio::time::Sleep;
 
-use super::phase::{HeldPermit, Phase};
+use super::phase::{HeldPermit, Phase, Timer};
 use super::recover::{NoRecover, RecoverStream};
 use crate::convert::{FromBreakerOpen, FromElapsed};
 use crate::drivers::timeout::{ElapsedInto, NoTimeout};
@@ -32,10 +30,14 @@ impl RetryPolicy {
     /// consumer once and in order.
     ///
     /// The rules, which the rest of [`RetryStream`]'s docs detail:
-    /// - **One schedule for the whole stream.** `max_attempts` counts the opens that failed
-    ///   without delivering an item since the last failure: a stream that made progress starts
-    ///   its schedule again ([`progress_resets`](RetryStream::progress_resets), on by default),
-    ///   so a long watch survives any number of blips, each with a short delay. The budget pays
+    /// - **One schedule for the whole stream, started again by progress.** A failure after items
+    ///   were delivered (since the last failure) starts the schedule again, that attempt counting
+    ///   as the first ([`progress_resets`](RetryStream::progress_resets), on by default): so
+    ///   `max_attempts` bounds the attempts in a row since the last one that delivered, and a
+    ///   long watch survives any number of blips, each after the first delay. A source that
+    ///   delivers an item and breaks every time is re-opened for as long as it does: it is making
+    ///   progress, which neither the breaker nor the budget counts against it (turn
+    ///   `progress_resets` off to bound such a stream's failures over its life). The budget pays
     ///   for every resume; `max_elapsed` bounds the whole stream.
     /// - **The policy's `timeout` bounds each open** (until `open`'s future gives the stream);
     ///   the gap between items is bounded by [`idle_timeout`](RetryStream::idle_timeout).
@@ -79,6 +81,17 @@ impl RetryPolicy {
 
 /// A stream being set up: say how it resumes with [`resume`](Self::resume). Made by
 /// [`RetryPolicy::retry_stream`].
+///
+/// ```
+/// use futures_util::stream;
+/// use reattempt::{RetryPolicy, StreamSetup};
+///
+/// let policy = RetryPolicy::builder().build().unwrap();
+/// let setup: StreamSetup<'_, _> = policy.retry_stream(|after: u64| async move {
+///     Ok::<_, std::io::Error>(stream::iter([Ok(after + 1)]))
+/// });
+/// let _feed = setup.resume(0, |after, item: &u64| *after = *item);
+/// ```
 #[must_use = "a stream is set up by `.resume(initial, advance)`"]
 #[derive(Debug, Clone)]
 pub struct StreamSetup<'p, Open> {
@@ -136,12 +149,12 @@ impl<'p, Open> StreamSetup<'p, Open> {
                 budget: None,
             },
             phase: Phase::Idle,
-            timer: None,
-            armed: false,
+            timer: Timer::new(),
             idle_at: None,
             permit: HeldPermit::NONE,
             progressed: false,
             resumes: 0,
+            opened_before: false,
             last: None,
             items: PhantomData,
         }
@@ -164,7 +177,7 @@ pub(super) struct Settings<'p, E> {
     pub(super) budget: Option<&'p RetryBudget>,
 }
 
-/// A stream retried by resuming it from a checkpoint: a `futures` [`Stream`] of the source's
+/// A stream retried by resuming it from a checkpoint: a `futures` [`Stream`](https://docs.rs/futures-core/0.3/futures_core/stream/trait.Stream.html) of the source's
 /// items. Made by [`RetryPolicy::retry_stream`] and [`StreamSetup::resume`]; see there for the
 /// rules. Its settings carry the attribute's names.
 ///
@@ -183,6 +196,35 @@ pub(super) struct Settings<'p, E> {
 ///   `reattempt_stream_resumes_total{name}`; failures and give-ups are logged as any call's.
 ///
 /// The type is `Unpin`: the open's future and the source are boxed (one allocation per open).
+///
+/// ```
+/// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+/// #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// async fn main() {
+///     use std::{io, time::Duration};
+///     use futures_util::{StreamExt, stream};
+///     use reattempt::{RetryBudget, RetryPolicy, transient};
+///
+///     let policy = RetryPolicy::builder().max_attempts(5).max_elapsed(Duration::from_secs(600)).build().unwrap();
+///     let budget = RetryBudget::builder().build().unwrap();
+///     let mut feed = policy
+///         .retry_stream(|after: u64| async move {
+///             let reset = (after < 4).then(|| Err(io::Error::from(io::ErrorKind::ConnectionReset)));
+///             Ok(stream::iter((after + 1..=after + 2).map(Ok)).chain(stream::iter(reset)))
+///         })
+///         .resume(0, |after, item: &u64| *after = *item)
+///         .retry_if(transient)
+///         .idle_timeout(Duration::from_secs(30))
+///         .budget(&budget)
+///         .name("orders");
+///     let mut seen = vec![];
+///     while let Some(item) = feed.next().await {
+///         seen.push(item.unwrap());
+///     }
+///     assert_eq!(seen, [1, 2, 3, 4, 5, 6]);
+///     assert_eq!(feed.resumes(), 2);
+/// }
+/// ```
 #[must_use = "streams do nothing unless polled"]
 pub struct RetryStream<
     'p,
@@ -209,9 +251,7 @@ pub struct RetryStream<
     pub(super) phase: Phase<Fut, S, R::Fut, R::Stream>,
     /// The open's time limit, the idle limit (or the call's deadline) while streaming, or the
     /// backoff: one timer, reset in place.
-    pub(super) timer: Option<Pin<Box<Sleep>>>,
-    /// Whether the timer counts: it is kept, unarmed, between its uses.
-    pub(super) armed: bool,
+    pub(super) timer: Timer,
     /// When the idle limit of the stream being delivered falls.
     pub(super) idle_at: Option<tokio::time::Instant>,
     /// The breaker's permit of the attempt being opened, until its first item.
@@ -219,6 +259,8 @@ pub struct RetryStream<
     /// The attempt running now delivered an item.
     pub(super) progressed: bool,
     pub(super) resumes: u32,
+    /// An attempt was opened: the next open is a resume.
+    pub(super) opened_before: bool,
     /// The last failure, kept while a resume waits: a breaker that turns the resume away ends
     /// the stream with it.
     pub(super) last: Option<Result<(), E>>,
@@ -249,6 +291,22 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
     RetryStream<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R>
 {
     /// The checkpoint as it stands: that of the last item delivered (the initial one before).
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::RetryPolicy;
+    ///
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let mut events = policy
+    ///         .retry_stream(|after: u64| async move { Ok::<_, std::io::Error>(stream::iter([Ok(after + 1), Ok(after + 2)])) })
+    ///         .resume(0, |after, event: &u64| *after = *event);
+    ///     assert_eq!(*events.checkpoint(), 0);
+    ///     events.next().await;
+    ///     assert_eq!(*events.checkpoint(), 1, "moved past the item delivered");
+    /// }
+    /// ```
     pub fn checkpoint(&self) -> &C {
         &self.checkpoint
     }
@@ -278,6 +336,21 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
     }
 
     /// Names the stream in its events and metrics (default `"retry_stream"`).
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use futures_util::stream;
+    ///     use reattempt::RetryPolicy;
+    ///
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let feed = policy
+    ///         .retry_stream(|(): ()| async { Ok::<_, std::io::Error>(stream::iter([Ok(1u8)])) })
+    ///         .resume((), |(), _| {})
+    ///         .name("orders-feed");
+    ///     assert!(format!("{feed:?}").contains("orders-feed"));
+    /// }
+    /// ```
     pub fn name(mut self, name: &'static str) -> Self {
         self.settings.name = name;
         self
@@ -287,6 +360,29 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
     /// stalled: the attempt fails with `E::from_elapsed(Elapsed)`, a timeout (retried unless
     /// [`retry_if`](Self::retry_if) says otherwise), and the stream resumes from its checkpoint.
     /// No idle limit by default.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::{io, time::Duration};
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::RetryPolicy;
+    ///
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     // Item 1, then silence (the connection is up, nothing comes): re-opened after 30 s.
+    ///     let items: Vec<u64> = policy
+    ///         .retry_stream(|after: u64| async move {
+    ///             let rest = stream::iter((after + 1..=3).map(Ok::<_, io::Error>));
+    ///             Ok(if after == 0 { rest.take(1).chain(stream::pending()).boxed() } else { rest.boxed() })
+    ///         })
+    ///         .resume(0, |after, item: &u64| *after = *item)
+    ///         .idle_timeout(Duration::from_secs(30))
+    ///         .map(Result::unwrap)
+    ///         .collect()
+    ///         .await;
+    ///     assert_eq!(items, [1, 2, 3]);
+    /// }
+    /// ```
     pub fn idle_timeout(self, idle: Duration) -> Self
     where
         E: FromElapsed,
@@ -296,6 +392,26 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
 
     /// As [`idle_timeout`](Self::idle_timeout), a stall becoming `Err(stalled(Elapsed))`: for
     /// an error type without `FromElapsed`.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::RetryPolicy;
+    ///
+    ///     let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+    ///     // An error type of another crate's, with no `From<Elapsed>`: a status code.
+    ///     let last = policy
+    ///         .retry_stream(|(): ()| async { Ok::<_, u16>(stream::pending::<Result<u8, u16>>()) })
+    ///         .resume((), |(), _| {})
+    ///         .without_timeout()
+    ///         .idle_timeout_into(Duration::from_secs(5), |_| 504)
+    ///         .next()
+    ///         .await;
+    ///     assert_eq!(last, Some(Err(504)), "stalled twice: the attempts are spent");
+    /// }
+    /// ```
     pub fn idle_timeout_into(mut self, idle: Duration, stalled: fn(Elapsed) -> E) -> Self {
         self.settings.idle = Some((idle, stalled));
         self
@@ -304,6 +420,30 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
     /// Whether a failure after items were delivered (since the last failure) starts the
     /// schedule again: the attempt count and the backoff (default `true`). With `false`, the
     /// stream's failures count against `max_attempts` over its whole life, progress or not.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::RetryPolicy;
+    ///
+    ///     let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+    ///     // Each open gives one item, then breaks.
+    ///     let open = |after: u64| async move {
+    ///         let reset = io::Error::from(io::ErrorKind::ConnectionReset);
+    ///         Ok(stream::iter([Ok(after + 1), Err(reset)]))
+    ///     };
+    ///     let counted: Vec<_> = policy
+    ///         .retry_stream(open)
+    ///         .resume(0, |after, item: &u64| *after = *item)
+    ///         .progress_resets(false)
+    ///         .collect()
+    ///         .await;
+    ///     assert_eq!(counted.len(), 3, "items 1 and 2, then the second failure ends it");
+    ///     assert!(counted[2].is_err());
+    /// }
+    /// ```
     pub fn progress_resets(mut self, resets: bool) -> Self {
         self.settings.progress_resets = resets;
         self
@@ -312,6 +452,27 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
     /// Pays each resume from `budget` (the same budget other calls to the dependency use); an
     /// attempt's first item pays it back. A resume the budget cannot pay ends the stream with
     /// the last failure.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::{RetryBudget, RetryPolicy};
+    ///
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let empty = RetryBudget::builder().initial_tokens(0).build().unwrap();
+    ///     let items: Vec<_> = policy
+    ///         .retry_stream(|after: u64| async move {
+    ///             Ok(stream::iter([Ok(after + 1), Err(io::Error::from(io::ErrorKind::ConnectionReset))]))
+    ///         })
+    ///         .resume(0, |after, item: &u64| *after = *item)
+    ///         .budget(&empty)
+    ///         .collect()
+    ///         .await;
+    ///     assert_eq!(items.len(), 2, "item 1, then the failure: no token to pay a resume");
+    /// }
+    /// ```
     pub fn budget(mut self, budget: &'p RetryBudget) -> Self {
         self.settings.budget = Some(budget);
         self
@@ -320,6 +481,25 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
     /// Asks `breaker` before each open; an open it turns away ends the stream with
     /// `E::from_breaker_open(BreakerOpen)` (or, for a resume, the last failure). The breaker
     /// hears an attempt's success at its first item.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::{CircuitBreaker, RetryPolicy};
+    ///
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let breaker = CircuitBreaker::builder().failure_threshold(1).build().unwrap();
+    ///     breaker.record(breaker.try_acquire().unwrap(), false); // open
+    ///     let mut feed = policy
+    ///         .retry_stream(|(): ()| async { Ok::<_, io::Error>(stream::iter([Ok(1u8)])) })
+    ///         .resume((), |(), _| {})
+    ///         .circuit_breaker(&breaker);
+    ///     let turned_away = feed.next().await.unwrap().unwrap_err();
+    ///     assert!(turned_away.to_string().contains("circuit breaker is open"));
+    /// }
+    /// ```
     pub fn circuit_breaker(self, breaker: &'p CircuitBreaker) -> Self
     where
         E: FromBreakerOpen,
@@ -328,6 +508,24 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
     }
 
     /// As [`circuit_breaker`](Self::circuit_breaker), a rejection becoming `open(BreakerOpen)`.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::{CircuitBreaker, RetryPolicy};
+    ///
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let breaker = CircuitBreaker::builder().failure_threshold(1).build().unwrap();
+    ///     breaker.record(breaker.try_acquire().unwrap(), false); // open
+    ///     let mut feed = policy
+    ///         .retry_stream(|(): ()| async { Ok::<_, u16>(stream::iter([Ok(1u8)])) })
+    ///         .resume((), |(), _| {})
+    ///         .without_timeout()
+    ///         .breaker_open_into(&breaker, |_| 503);
+    ///     assert_eq!(feed.next().await, Some(Err(503)));
+    /// }
+    /// ```
     pub fn breaker_open_into(
         mut self,
         breaker: &'p CircuitBreaker,
@@ -358,11 +556,11 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
             settings: self.settings,
             phase: Phase::Idle,
             timer: self.timer,
-            armed: self.armed,
             idle_at: self.idle_at,
             permit: self.permit,
             progressed: self.progressed,
             resumes: self.resumes,
+            opened_before: self.opened_before,
             last: self.last,
             items: PhantomData,
         }
@@ -370,6 +568,27 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
 
     /// All the hooks in one value: whether to retry an error, its class, a server's hint, what
     /// to do before a retry (see [`Hooks`]). Only failures are judged: the outcome type is `()`.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::{FnHooks, RetryPolicy};
+    ///
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let hooks = FnHooks::new().retry_if(|e: &io::Error| e.kind() == io::ErrorKind::ConnectionReset);
+    ///     let items: Vec<_> = policy
+    ///         .retry_stream(|(): ()| async {
+    ///             Ok(stream::iter([Ok(1u8), Err(io::Error::from(io::ErrorKind::PermissionDenied))]))
+    ///         })
+    ///         .resume((), |(), _| {})
+    ///         .hooks(hooks)
+    ///         .collect()
+    ///         .await;
+    ///     assert_eq!(items.len(), 2, "not retried: the error is the last item");
+    /// }
+    /// ```
     pub fn hooks<H: Hooks<(), E>>(
         self,
         hooks: H,
@@ -378,6 +597,25 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
     }
 
     /// The error of an open that ran out of the policy's `timeout`: `timed_out(Elapsed)`.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::RetryPolicy;
+    ///
+    ///     let policy = RetryPolicy::builder().max_attempts(1).timeout(Duration::from_secs(1)).build().unwrap();
+    ///     let mut feed = policy
+    ///         .retry_stream(|(): ()| async {
+    ///             std::future::pending::<()>().await; // the open never answers
+    ///             Ok::<_, u16>(stream::iter([Ok(1u8)]))
+    ///         })
+    ///         .resume((), |(), _| {})
+    ///         .timeout_into(|_| 504);
+    ///     assert_eq!(feed.next().await, Some(Err(504)));
+    /// }
+    /// ```
     pub fn timeout_into<F: FnMut(Elapsed) -> E>(
         self,
         timed_out: F,
@@ -387,6 +625,24 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
 
     /// Opens without the policy's `timeout`, so the error type needs no conversion from
     /// [`Elapsed`]; `max_elapsed` still ends the sleeps, not a stream that is delivering.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::RetryPolicy;
+    ///
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     // `&str` has no conversion from a timeout: the stream is opened without one.
+    ///     let items: Vec<Result<u8, &str>> = policy
+    ///         .retry_stream(|(): ()| async { Ok(stream::iter([Ok(1), Ok(2)])) })
+    ///         .resume((), |(), _| {})
+    ///         .without_timeout()
+    ///         .collect()
+    ///         .await;
+    ///     assert_eq!(items, [Ok(1), Ok(2)]);
+    /// }
+    /// ```
     pub fn without_timeout(self) -> RetryStream<'p, C, Open, Adv, Fut, S, T, E, K, NoTimeout, R> {
         self.map(|k| k, |_| NoTimeout, |r| r)
     }
@@ -395,6 +651,30 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
     /// checkpoint)` (the checkpoint of the last item delivered) gives a stream whose items
     /// follow those delivered (`Ok`; not retried), or the stream's last item (`Err`). As
     /// `#[recover]` is for a call.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::RetryPolicy;
+    ///
+    ///     let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+    ///     let items: Vec<u64> = policy
+    ///         .retry_stream(|after: u64| async move {
+    ///             // The live feed gives item 1, then is down for good.
+    ///             let down = io::Error::from(io::ErrorKind::ConnectionRefused);
+    ///             if after == 0 { Ok(stream::iter(vec![Ok(1), Err(down)])) } else { Err(down) }
+    ///         })
+    ///         .resume(0, |after, item: &u64| *after = *item)
+    ///         // The archive serves what follows the last item delivered.
+    ///         .recover(|_err, after| async move { Ok(stream::iter((after + 1..=3).map(Ok))) })
+    ///         .map(Result::unwrap)
+    ///         .collect()
+    ///         .await;
+    ///     assert_eq!(items, [1, 2, 3]);
+    /// }
+    /// ```
     pub fn recover<F>(self, fallback: F) -> RetryStream<'p, C, Open, Adv, Fut, S, T, E, K, Tm, F>
     where
         F: RecoverStream<C, T, E>,
@@ -411,6 +691,27 @@ impl<'p, C, Open, Adv, Fut, S, T, E, A, B, D, N, F, Tm, R: RecoverStream<C, T, E
 {
     /// Resumes only after the errors for which `predicate` is `true` (default: every error);
     /// another error is the stream's last item.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::RetryPolicy;
+    ///
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let items: Vec<_> = policy
+    ///         .retry_stream(|(): ()| async {
+    ///             Ok(stream::iter([Ok(1u8), Err(io::Error::from(io::ErrorKind::InvalidData))]))
+    ///         })
+    ///         .resume((), |(), _| {})
+    ///         .retry_if(|e| e.kind() == io::ErrorKind::ConnectionReset)
+    ///         .collect()
+    ///         .await;
+    ///     assert_eq!(items.len(), 2);
+    ///     assert_eq!(items[1].as_ref().unwrap_err().kind(), io::ErrorKind::InvalidData);
+    /// }
+    /// ```
     pub fn retry_if<P: FnMut(&E) -> bool>(
         self,
         predicate: P,
@@ -419,6 +720,31 @@ impl<'p, C, Open, Adv, Fut, S, T, E, A, B, D, N, F, Tm, R: RecoverStream<C, T, E
     }
 
     /// Reads a server's requested delay from an error: a resume waits at least that long.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::time::Duration;
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::RetryPolicy;
+    ///     use tokio::time::Instant;
+    ///
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     let start = Instant::now();
+    ///     // The server says: come back in 5 s (e.g. gRPC pushback, or a Retry-After).
+    ///     let items: Vec<_> = policy
+    ///         .retry_stream(|after: u64| async move {
+    ///             Ok(stream::iter([Ok(after + 1), Err(Duration::from_secs(5))]).take(if after == 0 { 2 } else { 1 }))
+    ///         })
+    ///         .resume(0, |after, item: &u64| *after = *item)
+    ///         .without_timeout()
+    ///         .retry_after(|wait: &Duration| Some(*wait))
+    ///         .collect()
+    ///         .await;
+    ///     assert_eq!(items, [Ok(1), Ok(2)]);
+    ///     assert!(start.elapsed() >= Duration::from_secs(5));
+    /// }
+    /// ```
     pub fn retry_after<H: FnMut(&E) -> Option<Duration>>(
         self,
         hint: H,
@@ -442,6 +768,28 @@ impl<'p, C, Open, Adv, Fut, S, T, E, A, B, D, N, F, Tm, R: RecoverStream<C, T, E
     }
 
     /// Calls `f` before each resume's sleep, with the failure, the call's context and the delay.
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::{Jitter, RetryPolicy};
+    ///
+    ///     let policy = RetryPolicy::builder().jitter(Jitter::None).build().unwrap();
+    ///     let mut log = vec![];
+    ///     let _: Vec<_> = policy
+    ///         .retry_stream(|after: u64| async move {
+    ///             let reset = (after == 0).then(|| Err(io::Error::from(io::ErrorKind::ConnectionReset)));
+    ///             Ok(stream::iter([Ok(after + 1)]).chain(stream::iter(reset)))
+    ///         })
+    ///         .resume(0, |after, item: &u64| *after = *item)
+    ///         .on_retry(|e, ctx, delay| log.push(format!("attempt {} failed ({}); resuming in {delay:?}", ctx.attempt(), e.kind())))
+    ///         .collect()
+    ///         .await;
+    ///     assert_eq!(log, ["attempt 1 failed (connection reset); resuming in 100ms"]);
+    /// }
+    /// ```
     pub fn on_retry<G: FnMut(&E, &RetryContext, Duration)>(
         self,
         f: G,
@@ -452,6 +800,29 @@ impl<'p, C, Open, Adv, Fut, S, T, E, A, B, D, N, F, Tm, R: RecoverStream<C, T, E
     /// Whether re-opening after a failure whose outcome is unknown is safe (default `true`: a
     /// resume repeats a read from the checkpoint). With `false`, such a failure ends the
     /// stream (`GiveUpReason::UnknownOutcome`).
+    /// ```
+    /// // Needs tokio's "test-util" feature: on its paused clock, sleeps are exact and take no time.
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() {
+    ///     use std::io;
+    ///     use futures_util::{StreamExt, stream};
+    ///     use reattempt::{RetryPolicy, transient};
+    ///
+    ///     let policy = RetryPolicy::builder().build().unwrap();
+    ///     // A stream whose reading has an effect (a queue that hands each message out once): a reset
+    ///     // may have come after the server sent (and dropped) the rest, so it is not re-opened.
+    ///     let items: Vec<_> = policy
+    ///         .retry_stream(|(): ()| async {
+    ///             Ok(stream::iter([Ok(1u8), Err(io::Error::from(io::ErrorKind::ConnectionReset))]))
+    ///         })
+    ///         .resume((), |(), _| {})
+    ///         .retry_if(transient)
+    ///         .idempotent(false)
+    ///         .collect()
+    ///         .await;
+    ///     assert!(items[1].is_err());
+    /// }
+    /// ```
     pub fn idempotent(self, idempotent: bool) -> Self {
         self.map(|h| h.idempotent(idempotent), |t| t, |r| r)
     }

@@ -291,6 +291,7 @@ const NOT_WRAPPERS: &[&str] = &[
     "GrpcHooks",         // clients/grpc/hooks.rs: A6's rules, no user hooks
     "TransientStatuses", // clients/grpc/hooks.rs: the policy's status codes
     "HttpClassify",      // clients/reqwest_middleware.rs: HTTP's rules
+    "StreamStatuses",    // clients/grpc/stream.rs: a resumed stream's status codes
 ];
 
 /// `source` without comments (line and block, nested), string literals (raw ones too:

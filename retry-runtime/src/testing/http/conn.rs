@@ -3,6 +3,7 @@
 
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -43,7 +44,12 @@ impl Listener for FaultyListener {
             match self.inner.accept().await {
                 Ok((stream, _peer)) => {
                     let _ = stream.set_nodelay(true);
-                    let kill = Arc::new(Kill::default());
+                    let ports = stream
+                        .local_addr()
+                        .ok()
+                        .zip(stream.peer_addr().ok())
+                        .map(|(local, peer)| (local.port(), peer.port()));
+                    let kill = Arc::new(Kill::new(ports));
                     let mut conns = self
                         .shared
                         .conns
@@ -92,6 +98,12 @@ impl FaultyStream {
             io::ErrorKind::ConnectionReset.into()
         })
     }
+
+    fn count(&self, written: &Poll<io::Result<usize>>) {
+        if let Poll::Ready(Ok(n)) = written {
+            self.kill.written.fetch_add(*n as u64, Ordering::SeqCst);
+        }
+    }
 }
 
 impl AsyncRead for FaultyStream {
@@ -116,7 +128,9 @@ impl AsyncWrite for FaultyStream {
         if let Some(e) = self.killed(cx) {
             return Poll::Ready(Err(e));
         }
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let written = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.count(&written);
+        written
     }
 
     fn poll_write_vectored(
@@ -127,7 +141,9 @@ impl AsyncWrite for FaultyStream {
         if let Some(e) = self.killed(cx) {
             return Poll::Ready(Err(e));
         }
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let written = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.count(&written);
+        written
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -2,18 +2,31 @@
 
 use std::sync::Mutex;
 use std::sync::PoisonError;
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::task::{Context, Waker};
 
 /// A switch that makes a connection fail: its pending and later reads and writes return
-/// `ConnectionReset`, and its socket is closed with `SO_LINGER` 0, which sends a TCP RST.
+/// `ConnectionReset`, and its socket is closed with `SO_LINGER` 0, which sends a TCP RST. It
+/// also counts the bytes the connection's socket accepted, and knows its ports, so that a reset
+/// can wait until what was written has left the socket (`drain`).
 #[derive(Debug, Default)]
 pub(super) struct Kill {
     killed: AtomicBool,
     wakers: Mutex<Vec<Waker>>,
+    /// Bytes the socket accepted.
+    pub(super) written: AtomicU64,
+    /// (the server's port, the client's port), to find the socket in `/proc/net/tcp`.
+    pub(super) ports: Option<(u16, u16)>,
 }
 
 impl Kill {
+    pub(super) fn new(ports: Option<(u16, u16)>) -> Kill {
+        Kill {
+            ports,
+            ..Kill::default()
+        }
+    }
+
     pub(super) fn kill(&self) {
         self.killed.store(true, SeqCst);
         let wakers =

@@ -12,6 +12,8 @@
 //! | `POST /charges` | `{"order_id": "o-1", "amount_cents": 1250}` | 201 `{"charge_id", "order_id", "amount_cents"}` | a charge, counted per `order_id` |
 //! | `POST /messages` | `{"to": "+15550100", "text": "hi"}` | 202 `{"message_id", "to"}` | a delivery, counted per `to` |
 //! | `GET /prices/{sku}` | — | 200 `{"sku", "price_cents"}` | none |
+//! | `GET /objects/{name}` | — | 200 or 206 (per `Range`, `If-Range`), the object's bytes | none |
+//! | `GET /events?after=N` | — | 200, one JSON line per event after `N` | none |
 //!
 //! A body that does not parse or does not validate (an amount ≤ 0, a phone number that is not
 //! `+` and 8 to 15 digits) is a 400 with `{"error": …}` and no side effect. A request with an
@@ -70,21 +72,39 @@
 //! The parts: [`Fault`] and [`RetryAfter`] (what to do to a request), [`Seen`] and [`Outcome`]
 //! (what the service saw), [`Route`], and [`Service`].
 //!
-//! Its files, lowest first: `fault`, `seen`, `route`, `body` (a body that trickles) and `kill` (a
-//! connection's reset switch) < `state` (what the handlers and the connections share) < `conn`
-//! (connections that can be reset) < `handlers` < `service`. This module only re-exports them.
+//! Streams: `GET /objects/{name}` serves a deterministic object of any size with `ETag`,
+//! `Last-Modified`, `Range` and `If-Range` ([`Object`], scripted with [`ObjectFault`]: a reset or
+//! a stall at a byte offset, a `Range` ignored, the object replaced; read back as
+//! [`ObjectRequest`]s), and `GET /events?after=N` a line-delimited event feed ([`event_line`],
+//! [`EventFault`], [`EventRequest`]). Their scripting methods are [`Service`]'s too; their
+//! requests are logged apart ([`Service::object_requests`], [`Service::event_requests`]), not in
+//! [`Service::seen`], and their faults are their own scripts', not [`Fault`]s.
+//!
+//! Its files, lowest first: `fault`, `seen`, `route`, `object`, `event`, `body` (a body that
+//! trickles) and `kill` (a connection's reset switch) < `drain` (waiting until a socket has sent
+//! what it was given) < `state` (what the handlers and the connections share) < `conn`
+//! (connections that can be reset) < `handlers` and `streams` (objects and events) < `service` <
+//! `objects` and `events` (their scripting on `Service`). This module only re-exports them.
 
 mod body;
 mod conn;
+mod drain;
+mod event;
+mod events;
 mod fault;
 mod handlers;
 mod kill;
+mod object;
+mod objects;
 mod route;
 mod seen;
 mod service;
 mod state;
+mod streams;
 
+pub use event::{EventFault, EventRequest, event_line};
 pub use fault::{Fault, RetryAfter};
+pub use object::{Object, ObjectFault, ObjectRequest};
 pub use route::Route;
 pub use seen::{Outcome, Seen};
 pub use service::Service;

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use axum::Router;
@@ -17,6 +17,7 @@ use super::handlers::{charge, message, price};
 use super::route::Route;
 use super::seen::{Outcome, Seen};
 use super::state::{Records, Shared};
+use super::streams::{events, object};
 
 /// The running service. Dropping it stops the server and resets its connections.
 ///
@@ -480,6 +481,13 @@ impl Service {
     }
 }
 
+impl Service {
+    /// The service's state (for the scripting of objects and events, in their own files).
+    pub(super) fn records(&self) -> MutexGuard<'_, Records> {
+        self.shared.lock()
+    }
+}
+
 impl Drop for Service {
     fn drop(&mut self) {
         self.shared.stopping.send_replace(true);
@@ -495,6 +503,8 @@ fn spawn(listener: TcpListener, shared: Arc<Shared>) -> JoinHandle<()> {
         .route("/charges", post(charge))
         .route("/messages", post(message))
         .route("/prices/{sku}", get(price))
+        .route("/objects/{name}", get(object))
+        .route("/events", get(events))
         .with_state(Arc::clone(&shared));
     let mut stopping = shared.stopping.subscribe();
     let listener = FaultyListener {

@@ -9,7 +9,9 @@ use axum::body::Bytes;
 use axum::http::StatusCode;
 use tokio::sync::watch;
 
+use super::event::Feed;
 use super::kill::Kill;
+use super::object::ObjectEntry;
 use super::{Fault, Route, Seen};
 
 /// An answer kept for replay under an idempotency key.
@@ -39,6 +41,10 @@ pub(super) struct Records {
     pub(super) next_id: u64,
     /// Every request, in order of arrival.
     pub(super) seen: Vec<Seen>,
+    /// The objects of `GET /objects/{name}`, with their scripts and requests.
+    pub(super) objects: HashMap<String, ObjectEntry>,
+    /// The event feed of `GET /events`, with its script and requests.
+    pub(super) feed: Feed,
 }
 
 /// What the service, its handlers and its connections share.
