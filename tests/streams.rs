@@ -45,6 +45,8 @@ struct Event {
 enum Open {
     Refuse(Error),
     Deliver(usize, Then),
+    /// An open that does not answer (cut by `timeout`).
+    Hang,
 }
 
 #[derive(Clone, Debug)]
@@ -54,7 +56,7 @@ enum Then {
     Stall,
 }
 
-use Open::{Deliver, Refuse};
+use Open::{Deliver, Hang, Refuse};
 
 fn reset_after(take: usize) -> Open {
     Deliver(take, Then::Fail(Error::Reset))
@@ -140,6 +142,10 @@ impl Feed {
         let (take, then) = match step {
             Refuse(e) => return Err(e),
             Deliver(take, then) => (take, then),
+            Hang => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                (usize::MAX, Then::End)
+            }
         };
         let first = after.map_or(1, |a| a + 1);
         let events: Vec<_> = (first..=self.last)
@@ -238,6 +244,34 @@ impl Feed {
         ))
     }
 
+    #[retryable(max_attempts = 3, delay = "100ms", jitter = "none", timeout = "1s",
+                resume = |after, event: &Event| *after = Some(event.seq))]
+    async fn events_timed(
+        &self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+        self.open(after).await
+    }
+
+    #[retryable(max_attempts = 3, delay = "100ms", jitter = "none", timeout = "1s", idempotent = false,
+                resume = |after, event: &Event| *after = Some(event.seq))]
+    async fn events_not_idempotent(
+        &self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+        self.open(after).await
+    }
+
+    #[retryable(max_attempts = 3, delay = "100ms", jitter = "none", retry_on = [Error::Reset],
+                on_retry = |_, _, _| RESUMES_HEARD.with(|n| n.set(n.get() + 1)),
+                resume = |after, event: &Event| *after = Some(event.seq))]
+    async fn events_resets_only(
+        &self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+        self.open(after).await
+    }
+
     /// A path for `resume`, naming the argument with `checkpoint`.
     fn advance(after: &mut Option<u64>, event: &Event) {
         *after = Some(event.seq);
@@ -247,6 +281,11 @@ impl Feed {
     async fn events_by_path(&self, after: Option<u64>) -> Result<Events<'_>, Error> {
         self.open(after).await
     }
+}
+
+thread_local! {
+    /// The resumes `on_retry` heard (the tests run each on a thread of its own).
+    static RESUMES_HEARD: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 fn seqs(items: &[Result<Event, Error>]) -> Vec<Result<u64, Error>> {
@@ -515,4 +554,46 @@ async fn by_value_self_generic_fns_and_send_streams() {
     let feed = Feed::new(2, []);
     let stream = is_send(is_send(feed.events(None)).await.unwrap());
     assert_eq!(stream.count().await, 2);
+}
+
+/// The policy's `timeout` bounds each open; a stream is idempotent unless it says otherwise, so
+/// an open cut short is retried, and with `idempotent = false` it is not (its outcome is unknown).
+#[tokio::test(start_paused = true)]
+async fn the_timeout_bounds_each_open_and_a_stream_is_idempotent_by_default() {
+    let feed = Feed::new(3, [Hang]);
+    let items: Vec<_> = feed.events_timed(None).await.unwrap().collect().await;
+    assert_eq!(seqs(&items), ok(1..=3));
+    assert_eq!(
+        feed.open_times(),
+        [ms(0), ms(1100)],
+        "cut at 1 s, then the first delay"
+    );
+
+    let feed = Feed::new(3, [Hang]);
+    let Err(err) = feed.events_not_idempotent(None).await else {
+        panic!("a cut open of a stream that is not idempotent is not repeated");
+    };
+    assert_eq!(err, Error::Elapsed);
+    assert_eq!(feed.opens().len(), 1);
+}
+
+/// Only the errors `retry_on` names are resumed (each heard by `on_retry`); another is the
+/// stream's last item.
+#[tokio::test(start_paused = true)]
+async fn only_the_errors_retried_resume_the_stream() {
+    let feed = Feed::new(
+        9,
+        [
+            reset_after(2),
+            reset_after(2),
+            Deliver(1, Then::Fail(Error::Fatal)),
+        ],
+    );
+    let items: Vec<_> = feed.events_resets_only(None).await.unwrap().collect().await;
+    assert_eq!(
+        seqs(&items),
+        [Ok(1), Ok(2), Ok(3), Ok(4), Ok(5), Err(Error::Fatal)]
+    );
+    assert_eq!(feed.opens(), [None, Some(2), Some(4)]);
+    assert_eq!(RESUMES_HEARD.with(std::cell::Cell::get), 2);
 }
