@@ -203,14 +203,13 @@ where
         self.permit = HeldPermit { breaker, admitted };
         self.progressed = false;
         let limit = if timed {
-            match steps::begin_timed(&mut self.engine) {
-                Ok(limit) => limit,
-                Err(steps::NotMade) => {
-                    self.timer.disarm();
-                    let error = self.timeout.timed_out(Elapsed::new());
-                    return self.failed(error);
-                }
-            }
+            let Ok(limit) = steps::begin_timed(&mut self.engine) else {
+                // No time remained for the attempt (`steps::NotMade`).
+                self.timer.disarm();
+                let error = self.timeout.timed_out(Elapsed::new());
+                return self.failed(error);
+            };
+            limit
         } else {
             steps::begin(&mut self.engine, false);
             None
