@@ -392,7 +392,7 @@ async fn dropping_the_consumers_stream_cancels_the_servers_stream() {
 }
 
 /// A stream the server resets after 3 numbers with `reason`, under a layer that retries
-/// UNAVAILABLE only: the numbers delivered, the stream's last status, the opens' checkpoints.
+/// `UNAVAILABLE` only: the numbers delivered, the stream's last status, the opens' checkpoints.
 async fn reset_with(reason: h2::Reason) -> (Vec<u64>, Option<tonic::Status>, Vec<u64>) {
     let config = ServiceConfig::from_json(
         r#"{"methodConfig": [{
@@ -437,9 +437,9 @@ async fn reset_with(reason: h2::Reason) -> (Vec<u64>, Option<tonic::Status>, Vec
     (seqs, end, opened)
 }
 
-/// gRPC's HTTP/2 mapping: a reset with ENHANCE_YOUR_CALM is the server's RESOURCE_EXHAUSTED, and
-/// INADEQUATE_SECURITY its PERMISSION_DENIED, not a broken stream: judged by their codes, which
-/// a layer retrying only UNAVAILABLE does not resume.
+/// gRPC's HTTP/2 mapping: a reset with `ENHANCE_YOUR_CALM` is the server's `RESOURCE_EXHAUSTED`,
+/// and `INADEQUATE_SECURITY` its `PERMISSION_DENIED`, not a broken stream: judged by their codes,
+/// which a layer retrying only `UNAVAILABLE` does not resume.
 #[tokio::test]
 async fn a_reset_that_is_the_servers_word_is_judged_by_its_code() {
     for (reason, code) in [
