@@ -390,3 +390,116 @@ async fn dropping_the_consumers_stream_cancels_the_servers_stream() {
     assert_eq!(seen.finished, 0);
     assert!(seen.sent.len() < 100, "stopped early: {}", seen.sent.len());
 }
+
+/// A stream the server resets after 3 numbers with `reason`, under a layer that retries
+/// `UNAVAILABLE` only: the numbers delivered, the stream's last status, the opens' checkpoints.
+async fn reset_with(reason: h2::Reason) -> (Vec<u64>, Option<tonic::Status>, Vec<u64>) {
+    let config = ServiceConfig::from_json(
+        r#"{"methodConfig": [{
+          "name": [{ "service": "numbers.v1.Numbers" }],
+          "retryPolicy": { "maxAttempts": 4, "initialBackoff": "0.02s", "maxBackoff": "0.1s",
+            "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"] }
+        }]}"#,
+    )
+    .unwrap();
+    let layer = GrpcRetryLayer::from_service_config(config);
+    let script = Script::new([Fate::new(3, End::Reset(reason))]);
+    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let server = TestServer::start(addr, &script);
+    let channel = Endpoint::from_shared(server.uri()).unwrap().connect_lazy();
+    let client = NumbersClient::new(layer.layer(channel));
+    let policy = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(Duration::from_millis(10))
+        .build()
+        .unwrap();
+    let mut numbers = reattempt::tonic::resume_streaming(
+        &policy,
+        move |after: u64| {
+            let mut client = client.clone();
+            async move { client.count(CountRequest { after, until: 6 }).await }
+        },
+        0,
+        |after, n: &Number| *after = n.seq,
+    )
+    .hooks(StreamStatuses::of_method(
+        &layer,
+        "/numbers.v1.Numbers/Count",
+    ));
+    let (mut seqs, mut end) = (Vec::new(), None);
+    while let Some(item) = numbers.next().await {
+        match item {
+            Ok(n) => seqs.push(n.seq),
+            Err(s) => end = Some(s),
+        }
+    }
+    let opened = script.seen().opened.iter().map(|r| r.after).collect();
+    (seqs, end, opened)
+}
+
+/// gRPC's HTTP/2 mapping: a reset with `ENHANCE_YOUR_CALM` is the server's `RESOURCE_EXHAUSTED`,
+/// and `INADEQUATE_SECURITY` its `PERMISSION_DENIED`, not a broken stream: judged by their codes,
+/// which a layer retrying only `UNAVAILABLE` does not resume.
+#[tokio::test]
+async fn a_reset_that_is_the_servers_word_is_judged_by_its_code() {
+    for (reason, code) in [
+        (h2::Reason::ENHANCE_YOUR_CALM, Code::ResourceExhausted),
+        (h2::Reason::INADEQUATE_SECURITY, Code::PermissionDenied),
+    ] {
+        let (seqs, end, opened) = reset_with(reason).await;
+        assert_eq!(seqs, [1, 2, 3], "{reason:?}");
+        assert_eq!(end.map(|s| s.code()), Some(code), "{reason:?}");
+        assert_eq!(opened, [0], "{reason:?}: not re-opened");
+    }
+}
+
+/// A resumed stream over the layer, consumed in a spawned task (Send + 'static), with hedging
+/// configured for the method.
+#[tokio::test]
+async fn a_resumed_stream_over_a_hedging_layer_is_spawnable() {
+    let config = ServiceConfig::from_json(
+        r#"{"methodConfig": [{
+          "name": [{ "service": "numbers.v1.Numbers" }],
+          "hedgingPolicy": { "maxAttempts": 3, "hedgingDelay": "0.2s",
+            "nonFatalStatusCodes": ["UNAVAILABLE"] }
+        }]}"#,
+    )
+    .unwrap();
+    let layer = GrpcRetryLayer::from_service_config(config);
+    let script = Script::new([Fate::new(
+        3,
+        End::Fail(tonic::Status::unavailable("draining")),
+    )]);
+    let server = TestServer::start("127.0.0.1:0".parse().unwrap(), &script);
+    let channel = Endpoint::from_shared(server.uri()).unwrap().connect_lazy();
+    let client = NumbersClient::new(layer.layer(channel));
+    let statuses = StreamStatuses::of_method(&layer, "/numbers.v1.Numbers/Count");
+    let policy: &'static RetryPolicy = Box::leak(Box::new(
+        RetryPolicy::builder()
+            .max_attempts(3)
+            .delay(Duration::from_millis(10))
+            .build()
+            .unwrap(),
+    ));
+    let task = tokio::spawn(async move {
+        let mut numbers = reattempt::tonic::resume_streaming(
+            policy,
+            move |after: u64| {
+                let mut client = client.clone();
+                async move { client.count(CountRequest { after, until: 6 }).await }
+            },
+            0,
+            |after, n: &Number| *after = n.seq,
+        )
+        .hooks(statuses);
+        let mut seqs = Vec::new();
+        while let Some(item) = numbers.next().await {
+            seqs.push(item.map(|n| n.seq).map_err(|s| s.code()));
+        }
+        seqs
+    });
+    let seqs = task.await.unwrap();
+    let seen = script.seen();
+    assert_eq!(seqs, (1..=6).map(Ok).collect::<Vec<_>>());
+    assert_eq!(seen.resent(), 0);
+}

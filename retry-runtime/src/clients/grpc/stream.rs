@@ -41,7 +41,9 @@ use crate::{Effect, ErrorClass};
 ///   stream broke; the service answered no failure, and a resume from the checkpoint repeats
 ///   nothing delivered. (gRPC reads an expired keepalive as `UNAVAILABLE` too, and Google's
 ///   Cloud clients resume a streaming read after an `RST_STREAM`.) A status the server's
-///   application sent is judged by its code.
+///   application sent is judged by its code, and so is a reset or `GOAWAY` whose reason is the
+///   server's word: `ENHANCE_YOUR_CALM` (`RESOURCE_EXHAUSTED`: slow down) and
+///   `INADEQUATE_SECURITY` (`PERMISSION_DENIED`).
 /// - **Pushback**: a trailing status's `grpc-retry-pushback-ms` is a floor under the next
 ///   delay (a retry-after hint); a negative or malformed one ends the stream with that status.
 /// - **A stall**: [`idle_timeout`](RetryStream::idle_timeout) ends an attempt that gives no
@@ -301,18 +303,31 @@ impl Hooks<(), Status> for StreamStatuses {
 
 /// Whether the status was made on the client's side from a failure of the transport or a
 /// timeout (a server's status crosses the wire as a code and a message, without a source).
+///
+/// Not an HTTP/2 reset or GOAWAY whose reason is the server's word rather than a broken stream
+/// (gRPC's HTTP/2 mapping): `ENHANCE_YOUR_CALM` (`RESOURCE_EXHAUSTED`) and
+/// `INADEQUATE_SECURITY` (`PERMISSION_DENIED`) are judged by their code, as the server meant.
 fn made_on_client(status: &Status) -> bool {
     let Some(source) = status.source() else {
         return false;
     };
-    chain(source).any(|error| {
-        error.is::<h2::Error>()
-            || error.is::<hyper::Error>()
-            || error.is::<std::io::Error>()
-            || error.is::<ConnectError>()
-            || error.is::<TimeoutExpired>()
-            || error.is::<Elapsed>()
-    })
+    let servers_word = chain(source).any(|error| {
+        error.downcast_ref::<h2::Error>().is_some_and(|h2| {
+            matches!(
+                h2.reason(),
+                Some(h2::Reason::ENHANCE_YOUR_CALM | h2::Reason::INADEQUATE_SECURITY)
+            )
+        })
+    });
+    !servers_word
+        && chain(source).any(|error| {
+            error.is::<h2::Error>()
+                || error.is::<hyper::Error>()
+                || error.is::<std::io::Error>()
+                || error.is::<ConnectError>()
+                || error.is::<TimeoutExpired>()
+                || error.is::<Elapsed>()
+        })
 }
 
 #[cfg(test)]

@@ -92,7 +92,7 @@ where
                 }) {
                     Poll::Ready(Ok(source)) => {
                         self.phase = Phase::Streaming(Box::pin(source));
-                        self.arm_streaming(Instant::now());
+                        self.arm_streaming();
                         return Poll::Ready(Step::Opened);
                     }
                     Poll::Ready(Err(error)) => {
@@ -105,7 +105,7 @@ where
                             return Poll::Pending;
                         }
                         self.engine.mark_timed_out();
-                        let error = self.timeout.timed_out(Elapsed::new());
+                        let error = self.stalled();
                         if let Some(step) = self.failed(error) {
                             return Poll::Ready(step);
                         }
@@ -121,7 +121,7 @@ where
                                 self.first_item();
                             }
                             self.advance_past(&item);
-                            self.arm_streaming(Instant::now());
+                            self.arm_streaming();
                             return Poll::Ready(Step::Yield(Ok(item)));
                         }
                         Poll::Ready(Some(Err(error))) => {
@@ -202,20 +202,20 @@ where
         }
         self.permit = HeldPermit { breaker, admitted };
         self.progressed = false;
-        if timed {
-            match steps::begin_timed(&mut self.engine) {
-                Ok(Some(limit)) => self.timer.arm(limit),
-                Ok(None) => self.timer.disarm(),
-                Err(steps::NotMade) => {
-                    self.timer.disarm();
-                    let error = self.timeout.timed_out(Elapsed::new());
-                    return self.failed(error);
-                }
-            }
+        let limit = if timed {
+            let Ok(limit) = steps::begin_timed(&mut self.engine) else {
+                // No time remained for the attempt (`steps::NotMade`).
+                self.timer.disarm();
+                let error = self.timeout.timed_out(Elapsed::new());
+                return self.failed(error);
+            };
+            limit
         } else {
             steps::begin(&mut self.engine, false);
-            self.timer.disarm();
-        }
+            None
+        };
+        // An open that answers nothing for the idle limit has stalled as a silent source has.
+        self.arm_limits(limit);
         // A resume is an open after the first one that is made: not one a guard turned away,
         // nor one no time remained for.
         if self.opened_before {
@@ -278,19 +278,13 @@ where
         Step::End
     }
 
-    /// The error a stall becomes: the idle limit's, or the call's deadline's.
+    /// The error the timer's firing becomes: the idle limit's when it was the idle limit, or
+    /// else the time limit's (the open's `timeout`, or the call's deadline).
     fn stalled(&mut self) -> E {
         match self.settings.idle {
-            Some((_, into)) if self.idle_fired() => into(Elapsed::new()),
+            Some((_, into)) if self.idle_armed => into(Elapsed::new()),
             _ => self.timeout.timed_out(Elapsed::new()),
         }
-    }
-
-    /// Whether the idle limit (rather than the call's deadline) is what the timer marked.
-    fn idle_fired(&self) -> bool {
-        let deadline = self.streaming_deadline();
-        self.idle_at
-            .is_some_and(|at| deadline.is_none_or(|deadline| at <= deadline))
     }
 
     /// The call's deadline while streaming, when a timeout can end the stream there.
@@ -302,18 +296,24 @@ where
         }
     }
 
-    /// Arms the timer of a stream that is delivering: the idle limit from `now`, or the call's
+    /// Arms the timer of a stream that is delivering: the idle limit from now, or the call's
     /// deadline if sooner.
-    fn arm_streaming(&mut self, now: Instant) {
+    fn arm_streaming(&mut self) {
+        self.arm_limits(self.streaming_deadline());
+    }
+
+    /// Arms the timer at the earlier of the idle limit from now and `limit` (the open's time
+    /// limit, or the call's deadline while streaming), noting which it is, and what
+    /// `context().remaining()` says meanwhile (not a limit already spent).
+    fn arm_limits(&mut self, limit: Option<Instant>) {
         let idle = self
             .settings
             .idle
-            .and_then(|(idle, _)| now.checked_add(idle));
-        self.idle_at = idle;
-        let limit = earliest(idle, self.streaming_deadline());
-        // What `context().remaining()` says while the source is polled: not the open's limit.
-        self.engine.note_attempt_deadline(limit);
-        match limit {
+            .and_then(|(idle, _)| Instant::now().checked_add(idle));
+        let at = earliest(idle, limit);
+        self.idle_armed = idle.is_some_and(|idle| limit.is_none_or(|limit| idle <= limit));
+        self.engine.note_attempt_deadline(at);
+        match at {
             Some(at) => self.timer.arm(at),
             None => self.timer.disarm(),
         }

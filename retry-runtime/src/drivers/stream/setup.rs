@@ -150,7 +150,7 @@ impl<'p, Open> StreamSetup<'p, Open> {
             },
             phase: Phase::Idle,
             timer: Timer::new(),
-            idle_at: None,
+            idle_armed: false,
             permit: HeldPermit::NONE,
             progressed: false,
             resumes: 0,
@@ -252,8 +252,9 @@ pub struct RetryStream<
     /// The open's time limit, the idle limit (or the call's deadline) while streaming, or the
     /// backoff: one timer, reset in place.
     pub(super) timer: Timer,
-    /// When the idle limit of the stream being delivered falls.
-    pub(super) idle_at: Option<tokio::time::Instant>,
+    /// Whether the armed timer is the idle limit (rather than the open's or the call's time
+    /// limit).
+    pub(super) idle_armed: bool,
     /// The breaker's permit of the attempt being opened, until its first item.
     pub(super) permit: HeldPermit<'p>,
     /// The attempt running now delivered an item.
@@ -356,8 +357,8 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
         self
     }
 
-    /// A stream that gives no item for `idle` (from its open, or from its last item) has
-    /// stalled: the attempt fails with `E::from_elapsed(Elapsed)`, a timeout (retried unless
+    /// A stream that gives no item for `idle` (from the start of its open, the wait for the
+    /// open's answer included, or from its last item) has stalled: the attempt fails with `E::from_elapsed(Elapsed)`, a timeout (retried unless
     /// [`retry_if`](Self::retry_if) says otherwise), and the stream resumes from its checkpoint.
     /// No idle limit by default.
     /// ```
@@ -556,7 +557,7 @@ impl<'p, C, Open, Adv, Fut, S, T, E, K, Tm, R: RecoverStream<C, T, E>>
             settings: self.settings,
             phase: Phase::Idle,
             timer: self.timer,
-            idle_at: self.idle_at,
+            idle_armed: self.idle_armed,
             permit: self.permit,
             progressed: self.progressed,
             resumes: self.resumes,

@@ -639,3 +639,28 @@ fn a_stream_of_send_parts_is_send_and_unpin() {
         .recover(|_, after| async move { Ok(stream::iter([Ok(after)])) });
     send_unpin(&s);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_idle_limit_bounds_an_open_that_never_answers() {
+    // No policy timeout: the idle limit alone cuts an open whose server accepted the
+    // connection and never answered (a resume's headers that never come).
+    let policy = policy(3);
+    let opens = std::cell::Cell::new(0u32);
+    let t0 = Instant::now();
+    let s = policy
+        .retry_stream(|after: u64| {
+            opens.set(opens.get() + 1);
+            let hang = opens.get() == 1;
+            async move {
+                if hang {
+                    std::future::pending::<()>().await;
+                }
+                Ok::<_, io::Error>(stream::iter((after + 1..=2).map(Ok)))
+            }
+        })
+        .resume(0, |after, item: &u64| *after = *item)
+        .idle_timeout(Duration::from_secs(5));
+    assert_eq!(drain(s).await, [Ok(1), Ok(2)]);
+    assert_eq!(opens.get(), 2);
+    assert_eq!(t0.elapsed(), Duration::from_millis(5_100));
+}
