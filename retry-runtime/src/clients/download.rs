@@ -3,21 +3,39 @@
 //! reach the consumer once, in order, and all from one version of the object.
 //!
 //! The rules (RFC 9110 §13.1.5 and §14):
+//! - **Only a strong validator joins two ranges** (§14.4): a strong `ETag`, or, when the
+//!   response has no `ETag` at all, a `Last-Modified` at least one second before its `Date`
+//!   (§8.8.2.2). A weak `ETag` (`W/"…"`) never validates a resume, and hides the date (a client
+//!   that has an entity tag must not send a date in `If-Range`). Bytes delivered from a response
+//!   without a strong validator are not resumed: the stream ends with
+//!   [`DownloadError::NoValidator`] ("no strong validator") instead of re-opening.
 //! - **The checkpoint** is ([bytes delivered](DownloadCheckpoint::delivered),
-//!   [validator](DownloadCheckpoint::validator)): the validator is the one of the response whose bytes
-//!   were delivered (its strong `ETag`, or else its `Last-Modified`).
-//! - **A re-open** after `n > 0` bytes sends `Range: bytes=n-` and `If-Range:` the strong `ETag`
-//!   (or the `Last-Modified` date when there is no strong `ETag`).
+//!   [validator](DownloadCheckpoint::validator)) of the response whose bytes were delivered, and
+//!   the object's complete length when it said one (its `Content-Length`).
+//! - **A re-open** after `n > 0` bytes sends `Range: bytes=n-` and `If-Range:` the strong
+//!   validator ([`Validator::if_range`]).
 //! - **A 206** must say `Content-Range: bytes n-…`: another start is
-//!   [`DownloadError::BadRange`]; another validator is [`DownloadError::Changed`].
+//!   [`DownloadError::BadRange`]; another validator, or another complete length, is
+//!   [`DownloadError::Changed`].
 //! - **A 200** after `n > 0` bytes: if its validator differs from the checkpoint's (the object
 //!   changed, or `If-Range` failed), the stream ends with [`DownloadError::Changed`] — never a
 //!   file spliced from two versions; if it is the same (the server ignored `Range`), its first
-//!   `n` bytes are skipped, so no byte is delivered twice. A download that delivered bytes from
-//!   a response with no validator at all cannot tell, and ends with
-//!   [`DownloadError::NoValidator`] instead of re-opening.
-//! - **A 416** whose `Content-Range: bytes */len` says `len == n`: everything was delivered; the
-//!   stream ends cleanly.
+//!   `n` bytes are skipped, so no byte is delivered twice.
+//! - **A body that ends cleanly before the complete length** (a 206 of `bytes 400-499/1000` for
+//!   `bytes=400-`) is [`DownloadError::Incomplete`], transient: resumed from what was
+//!   delivered. An unknown length (`/*`, a chunked 200) ends where the body ends.
+//! - **A 416** whose `Content-Range: bytes */len` says `len == n`, of the length recorded and
+//!   with no other validator: everything was delivered; the stream ends cleanly. A 416 of
+//!   another `ETag` or another length is [`DownloadError::Changed`].
+//! - **Bytes as sent**: `Range` counts the representation's bytes as the server sends them, so
+//!   the client must not decode bodies (reqwest's default features decode nothing; with its
+//!   `gzip`, `brotli`, `zstd` or `deflate` on, build the client with `.no_gzip()` and the like).
+//!   Each open asks `Accept-Encoding: identity` unless the request has its own (kept: a client
+//!   that does not decode delivers the encoded bytes, which `Range` counts too). A server may
+//!   encode anyway (an object stored gzipped): a decoding client then strips the answer's
+//!   `Content-Length`, and a 206 without one makes the download re-read the whole object under
+//!   its validator and skip what was delivered, at this resume and the later ones — every byte
+//!   fetched again, none spliced.
 //! - **Other statuses** are [`DownloadError::Status`], transient as `StatusCode` is (408, 429,
 //!   500, 502, 503, 504), with the server's `Retry-After`.
 //! - **Memory**: a chunk is handed on as hyper reads it (a skip slices it, without a copy):
@@ -168,10 +186,13 @@ pub fn download<'p>(
 /// The rule: the chunks delivered are the object's bytes, each once and in order, all from the
 /// version whose first bytes were delivered; a changed object ends the stream with
 /// [`DownloadError::Changed`], a server that ignores `Range` is read past what was delivered.
-/// Each re-open sends `Range: bytes=<delivered>-` and `If-Range` (the strong `ETag`, else the
-/// `Last-Modified` date). The stream resumes after transient errors (a reset, a body cut short,
-/// a 503, an [`idle_timeout`](RetryStream::idle_timeout)) and ends with the others; a resume
-/// waits at least what the server's `Retry-After` asks.
+/// Each re-open sends `Range: bytes=<delivered>-` and `If-Range` with the strong validator (a
+/// strong `ETag`, else with no `ETag` a `Last-Modified` a second before its `Date`); without
+/// one, the download does not resume ([`DownloadError::NoValidator`]). The stream resumes after
+/// transient errors (a reset, a body cut short or ending before the object's length, a 503, an
+/// [`idle_timeout`](RetryStream::idle_timeout)) and ends with the others; a resume waits at
+/// least what the server's `Retry-After` asks. Each open asks `Accept-Encoding: identity`
+/// unless `request()` sets its own; the client must not decode bodies (see the module's docs).
 ///
 /// ```
 /// use std::time::Duration;
@@ -285,7 +306,7 @@ impl DownloadCheckpoint {
     }
 
     /// The validators of the response the bytes delivered came from (`None` before the first
-    /// byte).
+    /// byte); a resume needs a strong one ([`Validator::if_range`]).
     ///
     /// ```
     /// let checkpoint = reattempt::http::DownloadCheckpoint::default();
@@ -439,7 +460,7 @@ impl Validator {
 /// | `Status` | as its `StatusCode` (408, 429, 500, 502, 503, 504) | its own (429: throttling) |
 /// | `Timeout` (an idle limit, the open's `timeout`) | yes | timeout, unknown |
 /// | `Incomplete` (a body that ended before the object's length) | yes | transient, unstated |
-/// | `Changed`, `BadRange`, `NoValidator`, `Rejected` | no | — |
+/// | `Changed`, `BadRange`, `NoValidator` (no strong validator), `Rejected` | no | — |
 ///
 /// ```
 /// use http::StatusCode;
@@ -451,6 +472,8 @@ impl Validator {
 /// let gone = DownloadError::Status { status: StatusCode::NOT_FOUND, retry_after: None };
 /// assert!(!gone.is_transient());
 /// assert!(reattempt::Elapsed::new().is_transient());
+/// // A body that ended before the object's length is resumed from where it ended.
+/// assert!(DownloadError::Incomplete { delivered: 500, expected: 1_000 }.is_transient());
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
