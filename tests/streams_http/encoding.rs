@@ -19,7 +19,11 @@ fn crc32(data: &[u8]) -> u32 {
     for &b in data {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -97,7 +101,9 @@ async fn gzip_server(encoded: Arc<Vec<u8>>) -> (String, Arc<Mutex<Vec<Asked>>>) 
                 if from.is_some() {
                     hs.insert(
                         "content-range",
-                        format!("bytes {start}-{}/{total}", total - 1).parse().unwrap(),
+                        format!("bytes {start}-{}/{total}", total - 1)
+                            .parse()
+                            .unwrap(),
                     );
                     *r.status_mut() = http::StatusCode::PARTIAL_CONTENT;
                 }
@@ -163,7 +169,11 @@ async fn a_client_that_does_not_decode_resumes_the_encoded_bytes_by_range() {
     let client = reqwest::Client::builder().no_gzip().build().unwrap();
     let (file, error) = collect(&client, &url).await;
     assert!(error.is_none(), "{error:?}");
-    assert!(file == *encoded, "{} bytes, not the encoded object", file.len());
+    assert!(
+        file == *encoded,
+        "{} bytes, not the encoded object",
+        file.len()
+    );
     let asked = asked.lock().unwrap().clone();
     assert_eq!(asked, [identity(None), identity(Some(100_000))]);
 }

@@ -219,10 +219,20 @@ async fn a_206_shorter_than_asked_is_resumed_from_its_end_to_the_whole_length() 
 /// or whose `bytes */len` is not the length recorded, is `Changed`.
 #[tokio::test]
 async fn a_416_of_another_etag_or_length_is_changed_not_a_clean_end() {
-    let another_etag: Resume =
-        |_| response(416, Vec::new(), &[("etag", "\"v2\""), ("content-range", "bytes */400")]);
-    let another_length: Resume =
-        |_| response(416, Vec::new(), &[("etag", "\"v1\""), ("content-range", "bytes */400")]);
+    let another_etag: Resume = |_| {
+        response(
+            416,
+            Vec::new(),
+            &[("etag", "\"v2\""), ("content-range", "bytes */400")],
+        )
+    };
+    let another_length: Resume = |_| {
+        response(
+            416,
+            Vec::new(),
+            &[("etag", "\"v1\""), ("content-range", "bytes */400")],
+        )
+    };
     for resume in [another_etag, another_length] {
         let (url, _) = server(&[("etag", "\"v1\"")], resume).await;
         let (file, error) = run(&url).await;
@@ -249,8 +259,7 @@ async fn a_redirect_to_another_origin_keeps_range_and_if_range() {
             async move {
                 let mut r = axum::response::Response::new(axum::body::Body::empty());
                 *r.status_mut() = http::StatusCode::FOUND;
-                r.headers_mut()
-                    .insert("location", target.parse().unwrap());
+                r.headers_mut().insert("location", target.parse().unwrap());
                 r
             }
         }),
@@ -305,5 +314,9 @@ async fn a_resume_whose_headers_never_come_is_cut_by_the_idle_limit() {
         "{:?}",
         got.error
     );
-    assert_eq!(opens.load(Ordering::SeqCst), 3, "each open cut, then given up");
+    assert_eq!(
+        opens.load(Ordering::SeqCst),
+        3,
+        "each open cut, then given up"
+    );
 }

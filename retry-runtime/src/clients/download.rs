@@ -372,9 +372,9 @@ impl Validator {
         };
         let date = |name| text(name).and_then(|d| httpdate::parse_http_date(&d).ok());
         let date_is_strong = match (date(header::LAST_MODIFIED), date(header::DATE)) {
-            (Some(modified), Some(sent)) => {
-                sent.duration_since(modified).is_ok_and(|d| d >= Duration::from_secs(1))
-            }
+            (Some(modified), Some(sent)) => sent
+                .duration_since(modified)
+                .is_ok_and(|d| d >= Duration::from_secs(1)),
             _ => false,
         };
         let validator = Validator {
@@ -424,7 +424,10 @@ impl Validator {
     pub fn if_range(&self) -> Option<&str> {
         match &self.etag {
             Some(etag) => Some(etag.as_str()).filter(|e| !e.starts_with("W/")),
-            None => self.last_modified.as_deref().filter(|_| self.date_is_strong),
+            None => self
+                .last_modified
+                .as_deref()
+                .filter(|_| self.date_is_strong),
         }
     }
 
@@ -777,7 +780,10 @@ async fn open(
     // are the encoded ones, which `Range` counts as well.
     let headers = request.headers_mut();
     if !headers.contains_key(header::ACCEPT_ENCODING) {
-        headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+        headers.insert(
+            header::ACCEPT_ENCODING,
+            HeaderValue::from_static("identity"),
+        );
     }
     let whole = request.try_clone();
     let decoding = lock(&shared).decoded;
@@ -803,13 +809,13 @@ async fn open(
         };
         response = client.execute(whole).await.map_err(DownloadError::Http)?;
     }
-    check(response, checkpoint, &shared)
+    check(response, &checkpoint, &shared)
 }
 
 /// Checks one open's answer against the checkpoint: what to skip, and where the body ends.
 fn check(
     response: reqwest::Response,
-    checkpoint: DownloadCheckpoint,
+    checkpoint: &DownloadCheckpoint,
     shared: &Mutex<Shared>,
 ) -> Result<DownloadChunks, DownloadError> {
     let at = checkpoint.delivered;
@@ -854,8 +860,7 @@ fn check(
             // Only the version delivered may end a download here: a 416 of another validator
             // or another length is a change, not a clean end.
             let length = complete_length(headers);
-            if was.is_some_and(|v| v.contradicts(now.as_ref()))
-                || differ(length, checkpoint.length)
+            if was.is_some_and(|v| v.contradicts(now.as_ref())) || differ(length, checkpoint.length)
             {
                 return Err(changed(now));
             }
@@ -918,7 +923,10 @@ fn range_start(content_range: &str) -> Option<u64> {
 
 /// The complete length of `Content-Range: bytes N-M/L` (`None` for `/*`).
 fn range_length(content_range: &str) -> Option<u64> {
-    let (_, length) = content_range.trim().strip_prefix("bytes ")?.split_once('/')?;
+    let (_, length) = content_range
+        .trim()
+        .strip_prefix("bytes ")?
+        .split_once('/')?;
     length.trim().parse().ok()
 }
 
@@ -972,19 +980,40 @@ mod tests {
             }
             Validator::of(&headers).unwrap()
         };
-        let (modified, later) = ("Thu, 01 Jan 2026 00:00:00 GMT", "Thu, 01 Jan 2026 00:00:01 GMT");
+        let (modified, later) = (
+            "Thu, 01 Jan 2026 00:00:00 GMT",
+            "Thu, 01 Jan 2026 00:00:01 GMT",
+        );
         let weak = of(&[("etag", "W/\"a\"")]);
         assert_eq!(weak.if_range(), None);
-        assert!(!weak.same(Some(&weak)), "a weak tag never names the same bytes");
-        let weak_dated = of(&[("etag", "W/\"a\""), ("last-modified", modified), ("date", later)]);
-        assert_eq!(weak_dated.if_range(), None, "with an entity tag, no date in If-Range");
+        assert!(
+            !weak.same(Some(&weak)),
+            "a weak tag never names the same bytes"
+        );
+        let weak_dated = of(&[
+            ("etag", "W/\"a\""),
+            ("last-modified", modified),
+            ("date", later),
+        ]);
+        assert_eq!(
+            weak_dated.if_range(),
+            None,
+            "with an entity tag, no date in If-Range"
+        );
         assert!(!weak_dated.same(Some(&weak_dated)));
         let same_second = of(&[("last-modified", modified), ("date", modified)]);
         assert_eq!(same_second.if_range(), None);
-        assert_eq!(of(&[("last-modified", modified)]).if_range(), None, "no Date: weak");
+        assert_eq!(
+            of(&[("last-modified", modified)]).if_range(),
+            None,
+            "no Date: weak"
+        );
         let dated = of(&[("last-modified", modified), ("date", later)]);
         assert_eq!(dated.if_range(), Some(modified));
-        assert!(dated.same(Some(&same_second)), "the old date is strong; the new one equal");
+        assert!(
+            dated.same(Some(&same_second)),
+            "the old date is strong; the new one equal"
+        );
         // A 416 need not carry validators; one of the same kind and another value is a change.
         let strong = of(&[("etag", "\"a\"")]);
         assert!(!strong.contradicts(None));
