@@ -471,6 +471,7 @@ async fn throttling_delay_grows_as_delay_does_under_max_delay() {
 /// The runtime's source, read for what it emits: `retry-runtime/src/engine/events.rs`.
 const EVENTS_RS: &str = include_str!("../retry-runtime/src/engine/events.rs");
 const OBSERVABILITY_MD: &str = include_str!("../docs/guide/observability.md");
+const METERS_RS: &str = include_str!("../retry-runtime/src/engine/meters.rs");
 
 /// The last string literal of each `tracing::…!( … )` call in `source`: its message, with a
 /// `\` line continuation joined as Rust joins it; and whether the call names the target
@@ -555,33 +556,93 @@ fn every_event_of_the_runtime_is_in_the_observability_chapter() {
     }
 }
 
-/// `observability.md`'s table of metrics lists every metric the runtime records, and no other;
-/// "Every metric has the label `name`".
+/// `observability.md`'s table of metrics is the runtime's table (`engine/meters.rs`), row for
+/// row: each metric's name, kind, unit and attributes; and the runtime records only metrics of
+/// that table ("Every metric has `reattempt.name`").
 #[test]
 fn every_metric_of_the_runtime_is_in_the_observability_chapter() {
-    let mut recorded: Vec<&str> = Vec::new();
-    for opener in ["counter!(\"", "histogram!(\"", "gauge!(\""] {
+    // The table's rows, as the source writes them: `Metric { name: CALLS, kind: Kind::Counter,
+    // unit: "{call}", attributes: &[NAME, OUTCOME], … }`, each constant a string above it.
+    let constant = |ident: &str| -> String {
+        let at = METERS_RS
+            .find(&format!("const {ident}: &str = \""))
+            .unwrap_or_else(|| panic!("constant {ident}"));
+        let value = &METERS_RS[at..];
+        let value = &value[value.find('"').unwrap() + 1..];
+        value[..value.find('"').unwrap()].to_owned()
+    };
+    let field = |row: &str, key: &str| -> String {
+        let at = row
+            .find(&format!("{key}: "))
+            .unwrap_or_else(|| panic!("{key} in {row}"));
+        let rest = &row[at + key.len() + 2..];
+        // A list (`&[NAME, OUTCOME]`) ends at its bracket, a value at the next field.
+        let end = if rest.starts_with("&[") {
+            rest.find(']').unwrap() + 1
+        } else {
+            rest.find(", ").unwrap()
+        };
+        rest[..end].to_owned()
+    };
+    let mut table: Vec<Vec<String>> = METERS_RS
+        .lines()
+        .filter(|l| l.trim_start().starts_with("Metric {"))
+        .map(|row| {
+            let attributes = field(row, "attributes");
+            let attributes = if attributes == "BY_NAME" {
+                vec![constant("NAME")]
+            } else {
+                attributes
+                    .trim_start_matches("&[")
+                    .trim_end_matches(']')
+                    .split(", ")
+                    .map(constant)
+                    .collect()
+            };
+            let kind = field(row, "kind")
+                .trim_start_matches("Kind::")
+                .to_lowercase();
+            vec![
+                constant(&field(row, "name")),
+                kind,
+                field(row, "unit").trim_matches('"').to_owned(),
+                attributes.join(", "),
+            ]
+        })
+        .collect();
+    assert!(table.len() >= 12, "{table:?}");
+    let mut documented: Vec<Vec<String>> = OBSERVABILITY_MD
+        .lines()
+        .filter(|l| l.starts_with("| `reattempt."))
+        .map(|l| {
+            let cells: Vec<&str> = l.split(" | ").collect();
+            vec![
+                cells[0]
+                    .trim_start_matches("| ")
+                    .trim_matches('`')
+                    .to_owned(),
+                cells[1].to_owned(),
+                cells[2].trim_matches('`').to_owned(),
+                cells[3].replace('`', ""),
+            ]
+        })
+        .collect();
+    table.sort();
+    documented.sort();
+    assert_eq!(table, documented);
+    // Each metric the events record is one of the table's constants, with the call's name.
+    for opener in ["counter!(", "histogram!(", "gauge!("] {
         for (at, _) in EVENTS_RS.match_indices(opener) {
-            let name = &EVENTS_RS[at + opener.len()..];
-            let call = &name[..name.find(')').unwrap()];
+            let call = &EVENTS_RS[at + opener.len()..];
+            let call = &call[..call.find(')').unwrap()];
             assert!(
-                call.contains("\"name\" => name"),
-                "every metric has the label `name`: {call}"
+                call.starts_with("meters::"),
+                "a metric of the table: {call}"
             );
-            recorded.push(&name[..name.find('"').unwrap()]);
+            assert!(
+                call.contains("meters::NAME => name"),
+                "every metric has the call's name: {call}"
+            );
         }
     }
-    recorded.sort_unstable();
-    recorded.dedup();
-    let mut documented: Vec<&str> = OBSERVABILITY_MD
-        .lines()
-        .filter_map(|l| l.strip_prefix("| `reattempt_"))
-        .map(|l| &l[..l.find('`').unwrap()])
-        .collect();
-    documented.sort_unstable();
-    let recorded: Vec<String> = recorded
-        .iter()
-        .map(|n| n.trim_start_matches("reattempt_").to_owned())
-        .collect();
-    assert_eq!(recorded, documented);
 }

@@ -149,11 +149,11 @@ fn a_closure_name_gives_the_same_metrics_as_a_str() {
     let by_str = snapshot("fetch");
     let by_fn = snapshot(|| "fetch");
     for metric in [
-        "reattempt_calls_total",
-        "reattempt_attempts_total",
-        "reattempt_breaker_rejections_total",
-        "reattempt_budget_refusals_total",
-        "reattempt_retry_delay_seconds",
+        "reattempt.calls",
+        "reattempt.attempts",
+        "reattempt.breaker.rejections",
+        "reattempt.budget.refusals",
+        "reattempt.retry.delay",
     ] {
         assert!(
             by_str.iter().any(|k| k.contains(metric)),

@@ -46,13 +46,13 @@ fn counter(snapshot: &[(CompositeKey, DebugValue)], name: &str, outcome: Option<
         .filter(|(k, _)| {
             k.key()
                 .labels()
-                .any(|l| l.key() == "name" && l.value() == "fetch")
+                .any(|l| l.key() == "reattempt.name" && l.value() == "fetch")
         })
         .filter(|(k, _)| {
             outcome.is_none_or(|o| {
                 k.key()
                     .labels()
-                    .any(|l| l.key() == "outcome" && l.value() == o)
+                    .any(|l| l.key() == "reattempt.outcome" && l.value() == o)
             })
         })
         .map(|(_, v)| match v {
@@ -96,46 +96,31 @@ fn calls_attempts_refusals_and_delays_are_counted() {
     assert_eq!(
         counter(
             &snapshot,
-            "reattempt_calls_total",
+            "reattempt.calls",
             Some("successful_without_retry")
         ),
         1
     );
     assert_eq!(
-        counter(
-            &snapshot,
-            "reattempt_calls_total",
-            Some("successful_with_retry")
-        ),
+        counter(&snapshot, "reattempt.calls", Some("successful_with_retry")),
         1
     );
     assert_eq!(
-        counter(
-            &snapshot,
-            "reattempt_calls_total",
-            Some("failed_without_retry")
-        ),
+        counter(&snapshot, "reattempt.calls", Some("failed_without_retry")),
         0
     );
     assert_eq!(
-        counter(
-            &snapshot,
-            "reattempt_calls_total",
-            Some("failed_with_retry")
-        ),
+        counter(&snapshot, "reattempt.calls", Some("failed_with_retry")),
         2
     );
     assert_eq!(
-        counter(&snapshot, "reattempt_attempts_total", None),
+        counter(&snapshot, "reattempt.attempts", None),
         1 + 2 + 3 + 2
     );
-    assert_eq!(
-        counter(&snapshot, "reattempt_budget_refusals_total", None),
-        1
-    );
+    assert_eq!(counter(&snapshot, "reattempt.budget.refusals", None), 1);
     let delays: Vec<f64> = snapshot
         .iter()
-        .filter(|(k, _)| k.key().name() == "reattempt_retry_delay_seconds")
+        .filter(|(k, _)| k.key().name() == "reattempt.retry.delay")
         .flat_map(|(_, v)| match v {
             DebugValue::Histogram(values) => values.iter().map(|f| f.into_inner()).collect(),
             _ => vec![],
@@ -188,25 +173,17 @@ fn an_ok_that_retry_if_ok_rejected_counts_as_a_failed_call() {
         .map(|(k, _, _, v)| (k, v))
         .collect();
     assert_eq!(
-        counter(
-            &snapshot,
-            "reattempt_calls_total",
-            Some("failed_with_retry")
-        ),
+        counter(&snapshot, "reattempt.calls", Some("failed_with_retry")),
         1
     );
     assert_eq!(
-        counter(
-            &snapshot,
-            "reattempt_calls_total",
-            Some("successful_with_retry")
-        ),
+        counter(&snapshot, "reattempt.calls", Some("successful_with_retry")),
         0
     );
 }
 
 /// A breaker's rejection is not an attempt: neither the generated code's driver (`Call` +
-/// `decide`) nor the closure API counts it in `reattempt_attempts_total`.
+/// `decide`) nor the closure API counts it in `reattempt.attempts`.
 #[test]
 fn a_rejected_attempt_is_not_counted_as_an_attempt() {
     use retry_runtime::CircuitBreaker;
@@ -256,14 +233,11 @@ fn a_rejected_attempt_is_not_counted_as_an_attempt() {
         .map(|(k, _, _, v)| (k, v))
         .collect();
     assert_eq!(
-        counter(&snapshot, "reattempt_attempts_total", None),
+        counter(&snapshot, "reattempt.attempts", None),
         1,
         "only the attempt that was made"
     );
-    assert_eq!(
-        counter(&snapshot, "reattempt_breaker_rejections_total", None),
-        3
-    );
+    assert_eq!(counter(&snapshot, "reattempt.breaker.rejections", None), 3);
 }
 
 #[test]
@@ -297,21 +271,14 @@ fn resumes_of_a_stream_are_counted() {
         .into_iter()
         .map(|(k, _, _, v)| (k, v))
         .collect();
+    assert_eq!(counter(&snapshot, "reattempt.stream.resumes", None), 3);
     assert_eq!(
-        counter(&snapshot, "reattempt_stream_resumes_total", None),
-        3
-    );
-    assert_eq!(
-        counter(&snapshot, "reattempt_attempts_total", None),
+        counter(&snapshot, "reattempt.attempts", None),
         4,
         "each open that delivered"
     );
     assert_eq!(
-        counter(
-            &snapshot,
-            "reattempt_calls_total",
-            Some("successful_with_retry")
-        ),
+        counter(&snapshot, "reattempt.calls", Some("successful_with_retry")),
         1,
         "re-opened: a retried call, though progress restarted its schedule"
     );

@@ -1,7 +1,7 @@
 //! "Attempts that are never made cost nothing and count nothing"
 //! (`never_made_attempts.rs`). A call whose second attempt the breaker rejects and a call whose
 //! second attempt is not made (the deadline was spent when the backoff sleep woke late) both made
-//! exactly one attempt, and `reattempt_calls_total` files both under `failed_without_retry` (the
+//! exactly one attempt, and `reattempt.calls` files both under `failed_without_retry` (the
 //! not-made one was filed under `failed_with_retry`, its never-made attempt counted, before a
 //! hostile review caught it).
 #![cfg(feature = "metrics")]
@@ -83,13 +83,13 @@ fn outcomes(name: &'static str, late_wake: bool) -> Vec<String> {
         .into_iter()
         .filter(|(k, ..)| {
             let n = k.key().name();
-            n == "reattempt_calls_total" || n == "reattempt_attempts_total"
+            n == "reattempt.calls" || n == "reattempt.attempts"
         })
         .map(|(k, _, _, v)| {
             let labels: Vec<String> = k
                 .key()
                 .labels()
-                .filter(|l| l.key() == "outcome")
+                .filter(|l| l.key() == "reattempt.outcome")
                 .map(|l| l.value().to_owned())
                 .collect();
             let v = match v {

@@ -126,7 +126,7 @@ async fn the_next_calls_failure_still_reaches_its_breaker() {
 }
 
 /// The spent deadline itself is reported as a rejection by an open breaker (give-up reason
-/// "circuit breaker open", `reattempt_breaker_rejections_total` + 1), although the breaker is
+/// "circuit breaker open", `reattempt.breaker.rejections` + 1), although the breaker is
 /// closed and was never asked. Without a breaker, or through `Call`, the same call reports
 /// "`max_elapsed` reached" and counts no rejection.
 #[cfg(feature = "metrics")]
@@ -157,8 +157,7 @@ fn a_spent_deadline_is_not_counted_as_a_breaker_rejection() {
         .into_vec()
         .into_iter()
         .filter(|(k, ..)| {
-            k.kind() == MetricKind::Counter
-                && k.key().name() == "reattempt_breaker_rejections_total"
+            k.kind() == MetricKind::Counter && k.key().name() == "reattempt.breaker.rejections"
         })
         .map(|(.., v)| match v {
             DebugValue::Counter(n) => n,

@@ -143,12 +143,12 @@ fn a_stream_resumed_then_given_up_is_failed_with_retry() {
         .snapshot()
         .into_vec()
         .into_iter()
-        .filter(|(k, _, _, _)| k.key().name() == "reattempt_calls_total")
+        .filter(|(k, _, _, _)| k.key().name() == "reattempt.calls")
         .map(|(k, _, _, v)| {
             let outcome = k
                 .key()
                 .labels()
-                .find(|l| l.key() == "outcome")
+                .find(|l| l.key() == "reattempt.outcome")
                 .unwrap()
                 .value()
                 .to_owned();
@@ -193,7 +193,7 @@ async fn a_clean_stream_counts_as_a_request_under_a_ratio_budget() {
 }
 
 /// `resumes()` is "how many times the stream was re-opened after its first open", and each
-/// resume is a `stream resumed` event and `reattempt_stream_resumes_total`: counted when the
+/// resume is a `stream resumed` event and `reattempt.stream.resumes`: counted when the
 /// sleep ends, before the breaker is asked, so a resume the breaker turns away counts as one.
 #[tokio::test(start_paused = true)]
 async fn a_resume_the_breaker_turns_away_is_not_a_resume() {

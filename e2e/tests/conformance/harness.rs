@@ -346,7 +346,10 @@ fn metrics_of(snapshotter: &metrics_util::debugging::Snapshotter) -> crate::mode
     let mut m = crate::model::Metrics::default();
     for (key, _, _, value) in snapshotter.snapshot().into_vec() {
         let key = key.key();
-        if !key.labels().any(|l| l.key() == "name" && l.value() == NAME) {
+        if !key
+            .labels()
+            .any(|l| l.key() == "reattempt.name" && l.value() == NAME)
+        {
             continue;
         }
         let label = |name: &str| {
@@ -355,30 +358,32 @@ fn metrics_of(snapshotter: &metrics_util::debugging::Snapshotter) -> crate::mode
                 .map(|l| l.value().to_owned())
         };
         match (key.name(), value) {
-            ("reattempt_calls_total", DebugValue::Counter(n)) if n > 0 => {
-                m.calls.push((label("outcome").unwrap_or_default(), n));
+            ("reattempt.calls", DebugValue::Counter(n)) if n > 0 => {
+                m.calls
+                    .push((label("reattempt.outcome").unwrap_or_default(), n));
             }
-            ("reattempt_attempts_total", DebugValue::Counter(n)) => m.attempts += n,
-            ("reattempt_breaker_rejections_total", DebugValue::Counter(n)) => {
+            ("reattempt.attempts", DebugValue::Counter(n)) => m.attempts += n,
+            ("reattempt.breaker.rejections", DebugValue::Counter(n)) => {
                 m.breaker_rejections += n;
             }
-            ("reattempt_budget_refusals_total", DebugValue::Counter(n)) => m.budget_refusals += n,
-            ("reattempt_one_layer_deferrals_total", DebugValue::Counter(n)) => {
+            ("reattempt.budget.refusals", DebugValue::Counter(n)) => m.budget_refusals += n,
+            ("reattempt.one_layer.deferrals", DebugValue::Counter(n)) => {
                 m.one_layer_deferrals += n;
             }
-            ("reattempt_unknown_outcome_refusals_total", DebugValue::Counter(n)) => {
+            ("reattempt.unknown_outcome.refusals", DebugValue::Counter(n)) => {
                 m.unknown_outcome_refusals += n;
             }
-            ("reattempt_throttle_rejections_total", DebugValue::Counter(n)) => {
+            ("reattempt.throttle.rejections", DebugValue::Counter(n)) => {
                 m.throttle_rejections += n;
             }
-            ("reattempt_bulkhead_rejections_total", DebugValue::Counter(n)) => {
+            ("reattempt.bulkhead.rejections", DebugValue::Counter(n)) => {
                 m.bulkhead_rejections += n;
             }
-            ("reattempt_injected_faults_total", DebugValue::Counter(n)) if n > 0 => {
-                m.injected.push((label("kind").unwrap_or_default(), n));
+            ("reattempt.faults.injected", DebugValue::Counter(n)) if n > 0 => {
+                m.injected
+                    .push((label("reattempt.fault").unwrap_or_default(), n));
             }
-            ("reattempt_retry_delay_seconds", DebugValue::Histogram(values)) => {
+            ("reattempt.retry.delay", DebugValue::Histogram(values)) => {
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 m.delays_ms.extend(
                     values

@@ -334,19 +334,19 @@ pub type BreakerSeen = (BreakerState, bool);
 /// The metrics of the call (its name label only).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Metrics {
-    /// `reattempt_calls_total` by `outcome` (only outcomes counted at least once).
+    /// `reattempt.calls` by `outcome` (only outcomes counted at least once).
     pub calls: Vec<(String, u64)>,
     pub attempts: u64,
     pub breaker_rejections: u64,
     pub budget_refusals: u64,
     pub one_layer_deferrals: u64,
-    /// `reattempt_unknown_outcome_refusals_total`.
+    /// `reattempt.unknown_outcome.refusals`.
     pub unknown_outcome_refusals: u64,
     pub throttle_rejections: u64,
     pub bulkhead_rejections: u64,
-    /// `reattempt_retry_delay_seconds`, in ms.
+    /// `reattempt.retry.delay`, in ms.
     pub delays_ms: Vec<u64>,
-    /// `reattempt_injected_faults_total` by `kind` (only kinds counted at least once).
+    /// `reattempt.faults.injected` by `kind` (only kinds counted at least once).
     pub injected: Vec<(String, u64)>,
 }
 

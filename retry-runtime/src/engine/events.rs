@@ -20,21 +20,23 @@
 //!
 //! | metric | kind | meaning |
 //! |---|---|---|
-//! | `reattempt_calls_total` | counter, label `outcome` | calls `successful_without_retry`, `successful_with_retry`, `failed_without_retry`, `failed_with_retry` (Resilience4j's four; an `Ok` that `retry_if_ok` rejected, returned when no retry is left, is failed) |
-//! | `reattempt_attempts_total` | counter | attempts made |
-//! | `reattempt_breaker_rejections_total` | counter | attempts a circuit breaker rejected |
-//! | `reattempt_budget_refusals_total` | counter | retries the budget could not pay for |
-//! | `reattempt_throttle_rejections_total` | counter | attempts the adaptive throttle shed |
-//! | `reattempt_bulkhead_rejections_total` | counter | calls a bulkhead turned away |
-//! | `reattempt_one_layer_deferrals_total` | counter | calls that left a retry to an enclosing call (`one_layer`) |
-//! | `reattempt_injected_faults_total` | counter, label `kind` | faults injected into attempts (feature `testing`, `testing::FaultInjection`): `error` (an attempt not made, failed) or `latency` (an attempt made late) |
-//! | `reattempt_retry_delay_seconds` | histogram, label `class` | the sleeps before retries, by the class of the failure retried (`transient`, `throttling`, `timeout`) |
+//! | `reattempt.calls` | counter, label `outcome` | calls `successful_without_retry`, `successful_with_retry`, `failed_without_retry`, `failed_with_retry` (Resilience4j's four; an `Ok` that `retry_if_ok` rejected, returned when no retry is left, is failed) |
+//! | `reattempt.attempts` | counter | attempts made |
+//! | `reattempt.breaker.rejections` | counter | attempts a circuit breaker rejected |
+//! | `reattempt.budget.refusals` | counter | retries the budget could not pay for |
+//! | `reattempt.throttle.rejections` | counter | attempts the adaptive throttle shed |
+//! | `reattempt.bulkhead.rejections` | counter | calls a bulkhead turned away |
+//! | `reattempt.one_layer.deferrals` | counter | calls that left a retry to an enclosing call (`one_layer`) |
+//! | `reattempt.faults.injected` | counter, label `kind` | faults injected into attempts (feature `testing`, `testing::FaultInjection`): `error` (an attempt not made, failed) or `latency` (an attempt made late) |
+//! | `reattempt.retry.delay` | histogram, label `class` | the sleeps before retries, by the class of the failure retried (`transient`, `throttling`, `timeout`) |
 
 use std::cell::Cell;
 use std::fmt::{Debug, Display};
 use std::time::Duration;
 
 use crate::engine::give_up::GiveUpReason;
+#[cfg(feature = "metrics")]
+use crate::engine::meters;
 use crate::{ErrorClass, LogError};
 
 /// An error as an event shows it: the fields that its policy's [`LogError`] allows.
@@ -94,7 +96,10 @@ impl<F: Fn() -> &'static str + Copy> CallName for F {
 #[inline]
 pub(crate) fn attempt_made(name: impl CallName) {
     #[cfg(feature = "metrics")]
-    metrics::counter!("reattempt_attempts_total", "name" => name.name()).increment(1);
+    {
+        meters::describe();
+        metrics::counter!(meters::ATTEMPTS, meters::NAME => name.name()).increment(1);
+    }
     #[cfg(not(feature = "metrics"))]
     let _ = name;
 }
@@ -104,13 +109,14 @@ pub(crate) fn attempt_made(name: impl CallName) {
 pub(crate) fn call_finished(name: impl CallName, attempts: u32, succeeded: bool) {
     #[cfg(feature = "metrics")]
     {
+        meters::describe();
         let outcome = match (succeeded, attempts > 1) {
             (true, false) => "successful_without_retry",
             (true, true) => "successful_with_retry",
             (false, false) => "failed_without_retry",
             (false, true) => "failed_with_retry",
         };
-        metrics::counter!("reattempt_calls_total", "name" => name.name(), "outcome" => outcome)
+        metrics::counter!(meters::CALLS, meters::NAME => name.name(), meters::OUTCOME => outcome)
             .increment(1);
     }
     #[cfg(not(feature = "metrics"))]
@@ -119,33 +125,37 @@ pub(crate) fn call_finished(name: impl CallName, attempts: u32, succeeded: bool)
 
 fn delay_metric(name: &'static str, delay: Duration, class: ErrorClass) {
     #[cfg(feature = "metrics")]
-    metrics::histogram!("reattempt_retry_delay_seconds", "name" => name, "class" => class.as_str())
-        .record(delay.as_secs_f64());
+    {
+        meters::describe();
+        metrics::histogram!(meters::RETRY_DELAY, meters::NAME => name, meters::CLASS => class.as_str())
+            .record(delay.as_secs_f64());
+    }
     #[cfg(not(feature = "metrics"))]
     let _ = (name, delay, class);
 }
 
 fn give_up_metric(name: &'static str, reason: GiveUpReason) {
     #[cfg(feature = "metrics")]
+    meters::describe();
+    #[cfg(feature = "metrics")]
     match reason {
         GiveUpReason::BreakerOpen => {
-            metrics::counter!("reattempt_breaker_rejections_total", "name" => name).increment(1);
+            metrics::counter!(meters::BREAKER_REJECTIONS, meters::NAME => name).increment(1);
         }
         GiveUpReason::BudgetExhausted => {
-            metrics::counter!("reattempt_budget_refusals_total", "name" => name).increment(1);
+            metrics::counter!(meters::BUDGET_REFUSALS, meters::NAME => name).increment(1);
         }
         GiveUpReason::Throttled => {
-            metrics::counter!("reattempt_throttle_rejections_total", "name" => name).increment(1);
+            metrics::counter!(meters::THROTTLE_REJECTIONS, meters::NAME => name).increment(1);
         }
         GiveUpReason::BulkheadFull => {
-            metrics::counter!("reattempt_bulkhead_rejections_total", "name" => name).increment(1);
+            metrics::counter!(meters::BULKHEAD_REJECTIONS, meters::NAME => name).increment(1);
         }
         GiveUpReason::OuterRetries => {
-            metrics::counter!("reattempt_one_layer_deferrals_total", "name" => name).increment(1);
+            metrics::counter!(meters::ONE_LAYER_DEFERRALS, meters::NAME => name).increment(1);
         }
         GiveUpReason::UnknownOutcome => {
-            metrics::counter!("reattempt_unknown_outcome_refusals_total", "name" => name)
-                .increment(1);
+            metrics::counter!(meters::UNKNOWN_OUTCOME_REFUSALS, meters::NAME => name).increment(1);
         }
         _ => {}
     }
@@ -205,16 +215,19 @@ fn counted(attempts: u32) -> u32 {
 }
 
 /// A resumed stream re-opened (its `resumes`-th time), as attempt `attempt` of its schedule: a
-/// `DEBUG` event, and the counter `reattempt_stream_resumes_total`.
+/// `DEBUG` event, and the counter `reattempt.stream.resumes`.
 pub(crate) fn stream_resumed(name: &'static str, resumes: u32, attempt: u32) {
     #[cfg(feature = "metrics")]
-    metrics::counter!("reattempt_stream_resumes_total", "name" => name).increment(1);
+    {
+        meters::describe();
+        metrics::counter!(meters::STREAM_RESUMES, meters::NAME => name).increment(1);
+    }
     tracing::debug!(target: "reattempt", name, resumes, attempt, "stream resumed");
 }
 
 /// Fault injection made attempt `attempt` of the call into `kind` (counted when its outcome is
 /// decided): a `DEBUG` event with `injected = true`, and the counter
-/// `reattempt_injected_faults_total`.
+/// `reattempt.faults.injected`.
 #[cfg(feature = "testing")]
 #[cold]
 pub(crate) fn fault_injected(
@@ -223,8 +236,11 @@ pub(crate) fn fault_injected(
     kind: crate::testing::InjectedFault,
 ) {
     #[cfg(feature = "metrics")]
-    metrics::counter!("reattempt_injected_faults_total", "name" => name, "kind" => kind.as_str())
-        .increment(1);
+    {
+        meters::describe();
+        metrics::counter!(meters::INJECTED_FAULTS, meters::NAME => name, meters::FAULT => kind.as_str())
+            .increment(1);
+    }
     tracing::debug!(
         target: "reattempt",
         name,
@@ -274,7 +290,10 @@ pub(crate) fn transparent_retry(name: &'static str) {
         "the server refused the stream before processing it; sending it again at once"
     );
     #[cfg(feature = "metrics")]
-    metrics::counter!("reattempt_transparent_retries_total", "name" => name).increment(1);
+    {
+        meters::describe();
+        metrics::counter!(meters::TRANSPARENT_RETRIES, meters::NAME => name).increment(1);
+    }
 }
 
 /// A hedged call started attempt `attempt` alongside the ones in flight.

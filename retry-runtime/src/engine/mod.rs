@@ -6,6 +6,7 @@
 //!   the inherited deadline of the enclosing call ([`context`]) and the [`events`] each step emits.
 //! - [`context`]: what an attempt can learn about its call (`context()`); [`key`]: the call's
 //!   idempotency key.
+//! - [`meters`]: the metrics the [`events`] record (feature `metrics`), as OpenTelemetry names them.
 //! - [`hooks_forward`]: one delegation for the clients' hooks that wrap other hooks, so that none
 //!   drops a hook.
 
@@ -24,5 +25,8 @@ pub(crate) mod hooks;
 pub(crate) mod hooks_forward;
 pub(crate) mod instant_slot;
 pub(crate) mod key;
+// The table of metrics is compiled in every build: its test of the names runs in every pass.
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+pub(crate) mod meters;
 pub(crate) mod state;
 pub(crate) mod steps;

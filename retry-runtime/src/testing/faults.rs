@@ -28,7 +28,7 @@
 //!
 //! Each injected fault is counted where the attempt's outcome is decided: a `DEBUG` event under
 //! the target `reattempt` with `injected = true` and `kind` (`"error"` or `"latency"`), and with
-//! the `metrics` feature the counter `reattempt_injected_faults_total` (labels `name`, `kind`).
+//! the `metrics` feature the counter `reattempt.faults.injected` (attributes `reattempt.name`, `reattempt.fault`).
 //!
 //! A driver that has no conversion of a timeout into the call's error ([`NoTimeout`]: the
 //! closure API's and the tower layer's `without_timeout()`, a blocking `#[retryable]` fn)

@@ -193,7 +193,7 @@ pub(super) struct Settings<'p, E> {
 ///   sleep: nothing runs after it. A breaker's permit it held goes back unused.
 /// - **Events**: each resume logs `reattempt: stream resumed` at `DEBUG` (fields `name`,
 ///   `resumes`, `attempt`) and, with the `metrics` feature, increments
-///   `reattempt_stream_resumes_total{name}`; failures and give-ups are logged as any call's.
+///   `reattempt.stream.resumes` (attribute `reattempt.name`); failures and give-ups are logged as any call's.
 ///
 /// The type is `Unpin`: the open's future and the source are boxed (one allocation per open).
 ///
