@@ -109,14 +109,25 @@ thread_local! {
 /// closure-taking forms below ([`enter`] and its kin) are this around a call of `f`. The
 /// lifetime is the engine's borrow: a frame is entered only while its engine lives.
 #[repr(C)]
-pub(crate) struct Slot<'e>(TaggedFrame, PhantomData<&'e Engine<'e>>);
+pub(crate) struct Slot<'e>(
+    TaggedFrame,
+    PhantomData<&'e Engine<'e>>,
+    /// The call's spans and the attempt whose span to enter with the frame (feature `spans`).
+    #[cfg(feature = "spans")]
+    (&'e crate::engine::spans::Spans, u32),
+);
 
 impl<'e> Slot<'e> {
     /// The frame of `engine`'s current attempt: an untagged frame (its tag is never read, so
     /// never written: entering the common frame stores two words).
     #[inline]
     pub(crate) fn of(engine: &'e Engine<'_>) -> Self {
-        Self::frame(std::ptr::from_ref(engine).cast(), MaybeUninit::uninit())
+        Self::frame(
+            std::ptr::from_ref(engine).cast(),
+            MaybeUninit::uninit(),
+            #[cfg(feature = "spans")]
+            (&engine.spans, 0),
+        )
     }
 
     /// The frame of the copy of a hedged call that is attempt `attempt` (its
@@ -127,27 +138,50 @@ impl<'e> Slot<'e> {
         if attempt == 0 {
             Self::of(engine)
         } else {
-            Self::tagged(std::ptr::from_ref(engine).cast(), attempt)
+            Self::tagged(
+                std::ptr::from_ref(engine).cast(),
+                attempt,
+                #[cfg(feature = "spans")]
+                &engine.spans,
+            )
         }
     }
 
     /// The frame of a call whose attempts are over (its `#[recover]` fallback).
     #[inline]
     pub(crate) fn recovering(engine: &'e Engine<'_>) -> Self {
-        Self::tagged(std::ptr::from_ref(engine).cast(), RECOVERING)
+        Self::tagged(
+            std::ptr::from_ref(engine).cast(),
+            RECOVERING,
+            #[cfg(feature = "spans")]
+            &engine.spans,
+        )
     }
 
     /// `engine`'s frame (null: an outer frame), tagged with `tag` (not 0).
     #[inline]
-    fn tagged(engine: *const Engine<'static>, tag: u32) -> Self {
+    fn tagged(
+        engine: *const Engine<'static>,
+        tag: u32,
+        #[cfg(feature = "spans")] spans: &'e crate::engine::spans::Spans,
+    ) -> Self {
         debug_assert!(tag != 0);
-        Self::frame(engine.map_addr(|a| a | TAGGED), MaybeUninit::new(tag))
+        Self::frame(
+            engine.map_addr(|a| a | TAGGED),
+            MaybeUninit::new(tag),
+            #[cfg(feature = "spans")]
+            (spans, tag),
+        )
     }
 
     // Each caller passes its own `tag` (rather than one `if` choosing between an unwritten and a
     // written tag, which the optimizer merges into an unconditional store).
     #[inline]
-    fn frame(engine: *const Engine<'static>, tag: MaybeUninit<u32>) -> Self {
+    fn frame(
+        engine: *const Engine<'static>,
+        tag: MaybeUninit<u32>,
+        #[cfg(feature = "spans")] spans: (&'e crate::engine::spans::Spans, u32),
+    ) -> Self {
         Slot(
             TaggedFrame {
                 frame: Frame {
@@ -157,6 +191,8 @@ impl<'e> Slot<'e> {
                 tag,
             },
             PhantomData,
+            #[cfg(feature = "spans")]
+            spans,
         )
     }
 
@@ -179,6 +215,9 @@ impl<'e> Slot<'e> {
         Entered {
             parent,
             _slot: PhantomData,
+            // The attempt's span too, so that the spans its code opens are its children.
+            #[cfg(feature = "spans")]
+            span: self.2.0.enter(self.2.1),
         }
     }
 }
@@ -187,11 +226,17 @@ impl<'e> Slot<'e> {
 pub(crate) struct Entered<'s> {
     parent: *const Frame,
     _slot: PhantomData<&'s Slot<'s>>,
+    #[cfg(feature = "spans")]
+    span: Option<(tracing::Dispatch, tracing::Id)>,
 }
 
 impl Drop for Entered<'_> {
     #[inline]
     fn drop(&mut self) {
+        #[cfg(feature = "spans")]
+        if let Some((dispatch, id)) = self.span.take() {
+            dispatch.exit(&id);
+        }
         CURRENT.set(self.parent);
     }
 }
@@ -291,10 +336,18 @@ fn find_frame<T>(mut f: impl FnMut(Option<&Engine<'_>>, u32) -> Option<T>) -> Op
 )]
 #[inline]
 pub(crate) fn enter_outer<R>(attempts_left: u32, f: impl FnOnce() -> R) -> R {
+    // A call made elsewhere: no span of ours.
+    #[cfg(feature = "spans")]
+    static NO_SPANS: crate::engine::spans::Spans = crate::engine::spans::Spans::NONE;
     if attempts_left == 0 {
         return f();
     }
-    let slot = Slot::tagged(std::ptr::null(), attempts_left);
+    let slot = Slot::tagged(
+        std::ptr::null(),
+        attempts_left,
+        #[cfg(feature = "spans")]
+        &NO_SPANS,
+    );
     let _entered = slot.enter();
     f()
 }

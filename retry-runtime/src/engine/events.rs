@@ -325,6 +325,8 @@ pub(crate) fn giving_up(
     error: Option<Logged<'_>>,
 ) {
     give_up_metric(name, reason);
+    #[cfg(feature = "spans")]
+    crate::engine::spans::note_give_up(reason);
     let made = counted(attempt);
     // A give-up is never a success, even with an `Ok` that `retry_if_ok` rejected.
     call_finished(name, made, false);
@@ -357,6 +359,8 @@ pub(crate) fn giving_up(
 /// the call ends with its error.
 pub(crate) fn rejected(name: &'static str, made: u32, reason: GiveUpReason, error: Logged<'_>) {
     give_up_metric(name, reason);
+    #[cfg(feature = "spans")]
+    crate::engine::spans::note_give_up(reason);
     call_finished(name, counted(made), false);
     // Routine while a dependency is down: DEBUG, or every call would warn during an outage.
     tracing::debug!(

@@ -6,6 +6,7 @@
 //!   the inherited deadline of the enclosing call ([`context`]) and the [`events`] each step emits.
 //! - [`context`]: what an attempt can learn about its call (`context()`); [`key`]: the call's
 //!   idempotency key.
+//! - [`spans`]: the call and its attempts as `tracing` spans (feature `spans`).
 //! - [`meters`]: the metrics the [`events`] record (feature `metrics`), as OpenTelemetry names them.
 //! - [`hooks_forward`]: one delegation for the clients' hooks that wrap other hooks, so that none
 //!   drops a hook.
@@ -25,6 +26,7 @@ pub(crate) mod hooks;
 pub(crate) mod hooks_forward;
 pub(crate) mod instant_slot;
 pub(crate) mod key;
+pub(crate) mod spans;
 // The table of metrics is compiled in every build: its test of the names runs in every pass.
 #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
 pub(crate) mod meters;

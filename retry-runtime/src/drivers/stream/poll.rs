@@ -267,6 +267,11 @@ where
         // request a ratio budget counts, once per schedule.
         steps::first_attempt_ended(&self.engine, self.settings.budget, 0);
         events::attempt_made(self.settings.name);
+        let (attempts, name) = (self.engine.attempt(), self.settings.name);
+        let spans = &mut self.engine.spans;
+        spans.named(|| name);
+        spans.attempt_ended(0, crate::engine::spans::Ended::Answered);
+        spans.finished(attempts, Ok(()));
         // Retried if it was ever re-opened, whatever the schedule's count.
         events::call_finished(self.settings.name, self.resumes.saturating_add(1), true);
         self.end()

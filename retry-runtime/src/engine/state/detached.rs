@@ -6,6 +6,7 @@ use tokio::time::Instant;
 
 use super::engine::Engine;
 use crate::engine::instant_slot::InstantSlot;
+use crate::engine::spans::Spans;
 use crate::schedule::delays::Schedule;
 use crate::schedule::policy::RetryPolicy;
 
@@ -25,6 +26,7 @@ pub struct Detached {
     /// draw (feature `testing`): its attempts draw from it.
     #[cfg(feature = "testing")]
     fault_call: Cell<Option<u64>>,
+    spans: Spans,
 }
 
 impl Detached {
@@ -48,6 +50,7 @@ impl Detached {
             injected: self.injected,
             #[cfg(feature = "testing")]
             fault_call: self.fault_call,
+            spans: self.spans,
         }
     }
 }
@@ -66,6 +69,7 @@ impl Engine<'_> {
             injected: self.injected,
             #[cfg(feature = "testing")]
             fault_call: self.fault_call,
+            spans: self.spans,
         }
     }
 }

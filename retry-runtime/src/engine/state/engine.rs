@@ -9,6 +9,7 @@ use super::word::{CLASS_MASK, FLAG_BITS, NOT_MADE, ONE_ATTEMPT, PAID_MASK, THROT
 use crate::ErrorClass;
 use crate::engine::instant_slot::InstantSlot;
 use crate::engine::key::IdempotencyKey;
+use crate::engine::spans::Spans;
 use crate::schedule::delays::Schedule;
 use crate::schedule::policy::RetryPolicy;
 
@@ -53,6 +54,8 @@ pub struct Engine<'p> {
     /// draw (feature `testing`): its attempts draw from it.
     #[cfg(feature = "testing")]
     pub(super) fault_call: Cell<Option<u64>>,
+    /// The call's spans (feature `spans`; without it, an empty type).
+    pub(crate) spans: Spans,
 }
 
 impl<'p> Engine<'p> {
@@ -74,6 +77,7 @@ impl<'p> Engine<'p> {
             injected: Cell::new(None),
             #[cfg(feature = "testing")]
             fault_call: Cell::new(None),
+            spans: Spans::NONE,
         }
     }
 
@@ -98,6 +102,7 @@ impl<'p> Engine<'p> {
             injected: Cell::new(None),
             #[cfg(feature = "testing")]
             fault_call: Cell::new(None),
+            spans: Spans::NONE,
         }
     }
 

@@ -127,6 +127,7 @@ impl Engine<'_> {
         debug_assert_eq!(self.attempt.get() & (CLASS_MASK | NOT_MADE), 0);
         let next = self.attempt.get().wrapping_add(ONE_ATTEMPT);
         self.attempt.set(next);
+        self.spans.attempt_began(next >> FLAG_BITS);
         next >> FLAG_BITS
     }
 
@@ -138,6 +139,7 @@ impl Engine<'_> {
         let kept = self.attempt.get() & !(CLASS_MASK | NOT_MADE);
         let next = kept.checked_add(ONE_ATTEMPT).unwrap_or(kept);
         self.attempt.set(next);
+        self.spans.attempt_began(next >> FLAG_BITS);
         next >> FLAG_BITS
     }
 

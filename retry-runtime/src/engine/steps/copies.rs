@@ -96,6 +96,50 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
     last: Option<&mut Option<Result<T, E>>>,
     number: u32,
 ) -> CopyDecision<Result<T, E>> {
+    #[cfg(feature = "spans")]
+    let failed = outcome.is_err();
+    let decision = copy_outcome(
+        engine,
+        name,
+        hooks,
+        outcome,
+        guards,
+        others,
+        retry_pending,
+        last,
+        number,
+    );
+    #[cfg(feature = "spans")]
+    {
+        use super::decide::spans::{Next, copy_decided};
+        let next = match &decision {
+            CopyDecision::Retry(delay) => Next::Retry(*delay),
+            CopyDecision::Stop(Ok(_)) => Next::Answered,
+            CopyDecision::Stop(Err(_)) => Next::Failed,
+            CopyDecision::Wait => Next::Wait,
+        };
+        copy_decided::<T, E, _>(engine, name, number, failed, next);
+    }
+    decision
+}
+
+/// The rules of [`decide_copy_pending`], the spans told apart (feature `spans`).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the copy's outcome and the call's state"
+)]
+#[inline]
+fn copy_outcome<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: impl CallName,
+    hooks: &mut impl Hooks<T, E>,
+    outcome: Result<T, E>,
+    guards: Guards<'_>,
+    others: bool,
+    retry_pending: bool,
+    last: Option<&mut Option<Result<T, E>>>,
+    number: u32,
+) -> CopyDecision<Result<T, E>> {
     let to_copy = |d: Decision<Result<T, E>>| match d {
         Decision::Stop(r) => CopyDecision::Stop(r),
         Decision::Retry(d) => CopyDecision::Retry(d),
@@ -368,7 +412,12 @@ pub fn start_alongside(
         return None;
     }
     match begin(engine, timed) {
-        Start::Run(limit) => Some((admitted, limit)),
+        Start::Run(limit) => {
+            if hedge {
+                engine.spans.hedged();
+            }
+            Some((admitted, limit))
+        }
         Start::NotMade => {
             guards.release();
             engine.forget_not_made();

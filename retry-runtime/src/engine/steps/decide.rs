@@ -17,6 +17,8 @@ use crate::engine::state::{Decision, Engine};
 use crate::guards::Guards;
 use crate::guards::budget::RetryBudget;
 
+#[cfg(feature = "spans")]
+pub(super) mod spans;
 #[cfg(test)]
 mod tests;
 
@@ -153,7 +155,12 @@ pub fn decide_rejected<T, E: Debug>(
         events::fault_injected(name.name(), engine.attempt(), kind);
     }
     first_attempt_ended(engine, guards.budget_ref(), 0);
-    unmade(engine, name.name(), error, guards, Some(last)).unwrap_or_else(Err)
+    #[cfg(feature = "spans")]
+    let reason = guards.rejection();
+    let out = unmade(engine, name.name(), error, guards, Some(last)).unwrap_or_else(Err);
+    #[cfg(feature = "spans")]
+    spans::rejected::<T, E, _>(engine, name, reason, out.is_ok());
+    out
 }
 
 /// [`decide_keeping`] when `last` is a place to keep the outcome, [`decide`] when it is `None`:
@@ -176,6 +183,25 @@ pub(crate) fn decide_kept<T, E: Debug>(
 /// a later copy runs reports its own attempt, not the newest.
 #[inline]
 pub(super) fn decide_inner<T, E: Debug>(
+    engine: &mut Engine<'_>,
+    name: impl CallName,
+    hooks: &mut impl Hooks<T, E>,
+    outcome: Result<T, E>,
+    guards: Guards<'_>,
+    last: Option<&mut Option<Result<T, E>>>,
+    number: u32,
+) -> Decision<Result<T, E>> {
+    #[cfg(feature = "spans")]
+    let failed = outcome.is_err();
+    let decision = decide_outcome(engine, name, hooks, outcome, guards, last, number);
+    #[cfg(feature = "spans")]
+    spans::decided::<T, E, _>(engine, name, number, failed, &decision);
+    decision
+}
+
+/// The rules of [`decide_inner`], the spans told apart (feature `spans`).
+#[inline]
+fn decide_outcome<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: impl CallName,
     hooks: &mut impl Hooks<T, E>,
