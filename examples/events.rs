@@ -7,7 +7,8 @@
 //! events (the connection stays open and silent: the idle limit of 300 ms catches it), and a reset
 //! before the first event. The stream is the closure API's `policy.retry_stream(open)
 //! .resume(after, advance)`: `open(after)` asks for `?after=` the checkpoint, and `advance` moves
-//! the checkpoint to each event's `seq` as the event is handed on.
+//! the checkpoint to each event's `seq` as the event is handed on. Every event ends with a
+//! newline: a body that ends cleanly inside a line was cut, and is resumed like a reset.
 //!
 //! Run it with `cargo run --example events` (under a second; no setup). Add
 //! `RUST_LOG=reattempt=debug` to see the library's event for each resume.
@@ -51,6 +52,9 @@ enum FeedError {
     Status(reqwest::StatusCode),
     /// A line that is not an event.
     Malformed(serde_json::Error),
+    /// The body ended cleanly in the middle of a line (of this many bytes): every event ends
+    /// with a newline, so the answer was cut (a proxy closing early), not finished.
+    Unfinished(usize),
     /// No event for the idle limit.
     Stalled,
 }
@@ -61,6 +65,9 @@ impl fmt::Display for FeedError {
             FeedError::Http(e) => write!(f, "{e}"),
             FeedError::Status(status) => write!(f, "status {status}"),
             FeedError::Malformed(e) => write!(f, "malformed event: {e}"),
+            FeedError::Unfinished(bytes) => {
+                write!(f, "the feed ended inside a line ({bytes} bytes unfinished)")
+            }
             FeedError::Stalled => f.write_str("no event for too long"),
         }
     }
@@ -73,8 +80,8 @@ impl From<Elapsed> for FeedError {
     }
 }
 
-/// Which failures are worth resuming after: the connection's, 5xx and 429, a stall; a malformed
-/// line or a 4xx is not.
+/// Which failures are worth resuming after: the connection's, 5xx and 429, a stall, a body cut
+/// inside a line; a malformed line or a 4xx is not.
 impl Transient for FeedError {
     fn is_transient(&self) -> bool {
         match self {
@@ -84,7 +91,7 @@ impl Transient for FeedError {
             }
             FeedError::Status(status) => status.is_server_error() || status.as_u16() == 429,
             FeedError::Malformed(_) => false,
-            FeedError::Stalled => true,
+            FeedError::Unfinished(_) | FeedError::Stalled => true,
         }
     }
 }
@@ -115,7 +122,13 @@ async fn open(
             match body.next().await {
                 Some(Ok(chunk)) => line.extend_from_slice(&chunk),
                 Some(Err(e)) => return Some((Err(FeedError::Http(e)), (body, Vec::new()))),
-                None => return None,
+                // A clean end after a whole line is the feed's end; inside a line, the
+                // answer was cut: resumed after the last whole event, never dropped silently.
+                None if line.is_empty() => return None,
+                None => {
+                    let unfinished = FeedError::Unfinished(line.len());
+                    return Some((Err(unfinished), (body, Vec::new())));
+                }
             }
         }
     }))

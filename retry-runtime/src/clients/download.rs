@@ -3,21 +3,39 @@
 //! reach the consumer once, in order, and all from one version of the object.
 //!
 //! The rules (RFC 9110 §13.1.5 and §14):
+//! - **Only a strong validator joins two ranges** (§14.4): a strong `ETag`, or, when the
+//!   response has no `ETag` at all, a `Last-Modified` at least one second before its `Date`
+//!   (§8.8.2.2). A weak `ETag` (`W/"…"`) never validates a resume, and hides the date (a client
+//!   that has an entity tag must not send a date in `If-Range`). Bytes delivered from a response
+//!   without a strong validator are not resumed: the stream ends with
+//!   [`DownloadError::NoValidator`] ("no strong validator") instead of re-opening.
 //! - **The checkpoint** is ([bytes delivered](DownloadCheckpoint::delivered),
-//!   [validator](DownloadCheckpoint::validator)): the validator is the one of the response whose bytes
-//!   were delivered (its strong `ETag`, or else its `Last-Modified`).
-//! - **A re-open** after `n > 0` bytes sends `Range: bytes=n-` and `If-Range:` the strong `ETag`
-//!   (or the `Last-Modified` date when there is no strong `ETag`).
+//!   [validator](DownloadCheckpoint::validator)) of the response whose bytes were delivered, and
+//!   the object's complete length when it said one (its `Content-Length`).
+//! - **A re-open** after `n > 0` bytes sends `Range: bytes=n-` and `If-Range:` the strong
+//!   validator ([`Validator::if_range`]).
 //! - **A 206** must say `Content-Range: bytes n-…`: another start is
-//!   [`DownloadError::BadRange`]; another validator is [`DownloadError::Changed`].
+//!   [`DownloadError::BadRange`]; another validator, or another complete length, is
+//!   [`DownloadError::Changed`].
 //! - **A 200** after `n > 0` bytes: if its validator differs from the checkpoint's (the object
 //!   changed, or `If-Range` failed), the stream ends with [`DownloadError::Changed`] — never a
 //!   file spliced from two versions; if it is the same (the server ignored `Range`), its first
-//!   `n` bytes are skipped, so no byte is delivered twice. A download that delivered bytes from
-//!   a response with no validator at all cannot tell, and ends with
-//!   [`DownloadError::NoValidator`] instead of re-opening.
-//! - **A 416** whose `Content-Range: bytes */len` says `len == n`: everything was delivered; the
-//!   stream ends cleanly.
+//!   `n` bytes are skipped, so no byte is delivered twice.
+//! - **A body that ends cleanly before the complete length** (a 206 of `bytes 400-499/1000` for
+//!   `bytes=400-`) is [`DownloadError::Incomplete`], transient: resumed from what was
+//!   delivered. An unknown length (`/*`, a chunked 200) ends where the body ends.
+//! - **A 416** whose `Content-Range: bytes */len` says `len == n`, of the length recorded and
+//!   with no other validator: everything was delivered; the stream ends cleanly. A 416 of
+//!   another `ETag` or another length is [`DownloadError::Changed`].
+//! - **Bytes as sent**: `Range` counts the representation's bytes as the server sends them, so
+//!   the client must not decode bodies (reqwest's default features decode nothing; with its
+//!   `gzip`, `brotli`, `zstd` or `deflate` on, build the client with `.no_gzip()` and the like).
+//!   Each open asks `Accept-Encoding: identity` unless the request has its own (kept: a client
+//!   that does not decode delivers the encoded bytes, which `Range` counts too). A server may
+//!   encode anyway (an object stored gzipped): a decoding client then strips the answer's
+//!   `Content-Length`, and a 206 without one makes the download re-read the whole object under
+//!   its validator and skip what was delivered, at this resume and the later ones — every byte
+//!   fetched again, none spliced.
 //! - **Other statuses** are [`DownloadError::Status`], transient as `StatusCode` is (408, 429,
 //!   500, 502, 503, 504), with the server's `Retry-After`.
 //! - **Memory**: a chunk is handed on as hyper reads it (a skip slices it, without a copy):
@@ -31,7 +49,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_core::Stream;
-use http::{HeaderMap, StatusCode, header};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
 use http_body::Body as _;
 
 use crate::classify::{Effect, ErrorClass, Transient, transient};
@@ -168,10 +186,13 @@ pub fn download<'p>(
 /// The rule: the chunks delivered are the object's bytes, each once and in order, all from the
 /// version whose first bytes were delivered; a changed object ends the stream with
 /// [`DownloadError::Changed`], a server that ignores `Range` is read past what was delivered.
-/// Each re-open sends `Range: bytes=<delivered>-` and `If-Range` (the strong `ETag`, else the
-/// `Last-Modified` date). The stream resumes after transient errors (a reset, a body cut short,
-/// a 503, an [`idle_timeout`](RetryStream::idle_timeout)) and ends with the others; a resume
-/// waits at least what the server's `Retry-After` asks.
+/// Each re-open sends `Range: bytes=<delivered>-` and `If-Range` with the strong validator (a
+/// strong `ETag`, else with no `ETag` a `Last-Modified` a second before its `Date`); without
+/// one, the download does not resume ([`DownloadError::NoValidator`]). The stream resumes after
+/// transient errors (a reset, a body cut short or ending before the object's length, a 503, an
+/// [`idle_timeout`](RetryStream::idle_timeout)) and ends with the others; a resume waits at
+/// least what the server's `Retry-After` asks. Each open asks `Accept-Encoding: identity`
+/// unless `request()` sets its own; the client must not decode bodies (see the module's docs).
 ///
 /// ```
 /// use std::time::Duration;
@@ -216,18 +237,19 @@ pub fn download_with<F>(
 where
     F: FnMut() -> reqwest::RequestBuilder,
 {
-    // The validator of the response being read from the start: the checkpoint takes it with
-    // its first byte (an open cannot write the checkpoint; the first item's `advance` can).
-    let first = Arc::new(Mutex::new(None::<Validator>));
-    let seen = Arc::clone(&first);
+    // The validator and length of the response being read from the start: the checkpoint
+    // takes them with its first byte (an open cannot write the checkpoint; `advance` can).
+    let shared = Arc::new(Mutex::new(Shared::default()));
+    let seen = Arc::clone(&shared);
     let open = move |checkpoint: DownloadCheckpoint| -> OpenDownload {
         let builder = request();
-        Box::pin(open(builder, checkpoint, Arc::clone(&first)))
+        Box::pin(open(builder, checkpoint, Arc::clone(&shared)))
     };
     let advance = move |checkpoint: &mut DownloadCheckpoint, chunk: &Bytes| {
         if checkpoint.delivered == 0 && !chunk.is_empty() {
             let first = seen.lock().unwrap_or_else(PoisonError::into_inner);
-            checkpoint.validator.clone_from(&first);
+            checkpoint.validator.clone_from(&first.validator);
+            checkpoint.length = first.length;
         }
         checkpoint.delivered += chunk.len() as u64;
     };
@@ -268,6 +290,8 @@ where
 pub struct DownloadCheckpoint {
     delivered: u64,
     validator: Option<Validator>,
+    /// The object's complete length, when the response the bytes came from said it.
+    length: Option<u64>,
 }
 
 impl DownloadCheckpoint {
@@ -282,7 +306,7 @@ impl DownloadCheckpoint {
     }
 
     /// The validators of the response the bytes delivered came from (`None` before the first
-    /// byte).
+    /// byte); a resume needs a strong one ([`Validator::if_range`]).
     ///
     /// ```
     /// let checkpoint = reattempt::http::DownloadCheckpoint::default();
@@ -293,7 +317,12 @@ impl DownloadCheckpoint {
     }
 }
 
-/// A response's validators: its `ETag` and `Last-Modified` headers, as sent.
+/// A response's validators: its `ETag` and `Last-Modified` headers, as sent, and whether one of
+/// them is **strong**, the only kind that may join two ranges into one file (RFC 9110 §13.1.5,
+/// §14.4): a strong `ETag` (not `W/"…"`), or, when there is no `ETag` at all, a `Last-Modified`
+/// at least one second before the response's `Date` (§8.8.2.2; a date within the second of the
+/// answer may name two versions). A weak `ETag` with a date is not strong: a client that has an
+/// entity tag must not send a date in `If-Range`.
 ///
 /// ```
 /// use reattempt::http::Validator;
@@ -301,24 +330,38 @@ impl DownloadCheckpoint {
 /// let mut headers = http::HeaderMap::new();
 /// headers.insert("etag", "W/\"v1\"".parse().unwrap());
 /// headers.insert("last-modified", "Thu, 01 Jan 2026 00:00:00 GMT".parse().unwrap());
+/// headers.insert("date", "Fri, 02 Jan 2026 00:00:00 GMT".parse().unwrap());
 /// let validator = Validator::of(&headers).unwrap();
-/// // A weak ETag cannot validate a range (RFC 9110 §13.1.5): the date does.
-/// assert_eq!(validator.if_range(), Some("Thu, 01 Jan 2026 00:00:00 GMT"));
+/// // A weak ETag cannot validate a range, and hides the date: no resume.
+/// assert_eq!(validator.if_range(), None);
+///
+/// headers.remove("etag");
+/// let dated = Validator::of(&headers).unwrap();
+/// assert_eq!(dated.if_range(), Some("Thu, 01 Jan 2026 00:00:00 GMT"));
 /// assert_eq!(Validator::of(&http::HeaderMap::new()), None);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Validator {
     etag: Option<String>,
     last_modified: Option<String>,
+    /// `Last-Modified` is at least one second before the response's `Date` (§8.8.2.2).
+    date_is_strong: bool,
 }
 
 impl Validator {
-    /// The validators in `headers`; `None` when there is neither.
+    /// The validators in `headers` (`None` when there is neither `ETag` nor `Last-Modified`),
+    /// the date judged strong only when `headers` has a `Date` at least one second after it.
     ///
     /// ```
+    /// use reattempt::http::Validator;
+    ///
     /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("last-modified", "Thu, 01 Jan 2026 00:00:00 GMT".parse().unwrap());
+    /// headers.insert("date", "Thu, 01 Jan 2026 00:00:00 GMT".parse().unwrap());
+    /// // Modified within the second of the answer: weak, so no resume.
+    /// assert_eq!(Validator::of(&headers).unwrap().if_range(), None);
     /// headers.insert("etag", "\"v1\"".parse().unwrap());
-    /// assert!(reattempt::http::Validator::of(&headers).is_some());
+    /// assert_eq!(Validator::of(&headers).unwrap().if_range(), Some("\"v1\""));
     /// ```
     pub fn of(headers: &HeaderMap) -> Option<Validator> {
         let text = |name| {
@@ -327,9 +370,17 @@ impl Validator {
                 .and_then(|v: &http::HeaderValue| v.to_str().ok())
                 .map(str::to_owned)
         };
+        let date = |name| text(name).and_then(|d| httpdate::parse_http_date(&d).ok());
+        let date_is_strong = match (date(header::LAST_MODIFIED), date(header::DATE)) {
+            (Some(modified), Some(sent)) => sent
+                .duration_since(modified)
+                .is_ok_and(|d| d >= Duration::from_secs(1)),
+            _ => false,
+        };
         let validator = Validator {
             etag: text(header::ETAG),
             last_modified: text(header::LAST_MODIFIED),
+            date_is_strong,
         };
         (validator.etag.is_some() || validator.last_modified.is_some()).then_some(validator)
     }
@@ -359,7 +410,9 @@ impl Validator {
         self.last_modified.as_deref()
     }
 
-    /// The `If-Range` value a resume sends: the strong `ETag`, else the `Last-Modified` date.
+    /// The strong validator, which a resume sends as `If-Range`: the `ETag` if it is strong;
+    /// with no `ETag` at all, a strong `Last-Modified` date; otherwise `None`, and bytes
+    /// delivered from this response cannot be resumed ([`DownloadError::NoValidator`]).
     ///
     /// ```
     /// let mut headers = http::HeaderMap::new();
@@ -369,21 +422,36 @@ impl Validator {
     /// assert_eq!(validator.if_range(), Some("\"v1\""));
     /// ```
     pub fn if_range(&self) -> Option<&str> {
-        self.etag
-            .as_deref()
-            .filter(|e| !e.starts_with("W/"))
-            .or(self.last_modified.as_deref())
+        match &self.etag {
+            Some(etag) => Some(etag.as_str()).filter(|e| !e.starts_with("W/")),
+            None => self
+                .last_modified
+                .as_deref()
+                .filter(|_| self.date_is_strong),
+        }
     }
 
-    /// Whether `now` names the same version: the `ETag`s are equal when this one has an `ETag`,
-    /// and the dates are when it has only a date (a validator missing from `now` is a change).
+    /// Whether `now` names the same version, by this one's strong validator compared strongly
+    /// (a strong `ETag` equal, or with no `ETag` the same strong date); without a strong
+    /// validator, or with it missing from `now`, it is never the same.
     fn same(&self, now: Option<&Validator>) -> bool {
-        let Some(now) = now else { return false };
-        match (&self.etag, &self.last_modified) {
-            (Some(etag), _) => now.etag.as_ref() == Some(etag),
-            (None, Some(date)) => now.last_modified.as_ref() == Some(date),
-            (None, None) => false,
+        let (Some(strong), Some(now)) = (self.if_range(), now) else {
+            return false;
+        };
+        match &self.etag {
+            Some(_) => now.etag.as_deref() == Some(strong),
+            None => now.last_modified.as_deref() == Some(strong),
         }
+    }
+
+    /// Whether `now` (a 416's validators) names another version: it carries the kind of
+    /// validator this one is checked by, with another value. A 416 need not carry any.
+    fn contradicts(&self, now: Option<&Validator>) -> bool {
+        let kind = |v: &Validator| match &self.etag {
+            Some(_) => v.etag.is_some(),
+            None => v.last_modified.is_some(),
+        };
+        now.is_some_and(|now| kind(now) && !self.same(Some(now)))
     }
 }
 
@@ -394,7 +462,8 @@ impl Validator {
 /// | `Http` | as `reqwest::Error` (a reset, a body cut short, a connect error: yes) | its own |
 /// | `Status` | as its `StatusCode` (408, 429, 500, 502, 503, 504) | its own (429: throttling) |
 /// | `Timeout` (an idle limit, the open's `timeout`) | yes | timeout, unknown |
-/// | `Changed`, `BadRange`, `NoValidator`, `Rejected` | no | — |
+/// | `Incomplete` (a body that ended before the object's length) | yes | transient, unstated |
+/// | `Changed`, `BadRange`, `NoValidator` (no strong validator), `Rejected` | no | — |
 ///
 /// ```
 /// use http::StatusCode;
@@ -406,6 +475,8 @@ impl Validator {
 /// let gone = DownloadError::Status { status: StatusCode::NOT_FOUND, retry_after: None };
 /// assert!(!gone.is_transient());
 /// assert!(reattempt::Elapsed::new().is_transient());
+/// // A body that ended before the object's length is resumed from where it ended.
+/// assert!(DownloadError::Incomplete { delivered: 500, expected: 1_000 }.is_transient());
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -436,11 +507,22 @@ pub enum DownloadError {
         /// The `Content-Range` received.
         content_range: Option<String>,
     },
-    /// Bytes were delivered from a response without `ETag` or `Last-Modified`: a resume could
-    /// not tell a changed object, so the download does not resume.
+    /// Bytes were delivered from a response without a **strong** validator (a strong `ETag`, or
+    /// with no `ETag` a `Last-Modified` at least a second before its `Date`; see [`Validator`]):
+    /// a resume could not prove it gets the same bytes, so the download does not resume.
     NoValidator {
         /// The bytes delivered.
         delivered: u64,
+    },
+    /// A body ended cleanly before the object's complete length (a `200`'s `Content-Length`,
+    /// a `206`'s `Content-Range: bytes …/len`), as a `206` answering less than asked does: the
+    /// download resumes from the bytes delivered. An unknown length (`/*`, a chunked `200`)
+    /// ends where the body does.
+    Incomplete {
+        /// Where the object's bytes stand: the bytes delivered.
+        delivered: u64,
+        /// The object's complete length.
+        expected: u64,
     },
     /// An idle limit or the open's `timeout` ran out ([`FromElapsed`]).
     Timeout(Elapsed),
@@ -495,7 +577,15 @@ impl std::fmt::Display for DownloadError {
             ),
             DownloadError::NoValidator { delivered } => write!(
                 f,
-                "cannot resume after {delivered} bytes: the response had no ETag or Last-Modified"
+                "cannot resume after {delivered} bytes: the response had no strong validator \
+                 (a strong ETag, or a Last-Modified a second before its Date)"
+            ),
+            DownloadError::Incomplete {
+                delivered,
+                expected,
+            } => write!(
+                f,
+                "the body ended after {delivered} of the object's {expected} bytes"
             ),
             DownloadError::Timeout(e) => write!(f, "download stalled: {e}"),
             DownloadError::Rejected(e) => write!(f, "download rejected: {e}"),
@@ -520,6 +610,7 @@ impl Transient for DownloadError {
             DownloadError::Http(e) => e.is_transient(),
             DownloadError::Status { status, .. } => status.is_transient(),
             DownloadError::Timeout(e) => e.is_transient(),
+            DownloadError::Incomplete { .. } => true,
             _ => false,
         }
     }
@@ -593,6 +684,24 @@ pub struct DownloadChunks {
     body: reqwest::Body,
     skip: u64,
     expected: u64,
+    /// Where the body stands in the object (its start, plus every byte read, skipped or not).
+    at: u64,
+    /// The object's complete length, when known: a clean end before it is `Incomplete`.
+    end: Option<u64>,
+}
+
+impl DownloadChunks {
+    /// A body that gives nothing: everything was delivered.
+    fn finished(at: u64) -> DownloadChunks {
+        let empty = http::Response::new(reqwest::Body::from(Bytes::new()));
+        DownloadChunks {
+            body: empty.into_body(),
+            skip: 0,
+            expected: at,
+            at,
+            end: None,
+        }
+    }
 }
 
 impl Stream for DownloadChunks {
@@ -611,7 +720,17 @@ impl Stream for DownloadChunks {
                         content_range: None,
                     })));
                 }
-                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(None) => {
+                    // A clean end short of the known length (a 206 answering less than asked)
+                    // is a cut like any other, resumed from what was delivered.
+                    return Poll::Ready(match self.end.take() {
+                        Some(end) if self.at < end => Some(Err(DownloadError::Incomplete {
+                            delivered: self.at,
+                            expected: end,
+                        })),
+                        _ => None,
+                    });
+                }
                 Poll::Ready(Some(Err(e))) => {
                     return Poll::Ready(Some(Err(DownloadError::Http(e))));
                 }
@@ -620,6 +739,7 @@ impl Stream for DownloadChunks {
             let Ok(mut data) = frame.into_data() else {
                 continue; // trailers
             };
+            self.at += data.len() as u64;
             if self.skip > 0 {
                 let skipped = self.skip.min(data.len() as u64);
                 self.skip -= skipped;
@@ -632,91 +752,166 @@ impl Stream for DownloadChunks {
     }
 }
 
-/// Sends one open's request (with `Range` and `If-Range` after the first bytes) and checks its
-/// answer against the checkpoint.
+/// What the opens of one download share: what the first response said (the checkpoint takes it
+/// with its first byte), and whether the client decodes bodies (so `Range` cannot be used).
+#[derive(Debug, Default)]
+struct Shared {
+    validator: Option<Validator>,
+    length: Option<u64>,
+    decoded: bool,
+}
+
+/// Sends one open's request (`Accept-Encoding: identity` unless it has one; `Range` and
+/// `If-Range` after the first bytes) and checks its answer against the checkpoint.
 async fn open(
-    mut request: reqwest::RequestBuilder,
+    request: reqwest::RequestBuilder,
     checkpoint: DownloadCheckpoint,
-    first: Arc<Mutex<Option<Validator>>>,
+    shared: Arc<Mutex<Shared>>,
 ) -> Result<DownloadChunks, DownloadError> {
     let at = checkpoint.delivered;
-    if at > 0 {
-        let Some(was) = &checkpoint.validator else {
-            return Err(DownloadError::NoValidator { delivered: at });
-        };
-        request = request.header(header::RANGE, format!("bytes={at}-"));
-        if let Some(if_range) = was.if_range() {
-            request = request.header(header::IF_RANGE, if_range);
-        }
+    let strong = checkpoint.validator.as_ref().and_then(Validator::if_range);
+    if at > 0 && strong.is_none() {
+        return Err(DownloadError::NoValidator { delivered: at });
     }
-    let response = request.send().await.map_err(DownloadError::Http)?;
+    let (client, request) = request.build_split();
+    let mut request = request.map_err(DownloadError::Http)?;
+    // `Range` counts the bytes of the representation as sent: ask for it unencoded. A user's
+    // own `Accept-Encoding` is kept: with a client that does not decode, the bytes delivered
+    // are the encoded ones, which `Range` counts as well.
+    let headers = request.headers_mut();
+    if !headers.contains_key(header::ACCEPT_ENCODING) {
+        headers.insert(
+            header::ACCEPT_ENCODING,
+            HeaderValue::from_static("identity"),
+        );
+    }
+    let whole = request.try_clone();
+    let decoding = lock(&shared).decoded;
+    if let (Some(strong), false) = (strong.filter(|_| at > 0), decoding) {
+        let headers = request.headers_mut();
+        headers.insert(header::RANGE, header_value(&format!("bytes={at}-"), at)?);
+        headers.insert(header::IF_RANGE, header_value(strong, at)?);
+    }
+    let mut response = client.execute(request).await.map_err(DownloadError::Http)?;
+    if response.status() == StatusCode::PARTIAL_CONTENT
+        && !response.headers().contains_key(header::CONTENT_LENGTH)
+    {
+        // A 206 without `Content-Length`: the client decoded it (reqwest strips the header
+        // when it does), so the bytes delivered count decoded bytes and a range of encoded ones
+        // cannot follow them. Re-read the whole object under the validator and skip what was
+        // delivered, now and at every later resume: costly, never spliced.
+        lock(&shared).decoded = true;
+        let Some(whole) = whole else {
+            return Err(DownloadError::BadRange {
+                expected: at,
+                content_range: content_range(response.headers()).map(str::to_owned),
+            });
+        };
+        response = client.execute(whole).await.map_err(DownloadError::Http)?;
+    }
+    check(response, &checkpoint, &shared)
+}
+
+/// Checks one open's answer against the checkpoint: what to skip, and where the body ends.
+fn check(
+    response: reqwest::Response,
+    checkpoint: &DownloadCheckpoint,
+    shared: &Mutex<Shared>,
+) -> Result<DownloadChunks, DownloadError> {
+    let at = checkpoint.delivered;
     let status = response.status();
-    let now = Validator::of(response.headers());
+    let headers = response.headers();
+    let now = Validator::of(headers);
+    let was = checkpoint.validator.as_ref();
+    let same = was.is_some_and(|v| v.same(now.as_ref()));
     let changed = |now: Option<Validator>| DownloadError::Changed {
         delivered: at,
         was: checkpoint.validator.clone(),
         now,
     };
-    let skip = match status {
-        StatusCode::OK if at == 0 => 0,
+    let content_length = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let (skip, start, end) = match status {
+        StatusCode::OK if at == 0 => (0, 0, content_length),
         StatusCode::OK => {
-            if !checkpoint
-                .validator
-                .as_ref()
-                .is_some_and(|v| v.same(now.as_ref()))
-            {
+            if !same {
                 return Err(changed(now));
             }
-            at // the server ignored `Range`: read past what was delivered
+            // The server ignored `Range`: read past what was delivered.
+            (at, 0, content_length.or(checkpoint.length))
         }
         StatusCode::PARTIAL_CONTENT => {
-            let content_range = response
-                .headers()
-                .get(header::CONTENT_RANGE)
-                .and_then(|v| v.to_str().ok());
+            let content_range = content_range(headers);
             if content_range.and_then(range_start) != Some(at) {
                 return Err(DownloadError::BadRange {
                     expected: at,
                     content_range: content_range.map(str::to_owned),
                 });
             }
-            if at > 0
-                && !checkpoint
-                    .validator
-                    .as_ref()
-                    .is_some_and(|v| v.same(now.as_ref()))
+            let length = content_range.and_then(range_length);
+            if at > 0 && (!same || differ(length, checkpoint.length)) {
+                return Err(changed(now));
+            }
+            (0, at, length.or(checkpoint.length))
+        }
+        StatusCode::RANGE_NOT_SATISFIABLE if at > 0 => {
+            // Only the version delivered may end a download here: a 416 of another validator
+            // or another length is a change, not a clean end.
+            let length = complete_length(headers);
+            if was.is_some_and(|v| v.contradicts(now.as_ref())) || differ(length, checkpoint.length)
             {
                 return Err(changed(now));
             }
-            0
+            if length == Some(at) {
+                // Everything was delivered; the connection broke before its clean end.
+                return Ok(DownloadChunks::finished(at));
+            }
+            return Err(status_error(status, headers));
         }
-        StatusCode::RANGE_NOT_SATISFIABLE
-            if at > 0 && complete_length(response.headers()) == Some(at) =>
-        {
-            // Everything was delivered; the connection broke before its clean end.
-            let empty = http::Response::new(reqwest::Body::from(Bytes::new()));
-            return Ok(DownloadChunks {
-                body: empty.into_body(),
-                skip: 0,
-                expected: at,
-            });
-        }
-        _ => {
-            let retry_after = crate::classify::hints::retry_after(response.headers());
-            return Err(DownloadError::Status {
-                status,
-                retry_after,
-            });
-        }
+        _ => return Err(status_error(status, headers)),
     };
     if at == 0 {
-        *first.lock().unwrap_or_else(PoisonError::into_inner) = now;
+        let mut first = lock(shared);
+        first.validator = now;
+        first.length = end;
     }
     Ok(DownloadChunks {
         body: http::Response::from(response).into_body(),
         skip,
         expected: at,
+        at: start,
+        end,
     })
+}
+
+/// Two known lengths that differ (an unknown one differs from none).
+fn differ(a: Option<u64>, b: Option<u64>) -> bool {
+    matches!((a, b), (Some(a), Some(b)) if a != b)
+}
+
+fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A header of ours: digits, or a validator the server sent as a (visible ASCII) header, so
+/// it cannot fail; if it did, the validator could not be sent, and there is no resume.
+fn header_value(text: &str, delivered: u64) -> Result<HeaderValue, DownloadError> {
+    HeaderValue::from_str(text).map_err(|_| DownloadError::NoValidator { delivered })
+}
+
+fn status_error(status: StatusCode, headers: &HeaderMap) -> DownloadError {
+    DownloadError::Status {
+        status,
+        retry_after: crate::classify::hints::retry_after(headers),
+    }
+}
+
+fn content_range(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::CONTENT_RANGE)
+        .and_then(|v| v.to_str().ok())
 }
 
 /// The first byte of `Content-Range: bytes N-M/L`.
@@ -724,6 +919,15 @@ fn range_start(content_range: &str) -> Option<u64> {
     let range = content_range.trim().strip_prefix("bytes ")?;
     let (first, _) = range.split_once('-')?;
     first.trim().parse().ok()
+}
+
+/// The complete length of `Content-Range: bytes N-M/L` (`None` for `/*`).
+fn range_length(content_range: &str) -> Option<u64> {
+    let (_, length) = content_range
+        .trim()
+        .strip_prefix("bytes ")?
+        .split_once('/')?;
+    length.trim().parse().ok()
 }
 
 /// The length of a 416's `Content-Range: bytes */L`.
@@ -744,6 +948,8 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(header::CONTENT_RANGE, "bytes */512".parse().unwrap());
         assert_eq!(complete_length(&headers), Some(512));
+        assert_eq!(range_length("bytes 100-199/200"), Some(200));
+        assert_eq!(range_length("bytes 100-199/*"), None);
     }
 
     #[test]
@@ -751,6 +957,7 @@ mod tests {
         let v = |etag: Option<&str>, date: Option<&str>| Validator {
             etag: etag.map(str::to_owned),
             last_modified: date.map(str::to_owned),
+            date_is_strong: true,
         };
         let strong = v(Some("\"a\""), Some("d1"));
         assert_eq!(strong.if_range(), Some("\"a\""));
@@ -765,6 +972,57 @@ mod tests {
     }
 
     #[test]
+    fn only_a_strong_validator_resumes_and_a_weak_etag_hides_the_date() {
+        let of = |pairs: &[(&'static str, &'static str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.insert(*name, HeaderValue::from_static(value));
+            }
+            Validator::of(&headers).unwrap()
+        };
+        let (modified, later) = (
+            "Thu, 01 Jan 2026 00:00:00 GMT",
+            "Thu, 01 Jan 2026 00:00:01 GMT",
+        );
+        let weak = of(&[("etag", "W/\"a\"")]);
+        assert_eq!(weak.if_range(), None);
+        assert!(
+            !weak.same(Some(&weak)),
+            "a weak tag never names the same bytes"
+        );
+        let weak_dated = of(&[
+            ("etag", "W/\"a\""),
+            ("last-modified", modified),
+            ("date", later),
+        ]);
+        assert_eq!(
+            weak_dated.if_range(),
+            None,
+            "with an entity tag, no date in If-Range"
+        );
+        assert!(!weak_dated.same(Some(&weak_dated)));
+        let same_second = of(&[("last-modified", modified), ("date", modified)]);
+        assert_eq!(same_second.if_range(), None);
+        assert_eq!(
+            of(&[("last-modified", modified)]).if_range(),
+            None,
+            "no Date: weak"
+        );
+        let dated = of(&[("last-modified", modified), ("date", later)]);
+        assert_eq!(dated.if_range(), Some(modified));
+        assert!(
+            dated.same(Some(&same_second)),
+            "the old date is strong; the new one equal"
+        );
+        // A 416 need not carry validators; one of the same kind and another value is a change.
+        let strong = of(&[("etag", "\"a\"")]);
+        assert!(!strong.contradicts(None));
+        assert!(!strong.contradicts(Some(&dated)));
+        assert!(strong.contradicts(Some(&of(&[("etag", "\"b\"")]))));
+        assert!(!strong.contradicts(Some(&strong)));
+    }
+
+    #[test]
     fn only_transport_failures_statuses_and_stalls_resume() {
         let status = |code| DownloadError::Status {
             status: StatusCode::from_u16(code).unwrap(),
@@ -775,6 +1033,11 @@ mod tests {
         let stalled = DownloadError::from_elapsed(Elapsed::new());
         assert!(stalled.is_transient() && stalled.is_timeout());
         assert_eq!(stalled.effect(), Effect::Unknown);
+        let short = DownloadError::Incomplete {
+            delivered: 500,
+            expected: 1000,
+        };
+        assert!(short.is_transient() && !short.is_timeout(), "{short}");
         for done in [
             DownloadError::Changed {
                 delivered: 1,

@@ -1,7 +1,8 @@
 //! Resumable streams over real HTTP on loopback, against `reattempt::testing::http::Service`:
 //! a 64 MiB download through 5 connection resets (checksum, bytes re-fetched, peak memory), an
 //! object changed mid-download, a server that ignores `Range`, a stall caught by the idle limit;
-//! and the event feed `?after=N` through resets, with a deadline and a budget across resumes.
+//! and the event feed `?after=N` through resets, with a deadline and a budget across resumes;
+//! what may validate a resume (`validators`), and content-coded objects (`encoding`).
 //!
 //! Real sockets: no paused clock, so the durations are short and real (a stall of 200 ms).
 
@@ -15,6 +16,9 @@ use reattempt::http::{DownloadError, download};
 use reattempt::testing::http::{EventFault, Object, ObjectFault, Service};
 use reattempt::{RetryBudget, RetryPolicy};
 use sha2::{Digest, Sha256};
+
+mod encoding;
+mod validators;
 
 // ---- Peak memory: a counting allocator, per thread ----------------------------------------
 //
