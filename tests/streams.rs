@@ -597,3 +597,172 @@ async fn only_the_errors_retried_resume_the_stream() {
     assert_eq!(feed.opens(), [None, Some(2), Some(4)]);
     assert_eq!(RESUMES_HEARD.with(std::cell::Cell::get), 2);
 }
+
+/// `mut self` by value: each open changes a clone of its own, never the caller's nor the last
+/// open's.
+#[derive(Clone)]
+struct Cursor {
+    feed: Arc<Feed>,
+    opened: u32,
+}
+
+impl Cursor {
+    #[retryable(max_attempts = 3, delay = "100ms",
+                resume = |after, event: &Event| *after = Some(event.seq))]
+    async fn events(
+        mut self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+        self.opened += 1;
+        self.feed.open_counted(self.opened, after).await
+    }
+}
+
+/// A `mut` argument the body changes: each open starts from the caller's value.
+#[retryable(max_attempts = 3, delay = "100ms",
+            resume = |after, event: &Event| *after = Some(event.seq))]
+async fn events_with_scratch(
+    feed: Arc<Feed>,
+    mut scratch: Vec<u32>,
+    after: Option<u64>,
+) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    scratch.push(1);
+    feed.open_counted(u32::try_from(scratch.len()).unwrap(), after)
+        .await
+}
+
+impl Feed {
+    /// `open`, failing with `Fatal` unless the open's own count is 1 (a count carried over from
+    /// another open, or from the caller, is a clone shared where it must not be).
+    async fn open_counted(&self, count: u32, after: Option<u64>) -> Result<Events<'static>, Error> {
+        if count != 1 {
+            return Err(Error::Fatal);
+        }
+        self.open(after).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_mut_self_and_a_mut_argument_are_each_opens_own() {
+    let cursor = Cursor {
+        feed: Arc::new(Feed::new(5, [reset_after(2), reset_after(1)])),
+        opened: 0,
+    };
+    let items: Vec<_> = cursor.clone().events(None).await.unwrap().collect().await;
+    assert_eq!(seqs(&items), ok(1..=5));
+    assert_eq!(cursor.feed.opens(), [None, Some(2), Some(3)]);
+    assert_eq!(cursor.opened, 0);
+
+    let feed = Arc::new(Feed::new(5, [reset_after(2), reset_after(1)]));
+    let items: Vec<_> = events_with_scratch(feed.clone(), vec![], None)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(seqs(&items), ok(1..=5));
+    assert_eq!(feed.opens(), [None, Some(2), Some(3)]);
+}
+
+/// A key reading a borrowed argument: the stream borrows it, as it borrows `&self`.
+#[retryable(max_attempts = 10, delay = "100ms", circuit_breaker = feed.breaker,
+            resume = |after, event: &Event| *after = Some(event.seq))]
+async fn events_of(
+    feed: &Feed,
+    after: Option<u64>,
+) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    feed.open(after).await
+}
+
+/// A `move` closure owns what it reads: an argument the body does not read is its alone.
+#[retryable(max_attempts = 3, delay = "100ms",
+            on_retry = move |_, _, _| { heard.fetch_add(1, SeqCst); },
+            resume = |after, event: &Event| *after = Some(event.seq))]
+async fn events_heard(
+    feed: Arc<Feed>,
+    heard: Arc<AtomicUsize>,
+    after: Option<u64>,
+) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    feed.open(after).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn keys_reading_a_borrowed_argument_or_moving_an_unread_one() {
+    let feed = Feed::new(
+        6,
+        [reset_after(1), Refuse(Error::Reset), Refuse(Error::Reset)],
+    );
+    let items: Vec<_> = events_of(&feed, None).await.unwrap().collect().await;
+    assert_eq!(seqs(&items), [Ok(1), Err(Error::Reset)]);
+    assert_eq!(feed.breaker.state(), reattempt::BreakerState::Open);
+
+    let feed = Arc::new(Feed::new(5, [reset_after(2), reset_after(1)]));
+    let heard = Arc::new(AtomicUsize::new(0));
+    let items: Vec<_> = events_heard(feed.clone(), heard.clone(), None)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(seqs(&items), ok(1..=5));
+    assert_eq!(heard.load(SeqCst), 2, "one `on_retry` for each resume");
+}
+
+/// A generic checkpoint (where `impl Trait` is refused): the open takes a clone of the current
+/// one.
+#[retryable(max_attempts = 3, delay = "100ms",
+            resume = |after, event: &Event| *after = Some(event.seq).into())]
+async fn events_from<C: Into<Option<u64>> + From<Option<u64>> + Clone + Send>(
+    feed: Arc<Feed>,
+    after: C,
+) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+    feed.open(after.into()).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_generic_checkpoint() {
+    let feed = Arc::new(Feed::new(5, [reset_after(2)]));
+    let items: Vec<_> = events_from(feed.clone(), Some(1))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(seqs(&items), ok(2..=5));
+    assert_eq!(feed.opens(), [Some(1), Some(3)]);
+}
+
+/// The fix the refusal of `circuit_breaker = self.breaker` on a by-value `self` names: a
+/// `static` breaker, which the stream borrows for ever.
+static BREAKER: std::sync::LazyLock<CircuitBreaker> = std::sync::LazyLock::new(|| {
+    CircuitBreaker::builder()
+        .failure_threshold(2)
+        .reset_timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
+});
+
+impl Handle {
+    #[retryable(max_attempts = 10, delay = "100ms", circuit_breaker = BREAKER,
+                resume = |after, event: &Event| *after = Some(event.seq))]
+    async fn events_behind_static(
+        self,
+        after: Option<u64>,
+    ) -> Result<impl Stream<Item = Result<Event, Error>>, Error> {
+        self.0.open(after).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_by_value_self_behind_a_static_breaker() {
+    let handle = Handle(Arc::new(Feed::new(
+        6,
+        [reset_after(1), Refuse(Error::Reset), Refuse(Error::Reset)],
+    )));
+    let items: Vec<_> = handle
+        .clone()
+        .events_behind_static(None)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(seqs(&items), [Ok(1), Err(Error::Reset)]);
+    assert_eq!(BREAKER.state(), reattempt::BreakerState::Open);
+}

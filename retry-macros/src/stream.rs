@@ -9,6 +9,8 @@ use syn::{Expr, Ident, Pat};
 use crate::args::RetryArgs;
 use crate::item::{Param, Receiver, RetryFn, ungroup};
 
+mod owned;
+
 /// The keys that only a stream takes: without `resume`, each is an error.
 const STREAM_ONLY: &[&str] = &["idle_timeout", "progress_resets", "checkpoint"];
 
@@ -163,6 +165,18 @@ pub(crate) fn resumed<'a>(args: &'a RetryArgs, f: &'a RetryFn) -> syn::Result<Op
         } => renamed,
         _ => return Err(not_an_argument(f, &name, at)),
     };
+    if let syn::Type::ImplTrait(t) = ungroup(param.ty()) {
+        return Err(syn::Error::new_spanned(
+            t,
+            format!(
+                "the checkpoint `{name}` cannot be of an `impl Trait` type: the stream's open \
+                 takes it as a parameter (each open gets a clone of the current checkpoint), \
+                 where `impl Trait` cannot be written; write a type for it, owned and `Clone` \
+                 (`{name}: u64`, or a generic parameter `C: {bounds}` and `{name}: C`)",
+                bounds = crate::render::render(&t.bounds)
+            ),
+        ));
+    }
     if let Some(mutable) = f.params.iter().find_map(unique_ref) {
         return Err(syn::Error::new(
             mutable.span(),
@@ -173,11 +187,40 @@ pub(crate) fn resumed<'a>(args: &'a RetryArgs, f: &'a RetryFn) -> syn::Result<Op
             ),
         ));
     }
+    whole_result(f)?;
+    if let Some(e) = crate::util::combine(owned::keys_reading_owned(args, f)) {
+        return Err(e);
+    }
     Ok(Some(Resumed {
         index,
         ident,
         advance,
     }))
+}
+
+/// The return type names its `Ok` type (`Result<impl Stream<…>, E>`, `io::Result<BoxStream<…>>`):
+/// the opened stream is returned as that type, which an alias of the whole `Result` hides.
+fn whole_result(f: &RetryFn) -> syn::Result<()> {
+    match ungroup(&f.output) {
+        syn::Type::Path(tp)
+            if tp.path.segments.last().is_some_and(|s| {
+                matches!(&s.arguments, syn::PathArguments::AngleBracketed(a)
+                    if a.args.iter().any(|a| matches!(a, syn::GenericArgument::Type(_))))
+            }) =>
+        {
+            Ok(())
+        }
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!(
+                "`{}` does not show the stream it returns: `resume` returns the stream it opens \
+                 as the `Ok` type written in the signature; spell the `Result` out, as in \
+                 `Result<impl Stream<Item = Result<T, E>>, E>` or `Result<BoxStream<'static, \
+                 Result<T, E>>, E>` (an alias of the stream inside it is fine)",
+                crate::render::render(other)
+            ),
+        )),
+    }
 }
 
 /// The checkpoint argument's name and where it is written: the closure's first parameter, or
@@ -449,6 +492,98 @@ mod tests {
         );
         let m = shape_error(resume, blocking);
         assert!(m.starts_with("`resume` needs an `async fn`"), "{m}");
+    }
+
+    /// A key the stream keeps cannot borrow what its opens own (a by-value `self` or
+    /// argument); a borrow, a closure's own parameter, a field and a `move` closure of an
+    /// argument the body does not read are left alone.
+    #[test]
+    fn keys_reading_what_the_stream_owns_are_refused_at_the_name() {
+        let resume = quote!(resume = |after, e: &Event| *after = Some(e.seq));
+        let owned = |receiver: TokenStream, args: TokenStream, key: TokenStream| {
+            shape_error(quote!(#resume, #key), events(&receiver, &args))
+        };
+        for (receiver, args, key, says) in [
+            (
+                quote!(self,),
+                quote!(n: u32),
+                quote!(circuit_breaker = self.breaker),
+                "`circuit_breaker` reads `self`, which this method takes by value",
+            ),
+            (
+                quote!(self: Arc<Self>,),
+                quote!(n: u32),
+                quote!(budget = self.budget),
+                "make the budget a `static`",
+            ),
+            (
+                quote!(&self,),
+                quote!(tag: String),
+                quote!(on_retry = |e, ctx, d| log(&tag, e)),
+                "read `tag` in the body, not in `on_retry`",
+            ),
+            (
+                quote!(&self,),
+                quote!(tag: String),
+                quote!(retry_if = |e| e.is(&format!("{tag}"))),
+                "`retry_if` reads `tag`",
+            ),
+            (
+                quote!(&self,),
+                quote!(client: Client),
+                quote!(policy = client.policy),
+                "pass `client` by reference",
+            ),
+        ] {
+            let m = owned(receiver, args, key.clone());
+            assert!(m.contains(says), "{key}: {m}");
+        }
+        // A `move` closure of an argument the body reads too: the open has taken it.
+        let m = shape_error(
+            quote!(#resume, on_retry = move |e, ctx, d| log(&tag, e)),
+            quote!(
+                async fn events(after: Option<u64>, tag: String) -> Result<S, E> {
+                    open(after, &tag).await
+                }
+            ),
+        );
+        assert!(m.contains("`on_retry` reads `tag`"), "{m}");
+        // The checkpoint is owned too (the resume closure's own parameter shadows it).
+        let m = shape_error(
+            quote!(resume = |n, e: &Event| *n = Some(e.seq + after)),
+            events(&quote!(), &quote!(n: u32)),
+        );
+        assert!(m.contains("`resume` reads `after`"), "{m}");
+        for (receiver, args, key) in [
+            (
+                quote!(&self,),
+                quote!(n: u32),
+                quote!(circuit_breaker = self.breaker),
+            ),
+            (
+                quote!(),
+                quote!(client: &Client),
+                quote!(circuit_breaker = client.breaker),
+            ),
+            (
+                quote!(self,),
+                quote!(n: u32),
+                quote!(circuit_breaker = BREAKER),
+            ),
+            (
+                quote!(),
+                quote!(n: u32),
+                quote!(on_retry = |e, n, d| log(n, e.n)),
+            ),
+            (
+                quote!(),
+                quote!(n: u32),
+                quote!(on_retry = move |e, ctx, d| log(n, e)),
+            ),
+        ] {
+            let m = owned(receiver, args, key.clone());
+            assert!(m.is_empty(), "{key}: {m}");
+        }
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub(crate) fn args(parsed: &Parsed) -> syn::Result<()> {
 }
 
 /// Checks the function's shape; reports the first mistake found.
-pub(crate) fn item(f: &RetryFn, attempts: Option<u32>) -> syn::Result<()> {
+pub(crate) fn item(f: &RetryFn, attempts: Option<u32>, streamed: bool) -> syn::Result<()> {
     let item = &f.item;
     if let Some(constness) = &item.sig.constness {
         return Err(syn::Error::new(
@@ -59,11 +59,11 @@ pub(crate) fn item(f: &RetryFn, attempts: Option<u32>) -> syn::Result<()> {
     check_single(item, attempts)?;
     check_reserved_names(f)?;
     if f.boxed.is_some() {
-        checked_result(&f.output)
+        checked_result(&f.output, streamed)
     } else {
         // Not async-trait's boxed future: a hand-written fn returning a future is a mistake.
         check_not_a_future(item)?;
-        result_type(&item.sig)
+        result_type(&item.sig, streamed)
     }
 }
 
@@ -349,19 +349,25 @@ fn no_cfg_with_recover(args: &RetryArgs, f: &RetryFn) -> syn::Result<()> {
 /// The return type. Whether it is a `Result` (under any name: `io::Result<T>`, an alias) is
 /// for the compiler to say (the expansion requires `__private::IsResult` of it); only types that
 /// cannot be one whatever their names are refused here.
-fn result_type(sig: &syn::Signature) -> syn::Result<()> {
+fn result_type(sig: &syn::Signature, streamed: bool) -> syn::Result<()> {
     let ReturnType::Type(_, ty) = &sig.output else {
         return Err(syn::Error::new(
             sig.paren_token.span.close(),
             "#[retryable] needs a function that returns `Result<T, E>`: add a return type",
         ));
     };
-    checked_result(ty)
+    checked_result(ty, streamed)
 }
 
-fn checked_result(ty: &Type) -> syn::Result<()> {
+/// `streamed`: the attribute has `resume`, whose function returns its stream inside a `Result`.
+fn checked_result(ty: &Type, streamed: bool) -> syn::Result<()> {
     if matches!(ungroup(ty), Type::Path(_) | Type::Macro(_)) {
         Ok(())
+    } else if streamed {
+        Err(syn::Error::new_spanned(
+            ty,
+            "`resume` needs the stream returned inside a `Result` (the open itself may fail, and is retried): `Result<impl Stream<Item = Result<T, E>>, E>`; wrap the stream in `Ok(…)` and the return type in `Result<…, E>`",
+        ))
     } else {
         Err(syn::Error::new(
             ty.span(),
@@ -633,7 +639,7 @@ mod tests {
     /// The function's first mistake, or `""`.
     fn err(item: proc_macro2::TokenStream) -> String {
         let f = crate::item::parse(item).unwrap_or_else(|e| panic!("{e}"));
-        super::item(&f, Some(4))
+        super::item(&f, Some(4), false)
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default()
@@ -775,7 +781,7 @@ mod tests {
                 Ok(())
             }
         ));
-        let m = super::item(&inner, Some(2)).unwrap_err().to_string();
+        let m = super::item(&inner, Some(2), false).unwrap_err().to_string();
         assert!(
             m.contains("(2 × 7 = 14 attempts)") && !m.contains("3 × 5"),
             "{m}"
@@ -786,9 +792,9 @@ mod tests {
                 Ok(())
             }
         ));
-        let m = super::item(&bare, Some(4)).unwrap_err().to_string();
+        let m = super::item(&bare, Some(4), false).unwrap_err().to_string();
         assert!(m.contains("(4 × 3 = 12 attempts)"), "{m}");
-        let m = super::item(&inner, None).unwrap_err().to_string();
+        let m = super::item(&inner, None, false).unwrap_err().to_string();
         assert!(m.contains("multiply the attempts;"), "{m}");
     }
 

@@ -46,7 +46,11 @@ pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
         args::parse(args).and_then(|parsed| valid::args(&parsed).map(|()| parsed.args));
     // The attempts this attribute makes, for the message of a second #[retryable] beneath it.
     let attempts = checked_args.as_ref().ok().map(valid::attempts);
-    let checked_fn = item::parse(item.clone()).and_then(|f| valid::item(&f, attempts).map(|()| f));
+    let streamed = checked_args
+        .as_ref()
+        .is_ok_and(|a| a.stream.resume.is_some());
+    let checked_fn =
+        item::parse(item.clone()).and_then(|f| valid::item(&f, attempts, streamed).map(|()| f));
     match (checked_args, checked_fn) {
         (Ok(args), Ok(f)) => match valid::together(&args, &f)
             .and_then(|()| lent_keys(&args, &f))
@@ -124,6 +128,10 @@ fn expand(args: &RetryArgs, f: &RetryFn) -> TokenStream {
     let resumed = crate::stream::resumed(args, f).ok().flatten();
     if resumed.is_some() {
         sig.inputs.clone_from(&f.item.sig.inputs);
+        // Only cloned from there: the open's clone is `mut` instead (`stream`).
+        if let Some(syn::FnArg::Receiver(r)) = sig.inputs.first_mut() {
+            r.mutability = None;
+        }
         rewrite::bind_params(&mut sig, f);
     }
     let body = quote::ToTokens::to_token_stream(&block);

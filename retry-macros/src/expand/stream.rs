@@ -124,12 +124,15 @@ fn open_closure(
     let receiver = f.receiver.filter(|_| uses_self).map(|(r, span)| {
         let this = quote_spanned!(span=> __self);
         let slf = quote_spanned!(span=> self);
-        if r == Receiver::Shared {
+        match r {
             // A copy of `&self`: the stream borrows it for its life.
-            quote!(let #this = #slf;)
-        } else {
-            // Each open gets its own clone (the stream owns `self`).
-            quote_spanned!(span=> let #this = #p::clone_arg(&#slf);)
+            Receiver::Shared => quote!(let #this = #slf;),
+            // Each open gets its own clone (the stream owns `self`), `mut` as the receiver is
+            // (the body may change its clone).
+            Receiver::Value { mutable: true } => {
+                quote_spanned!(span=> let mut #this = #p::clone_arg(&#slf);)
+            }
+            _ => quote_spanned!(span=> let #this = #p::clone_arg(&#slf);),
         }
     });
     let others = f
