@@ -142,9 +142,17 @@ mod on {
     impl Spans {
         pub(crate) const NONE: Spans = Spans(None);
 
+        /// Whether the call has spans: only then do its decisions tell them anything.
+        #[inline]
+        pub(crate) fn active(&self) -> bool {
+            self.0.is_some()
+        }
+
         /// The call's span, opened at its first attempt if a subscriber wants it.
         fn tree(&mut self) -> Option<&mut Tree> {
             if self.0.is_none() {
+                // A give-up noted by a call without spans is none of this one's.
+                REASON.set(None);
                 let call = tracing::info_span!(
                     target: "reattempt",
                     "retry",

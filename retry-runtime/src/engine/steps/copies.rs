@@ -110,7 +110,7 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
         number,
     );
     #[cfg(feature = "spans")]
-    {
+    if engine.spans.active() {
         use super::decide::spans::{Next, copy_decided};
         let next = match &decision {
             CopyDecision::Retry(delay) => Next::Retry(*delay),

@@ -159,7 +159,9 @@ pub fn decide_rejected<T, E: Debug>(
     let reason = guards.rejection();
     let out = unmade(engine, name.name(), error, guards, Some(last)).unwrap_or_else(Err);
     #[cfg(feature = "spans")]
-    spans::rejected::<T, E, _>(engine, name, reason, out.is_ok());
+    if engine.spans.active() {
+        spans::rejected::<T, E, _>(engine, name, reason, out.is_ok());
+    }
     out
 }
 
@@ -195,7 +197,9 @@ pub(super) fn decide_inner<T, E: Debug>(
     let failed = outcome.is_err();
     let decision = decide_outcome(engine, name, hooks, outcome, guards, last, number);
     #[cfg(feature = "spans")]
-    spans::decided::<T, E, _>(engine, name, number, failed, &decision);
+    if engine.spans.active() {
+        spans::decided::<T, E, _>(engine, name, number, failed, &decision);
+    }
     decision
 }
 
