@@ -227,18 +227,28 @@ pub(crate) struct Entered<'s> {
     parent: *const Frame,
     _slot: PhantomData<&'s Slot<'s>>,
     #[cfg(feature = "spans")]
-    span: Option<(tracing::Dispatch, tracing::Id)>,
+    span: Option<Box<(tracing::Dispatch, tracing::Id)>>,
 }
 
 impl Drop for Entered<'_> {
     #[inline]
     fn drop(&mut self) {
         #[cfg(feature = "spans")]
-        if let Some((dispatch, id)) = self.span.take() {
-            dispatch.exit(&id);
+        if let Some(span) = self.span.take() {
+            exit_span(span);
         }
         CURRENT.set(self.parent);
     }
+}
+
+/// Leaves an attempt's span (feature `spans`): out of line, off the path of a call without spans.
+#[cfg(feature = "spans")]
+#[cold]
+#[inline(never)]
+#[allow(clippy::boxed_local, reason = "the guard's one word, taken whole")]
+fn exit_span(span: Box<(tracing::Dispatch, tracing::Id)>) {
+    let (dispatch, id) = *span;
+    dispatch.exit(&id);
 }
 
 /// Runs `f` with `engine` as the current call, restoring the call that was current before (even

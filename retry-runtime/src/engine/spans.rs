@@ -308,7 +308,16 @@ mod on {
         /// The span to enter while attempt `tag` is polled (0: the one begun last;
         /// `u32::MAX`: the call's fallback, in the call's span), entered now with the
         /// subscriber that made it, which must be told when it is left.
-        pub(crate) fn enter(&self, tag: u32) -> Option<(Dispatch, Id)> {
+        #[inline]
+        pub(crate) fn enter(&self, tag: u32) -> Option<Box<(Dispatch, Id)>> {
+            // Inline, so that a call without spans pays one test.
+            self.0.as_ref()?;
+            self.enter_span(tag)
+        }
+
+        #[cold]
+        #[inline(never)]
+        fn enter_span(&self, tag: u32) -> Option<Box<(Dispatch, Id)>> {
             let tree = self.0.as_deref()?;
             let span = if tag == u32::MAX {
                 &tree.call
@@ -317,7 +326,8 @@ mod on {
             };
             span.with_subscriber(|(id, dispatch)| {
                 dispatch.enter(id);
-                (dispatch.clone(), id.clone())
+                // Boxed: the frame's guard holds a word, not the subscriber and the id.
+                Box::new((dispatch.clone(), id.clone()))
             })
         }
     }

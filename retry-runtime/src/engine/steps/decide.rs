@@ -183,7 +183,9 @@ pub(crate) fn decide_kept<T, E: Debug>(
 /// The rules of [`decide`], the outcome kept in `last` if it is given (see [`decide_keeping`]),
 /// for attempt `number` (0: the engine's current attempt): a hedged call's copy that ends while
 /// a later copy runs reports its own attempt, not the newest.
-#[inline]
+// Always inlined with spans too, whose test would otherwise tip it out of the caller's loop.
+#[cfg_attr(feature = "spans", allow(clippy::inline_always), inline(always))]
+#[cfg_attr(not(feature = "spans"), inline)]
 pub(super) fn decide_inner<T, E: Debug>(
     engine: &mut Engine<'_>,
     name: impl CallName,
