@@ -61,6 +61,9 @@ mod off {
         pub(crate) const NONE: Spans = Spans;
 
         #[inline(always)]
+        pub(crate) fn open(&mut self, _: impl FnOnce() -> &'static str) {}
+
+        #[inline(always)]
         pub(crate) fn attempt_began(&mut self, _: u32) {}
 
         #[inline(always)]
@@ -129,6 +132,31 @@ mod on {
         static REASON: Cell<Option<GiveUpReason>> = const { Cell::new(None) };
     }
 
+    thread_local! {
+        /// A protocol's status of the attempt being decided on this thread (an HTTP response's
+        /// status, a gRPC status), noted by its driver where it judges the outcome, for the
+        /// attempt's span (see `steps::decide::spans`).
+        static NOTED: Cell<Option<(&'static str, i64)>> = const { Cell::new(None) };
+    }
+
+    /// Notes `field = value` for the span of the attempt being decided on this thread.
+    #[cfg_attr(
+        not(any(
+            all(feature = "tower", feature = "http"),
+            feature = "reqwest-middleware",
+            feature = "tonic"
+        )),
+        allow(dead_code, reason = "the protocol drivers' statuses")
+    )]
+    pub(crate) fn note_attempt(field: &'static str, value: i64) {
+        NOTED.set(Some((field, value)));
+    }
+
+    /// Takes the attribute noted for the attempt being decided, if any.
+    pub(crate) fn take_noted() -> Option<(&'static str, i64)> {
+        NOTED.take()
+    }
+
     /// Notes why a call gave up, for its span (see [`Spans::finished`]).
     pub(crate) fn note_give_up(reason: GiveUpReason) {
         REASON.set(Some(reason));
@@ -193,6 +221,16 @@ mod on {
                 "previous-rpc-attempts" = Empty,
                 "transparent-retry" = Empty,
             )
+        }
+
+        /// The call is about to begin its first attempt: its span opens, named (if a subscriber
+        /// wants it). Named before any attempt's span is made under it: an OpenTelemetry
+        /// exporter (`tracing-opentelemetry`) fixes a span's name when its first child is made,
+        /// so a name recorded later (`named`, at the first decision) would not be exported.
+        pub(crate) fn open(&mut self, name: impl FnOnce() -> &'static str) {
+            if self.tree().is_some() {
+                self.named(name);
+            }
         }
 
         /// Attempt `attempt` begins: the sleep before it ends, and its span opens. An attempt
@@ -282,7 +320,6 @@ mod on {
 
         /// Records `value` on the span of attempt `attempt` (0: the one begun last): a
         /// driver's protocol attributes.
-        #[allow(dead_code, reason = "the protocol drivers' attributes")]
         pub(crate) fn record_attempt(&self, attempt: u32, field: &str, value: impl tracing::Value) {
             if let Some(span) = self.0.as_deref().and_then(|tree| tree.attempt(attempt)) {
                 span.record(field, value);
@@ -290,7 +327,6 @@ mod on {
         }
 
         /// Records `value` on the call's span: a driver's protocol attributes.
-        #[allow(dead_code, reason = "the protocol drivers' attributes")]
         pub(crate) fn record_call(&self, field: &str, value: impl tracing::Value) {
             if let Some(tree) = self.0.as_deref() {
                 tree.call.record(field, value);
@@ -316,4 +352,4 @@ mod on {
 }
 
 #[cfg(feature = "spans")]
-pub(crate) use on::{note_give_up, take_give_up};
+pub(crate) use on::{note_attempt, note_give_up, take_give_up, take_noted};
