@@ -6,14 +6,16 @@
 //! cargo run -p reattempt-e2e --example otel_tree --features spans
 //! ```
 //!
-//! prints (the span ids and times left out):
+//! prints (tracing-opentelemetry's own attributes left out: source location, thread, times):
 //!
 //! ```text
 //! checkout  kind=Internal status=Unset
-//! └── charge  kind=Internal status=Error  reattempt.attempts=3 error.type=std::io::error::Error …
-//!     ├── attempt  kind=Internal status=Error  reattempt.attempt=1 reattempt.class=transient …
+//! └── charge  kind=Internal status=Error  error.type=std::io::error::Error reattempt.attempts=3 reattempt.give_up_reason=attempts exhausted reattempt.name=charge
+//!     ├── attempt  kind=Internal status=Error  error.type=std::io::error::Error reattempt.attempt=1 reattempt.class=transient reattempt.hedge=false
 //!     ├── backoff  kind=Internal status=Unset  reattempt.delay_ms=100
-//!     …
+//!     ├── attempt  kind=Internal status=Error  error.type=std::io::error::Error reattempt.attempt=2 reattempt.class=transient reattempt.hedge=false
+//!     ├── backoff  kind=Internal status=Unset  reattempt.delay_ms=200
+//!     └── attempt  kind=Internal status=Error  error.type=std::io::error::Error reattempt.attempt=3 reattempt.class=transient reattempt.hedge=false
 //! ```
 
 use std::io;
@@ -66,12 +68,12 @@ fn print_tree(spans: &[SpanData], span: &SpanData, lead: &str, indent: &str) {
     let mut attributes: Vec<String> = span
         .attributes
         .iter()
-        // tracing-opentelemetry's own (source location, thread, busy and idle times).
+        // tracing-opentelemetry's own (source location, thread, target, busy and idle times).
         .filter(|kv| {
             let key = kv.key.as_str();
-            !key.starts_with("code.") && !key.starts_with("thread.")
-                && key != "busy_ns"
-                && key != "idle_ns"
+            !key.starts_with("code.")
+                && !key.starts_with("thread.")
+                && !["target", "busy_ns", "idle_ns"].contains(&key)
         })
         .map(|kv| format!("{}={}", kv.key, kv.value))
         .collect();
@@ -81,12 +83,13 @@ fn print_tree(spans: &[SpanData], span: &SpanData, lead: &str, indent: &str) {
         opentelemetry::trace::Status::Ok => "Ok",
         opentelemetry::trace::Status::Unset => "Unset",
     };
-    println!(
+    let line = format!(
         "{lead}{}  kind={:?} status={status}  {}",
         span.name,
         span.span_kind,
         attributes.join(" ")
     );
+    println!("{}", line.trim_end());
     let id = span.span_context.span_id();
     let children: Vec<&SpanData> = spans.iter().filter(|s| s.parent_span_id == id).collect();
     for (i, child) in children.iter().enumerate() {

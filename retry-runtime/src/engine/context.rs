@@ -391,7 +391,14 @@ pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>, u32) -> T) -> Option<T
 /// `spans`), the attempt's tag for [`Spans::record_attempt`](crate::engine::spans::Spans) (0:
 /// the one begun last) and its number: how a driver's code that runs inside the attempt (its
 /// request's copy, its transport) records its protocol's attributes.
-#[cfg(feature = "spans")]
+#[cfg(all(
+    feature = "spans",
+    any(
+        all(feature = "tower", feature = "http"),
+        feature = "reqwest-middleware",
+        feature = "tonic"
+    )
+))]
 pub(crate) fn with_spans(f: impl FnOnce(&crate::engine::spans::Spans, u32, u32)) {
     with_current(|engine, tag| {
         let number = if tag == 0 { engine.attempt() } else { tag };

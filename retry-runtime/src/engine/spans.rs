@@ -352,4 +352,13 @@ mod on {
 }
 
 #[cfg(feature = "spans")]
-pub(crate) use on::{note_attempt, note_give_up, take_give_up, take_noted};
+pub(crate) use on::{note_give_up, take_give_up, take_noted};
+#[cfg(all(
+    feature = "spans",
+    any(
+        all(feature = "tower", feature = "http"),
+        feature = "reqwest-middleware",
+        feature = "tonic"
+    )
+))]
+pub(crate) use on::note_attempt;
