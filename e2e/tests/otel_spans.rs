@@ -1,8 +1,9 @@
 //! The trace of a retried call as an OpenTelemetry user exports it: `tracing-opentelemetry`
 //! over the spans of the feature `spans`, into the OpenTelemetry SDK's in-memory exporter, for a
 //! call given up after two retries through the attribute (`#[retryable]`), the tower layer's
-//! `.http()` over a `tower::service_fn`, and the gRPC layer over a tonic-health server on
-//! loopback. Checked: the tree by span id (the call a child of the caller's span, the attempts
+//! `.http()` over a `tower::service_fn`, the gRPC layer over a tonic-health server on loopback,
+//! and the reqwest middleware over an axum server; and a gRPC call answered, and one answered
+//! through a transparent retry (gRFC A6) of a refused stream. Checked: the tree by span id (the call a child of the caller's span, the attempts
 //! and the sleeps children of the call), the exported names (`otel.name`), kinds, statuses
 //! (`otel.status_code`), each attempt's attributes (the crate's, OpenTelemetry's HTTP and RPC
 //! conventions', gRFC A72's) and the sleeps' delays.
@@ -384,4 +385,130 @@ async fn a_grpc_call_answered_on_its_third_attempt_ends_ok() {
     let last = spans.iter().filter(|s| s.name == "attempt").next_back().unwrap();
     assert_eq!(last.status, Status::Unset);
     assert_eq!(last.attr("previous-rpc-attempts"), "2");
+}
+
+/// A raw HTTP/2 server that refuses its first stream (`REFUSED_STREAM`) and answers the others
+/// `SERVING`, as `tests/grpc_transparent.rs`'s does.
+async fn refusing_once() -> std::net::SocketAddr {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let streams = Arc::new(AtomicUsize::new(0));
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let streams = Arc::clone(&streams);
+            tokio::spawn(async move {
+                let mut connection = h2::server::handshake(socket).await.unwrap();
+                while let Some(Ok((request, mut respond))) = connection.accept().await {
+                    if streams.fetch_add(1, Ordering::SeqCst) == 0 {
+                        respond.send_reset(h2::Reason::REFUSED_STREAM);
+                        continue;
+                    }
+                    tokio::spawn(async move {
+                        let mut body = request.into_body();
+                        while let Some(chunk) = body.data().await {
+                            let chunk = chunk.unwrap();
+                            let _ = body.flow_control().release_capacity(chunk.len());
+                        }
+                        let response = http::Response::builder()
+                            .header("content-type", "application/grpc")
+                            .body(())
+                            .unwrap();
+                        let mut send = respond.send_response(response, false).unwrap();
+                        // HealthCheckResponse { status: SERVING (1) }.
+                        let message = bytes::Bytes::from_static(&[0, 0, 0, 0, 2, 0x08, 0x01]);
+                        send.send_data(message, false).unwrap();
+                        let mut trailers = http::HeaderMap::new();
+                        trailers.insert("grpc-status", "0".parse().unwrap());
+                        send.send_trailers(trailers).unwrap();
+                    });
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn a_transparent_retry_marks_its_attempt() {
+    let addr = refusing_once().await;
+    let channel = Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy();
+    let layer = GrpcRetryLayer::new(
+        GrpcRetryPolicy::new(
+            3,
+            Duration::from_millis(10),
+            Duration::from_millis(10),
+            1.0,
+            &[Code::Unavailable],
+        )
+        .unwrap(),
+    );
+    let mut client = HealthClient::new(layer.name("health").layer(channel));
+    let pipeline = Pipeline::install();
+    let reply = client.check(HealthCheckRequest::default()).await.unwrap();
+    assert_eq!(reply.get_ref().status(), ServingStatus::Serving);
+    let spans = pipeline.spans();
+    let attempts: Vec<&Exported> = spans.iter().filter(|s| s.name == "attempt").collect();
+    assert_eq!(attempts.len(), 1, "the resend is not an attempt of the policy");
+    assert_eq!(attempts[0].attr("transparent-retry"), "true");
+    assert_eq!(attempts[0].attr("previous-rpc-attempts"), "0");
+    assert_eq!(attempts[0].attr("rpc.grpc.status_code"), "0");
+    let call = spans.iter().find(|s| s.name == "health").unwrap();
+    assert_eq!(call.attr("rpc.grpc.status_code"), "0");
+    assert_eq!(call.status, Status::Unset);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reqwest middleware.
+
+#[tokio::test]
+async fn the_reqwest_middleware_exports_http_attributes_and_resend_counts() {
+    use tracing::Instrument;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new().route(
+        "/orders",
+        axum::routing::get(|| async { http::StatusCode::SERVICE_UNAVAILABLE }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let policy = RetryPolicy::builder()
+        .max_attempts(3)
+        .delay(Duration::from_millis(5))
+        .jitter(reattempt::Jitter::None)
+        .build()
+        .unwrap();
+    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(reattempt::reqwest_middleware::RetryMiddleware::new(policy).name("orders"))
+        .build();
+    let pipeline = Pipeline::install();
+    let response = client
+        .get(format!("http://127.0.0.1:{port}/orders?token=secret"))
+        .send()
+        .instrument(tracing::info_span!("request"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    let spans = pipeline.spans();
+    let (call, attempts) = given_up_tree(&spans, "orders");
+    assert_eq!(call.attr("http.request.method"), "GET");
+    assert_eq!(call.attr("server.address"), "127.0.0.1");
+    assert_eq!(call.attr("server.port"), port.to_string());
+    assert!(
+        spans
+            .iter()
+            .all(|s| s.attributes.values().all(|v| !v.contains("secret"))),
+        "never the URL's query"
+    );
+    let resends: Vec<Option<&str>> = attempts
+        .iter()
+        .map(|a| a.get("http.request.resend_count"))
+        .collect();
+    assert_eq!(resends, [None, Some("1"), Some("2")]);
+    for attempt in &attempts {
+        assert_eq!(attempt.attr("http.response.status_code"), "503");
+    }
+    assert_eq!(delays(&spans), ["5", "10"]);
 }
