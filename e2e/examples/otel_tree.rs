@@ -48,9 +48,7 @@ async fn main() {
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(otel))
         .expect("the only subscriber");
 
-    let out = charge(42)
-        .instrument(tracing::info_span!("checkout"))
-        .await;
+    let out = charge(42).instrument(tracing::info_span!("checkout")).await;
     assert!(out.is_err(), "given up after three attempts");
 
     provider.force_flush().expect("flushed");

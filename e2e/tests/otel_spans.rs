@@ -115,7 +115,11 @@ fn given_up_tree<'a>(spans: &'a [Exported], call: &str) -> (&'a Exported, Vec<&'
         .find(|s| s.name == "request")
         .expect("the caller's span");
     let calls: Vec<&Exported> = spans.iter().filter(|s| s.parent == request.id).collect();
-    assert_eq!(calls.len(), 1, "one call under the caller's span: {spans:#?}");
+    assert_eq!(
+        calls.len(),
+        1,
+        "one call under the caller's span: {spans:#?}"
+    );
     let the_call = calls[0];
     assert_eq!(the_call.name, call, "otel.name is the exported name");
     // Children in the order they ended: each attempt, then the sleep before the next.
@@ -218,10 +222,7 @@ async fn the_tower_layer_exports_http_attributes_and_resend_counts() {
                 .unwrap(),
         )
     });
-    let service = RetryLayer::new(policy)
-        .http()
-        .name("orders")
-        .layer(service);
+    let service = RetryLayer::new(policy).http().name("orders").layer(service);
     let request = http::Request::get("http://api.test:8080/orders?token=secret")
         .body(String::new())
         .unwrap();
@@ -382,7 +383,11 @@ async fn a_grpc_call_answered_on_its_third_attempt_ends_ok() {
         .map(|s| s.attr("rpc.grpc.status_code"))
         .collect();
     assert_eq!(codes, ["14", "14", "0"]);
-    let last = spans.iter().filter(|s| s.name == "attempt").next_back().unwrap();
+    let last = spans
+        .iter()
+        .filter(|s| s.name == "attempt")
+        .next_back()
+        .unwrap();
     assert_eq!(last.status, Status::Unset);
     assert_eq!(last.attr("previous-rpc-attempts"), "2");
 }
@@ -452,7 +457,11 @@ async fn a_transparent_retry_marks_its_attempt() {
     assert_eq!(reply.get_ref().status(), ServingStatus::Serving);
     let spans = pipeline.spans();
     let attempts: Vec<&Exported> = spans.iter().filter(|s| s.name == "attempt").collect();
-    assert_eq!(attempts.len(), 1, "the resend is not an attempt of the policy");
+    assert_eq!(
+        attempts.len(),
+        1,
+        "the resend is not an attempt of the policy"
+    );
     assert_eq!(attempts[0].attr("transparent-retry"), "true");
     assert_eq!(attempts[0].attr("previous-rpc-attempts"), "0");
     assert_eq!(attempts[0].attr("rpc.grpc.status_code"), "0");

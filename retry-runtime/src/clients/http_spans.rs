@@ -73,7 +73,10 @@ mod tests {
     #[test]
     fn a_method_outside_the_known_set_is_other() {
         assert_eq!(known_method(&Method::PATCH), "PATCH");
-        assert_eq!(known_method(&Method::from_bytes(b"PURGE").unwrap()), "_OTHER");
+        assert_eq!(
+            known_method(&Method::from_bytes(b"PURGE").unwrap()),
+            "_OTHER"
+        );
     }
 
     #[test]

@@ -9,7 +9,10 @@ pub(crate) mod download;
 pub(crate) mod grpc;
 #[cfg(all(
     feature = "spans",
-    any(all(feature = "tower", feature = "http"), feature = "reqwest-middleware")
+    any(
+        all(feature = "tower", feature = "http"),
+        feature = "reqwest-middleware"
+    )
 ))]
 pub(crate) mod http_spans;
 #[cfg(feature = "http")]

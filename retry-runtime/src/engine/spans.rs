@@ -351,8 +351,6 @@ mod on {
     }
 }
 
-#[cfg(feature = "spans")]
-pub(crate) use on::{note_give_up, take_give_up, take_noted};
 #[cfg(all(
     feature = "spans",
     any(
@@ -362,3 +360,5 @@ pub(crate) use on::{note_give_up, take_give_up, take_noted};
     )
 ))]
 pub(crate) use on::note_attempt;
+#[cfg(feature = "spans")]
+pub(crate) use on::{note_give_up, take_give_up, take_noted};

@@ -139,7 +139,11 @@ pub(crate) fn attempt_made(method: &str) {
             spans.record_call("rpc.system", "grpc");
             spans.record_call("rpc.method", method);
         }
-        spans.record_attempt(tag, "previous-rpc-attempts", i64::from(number.saturating_sub(1)));
+        spans.record_attempt(
+            tag,
+            "previous-rpc-attempts",
+            i64::from(number.saturating_sub(1)),
+        );
         spans.record_attempt(tag, "transparent-retry", false);
     });
 }

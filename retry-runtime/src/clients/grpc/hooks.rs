@@ -440,7 +440,10 @@ impl RetryRequest<AttemptRequest, Response<Body>, Status> for GrpcReplay {
         // the engine asks about responses only with a `retry_if_ok`).
         #[cfg(feature = "spans")]
         if let Err(status) = outcome {
-            crate::engine::spans::note_attempt("rpc.grpc.status_code", i64::from(status.code() as i32));
+            crate::engine::spans::note_attempt(
+                "rpc.grpc.status_code",
+                i64::from(status.code() as i32),
+            );
         }
         #[cfg(not(feature = "spans"))]
         let _ = outcome;
