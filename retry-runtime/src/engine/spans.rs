@@ -10,8 +10,10 @@
 //! └── …
 //! ```
 //!
-//! - **The call's span** (`retry`) opens when its first attempt begins, as a child of the span
-//!   current there, and closes when the call ends (or is dropped): `reattempt.name`,
+//! - **The call's span** (`retry`) opens, named ([`Spans::open`], from each driver), when its
+//!   first attempt is about to begin, as a child of the span current there, and closes when the
+//!   call ends (or is dropped). Named before any attempt's span is made under it:
+//!   `tracing-opentelemetry` fixes a span's name when its first child is made. `reattempt.name`,
 //!   `reattempt.attempts`, and on a failure `error.type`, `reattempt.give_up_reason` and
 //!   `otel.status_code = "error"`.
 //! - **An attempt's span** (`attempt`) is a child of the call's, entered while the attempt is
@@ -19,7 +21,9 @@
 //!   `reattempt.attempt`, `reattempt.hedge` for a hedged copy, and on a failure `error.type`
 //!   (the error's type), `reattempt.class` and `otel.status_code = "error"`. The drivers that
 //!   know their protocol add its attributes (`http.request.resend_count`, `rpc.grpc.status_code`,
-//!   gRFC A72's `previous-rpc-attempts` and `transparent-retry`, `server.address`).
+//!   gRFC A72's `previous-rpc-attempts` and `transparent-retry`, `server.address`): from inside
+//!   the attempt (its request's copy, its transport) through `context::with_spans`, and an
+//!   outcome's status, judged outside it, through [`note_attempt`], which the decision records.
 //! - **The sleep** between attempts is a span of its own (`backoff`), `reattempt.delay_ms`.
 //!
 //! Nothing is paid where nobody listens: without the feature, [`Spans`] is an empty type whose
