@@ -383,8 +383,7 @@ async fn a_grpc_call_answered_on_its_third_attempt_ends_ok() {
         .map(|s| s.attr("rpc.grpc.status_code"))
         .collect();
     assert_eq!(codes, ["14", "14", "0"]);
-    let last = spans.iter().rfind(|s| s.name == "attempt")
-        .unwrap();
+    let last = spans.iter().rfind(|s| s.name == "attempt").unwrap();
     assert_eq!(last.status, Status::Unset);
     assert_eq!(last.attr("previous-rpc-attempts"), "2");
 }

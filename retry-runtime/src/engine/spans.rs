@@ -240,7 +240,15 @@ mod on {
         /// Attempt `attempt` begins: the sleep before it ends, and its span opens. An attempt
         /// still in flight (a hedged call's) goes on beside it.
         pub(crate) fn attempt_began(&mut self, attempt: u32) {
-            if let Some(tree) = self.tree() {
+            // The first attempt's call span was asked for by `open` (every driver opens before
+            // its first attempt): not asked again, so that a call no subscriber wants asks
+            // once. A later attempt asks again if none was made (a subscriber installed since).
+            let tree = if attempt <= 1 {
+                self.0.as_deref_mut()
+            } else {
+                self.tree()
+            };
+            if let Some(tree) = tree {
                 tree.backoff = Span::none();
                 let span = Self::attempt_span(&tree.call, attempt);
                 let earlier = std::mem::replace(&mut tree.attempt, (attempt, span));
