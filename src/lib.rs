@@ -324,7 +324,7 @@ pub use retry_runtime::api::*;
 /// 11. [gRPC](grpc/index.html) (`tonic`): tonic clients, and gRFC A6 on a `Channel`.
 /// 12. [Configuration](configuration/index.html) (`serde`): policies, breakers and budgets from
 ///     files.
-/// 13. [Observability](observability/index.html) (`metrics`): events, metrics, hooks.
+/// 13. [Observability](observability/index.html) (`metrics`, `spans`): events, metrics, spans, hooks.
 /// 14. [Testing](testing/index.html) (`testing`): scripted outcomes, traces, no real waiting.
 /// 15. [Function shapes](shapes/index.html): every shape the attribute takes.
 /// 16. [Migrating](migrating/index.html): from backon, tokio-retry, Spring Retry and

@@ -472,6 +472,7 @@ async fn throttling_delay_grows_as_delay_does_under_max_delay() {
 const EVENTS_RS: &str = include_str!("../retry-runtime/src/engine/events.rs");
 const OBSERVABILITY_MD: &str = include_str!("../docs/guide/observability.md");
 const METERS_RS: &str = include_str!("../retry-runtime/src/engine/meters.rs");
+const SPANS_RS: &str = include_str!("../retry-runtime/src/engine/spans.rs");
 
 /// The last string literal of each `tracing::…!( … )` call in `source`: its message, with a
 /// `\` line continuation joined as Rust joins it; and whether the call names the target
@@ -611,7 +612,7 @@ fn every_metric_of_the_runtime_is_in_the_observability_chapter() {
         })
         .collect();
     assert!(table.len() >= 12, "{table:?}");
-    let mut documented: Vec<Vec<String>> = OBSERVABILITY_MD
+    let mut documented: Vec<Vec<String>> = section(OBSERVABILITY_MD, "## Metrics")
         .lines()
         .filter(|l| l.starts_with("| `reattempt."))
         .map(|l| {
@@ -642,6 +643,83 @@ fn every_metric_of_the_runtime_is_in_the_observability_chapter() {
             assert!(
                 call.contains("meters::NAME => name"),
                 "every metric has the call's name: {call}"
+            );
+        }
+    }
+}
+
+/// The part of `markdown` under `heading`, to the next heading of its level (the tables of
+/// metrics and of span attributes share names such as `reattempt.attempts`).
+fn section<'a>(markdown: &'a str, heading: &str) -> &'a str {
+    let start = markdown
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("{heading}"))
+        + 1;
+    let rest = &markdown[start + heading.len()..];
+    let end = rest
+        .find("\n## ")
+        .map_or(markdown.len(), |at| start + heading.len() + at);
+    &markdown[start..end]
+}
+
+/// Each span of `source` (`tracing::info_span!( … )`): its name and its fields, as declared
+/// (`reattempt.attempt = attempt` and `"error.type" = Empty` give `reattempt.attempt` and
+/// `error.type`).
+fn span_fields(source: &str) -> Vec<(String, Vec<String>)> {
+    let opener = "tracing::info_span!(";
+    let mut found = Vec::new();
+    let mut rest = source;
+    while let Some(at) = rest.find(opener) {
+        let body = &rest[at + opener.len()..];
+        let end = body
+            .find("\n    );")
+            .or_else(|| body.find(");"))
+            .expect("the span's end");
+        let call = &body[..end];
+        let mut name = None;
+        let mut fields = Vec::new();
+        for line in call.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let line = line.trim_end_matches(',');
+            if line.starts_with("target:") || line.starts_with("parent:") {
+                continue;
+            }
+            if let Some((field, _)) = line.split_once(" = ") {
+                fields.push(field.trim_matches('"').to_owned());
+            } else if name.is_none() && line.starts_with('"') {
+                name = Some(line.trim_matches('"').to_owned());
+            }
+        }
+        found.push((name.expect("the span's name"), fields));
+        rest = &body[end..];
+    }
+    found
+}
+
+/// `observability.md`'s table of span attributes lists every field of every span the runtime
+/// declares (`engine/spans.rs`), each on a row that names that span.
+#[test]
+fn every_span_field_of_the_runtime_is_in_the_observability_chapter() {
+    let spans = span_fields(SPANS_RS);
+    let names: Vec<&str> = spans.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["retry", "attempt", "backoff"]);
+    assert!(
+        spans[1].1.contains(&"previous-rpc-attempts".to_owned()),
+        "{spans:?}"
+    );
+    let rows: Vec<Vec<&str>> = section(OBSERVABILITY_MD, "## Spans")
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| l.split(" | ").collect())
+        .collect();
+    for (span, fields) in &spans {
+        for field in fields {
+            let row = rows
+                .iter()
+                .find(|cells| cells[0] == format!("| `{field}`"))
+                .unwrap_or_else(|| panic!("`{field}` ({span}) is not in the chapter's table"));
+            assert!(
+                row[1].split(", ").any(|on| on == format!("`{span}`")),
+                "`{field}` is on `{span}`, the chapter says: {row:?}"
             );
         }
     }

@@ -38,6 +38,6 @@ pub struct GuideGrpc;
 #[doc = include_str!("../../docs/guide/unknown_outcomes.md")]
 pub struct GuideUnknownOutcomes;
 
-#[cfg(all(doctest, feature = "metrics"))]
+#[cfg(all(doctest, feature = "metrics", feature = "spans"))]
 #[doc = include_str!("../../docs/guide/observability.md")]
 pub struct GuideObservability;

@@ -22,6 +22,9 @@ struct Seen {
     name: String,
     parent: Option<String>,
     fields: HashMap<String, String>,
+    /// The parent's `otel.name` when this span was made: an OpenTelemetry exporter
+    /// (`tracing-opentelemetry`) fixes a span's name when its first child is made.
+    parent_named: Option<String>,
     closed: bool,
 }
 
@@ -46,11 +49,17 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Tree {
             ..Seen::default()
         };
         attrs.record(&mut Fields(&mut seen.fields));
-        seen.parent = ctx
-            .span(id)
-            .and_then(|s| s.parent())
-            .map(|p| p.name().to_owned());
-        self.0.lock().unwrap().push((id.into_u64(), seen));
+        let parent = ctx.span(id).and_then(|s| s.parent());
+        seen.parent = parent.as_ref().map(|p| p.name().to_owned());
+        let mut spans = self.0.lock().unwrap();
+        if let Some(parent) = parent {
+            seen.parent_named = spans
+                .iter()
+                .rev()
+                .find(|(n, _)| *n == parent.id().into_u64())
+                .and_then(|(_, p)| p.fields.get("otel.name").cloned());
+        }
+        spans.push((id.into_u64(), seen));
     }
     fn on_record(&self, id: &Id, values: &Record<'_>, _: Context<'_, S>) {
         let mut spans = self.0.lock().unwrap();
@@ -126,6 +135,11 @@ async fn a_call_given_up_after_two_retries_is_a_tree_of_its_attempts() {
     assert_eq!(call["reattempt.give_up_reason"], "attempts exhausted");
     for (attempt, n) in spans.iter().filter(|s| s.name == "attempt").zip(1..) {
         assert_eq!(attempt.fields["reattempt.attempt"], n.to_string());
+        assert_eq!(
+            attempt.parent_named.as_deref(),
+            Some("charge"),
+            "the call named before its attempts are made under it"
+        );
         assert_eq!(attempt.fields["reattempt.hedge"], "false");
         assert_eq!(attempt.fields["error.type"], "std::io::error::Error");
         assert_eq!(attempt.fields["reattempt.class"], "transient");

@@ -301,10 +301,13 @@ fn loop_contents(parts: &Parts<'_>, uses_self: bool, body: &TokenStream) -> Toke
     });
     let (keep_decl, decide, stop) = decision(parts, &res, &guards, &sleep);
     let (head, end, policy_ref) = (&parts.head, &parts.end, &parts.policy_ref);
+    let call_name = &parts.name;
     quote! {
         #head
         #bind
         let mut #call = #p::Call::#new(#policy_ref);
+        // The call's span (feature `spans`) is named before its first attempt's.
+        #p::Call::named(&mut #call, #call_name);
         #slot
         #unhedged
         #keep_decl

@@ -7,6 +7,14 @@
 pub(crate) mod download;
 #[cfg(feature = "tonic")]
 pub(crate) mod grpc;
+#[cfg(all(
+    feature = "spans",
+    any(
+        all(feature = "tower", feature = "http"),
+        feature = "reqwest-middleware"
+    )
+))]
+pub(crate) mod http_spans;
 #[cfg(feature = "http")]
 pub(crate) mod outer;
 #[cfg(feature = "http")]

@@ -562,6 +562,8 @@ impl<H: Hooks<Response, Error>> ForwardHooks<Response, Error> for RequestAware<'
     }
 
     fn retry_if_ok(&mut self, response: &Response) -> bool {
+        #[cfg(feature = "spans")]
+        crate::clients::http_spans::response_came(response.status());
         // As `retry_if`: HTTP's safety rule decides about repeating a response from the request.
         crate::classify::effect::note_class(response, || response.status().class());
         let retryable = crate::classify::effect::classify_only(|| self.hooks.retry_if_ok(response));
@@ -646,6 +648,13 @@ impl<H: Hooks<Response, Error> + Clone + Send + Sync + 'static> Middleware for R
                 *copy.body_mut() = Some(reqwest::Body::wrap(body.clone()));
             }
             crate::http::set_attempt_headers(copy.headers_mut(), key, outer);
+            // Inside the attempt: its span, and the call's, take the request's attributes.
+            #[cfg(feature = "spans")]
+            crate::clients::http_spans::sent(
+                copy.method(),
+                copy.url().host_str(),
+                copy.url().port_or_known_default(),
+            );
             let mut ext = template.clone();
             let next = next.clone();
             async move {

@@ -220,6 +220,27 @@ impl<'p> Call<'p> {
         }
     }
 
+    /// Names the call's span (feature `spans`) before its first attempt's is made under it
+    /// (generated code calls it right after making the call). Without the feature, nothing.
+    ///
+    /// ```
+    /// use reattempt::RetryPolicy;
+    /// use retry_runtime::__private::Call;
+    ///
+    /// static POLICY: RetryPolicy = match RetryPolicy::builder().build() { Ok(p) => p, Err(_) => panic!() };
+    /// let mut call = Call::without_deadline(&POLICY);
+    /// call.named("charge");
+    /// assert_eq!(call.attempt_blocking(|| reattempt::context().unwrap().attempt()), 1);
+    /// ```
+    #[allow(
+        clippy::inline_always,
+        reason = "in every generated call: nothing at all without the feature"
+    )]
+    #[inline(always)]
+    pub fn named(&mut self, name: impl CallName) {
+        self.engine.spans.open(|| name.name());
+    }
+
     /// Runs one attempt: `context()` names this call while `fut` is polled.
     #[inline]
     pub fn attempt<F: Future>(&mut self, fut: F) -> Attempt<'_, 'p, F> {

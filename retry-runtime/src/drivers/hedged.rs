@@ -364,6 +364,12 @@ where
     let outcome = if let Some(reason) = admitted.rejection() {
         Err((call.reject)(reason))
     } else {
+        // The call's span, named before its first attempt's (feature `spans`).
+        #[cfg(feature = "spans")]
+        if call.engine.attempt() == 0 {
+            let name = call.name;
+            call.engine.spans.open(|| name);
+        }
         match steps::begin(call.engine, C::APPLIES) {
             Start::NotMade => Err(call.timeout.timed_out(Elapsed::new())),
             Start::Run(limit) => {

@@ -397,6 +397,25 @@ pub(crate) fn with_current<T>(f: impl FnOnce(&Engine<'_>, u32) -> T) -> Option<T
     })
 }
 
+/// Runs `f` with the spans of the innermost attempt being polled on this thread (feature
+/// `spans`), the attempt's tag for [`Spans::record_attempt`](crate::engine::spans::Spans) (0:
+/// the one begun last) and its number: how a driver's code that runs inside the attempt (its
+/// request's copy, its transport) records its protocol's attributes.
+#[cfg(all(
+    feature = "spans",
+    any(
+        all(feature = "tower", feature = "http"),
+        feature = "reqwest-middleware",
+        feature = "tonic"
+    )
+))]
+pub(crate) fn with_spans(f: impl FnOnce(&crate::engine::spans::Spans, u32, u32)) {
+    with_current(|engine, tag| {
+        let number = if tag == 0 { engine.attempt() } else { tag };
+        f(&engine.spans, tag, number);
+    });
+}
+
 /// What an attempt knows about its call: a snapshot taken by [`context()`] (or handed to an
 /// `on_retry` callback).
 ///

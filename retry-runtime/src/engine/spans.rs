@@ -10,8 +10,10 @@
 //! └── …
 //! ```
 //!
-//! - **The call's span** (`retry`) opens when its first attempt begins, as a child of the span
-//!   current there, and closes when the call ends (or is dropped): `reattempt.name`,
+//! - **The call's span** (`retry`) opens, named ([`Spans::open`], from each driver), when its
+//!   first attempt is about to begin, as a child of the span current there, and closes when the
+//!   call ends (or is dropped). Named before any attempt's span is made under it:
+//!   `tracing-opentelemetry` fixes a span's name when its first child is made. `reattempt.name`,
 //!   `reattempt.attempts`, and on a failure `error.type`, `reattempt.give_up_reason` and
 //!   `otel.status_code = "error"`.
 //! - **An attempt's span** (`attempt`) is a child of the call's, entered while the attempt is
@@ -19,7 +21,9 @@
 //!   `reattempt.attempt`, `reattempt.hedge` for a hedged copy, and on a failure `error.type`
 //!   (the error's type), `reattempt.class` and `otel.status_code = "error"`. The drivers that
 //!   know their protocol add its attributes (`http.request.resend_count`, `rpc.grpc.status_code`,
-//!   gRFC A72's `previous-rpc-attempts` and `transparent-retry`, `server.address`).
+//!   gRFC A72's `previous-rpc-attempts` and `transparent-retry`, `server.address`): from inside
+//!   the attempt (its request's copy, its transport) through `context::with_spans`, and an
+//!   outcome's status, judged outside it, through [`note_attempt`], which the decision records.
 //! - **The sleep** between attempts is a span of its own (`backoff`), `reattempt.delay_ms`.
 //!
 //! Nothing is paid where nobody listens: without the feature, [`Spans`] is an empty type whose
@@ -59,6 +63,9 @@ mod off {
     )]
     impl Spans {
         pub(crate) const NONE: Spans = Spans;
+
+        #[inline(always)]
+        pub(crate) fn open(&mut self, _: impl FnOnce() -> &'static str) {}
 
         #[inline(always)]
         pub(crate) fn attempt_began(&mut self, _: u32) {}
@@ -146,6 +153,31 @@ mod on {
         static REASON: Cell<Option<GiveUpReason>> = const { Cell::new(None) };
     }
 
+    thread_local! {
+        /// A protocol's status of the attempt being decided on this thread (an HTTP response's
+        /// status, a gRPC status), noted by its driver where it judges the outcome, for the
+        /// attempt's span (see `steps::decide::spans`).
+        static NOTED: Cell<Option<(&'static str, i64)>> = const { Cell::new(None) };
+    }
+
+    /// Notes `field = value` for the span of the attempt being decided on this thread.
+    #[cfg_attr(
+        not(any(
+            all(feature = "tower", feature = "http"),
+            feature = "reqwest-middleware",
+            feature = "tonic"
+        )),
+        allow(dead_code, reason = "the protocol drivers' statuses")
+    )]
+    pub(crate) fn note_attempt(field: &'static str, value: i64) {
+        NOTED.set(Some((field, value)));
+    }
+
+    /// Takes the attribute noted for the attempt being decided, if any.
+    pub(crate) fn take_noted() -> Option<(&'static str, i64)> {
+        NOTED.take()
+    }
+
     /// Notes why a call gave up, for its span (see [`Spans::finished`]).
     pub(crate) fn note_give_up(reason: GiveUpReason) {
         REASON.set(Some(reason));
@@ -168,8 +200,9 @@ mod on {
         /// The call's span, opened at its first attempt if a subscriber wants it.
         fn tree(&mut self) -> Option<&mut Tree> {
             if self.0.is_none() {
-                // A give-up noted by a call without spans is none of this one's.
+                // A give-up or a status noted by a call without spans is none of this one's.
                 REASON.set(None);
+                NOTED.set(None);
                 let call = tracing::info_span!(
                     target: "reattempt",
                     "retry",
@@ -220,13 +253,27 @@ mod on {
             )
         }
 
+        /// The call is about to begin its first attempt: its span opens, named (if a subscriber
+        /// wants it). Named before any attempt's span is made under it: an OpenTelemetry
+        /// exporter (`tracing-opentelemetry`) fixes a span's name when its first child is made,
+        /// so a name recorded later (`named`, at the first decision) would not be exported.
+        #[inline]
+        pub(crate) fn open(&mut self, name: impl FnOnce() -> &'static str) {
+            // Inline: no subscriber at the spans' level is one load and one test.
+            if tracing::level_enabled!(tracing::Level::INFO) && self.tree().is_some() {
+                self.named(name);
+            }
+        }
+
         /// Attempt `attempt` begins: the sleep before it ends, and its span opens. An attempt
         /// still in flight (a hedged call's) goes on beside it.
         #[inline]
         pub(crate) fn attempt_began(&mut self, attempt: u32) {
-            // Inline: no subscriber wants a span at `INFO` (the level of the crate's spans) is
-            // one load and one test, and nothing more.
-            if self.0.is_some() || tracing::level_enabled!(tracing::Level::INFO) {
+            // The first attempt's call span was asked for by `open` (every driver opens before
+            // its first attempt): not asked again, so that a call no subscriber wants asks once;
+            // a later attempt asks again if one may be wanted now (a subscriber installed since).
+            // Inline: a call without spans pays a test or two.
+            if self.0.is_some() || (attempt > 1 && tracing::level_enabled!(tracing::Level::INFO)) {
                 self.open_attempt(attempt);
             }
         }
@@ -317,7 +364,6 @@ mod on {
 
         /// Records `value` on the span of attempt `attempt` (0: the one begun last): a
         /// driver's protocol attributes.
-        #[allow(dead_code, reason = "the protocol drivers' attributes")]
         pub(crate) fn record_attempt(&self, attempt: u32, field: &str, value: impl tracing::Value) {
             if let Some(span) = self.0.as_deref().and_then(|tree| tree.attempt(attempt)) {
                 span.record(field, value);
@@ -325,7 +371,6 @@ mod on {
         }
 
         /// Records `value` on the call's span: a driver's protocol attributes.
-        #[allow(dead_code, reason = "the protocol drivers' attributes")]
         pub(crate) fn record_call(&self, field: &str, value: impl tracing::Value) {
             if let Some(tree) = self.0.as_deref() {
                 tree.call.record(field, value);
@@ -360,5 +405,14 @@ mod on {
     }
 }
 
+#[cfg(all(
+    feature = "spans",
+    any(
+        all(feature = "tower", feature = "http"),
+        feature = "reqwest-middleware",
+        feature = "tonic"
+    )
+))]
+pub(crate) use on::note_attempt;
 #[cfg(feature = "spans")]
-pub(crate) use on::{note_give_up, take_give_up};
+pub(crate) use on::{note_give_up, take_give_up, take_noted};

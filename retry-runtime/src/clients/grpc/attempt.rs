@@ -99,6 +99,11 @@ where
                     // as an attempt nor by the throttle.
                     hold.retire.retire();
                     crate::engine::events::transparent_retry(name);
+                    // gRFC A72: the attempt's span says its answer came from a transparent retry.
+                    #[cfg(feature = "spans")]
+                    crate::engine::context::with_spans(|spans, tag, _| {
+                        spans.record_attempt(tag, "transparent-retry", true);
+                    });
                     poll_fn(|cx| inner.poll_ready(cx))
                         .await
                         .map_err(|e| transport_status(e.into()))?;
@@ -122,6 +127,25 @@ where
             }
         })
     }
+}
+
+/// An attempt of the call to `method` (the request's path, `/pkg.Service/Method`) is being
+/// made, inside the attempt (its copy of the request): the call's RPC attributes, and gRFC A72's
+/// attempt attributes (the attempts before it; not a transparent retry, until one is made).
+#[cfg(feature = "spans")]
+pub(crate) fn attempt_made(method: &str) {
+    crate::engine::context::with_spans(|spans, tag, number| {
+        if number <= 1 {
+            spans.record_call("rpc.system", "grpc");
+            spans.record_call("rpc.method", method);
+        }
+        spans.record_attempt(
+            tag,
+            "previous-rpc-attempts",
+            i64::from(number.saturating_sub(1)),
+        );
+        spans.record_attempt(tag, "transparent-retry", false);
+    });
 }
 
 /// The request of one send: the caller's parts with the time left as `grpc-timeout` (now, not
@@ -190,6 +214,13 @@ where
         }
         ok => {
             hold.answered = true;
+            // An answer is `OK` (a Trailers-Only answer was read as its `Status` above): the
+            // attempt's status, and the call's unless a later attempt answers otherwise.
+            #[cfg(feature = "spans")]
+            crate::engine::context::with_spans(|spans, tag, _| {
+                spans.record_attempt(tag, "rpc.grpc.status_code", 0_i64);
+                spans.record_call("rpc.grpc.status_code", 0_i64);
+            });
             ok
         }
     }

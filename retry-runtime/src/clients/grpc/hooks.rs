@@ -415,6 +415,8 @@ impl Replay<AttemptRequest> for GrpcReplay {
         *copy.version_mut() = request.version();
         *copy.headers_mut() = request.headers().clone();
         *copy.extensions_mut() = request.extensions().clone();
+        #[cfg(feature = "spans")]
+        super::attempt::attempt_made(request.uri().path());
         if let Some(previous) = crate::context()
             .map(|c| c.attempt().saturating_sub(1))
             .filter(|&n| n > 0)
@@ -430,10 +432,21 @@ impl RetryRequest<AttemptRequest, Response<Body>, Status> for GrpcReplay {
     fn retry_request(
         &self,
         request: &AttemptRequest,
-        _: Result<&Response<Body>, &Status>,
+        outcome: Result<&Response<Body>, &Status>,
         retryable: bool,
     ) -> bool {
         let _ = request;
+        // A failed attempt's status, for its span (an answered one's is recorded as it settles:
+        // the engine asks about responses only with a `retry_if_ok`).
+        #[cfg(feature = "spans")]
+        if let Err(status) = outcome {
+            crate::engine::spans::note_attempt(
+                "rpc.grpc.status_code",
+                i64::from(status.code() as i32),
+            );
+        }
+        #[cfg(not(feature = "spans"))]
+        let _ = outcome;
         retryable
     }
 

@@ -438,6 +438,12 @@ where
                 // Turned away: no attempt is made; `decide` ends the call.
                 Err(rejection(settings, reason))
             } else {
+                // The call's span, named before its first attempt's (feature `spans`).
+                #[cfg(feature = "spans")]
+                if engine.attempt() == 0 {
+                    let name = settings.name;
+                    engine.spans.open(|| name);
+                }
                 match steps::begin(engine, C::APPLIES) {
                     Start::NotMade => Err(timeout.timed_out(Elapsed::new())),
                     Start::Run(limit) => {

@@ -104,6 +104,9 @@ impl<Body: Clone, F> Replay<Request<Body>> for HttpRequests<F> {
         *copy.version_mut() = request.version();
         *copy.headers_mut() = request.headers().clone();
         *copy.extensions_mut() = request.extensions().clone();
+        // Inside the attempt: its span, and the call's, take the request's attributes.
+        #[cfg(feature = "spans")]
+        crate::clients::http_spans::request_sent(request.method(), request.uri());
         crate::http::set_attempt_headers(
             copy.headers_mut(),
             self.safety.idempotency_key,
@@ -229,6 +232,8 @@ where
         retryable: bool,
     ) -> bool {
         if let Ok(response) = outcome {
+            #[cfg(feature = "spans")]
+            crate::clients::http_spans::response_came(response.status());
             // The crate knows a response's class (a 429 is throttling): a `retry_if_ok` of
             // the user's that noted none gets it, as after `transient`.
             crate::classify::effect::note_class_unless_noted(response, || {

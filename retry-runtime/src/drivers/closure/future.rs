@@ -251,6 +251,12 @@ where
                     // Turned away: no attempt is made; `decide` ends the call.
                     Err(g.reject(reason))
                 } else {
+                    // The call's span, named before its first attempt's (feature `spans`).
+                    #[cfg(feature = "spans")]
+                    if this.engine.attempt() == 0 {
+                        let name = *this.name;
+                        this.engine.spans.open(|| name);
+                    }
                     let begun = if C::APPLIES {
                         steps::begin_timed(this.engine)
                     } else {

@@ -202,6 +202,12 @@ where
         }
         self.permit = HeldPermit { breaker, admitted };
         self.progressed = false;
+        // The call's span, named before its first attempt's (feature `spans`).
+        #[cfg(feature = "spans")]
+        if self.engine.attempt() == 0 {
+            let name = self.settings.name;
+            self.engine.spans.open(|| name);
+        }
         let limit = if timed {
             let Ok(limit) = steps::begin_timed(&mut self.engine) else {
                 // No time remained for the attempt (`steps::NotMade`).

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::GiveUpReason;
 use crate::engine::events::CallName;
-use crate::engine::spans::{Ended, take_give_up};
+use crate::engine::spans::{Ended, take_give_up, take_noted};
 use crate::engine::state::{Decision, Engine};
 
 /// What followed an attempt, as the spans see it.
@@ -62,6 +62,7 @@ pub(crate) fn rejected<T, E, N: CallName>(
     answered: bool,
 ) {
     let _noted = take_give_up();
+    let _status = take_noted();
     engine.spans.named(|| name.name());
     let attempts = engine.attempt();
     let error = failure_type::<T, E>(!answered);
@@ -88,10 +89,22 @@ fn tell<N: CallName>(
     // Noted by the give-up's event, in this decision: taken here whatever follows, so that it
     // never reaches another call's span.
     let gave_up = take_give_up();
+    // The attempt's status as its driver noted it (an HTTP response's, a gRPC status): taken
+    // likewise, recorded before its span closes.
+    let status = take_noted();
     engine.spans.named(|| name.name());
     let failure = Ended::Failed(error, engine.class());
     let attempts = engine.attempt();
     let spans = &mut engine.spans;
+    if let Some((field, value)) = status {
+        spans.record_attempt(number, field, value);
+        if !matches!(next, Next::Retry(_) | Next::Wait) {
+            // The call's status is its last attempt's, where the call's span has the field
+            // (a gRPC call's `rpc.grpc.status_code`; recording a field a span lacks does
+            // nothing).
+            spans.record_call(field, value);
+        }
+    }
     match next {
         Next::Retry(delay) => {
             spans.attempt_ended(number, failure);
