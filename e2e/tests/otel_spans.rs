@@ -322,7 +322,6 @@ async fn grpc_client(
     HealthClient::new(GrpcRetryLayer::new(policy).name("health").layer(channel))
 }
 
-const CHECK: &str = "/grpc.health.v1.Health/Check";
 
 #[tokio::test]
 async fn the_grpc_layer_exports_rpc_attributes_and_a72s_attempt_attributes() {
@@ -338,9 +337,11 @@ async fn the_grpc_layer_exports_rpc_attributes_and_a72s_attempt_attributes() {
     let spans = pipeline.spans();
     let (call, attempts) = given_up_tree(&spans, "health");
     assert_eq!(call.attr("rpc.system"), "grpc");
-    assert_eq!(call.attr("rpc.method"), CHECK);
+    assert_eq!(call.attr("rpc.service"), "grpc.health.v1.Health");
+    assert_eq!(call.attr("rpc.method"), "Check");
     assert_eq!(call.attr("rpc.grpc.status_code"), "14", "UNAVAILABLE");
-    assert_eq!(call.attr("error.type"), "tonic::status::Status");
+    // A gRPC failure is told by its status's name, as the RPC conventions say.
+    assert_eq!(call.attr("error.type"), "UNAVAILABLE");
     let previous: Vec<&str> = attempts
         .iter()
         .map(|a| a.attr("previous-rpc-attempts"))
@@ -516,4 +517,439 @@ async fn the_reqwest_middleware_exports_http_attributes_and_resend_counts() {
         assert_eq!(attempt.attr("http.response.status_code"), "503");
     }
     assert_eq!(delays(&spans), ["5", "10"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parents, statuses and notes as an OpenTelemetry user reads them, at the edges: a nested call, `#[recover]`, a call dropped, `join!`, hedged copies, a call without spans beside one with them, a panic, a blocking call.
+
+static FLAKY: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+#[reattempt::retryable(max_attempts = 3, delay = "10ms", jitter = "none", name = "flaky")]
+async fn flaky() -> Result<u32, io::Error> {
+    if FLAKY.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2 {
+        Err(io::ErrorKind::ConnectionReset.into())
+    } else {
+        Ok(7)
+    }
+}
+
+#[reattempt::retryable(max_attempts = 2, delay = "10ms", jitter = "none", name = "inner")]
+async fn inner_gives_up() -> Result<(), io::Error> {
+    Err(io::ErrorKind::ConnectionReset.into())
+}
+
+#[reattempt::retryable(max_attempts = 2, delay = "10ms", jitter = "none", name = "outer")]
+async fn outer_ok_after_inner_gave_up() -> Result<(), io::Error> {
+    let _ = inner_gives_up().await;
+    Ok(())
+}
+
+#[reattempt::retryable(max_attempts = 2, delay = "10ms", jitter = "none", name = "with_fallback", recover = fallback)]
+async fn with_fallback() -> Result<(), io::Error> {
+    Err(io::ErrorKind::ConnectionReset.into())
+}
+
+#[reattempt::recover]
+async fn fallback(_err: io::Error) -> Result<(), io::Error> {
+    inner_gives_up().await
+}
+
+fn named<'a>(spans: &'a [Exported], name: &str) -> Vec<&'a Exported> {
+    spans.iter().filter(|s| s.name == name).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_success_after_retries_is_not_an_error() {
+    use tracing::Instrument;
+    let pipeline = Pipeline::install();
+    assert_eq!(
+        flaky()
+            .instrument(tracing::info_span!("request"))
+            .await
+            .unwrap(),
+        7
+    );
+    let spans = pipeline.spans();
+    let call = named(&spans, "flaky")[0];
+    assert_eq!(call.status, Status::Unset, "{call:#?}");
+    assert_eq!(call.attr("reattempt.attempts"), "3");
+    assert_eq!(call.get("reattempt.give_up_reason"), None);
+    let attempts = named(&spans, "attempt");
+    assert_eq!(attempts.len(), 3);
+    assert_eq!(attempts[2].status, Status::Unset);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_nested_call_is_the_attempts_child_and_its_give_up_is_its_own() {
+    use tracing::Instrument;
+    let pipeline = Pipeline::install();
+    outer_ok_after_inner_gave_up()
+        .instrument(tracing::info_span!("request"))
+        .await
+        .unwrap();
+    let spans = pipeline.spans();
+    let outer = named(&spans, "outer")[0];
+    let inner = named(&spans, "inner")[0];
+    let outer_attempt = spans
+        .iter()
+        .find(|s| s.name == "attempt" && s.parent == outer.id)
+        .expect("the outer call's attempt");
+    assert_eq!(
+        inner.parent, outer_attempt.id,
+        "the inner call under the outer's attempt"
+    );
+    assert!(matches!(inner.status, Status::Error { .. }));
+    assert_eq!(outer.status, Status::Unset, "{outer:#?}");
+    assert_eq!(outer_attempt.status, Status::Unset, "{outer_attempt:#?}");
+    assert_eq!(outer.get("reattempt.give_up_reason"), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_made_in_recover_is_under_the_calls_span() {
+    use tracing::Instrument;
+    let pipeline = Pipeline::install();
+    assert!(
+        with_fallback()
+            .instrument(tracing::info_span!("request"))
+            .await
+            .is_err()
+    );
+    let spans = pipeline.spans();
+    let call = named(&spans, "with_fallback")[0];
+    let inner = named(&spans, "inner")[0];
+    // spans.rs: "u32::MAX: the call's fallback, in the call's span"
+    assert_eq!(
+        inner.parent,
+        call.id,
+        "the fallback's call should be a child of the call whose fallback it is; \
+         the call's span has already ended when the fallback runs: {:#?}",
+        spans
+            .iter()
+            .map(|s| (&s.name, s.id, s.parent))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_mid_sleep_closes_its_spans() {
+    use tracing::Instrument;
+    let pipeline = Pipeline::install();
+    let call = charge().instrument(tracing::info_span!("request"));
+    // The first attempt fails, the sleep (100 ms) begins: drop the call in it.
+    let _ = tokio::time::timeout(Duration::from_millis(50), call).await;
+    let spans = pipeline.spans();
+    let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"charge"), "{names:?}");
+    assert!(names.contains(&"backoff"), "{names:?}");
+    assert_eq!(named(&spans, "attempt").len(), 1, "{names:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_calls_joined_on_one_task_keep_their_own_statuses() {
+    use tracing::Instrument;
+    let pipeline = Pipeline::install();
+    FLAKY.store(0, std::sync::atomic::Ordering::SeqCst);
+    let (a, b) = tokio::join!(
+        charge().instrument(tracing::info_span!("request")),
+        flaky().instrument(tracing::info_span!("request2"))
+    );
+    assert!(a.is_err());
+    assert!(b.is_ok());
+    let spans = pipeline.spans();
+    let ok = named(&spans, "flaky")[0];
+    let bad = named(&spans, "charge")[0];
+    assert_eq!(ok.status, Status::Unset, "{ok:#?}");
+    assert!(matches!(bad.status, Status::Error { .. }));
+    assert_eq!(bad.attr("reattempt.give_up_reason"), "attempts exhausted");
+    assert_eq!(ok.get("reattempt.give_up_reason"), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_http_attempt_answered_503_has_the_status_as_its_error_type() {
+    // OpenTelemetry's HTTP client conventions: "If response status code was sent or received and
+    // status indicates an error according to HTTP span status definition, error.type SHOULD be
+    // set to the status code number (represented as a string)".
+    use tracing::Instrument;
+    let pipeline = Pipeline::install();
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .delay(Duration::from_millis(50))
+        .jitter(reattempt::Jitter::None)
+        .build()
+        .unwrap();
+    let service = service_fn(|_: http::Request<String>| async {
+        Ok::<_, io::Error>(
+            http::Response::builder()
+                .status(503)
+                .body(String::new())
+                .unwrap(),
+        )
+    });
+    let service = RetryLayer::new(policy).http().name("orders").layer(service);
+    let request = http::Request::get("http://api.test/orders")
+        .body(String::new())
+        .unwrap();
+    let _ = service
+        .oneshot(request)
+        .instrument(tracing::info_span!("request"))
+        .await
+        .unwrap();
+    let spans = pipeline.spans();
+    for span in spans
+        .iter()
+        .filter(|s| s.name == "attempt" || s.name == "orders")
+    {
+        assert_eq!(
+            span.attr("error.type"),
+            "503",
+            "{}: {:?}",
+            span.name,
+            span.attributes
+        );
+    }
+}
+
+static HEDGED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+#[reattempt::retryable(
+    max_attempts = 2,
+    hedge_after = "20ms",
+    idempotent = true,
+    name = "hedged"
+)]
+async fn hedged() -> Result<u32, io::Error> {
+    let n = HEDGED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    // Each copy's own child span: it must be under that copy's attempt.
+    let own = tracing::info_span!(target: "otel_spans", "work", copy = n).entered();
+    drop(own);
+    let span = tracing::info_span!(target: "otel_spans", "work_async", copy = n);
+    async move {
+        if n == 0 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        } else {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok(n)
+    }
+    .instrument(span)
+    .await
+}
+
+use tracing::Instrument as _;
+
+#[tokio::test(start_paused = true)]
+async fn hedged_copies_are_attempts_side_by_side_each_with_its_children() {
+    let pipeline = Pipeline::install();
+    let won = hedged()
+        .instrument(tracing::info_span!(target: "otel_spans", "request"))
+        .await
+        .unwrap();
+    assert_eq!(won, 1, "the hedge answers first");
+    let spans = pipeline.spans();
+    let call = named(&spans, "hedged")[0];
+    let attempts: Vec<&Exported> = spans.iter().filter(|s| s.name == "attempt").collect();
+    assert_eq!(
+        attempts.len(),
+        2,
+        "{:#?}",
+        spans
+            .iter()
+            .map(|s| (&s.name, &s.attributes))
+            .collect::<Vec<_>>()
+    );
+    assert!(attempts.iter().all(|a| a.parent == call.id));
+    let by_number = |n: &str| {
+        attempts
+            .iter()
+            .find(|a| a.attr("reattempt.attempt") == n)
+            .unwrap()
+    };
+    assert_eq!(by_number("1").attr("reattempt.hedge"), "false");
+    assert_eq!(by_number("2").attr("reattempt.hedge"), "true");
+    for (copy, attempt) in [("0", "1"), ("1", "2")] {
+        for kind in ["work", "work_async"] {
+            let work = spans
+                .iter()
+                .find(|s| s.name == kind && s.attr("copy") == copy)
+                .unwrap();
+            assert_eq!(
+                work.parent,
+                by_number(attempt).id,
+                "{kind} of copy {copy} under attempt {attempt}"
+            );
+        }
+    }
+    assert_eq!(call.status, Status::Unset);
+    assert_eq!(call.attr("reattempt.attempts"), "2");
+}
+
+#[reattempt::retryable(max_attempts = 2, delay = "20ms", jitter = "none", name = "inner20")]
+async fn inner_gives_up_at_20ms() -> Result<(), io::Error> {
+    Err(io::ErrorKind::ConnectionReset.into())
+}
+
+static FLAKY2: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+#[reattempt::retryable(max_attempts = 3, delay = "10ms", jitter = "none", name = "flaky2")]
+async fn flaky2() -> Result<u32, io::Error> {
+    if FLAKY2.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2 {
+        Err(io::ErrorKind::ConnectionReset.into())
+    } else {
+        Ok(7)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_give_up_noted_by_a_call_without_spans_does_not_fail_another_calls_span() {
+    // Two calls on one task: `flaky2` (traced; answers on its third attempt, t = 30 ms) and
+    // `inner20` run with another dispatcher that wants no spans (gives up at t = 20 ms). The
+    // give-up's thread-local note is never taken by `inner20` (no spans), and `flaky2`'s answer
+    // takes it as its own.
+    use tracing::instrument::WithSubscriber;
+    let pipeline = Pipeline::install();
+    let (a, b) = tokio::join!(
+        flaky2().instrument(tracing::info_span!("request")),
+        inner_gives_up_at_20ms().with_subscriber(tracing::subscriber::NoSubscriber::default())
+    );
+    assert_eq!(a.unwrap(), 7);
+    assert!(b.is_err());
+    let spans = pipeline.spans();
+    let call = named(&spans, "flaky2")[0];
+    assert_eq!(call.status, Status::Unset, "{call:#?}");
+    assert_eq!(call.get("reattempt.give_up_reason"), None, "{call:#?}");
+}
+
+#[reattempt::retryable(max_attempts = 2, delay = "1ms", jitter = "none", name = "described")]
+fn described_call() -> Result<u32, String> {
+    Ok(1)
+}
+
+#[test]
+fn a_recorder_installed_after_the_first_record_is_told_the_units_when_asked() {
+    // The crate describes its metrics once per process, to the recorder current at its first
+    // record; a recorder installed later hears them from `reattempt::describe_metrics()`.
+    use metrics_util::debugging::DebuggingRecorder;
+    let before = DebuggingRecorder::new();
+    metrics::with_local_recorder(&before, || assert_eq!(described_call(), Ok(1)));
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, || {
+        reattempt::describe_metrics();
+        assert_eq!(described_call(), Ok(1));
+    });
+    let snapshot = snapshotter.snapshot().into_vec();
+    let (_, unit, description, _) = snapshot
+        .iter()
+        .find(|(key, ..)| key.key().name() == "reattempt.calls")
+        .expect("reattempt.calls recorded");
+    assert_eq!(*unit, Some(metrics::Unit::Count));
+    assert!(
+        description.is_some(),
+        "reattempt.calls without its description"
+    );
+}
+
+#[tokio::test]
+async fn rpc_method_is_a_value_some_rpc_convention_allows() {
+    // OpenTelemetry's RPC conventions: up to v1.37, `rpc.service` = "grpc.health.v1.Health" and
+    // `rpc.method` = "Check"; from the stable RPC conventions, `rpc.method` is the
+    // fully-qualified "grpc.health.v1.Health/Check" (beside `rpc.system.name`). Neither has the
+    // request path's leading '/'.
+    use tracing::Instrument;
+    let mut client = grpc_client(usize::MAX).await;
+    let pipeline = Pipeline::install();
+    let _ = client
+        .check(HealthCheckRequest::default())
+        .instrument(tracing::info_span!("request"))
+        .await;
+    let spans = pipeline.spans();
+    let call = named(&spans, "health")[0];
+    let method = call.attr("rpc.method");
+    let old = method == "Check" && call.get("rpc.service") == Some("grpc.health.v1.Health");
+    let new = method == "grpc.health.v1.Health/Check";
+    assert!(
+        old || new,
+        "rpc.method = {method:?}, rpc.service = {:?}",
+        call.get("rpc.service")
+    );
+}
+
+#[reattempt::retryable(max_attempts = 2, delay = "10ms", jitter = "none", name = "panics")]
+async fn panics() -> Result<(), io::Error> {
+    panic!("inside the attempt")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panic_inside_an_attempt_leaves_no_span_entered() {
+    use futures_util::FutureExt;
+    let pipeline = Pipeline::install();
+    let request = tracing::info_span!(target: "otel_spans", "request");
+    let caught = std::panic::AssertUnwindSafe(panics().instrument(request.clone()))
+        .catch_unwind()
+        .await;
+    assert!(caught.is_err());
+    // Nothing the call entered is current any more.
+    assert!(
+        tracing::Span::current().is_none(),
+        "{:?}",
+        tracing::Span::current()
+    );
+    drop(tracing::info_span!(target: "otel_spans", "after"));
+    drop(request);
+    let spans = pipeline.spans();
+    let after = named(&spans, "after")[0];
+    assert_eq!(
+        after.parent,
+        SpanId::INVALID,
+        "{:#?}",
+        spans
+            .iter()
+            .map(|s| (&s.name, s.id, s.parent))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        named(&spans, "attempt").len(),
+        1,
+        "the attempt's span closed"
+    );
+}
+
+#[reattempt::retryable(max_attempts = 2, delay = "1ms", jitter = "none", name = "sync_call")]
+fn sync_call() -> Result<(), io::Error> {
+    let _work = tracing::info_span!(target: "otel_spans", "sync_work").entered();
+    Err(io::ErrorKind::ConnectionReset.into())
+}
+
+#[test]
+fn a_blocking_calls_attempt_spans_hold_its_work() {
+    let pipeline = Pipeline::install();
+    let request = tracing::info_span!(target: "otel_spans", "request");
+    assert!(request.in_scope(sync_call).is_err());
+    drop(request);
+    let spans = pipeline.spans();
+    let call = named(&spans, "sync_call")[0];
+    let attempts: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name == "attempt" && s.parent == call.id)
+        .collect();
+    assert_eq!(
+        attempts.len(),
+        2,
+        "{:#?}",
+        spans
+            .iter()
+            .map(|s| (&s.name, s.id, s.parent))
+            .collect::<Vec<_>>()
+    );
+    for work in named(&spans, "sync_work") {
+        assert!(
+            attempts.iter().any(|a| a.id == work.parent),
+            "sync_work under an attempt: {:#?}",
+            spans
+                .iter()
+                .map(|s| (&s.name, s.id, s.parent))
+                .collect::<Vec<_>>()
+        );
+    }
+    assert!(matches!(call.status, Status::Error { .. }));
 }

@@ -110,6 +110,31 @@ pub use drivers::timeout::{ElapsedInto, NoTimeout, TimeoutInto};
 
 pub use convert::{FromBreakerOpen, FromBulkheadFull, FromElapsed, FromThrottled};
 
+/// Describes the crate's metrics (feature `metrics`) to the recorder current now: each one's
+/// description, and its unit as the `metrics` facade has units (seconds, or a count; the UCUM
+/// units of the observability chapter's table are what an OpenTelemetry exporter should show).
+/// The crate does it by itself once per process, to the recorder current at its first record:
+/// call this after installing a recorder if a retrying call may have run before.
+///
+/// ```
+/// use metrics_util::debugging::DebuggingRecorder;
+///
+/// let recorder = DebuggingRecorder::new();
+/// let snapshotter = recorder.snapshotter();
+/// metrics::with_local_recorder(&recorder, || {
+///     reattempt::describe_metrics();
+///     metrics::counter!("reattempt.calls", "reattempt.name" => "demo").increment(1);
+/// });
+/// let snapshot = snapshotter.snapshot().into_vec();
+/// let (_, unit, description, _) = &snapshot[0];
+/// assert_eq!(*unit, Some(metrics::Unit::Count));
+/// assert!(description.as_ref().is_some_and(|d| d.contains("calls, by outcome")));
+/// ```
+#[cfg(feature = "metrics")]
+pub fn describe_metrics() {
+    engine::meters::describe_all();
+}
+
 /// The public API of `reattempt`, the facade crate, which re-exports this module whole (a glob
 /// `pub use`): what users name, and nothing else. The facade's surface follows this crate's
 /// features (a feature of the facade turns on the runtime's feature of the same name), so this
@@ -132,6 +157,8 @@ pub mod api {
         error_class, is_timeout, may_repeat, parse_duration, seed_rng, transient,
     };
 
+    #[cfg(feature = "metrics")]
+    pub use crate::describe_metrics;
     #[cfg(feature = "http")]
     pub use crate::http;
     #[cfg(feature = "reqwest-middleware")]

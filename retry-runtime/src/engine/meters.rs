@@ -78,7 +78,7 @@ pub(crate) fn describe() {
 
 #[cfg(feature = "metrics")]
 #[cold]
-fn describe_all() {
+pub(crate) fn describe_all() {
     for metric in METRICS {
         let unit = match metric.unit {
             "s" => metrics::Unit::Seconds,

@@ -40,11 +40,11 @@ pub(crate) use off::Spans;
 /// What the spans are told when an attempt ends.
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(not(feature = "spans"), allow(dead_code))]
-pub(crate) enum Ended {
+pub(crate) enum Ended<'a> {
     /// It answered, and its answer was taken.
     Answered,
     /// It failed (or answered what is retried): the type of its error, and its class.
-    Failed(&'static str, crate::ErrorClass),
+    Failed(&'a str, crate::ErrorClass),
 }
 
 #[cfg(not(feature = "spans"))]
@@ -74,18 +74,13 @@ mod off {
         pub(crate) fn hedged(&mut self) {}
 
         #[inline(always)]
-        pub(crate) fn attempt_ended(&mut self, _: u32, _: Ended) {}
+        pub(crate) fn attempt_ended(&mut self, _: u32, _: Ended<'_>) {}
 
         #[inline(always)]
         pub(crate) fn named(&mut self, _: impl FnOnce() -> &'static str) {}
 
         #[inline(always)]
-        pub(crate) fn finished(
-            &mut self,
-            _: u32,
-            _: Result<(), (&'static str, Option<GiveUpReason>)>,
-        ) {
-        }
+        pub(crate) fn finished(&mut self, _: u32, _: Result<(), (&str, Option<GiveUpReason>)>) {}
     }
 }
 
@@ -183,6 +178,14 @@ mod on {
         REASON.set(Some(reason));
     }
 
+    /// A call with spans begins a decision: what its give-up and its driver note from here on
+    /// is its own (a note another call left, without spans or between this call's decisions,
+    /// is forgotten).
+    pub(crate) fn forget_notes() {
+        REASON.set(None);
+        NOTED.set(None);
+    }
+
     /// Takes the reason noted by the give-up of the call being decided, if it gave up.
     pub(crate) fn take_give_up() -> Option<GiveUpReason> {
         REASON.take()
@@ -217,6 +220,7 @@ mod on {
                     server.address = Empty,
                     server.port = Empty,
                     rpc.system = Empty,
+                    rpc.service = Empty,
                     rpc.method = Empty,
                     rpc.grpc.status_code = Empty,
                 );
@@ -298,7 +302,7 @@ mod on {
         }
 
         /// Attempt `attempt` (0: the one begun last) ended as `ended`: its span closes.
-        pub(crate) fn attempt_ended(&mut self, attempt: u32, ended: Ended) {
+        pub(crate) fn attempt_ended(&mut self, attempt: u32, ended: Ended<'_>) {
             let Some(tree) = self.0.as_deref_mut() else {
                 return;
             };
@@ -342,15 +346,20 @@ mod on {
         }
 
         /// The call ended after `attempts` attempts: with its answer, or with an error of
-        /// the type given (and the reason its give-up's event noted). Its spans close.
+        /// the type given (and the reason its give-up's event noted). Its attempts' and sleeps'
+        /// spans close; its own stays open until the call's state is dropped, so that what its
+        /// `#[recover]` fallback does is under it.
         pub(crate) fn finished(
             &mut self,
             attempts: u32,
-            outcome: Result<(), (&'static str, Option<GiveUpReason>)>,
+            outcome: Result<(), (&str, Option<GiveUpReason>)>,
         ) {
-            let Some(tree) = self.0.take() else {
+            let Some(tree) = self.0.as_deref_mut() else {
                 return;
             };
+            tree.attempt = (0, Span::none());
+            tree.backoff = Span::none();
+            tree.copies.clear();
             tree.call.record("reattempt.attempts", attempts);
             if let Err((error, said)) = outcome {
                 tree.call.record("error.type", error);
@@ -415,4 +424,27 @@ mod on {
 ))]
 pub(crate) use on::note_attempt;
 #[cfg(feature = "spans")]
-pub(crate) use on::{note_give_up, take_give_up, take_noted};
+pub(crate) use on::{forget_notes, note_give_up, take_give_up, take_noted};
+
+/// The names of gRPC's status codes, by number: an RPC's `error.type`, as OpenTelemetry's RPC
+/// conventions have it.
+#[cfg(feature = "spans")]
+pub(crate) const GRPC_CODES: [&str; 17] = [
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+];

@@ -136,8 +136,15 @@ where
 pub(crate) fn attempt_made(method: &str) {
     crate::engine::context::with_spans(|spans, tag, number| {
         if number <= 1 {
+            // OpenTelemetry's RPC conventions: the service and the method apart, as in
+            // `rpc.service = "grpc.health.v1.Health"`, `rpc.method = "Check"`.
             spans.record_call("rpc.system", "grpc");
-            spans.record_call("rpc.method", method);
+            let (service, name) = method
+                .trim_start_matches('/')
+                .rsplit_once('/')
+                .unwrap_or(("", method));
+            spans.record_call("rpc.service", service);
+            spans.record_call("rpc.method", name);
         }
         spans.record_attempt(
             tag,

@@ -98,6 +98,10 @@ pub(crate) fn decide_copy_pending<T, E: Debug>(
 ) -> CopyDecision<Result<T, E>> {
     #[cfg(feature = "spans")]
     let failed = outcome.is_err();
+    #[cfg(feature = "spans")]
+    if engine.spans.active() {
+        crate::engine::spans::forget_notes();
+    }
     let decision = copy_outcome(
         engine,
         name,

@@ -157,6 +157,10 @@ pub fn decide_rejected<T, E: Debug>(
     first_attempt_ended(engine, guards.budget_ref(), 0);
     #[cfg(feature = "spans")]
     let reason = guards.rejection();
+    #[cfg(feature = "spans")]
+    if engine.spans.active() {
+        crate::engine::spans::forget_notes();
+    }
     let out = unmade(engine, name.name(), error, guards, Some(last)).unwrap_or_else(Err);
     #[cfg(feature = "spans")]
     if engine.spans.active() {
@@ -197,6 +201,10 @@ pub(super) fn decide_inner<T, E: Debug>(
 ) -> Decision<Result<T, E>> {
     #[cfg(feature = "spans")]
     let failed = outcome.is_err();
+    #[cfg(feature = "spans")]
+    if engine.spans.active() {
+        crate::engine::spans::forget_notes();
+    }
     let decision = decide_outcome(engine, name, hooks, outcome, guards, last, number);
     #[cfg(feature = "spans")]
     if engine.spans.active() {

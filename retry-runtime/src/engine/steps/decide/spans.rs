@@ -86,13 +86,24 @@ fn tell<N: CallName>(
     error: &'static str,
     next: Next,
 ) {
-    // Noted by the give-up's event, in this decision: taken here whatever follows, so that it
-    // never reaches another call's span.
+    // Noted by the give-up's event, in this decision (the notes were forgotten at its start):
+    // taken here whatever follows.
     let gave_up = take_give_up();
     // The attempt's status as its driver noted it (an HTTP response's, a gRPC status): taken
     // likewise, recorded before its span closes.
     let status = take_noted();
     engine.spans.named(|| name.name());
+    // A failure with a protocol's status is told by it, as OpenTelemetry's conventions say:
+    // an HTTP response's status code ("503"), a gRPC status's name ("UNAVAILABLE").
+    let told = status.and_then(|(field, value)| match field {
+        "http.response.status_code" => Some(value.to_string()),
+        "rpc.grpc.status_code" => usize::try_from(value)
+            .ok()
+            .and_then(|code| crate::engine::spans::GRPC_CODES.get(code))
+            .map(|name| (*name).to_owned()),
+        _ => None,
+    });
+    let error = told.as_deref().unwrap_or(error);
     let failure = Ended::Failed(error, engine.class());
     let attempts = engine.attempt();
     let spans = &mut engine.spans;
