@@ -17,6 +17,19 @@
 //!     ├── backoff  kind=Internal status=Unset  reattempt.delay_ms=200
 //!     └── attempt  kind=Internal status=Error  error.type=std::io::error::Error reattempt.attempt=3 reattempt.class=transient reattempt.hedge=false
 //! ```
+//!
+//! To copy it into your own crate:
+//!
+//! ```toml
+//! [dependencies]
+//! reattempt = { version = "0.1", features = ["spans"] }
+//! tokio = { version = "1", features = ["macros", "rt", "time"] }
+//! tracing = "0.1"
+//! tracing-subscriber = "0.3"
+//! tracing-opentelemetry = "0.34"
+//! opentelemetry = "0.33"
+//! opentelemetry_sdk = { version = "0.33", features = ["testing"] }
+//! ```
 
 use std::io;
 

@@ -322,7 +322,6 @@ async fn grpc_client(
     HealthClient::new(GrpcRetryLayer::new(policy).name("health").layer(channel))
 }
 
-
 #[tokio::test]
 async fn the_grpc_layer_exports_rpc_attributes_and_a72s_attempt_attributes() {
     use tracing::Instrument;
