@@ -61,7 +61,11 @@ fn the_attributes_future_is_no_larger_than_a_hand_loop() {
     let attribute = size_of_val(&attribute(1));
     // The feature `spans` adds the call's spans to its state: one word, boxed, the span code's
     // whole footprint in the future (the design's number is the default build's).
-    let spans = if cfg!(feature = "spans") { size_of::<usize>() } else { 0 };
+    let spans = if cfg!(feature = "spans") {
+        size_of::<usize>()
+    } else {
+        0
+    };
     assert!(
         attribute <= hand + spans,
         "#[retryable]'s future is {attribute} bytes, the hand-written loop's {hand}"
