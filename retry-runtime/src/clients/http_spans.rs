@@ -5,7 +5,9 @@
 //! `http.request.resend_count` (only on a resend, as the conventions say) and
 //! `http.response.status_code` when a response came.
 
-use http::{Method, StatusCode, Uri};
+#[cfg(any(test, all(feature = "tower", feature = "http")))]
+use http::Uri;
+use http::{Method, StatusCode};
 
 use crate::engine::context::with_spans;
 
@@ -36,7 +38,11 @@ pub(crate) fn sent(method: &Method, host: Option<&str>, port: Option<u16>) {
 /// An attempt answered with `status` (noted where the driver judges it, recorded on the
 /// attempt's span when the engine decides).
 pub(crate) fn response_came(status: StatusCode) {
-    crate::engine::spans::note_attempt("http.response.status_code", i64::from(status.as_u16()));
+    crate::engine::spans::note_attempt(
+        "http.response.status_code",
+        i64::from(status.as_u16()),
+        crate::engine::spans::ErrorType::Number,
+    );
 }
 
 /// The method as the conventions name it: one of the known methods, else `_OTHER` (a method

@@ -37,6 +37,19 @@ pub(crate) use on::Spans;
 #[cfg(not(feature = "spans"))]
 pub(crate) use off::Spans;
 
+/// What a driver that notes an attempt's status says its `error.type` is, should the attempt
+/// fail: the status itself as a number (an HTTP response's `503`, as OpenTelemetry's HTTP
+/// conventions have it), or a name (a gRPC status's `UNAVAILABLE`).
+#[derive(Debug, Clone, Copy)]
+#[allow(
+    dead_code,
+    reason = "each variant is one protocol driver's, compiled with its feature"
+)]
+pub(crate) enum ErrorType {
+    Number,
+    Name(&'static str),
+}
+
 /// What the spans are told when an attempt ends.
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(not(feature = "spans"), allow(dead_code))]
@@ -92,7 +105,7 @@ mod on {
     use tracing::field::Empty;
     use tracing::{Dispatch, Id, Span};
 
-    use super::Ended;
+    use super::{Ended, ErrorType};
     use crate::GiveUpReason;
 
     /// The spans of one call: none until its first attempt begins, and none at all when no
@@ -152,7 +165,7 @@ mod on {
         /// A protocol's status of the attempt being decided on this thread (an HTTP response's
         /// status, a gRPC status), noted by its driver where it judges the outcome, for the
         /// attempt's span (see `steps::decide::spans`).
-        static NOTED: Cell<Option<(&'static str, i64)>> = const { Cell::new(None) };
+        static NOTED: Cell<Option<(&'static str, i64, ErrorType)>> = const { Cell::new(None) };
     }
 
     /// Notes `field = value` for the span of the attempt being decided on this thread.
@@ -164,12 +177,12 @@ mod on {
         )),
         allow(dead_code, reason = "the protocol drivers' statuses")
     )]
-    pub(crate) fn note_attempt(field: &'static str, value: i64) {
-        NOTED.set(Some((field, value)));
+    pub(crate) fn note_attempt(field: &'static str, value: i64, error_type: ErrorType) {
+        NOTED.set(Some((field, value, error_type)));
     }
 
     /// Takes the attribute noted for the attempt being decided, if any.
-    pub(crate) fn take_noted() -> Option<(&'static str, i64)> {
+    pub(crate) fn take_noted() -> Option<(&'static str, i64, ErrorType)> {
         NOTED.take()
     }
 
@@ -425,26 +438,3 @@ mod on {
 pub(crate) use on::note_attempt;
 #[cfg(feature = "spans")]
 pub(crate) use on::{forget_notes, note_give_up, take_give_up, take_noted};
-
-/// The names of gRPC's status codes, by number: an RPC's `error.type`, as OpenTelemetry's RPC
-/// conventions have it.
-#[cfg(feature = "spans")]
-pub(crate) const GRPC_CODES: [&str; 17] = [
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-];

@@ -443,6 +443,9 @@ impl RetryRequest<AttemptRequest, Response<Body>, Status> for GrpcReplay {
             crate::engine::spans::note_attempt(
                 "rpc.grpc.status_code",
                 i64::from(status.code() as i32),
+                crate::engine::spans::ErrorType::Name(crate::config::grpc::code_name(
+                    status.code(),
+                )),
             );
         }
         #[cfg(not(feature = "spans"))]

@@ -92,6 +92,15 @@ pub(super) const CODE_NAMES: [(&str, Code); 17] = [
     ("UNAUTHENTICATED", Code::Unauthenticated),
 ];
 
+/// `code`'s name in the gRPC spec (`UNAVAILABLE`): a failed attempt's `error.type` on its span.
+#[cfg(all(feature = "spans", feature = "tonic"))]
+pub(crate) fn code_name(code: Code) -> &'static str {
+    CODE_NAMES
+        .iter()
+        .find(|(_, c)| *c == code)
+        .map_or("UNKNOWN", |(name, _)| name)
+}
+
 /// grpc-java (`ServiceConfigUtil`): `OK` is no failure to retry or to hedge on.
 pub(super) fn check_no_ok(codes: Codes, field: &str) -> Result<(), ServiceConfigError> {
     if codes.contains(Code::Ok) {

@@ -31,6 +31,8 @@ use crate::guards::retry_throttle::RetryThrottle;
 
 pub use attempts::DEFAULT_MAX_ATTEMPTS_CAP;
 pub use codes::Codes;
+#[cfg(all(feature = "spans", feature = "tonic"))]
+pub(crate) use codes::code_name;
 pub use error::ServiceConfigError;
 pub use hedging_policy::HedgingPolicy;
 pub use retry_policy::GrpcRetryPolicy;

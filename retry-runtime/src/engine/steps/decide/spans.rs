@@ -2,11 +2,12 @@
 //! the call's end. Out of line: the rules stay the code they are without spans.
 
 use std::any::type_name;
+use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::GiveUpReason;
 use crate::engine::events::CallName;
-use crate::engine::spans::{Ended, take_give_up, take_noted};
+use crate::engine::spans::{Ended, ErrorType, take_give_up, take_noted};
 use crate::engine::state::{Decision, Engine};
 
 /// What followed an attempt, as the spans see it.
@@ -93,21 +94,17 @@ fn tell<N: CallName>(
     // likewise, recorded before its span closes.
     let status = take_noted();
     engine.spans.named(|| name.name());
-    // A failure with a protocol's status is told by it, as OpenTelemetry's conventions say:
-    // an HTTP response's status code ("503"), a gRPC status's name ("UNAVAILABLE").
-    let told = status.and_then(|(field, value)| match field {
-        "http.response.status_code" => Some(value.to_string()),
-        "rpc.grpc.status_code" => usize::try_from(value)
-            .ok()
-            .and_then(|code| crate::engine::spans::GRPC_CODES.get(code))
-            .map(|name| (*name).to_owned()),
-        _ => None,
+    // A failure with a protocol's status is told as its driver said: OpenTelemetry's
+    // conventions name an HTTP response's status code ("503"), a gRPC status's name.
+    let told = status.map(|(_, value, kind)| match kind {
+        ErrorType::Number => Cow::Owned(value.to_string()),
+        ErrorType::Name(name) => Cow::Borrowed(name),
     });
     let error = told.as_deref().unwrap_or(error);
     let failure = Ended::Failed(error, engine.class());
     let attempts = engine.attempt();
     let spans = &mut engine.spans;
-    if let Some((field, value)) = status {
+    if let Some((field, value, _)) = status {
         spans.record_attempt(number, field, value);
         if !matches!(next, Next::Retry(_) | Next::Wait) {
             // The call's status is its last attempt's, where the call's span has the field
