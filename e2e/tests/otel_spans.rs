@@ -204,12 +204,14 @@ async fn the_attribute_exports_the_call_its_attempts_and_its_sleeps() {
 // ---------------------------------------------------------------------------------------------
 // (b) The tower layer's `.http()`.
 
-#[tokio::test(start_paused = true)]
-async fn the_tower_layer_exports_http_attributes_and_resend_counts() {
+/// A call named `orders` to `uri` through the tower layer's `.http()`, answered 503 at each of
+/// its `max_attempts` attempts (no jitter, 50 ms delays), inside a `request` span: the spans
+/// exported, and the response the call gave up with.
+async fn orders_answered_503(max_attempts: u32, uri: &str) -> (Vec<Exported>, http::StatusCode) {
     use tracing::Instrument;
     let pipeline = Pipeline::install();
     let policy = RetryPolicy::builder()
-        .max_attempts(3)
+        .max_attempts(max_attempts)
         .delay(Duration::from_millis(50))
         .jitter(reattempt::Jitter::None)
         .build()
@@ -223,16 +225,19 @@ async fn the_tower_layer_exports_http_attributes_and_resend_counts() {
         )
     });
     let service = RetryLayer::new(policy).http().name("orders").layer(service);
-    let request = http::Request::get("http://api.test:8080/orders?token=secret")
-        .body(String::new())
-        .unwrap();
+    let request = http::Request::get(uri).body(String::new()).unwrap();
     let response = service
         .oneshot(request)
         .instrument(tracing::info_span!("request"))
         .await
         .unwrap();
-    assert_eq!(response.status(), 503, "the last answer, given up on");
-    let spans = pipeline.spans();
+    (pipeline.spans(), response.status())
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_tower_layer_exports_http_attributes_and_resend_counts() {
+    let (spans, status) = orders_answered_503(3, "http://api.test:8080/orders?token=secret").await;
+    assert_eq!(status, 503, "the last answer, given up on");
     let (call, attempts) = given_up_tree(&spans, "orders");
     assert_eq!(call.attr("http.request.method"), "GET");
     assert_eq!(call.attr("server.address"), "api.test");
@@ -668,32 +673,7 @@ async fn an_http_attempt_answered_503_has_the_status_as_its_error_type() {
     // OpenTelemetry's HTTP client conventions: "If response status code was sent or received and
     // status indicates an error according to HTTP span status definition, error.type SHOULD be
     // set to the status code number (represented as a string)".
-    use tracing::Instrument;
-    let pipeline = Pipeline::install();
-    let policy = RetryPolicy::builder()
-        .max_attempts(2)
-        .delay(Duration::from_millis(50))
-        .jitter(reattempt::Jitter::None)
-        .build()
-        .unwrap();
-    let service = service_fn(|_: http::Request<String>| async {
-        Ok::<_, io::Error>(
-            http::Response::builder()
-                .status(503)
-                .body(String::new())
-                .unwrap(),
-        )
-    });
-    let service = RetryLayer::new(policy).http().name("orders").layer(service);
-    let request = http::Request::get("http://api.test/orders")
-        .body(String::new())
-        .unwrap();
-    let _ = service
-        .oneshot(request)
-        .instrument(tracing::info_span!("request"))
-        .await
-        .unwrap();
-    let spans = pipeline.spans();
+    let (spans, _) = orders_answered_503(2, "http://api.test/orders").await;
     for span in spans
         .iter()
         .filter(|s| s.name == "attempt" || s.name == "orders")
